@@ -1,0 +1,43 @@
+# Two commands for a user: `make serve` and `make test`. Both create .venv when it is
+# missing and re-install only when pyproject.toml changed (the stamp files below).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: serve test lint bench install install-dev clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# torch is pinned and installed first: the CPU wheel lies on this machine's disk, and an
+# unpinned torch pulled in by sentence-transformers would be a multi-GB CUDA build.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+serve: $(VENV)/.installed
+	$(BIN)/memory-mcp serve
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check memory_mcp tests bench hooks server.py
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest -q
+
+bench: $(VENV)/.installed
+	$(BIN)/memory-mcp bench locomo ../shared/bench-data/locomo-dev
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

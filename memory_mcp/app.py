@@ -1,0 +1,102 @@
+"""The composition root: the only place that reads Settings and wires the parts together."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import anyio
+
+from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError, SentenceTransformerEmbedder
+from memory_mcp.models import Caller, Source
+from memory_mcp.ranking import RankingConfig
+from memory_mcp.service import MemoryService, Policy
+from memory_mcp.settings import Settings
+from memory_mcp.store import MemoryStore
+from memory_mcp.store.engine import create_engines
+
+log = logging.getLogger(__name__)
+
+EMBED_POLL_SECONDS = 1.0
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    service: MemoryService
+    caller: Caller
+
+
+def policy_from(settings: Settings) -> Policy:
+    return Policy(
+        max_memories_per_agent=settings.max_memories_per_agent,
+        max_value_chars=settings.max_value_chars,
+        search_value_chars=settings.search_value_chars,
+        ttl_days={
+            Source.MANUAL: settings.ttl_manual_days,
+            Source.TASK_COMPLETION: settings.ttl_task_completion_days,
+            Source.SESSION_SUMMARY: settings.ttl_session_summary_days,
+            Source.FILE_INDEX: settings.ttl_file_index_days,
+        },
+        ranking=RankingConfig().with_half_life(settings.recency_half_life_days),
+    )
+
+
+@asynccontextmanager
+async def open_app(
+    settings: Settings, embedder: Embedder | None = None, background: bool = True
+) -> AsyncIterator[AppContext]:
+    """Open the store (fast) and, with `background`, start the model loading and the
+    workers without waiting for them: the MCP handshake is answered meanwhile."""
+    store = MemoryStore(create_engines(settings.database_url))
+    try:
+        await store.init_schema()
+        service = MemoryService(
+            store, embedder or SentenceTransformerEmbedder(), policy_from(settings)
+        )
+        caller = Caller(settings.agent_id, settings.role, settings.session_id)
+        async with anyio.create_task_group() as tasks:
+            if background:
+                tasks.start_soon(embedding_worker, service)
+                tasks.start_soon(purge_worker, service, settings.purge_interval_seconds)
+            try:
+                yield AppContext(settings, service, caller)
+            finally:
+                tasks.cancel_scope.cancel()
+    finally:
+        await store.close()
+
+
+async def embedding_worker(service: MemoryService) -> None:
+    """Load the model, then keep every stored text embedded, including texts written by
+    other processes (the CLI, hooks, other servers) on the same database."""
+    try:
+        await service.embedder.wait_ready()
+    except EmbeddingUnavailableError as exc:
+        log.error("semantic search is off: %s; keyword search still works", exc)
+        return
+    checked_revision = -1
+    while True:
+        try:
+            revision = await service.store.current_revision()
+            if revision != checked_revision:
+                while await service.embed_pending() > 0:
+                    pass
+                await service.sync_index()
+                checked_revision = revision
+        except Exception:  # a top-level loop: log and keep serving
+            log.exception("embedding worker failed; retrying")
+        await anyio.sleep(EMBED_POLL_SECONDS)
+
+
+async def purge_worker(service: MemoryService, interval: float) -> None:
+    while True:
+        try:
+            purged = await service.purge_expired()
+            if purged:
+                log.info("purged %d expired memories", purged)
+        except Exception:  # a top-level loop: log and keep serving
+            log.exception("purge failed; retrying later")
+        await anyio.sleep(interval)

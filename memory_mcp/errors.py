@@ -1,0 +1,42 @@
+"""The project's exceptions. The edges translate them: MCP into tool errors, CLI into exit codes."""
+
+from __future__ import annotations
+
+
+class MemoryMcpError(Exception):
+    """Base of every error this project raises on purpose."""
+
+
+class InvalidInputError(MemoryMcpError):
+    """An argument is malformed; `field` names it so the caller can fix it."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"invalid {field}: {problem}")
+
+
+class NotFoundError(MemoryMcpError):
+    """No memory with this id exists for the caller (it may exist for someone else)."""
+
+    def __init__(self, memory_id: int | str, detail: str = "") -> None:
+        self.memory_id = memory_id
+        message = f"memory {memory_id} not found"
+        super().__init__(f"{message}: {detail}" if detail else message)
+
+
+class PermissionDeniedError(MemoryMcpError):
+    """The caller may see the memory but not do this to it."""
+
+
+class VersionConflictError(MemoryMcpError):
+    """An optimistic update named a version that is no longer current."""
+
+    def __init__(self, key: str, expected: int, current: int) -> None:
+        self.key = key
+        self.expected = expected
+        self.current = current
+        super().__init__(
+            f"version conflict on key {key!r}: expected version {expected}, "
+            f"current version is {current}; read it again and retry"
+        )

@@ -1,0 +1,112 @@
+"""Plain data shapes shared by the service and the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Scope(StrEnum):
+    SESSION = "session"
+    AGENT = "agent"
+    SWARM = "swarm"
+
+
+class Source(StrEnum):
+    MANUAL = "manual"
+    TASK_COMPLETION = "task_completion"
+    SESSION_SUMMARY = "session_summary"
+    FILE_INDEX = "file_index"
+
+
+class Role(StrEnum):
+    WORKER = "worker"
+    LEAD = "lead"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking. Every rule about visibility and permission is decided from this."""
+
+    agent_id: str
+    role: Role
+    session_id: str
+
+    @property
+    def is_lead(self) -> bool:
+        return self.role is Role.LEAD
+
+
+@dataclass
+class MemoryRecord:
+    """One stored memory, as the store returns it. Timestamps are UNIX seconds (UTC)."""
+
+    id: int
+    key: str
+    value: str
+    scope: Scope
+    agent_id: str
+    session_id: str
+    source: Source
+    tags: list[str]
+    metadata: dict[str, Any]
+    flags: list[str]
+    confidence: float | None
+    pinned: bool
+    version: int
+    content_hash: str
+    created_at: float
+    updated_at: float
+    expires_at: float | None
+    last_accessed_at: float | None
+    access_count: int
+    file_path: str | None = None
+
+
+@dataclass
+class NewMemory:
+    """What the service asks the store to write for one memory."""
+
+    key: str
+    value: str
+    scope: Scope
+    agent_id: str
+    session_id: str
+    source: Source
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+    confidence: float | None = None
+    pinned: bool = False
+    expires_at: float | None = None
+    file_path: str | None = None
+
+    @property
+    def identity(self) -> str:
+        """The upsert identity: swarm memories by key, session ones also by session."""
+        if self.scope is Scope.SWARM:
+            return f"swarm\x1f{self.key}"
+        if self.scope is Scope.SESSION:
+            return f"session\x1f{self.agent_id}\x1f{self.session_id}\x1f{self.key}"
+        return f"agent\x1f{self.agent_id}\x1f{self.key}"
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """What a caller may see, plus the filters of one query; applied before any top-k cut."""
+
+    caller: Caller
+    scope: Scope | None = None  # None: every scope the caller can see
+    tags: tuple[str, ...] = ()
+    source: Source | None = None
+    include_expired: bool = False
+    now: float = 0.0
+
+
+@dataclass
+class UpsertOutcome:
+    record: MemoryRecord
+    created: bool
+    changed: bool
+    evicted_ids: list[int] = field(default_factory=list)

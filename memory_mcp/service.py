@@ -1,0 +1,338 @@
+"""MemoryService: the memory rules — scopes, permissions, TTL, versions, the cap, ranking.
+
+The MCP tools, the CLI and the hooks all call this; it calls the store and the embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from memory_mcp import validation as v
+from memory_mcp.embeddings import Embedder
+from memory_mcp.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, Visibility
+from memory_mcp.ranking import RankingConfig, fuse, prior
+from memory_mcp.safety import instruction_flags, refuse_secrets
+from memory_mcp.store import MemoryStore
+from memory_mcp.store.keyword import match_expression
+from memory_mcp.store.repository import content_hash
+from memory_mcp.vector_index import VectorIndex
+
+log = logging.getLogger(__name__)
+
+TOOL_SOURCES = (Source.MANUAL, Source.TASK_COMPLETION, Source.SESSION_SUMMARY)
+LEARNING_CATEGORIES = ("mistake-pattern", "best-practice", "codebase-knowledge", "preference")
+# BM25 column weights for (key, value, tags): a hit in the key or a tag says more than one
+# word somewhere in a long value.
+KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The knobs of the rules, built from Settings by the composition root."""
+
+    max_memories_per_agent: int = 10_000
+    max_value_chars: int = 65_536
+    search_value_chars: int = 1_000
+    ttl_days: dict[Source, float] = field(
+        default_factory=lambda: {
+            Source.MANUAL: 0.0,
+            Source.TASK_COMPLETION: 7.0,
+            Source.SESSION_SUMMARY: 3.0,
+            Source.FILE_INDEX: 30.0,
+        }
+    )
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+
+    def default_ttl_seconds(self, source: Source) -> float | None:
+        days = self.ttl_days.get(source, 0.0)
+        return days * 86_400 if days else None
+
+
+@dataclass
+class StoreResult:
+    record: MemoryRecord
+    created: bool
+    changed: bool
+
+
+@dataclass
+class SearchHit:
+    record: MemoryRecord
+    score: float
+    relevance: float
+    matched_by: str
+
+
+@dataclass
+class SearchResult:
+    hits: list[SearchHit]
+    notices: list[str] = field(default_factory=list)
+
+
+def can_see(caller: Caller, record: MemoryRecord) -> bool:
+    if record.scope is Scope.SWARM:
+        return True
+    if record.agent_id != caller.agent_id:
+        return False
+    return record.scope is Scope.AGENT or record.session_id == caller.session_id
+
+
+class MemoryService:
+    def __init__(
+        self,
+        store: MemoryStore,
+        embedder: Embedder,
+        policy: Policy | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.policy = policy or Policy()
+        self.clock = clock
+        self.index = VectorIndex()
+        self._index_lock = anyio.Lock()
+        self._embed_lock = anyio.Lock()
+
+    # -- writing ----------------------------------------------------------------------------
+
+    async def store_memory(
+        self,
+        caller: Caller,
+        key: Any,
+        value: Any,
+        scope: Any = "agent",
+        tags: Any = None,
+        metadata: Any = None,
+        ttl_seconds: Any = None,
+        expires_at: Any = None,
+        source: Any = "manual",
+        confidence: Any = None,
+        pinned: Any = False,
+        expected_version: Any = None,
+        *,
+        allowed_sources: tuple[Source, ...] = TOOL_SOURCES,
+        file_path: str | None = None,
+        written_at: float | None = None,
+    ) -> StoreResult:
+        """`written_at` (import only) keeps an exported memory's original time."""
+        now = written_at if written_at is not None else self.clock()
+        parsed_scope = v.parse_scope(scope)
+        assert parsed_scope is not None
+        parsed_source = v.parse_source(source, allowed_sources)
+        clean_value = v.clean_value(value, self.policy.max_value_chars)
+        refuse_secrets(clean_value)
+        if not isinstance(pinned, bool):
+            raise InvalidInputError("pinned", "must be true or false")
+        if expected_version is not None and (
+            isinstance(expected_version, bool)
+            or not isinstance(expected_version, int)
+            or expected_version < 0
+        ):
+            raise InvalidInputError("expected_version", "must be a whole number >= 0")
+        new = NewMemory(
+            key=v.clean_key(key),
+            value=clean_value,
+            scope=parsed_scope,
+            agent_id=caller.agent_id,
+            session_id=caller.session_id if parsed_scope is Scope.SESSION else "",
+            source=parsed_source,
+            tags=v.clean_tags(tags),
+            metadata=v.clean_metadata(metadata),
+            flags=instruction_flags(clean_value),
+            confidence=v.clean_confidence(confidence),
+            pinned=pinned,
+            expires_at=v.resolve_expiry(
+                ttl_seconds, expires_at, self.policy.default_ttl_seconds(parsed_source), now
+            ),
+            file_path=file_path,
+        )
+        outcome = await self.store.upsert(
+            new,
+            expected_version=expected_version,
+            now=now,
+            cap=self.policy.max_memories_per_agent,
+        )
+        if outcome.evicted_ids:
+            log.info("agent %s over its cap: evicted %s", caller.agent_id, outcome.evicted_ids)
+        if outcome.changed:
+            await self._embed_now_if_ready(outcome.record)
+        return StoreResult(outcome.record, outcome.created, outcome.changed)
+
+    async def inject_learning(
+        self, caller: Caller, learning: Any, category: Any, agent_id: Any = None
+    ) -> StoreResult:
+        """Lead only: a swarm-wide learning, tagged with its category. Idempotent: the key
+        is derived from the category and the normalised text."""
+        if not caller.is_lead:
+            raise PermissionDeniedError(
+                f"inject-learning is for the lead agent; {caller.agent_id!r} is a worker"
+            )
+        if category not in LEARNING_CATEGORIES:
+            raise InvalidInputError(
+                "category", f"{category!r} is not one of {', '.join(LEARNING_CATEGORIES)}"
+            )
+        text = v.clean_value(learning, self.policy.max_value_chars, field="learning")
+        target = None if agent_id in (None, "") else v.clean_key(agent_id)
+        normalised = " ".join(text.lower().split())
+        digest = hashlib.sha256(f"{category}\x1f{normalised}".encode()).hexdigest()[:16]
+        metadata: dict[str, Any] = {"injected_by": caller.agent_id, "category": category}
+        if target:
+            metadata["target_agent"] = target
+        attributed = Caller(target or caller.agent_id, caller.role, caller.session_id)
+        return await self.store_memory(
+            attributed,
+            key=f"learning:{category}:{digest}",
+            value=text,
+            scope=Scope.SWARM.value,
+            tags=[category, "learning"],
+            metadata=metadata,
+        )
+
+    async def delete(self, caller: Caller, memory_id: Any) -> int:
+        record = await self._visible_record(caller, v.clean_id(memory_id))
+        allowed = record.agent_id == caller.agent_id or (
+            record.scope is Scope.SWARM and caller.is_lead
+        )
+        if not allowed:
+            raise PermissionDeniedError(
+                f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
+                "only its owner or the lead may delete it"
+            )
+        await self.store.delete([record.id])
+        return record.id
+
+    async def purge_expired(self) -> int:
+        return await self.store.purge_expired(self.clock())
+
+    # -- reading ----------------------------------------------------------------------------
+
+    async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
+        record = await self._visible_record(caller, v.clean_id(memory_id))
+        now = self.clock()
+        await self.store.touch(record.id, now)
+        record.access_count += 1
+        record.last_accessed_at = now
+        return record
+
+    async def _visible_record(self, caller: Caller, memory_id: int) -> MemoryRecord:
+        record = await self.store.get(memory_id)
+        if record is None or not can_see(caller, record):
+            # The same answer whether it is missing or someone else's: existence is private.
+            raise NotFoundError(memory_id, f"no memory {memory_id} is visible to agent "
+                                f"{caller.agent_id!r}")
+        return record
+
+    def is_expired(self, record: MemoryRecord) -> bool:
+        return record.expires_at is not None and record.expires_at <= self.clock()
+
+    async def search(
+        self,
+        caller: Caller,
+        query: Any,
+        limit: Any = 10,
+        scope: Any = "all",
+        tags: Any = None,
+        source: Any = None,
+        include_expired: Any = False,
+    ) -> SearchResult:
+        text = v.clean_query(query)
+        limit = v.clean_limit(limit)
+        if not isinstance(include_expired, bool):
+            raise InvalidInputError("include_expired", "must be true or false")
+        vis = Visibility(
+            caller=caller,
+            scope=v.parse_scope(scope, allow_all=True),
+            tags=tuple(v.clean_tags(tags)),
+            source=None if source is None else v.parse_source(source, tuple(Source)),
+            include_expired=include_expired,
+            now=self.clock(),
+        )
+        config = self.policy.ranking
+        pool = max(limit * config.candidate_multiplier, config.min_candidates)
+        notices: list[str] = []
+
+        keyword_hits: list[tuple[int, float]] = []
+        match = match_expression(text)
+        if match:
+            keyword_hits = await self.store.keyword_search(
+                match, vis, pool, KEYWORD_COLUMN_WEIGHTS
+            )
+        vector_hits: list[tuple[int, float]] = []
+        if self.embedder.is_ready():
+            query_vector = (await self.embedder.embed([text]))[0]
+            await self.sync_index()
+            vector_hits = self.index.search(query_vector, vis, pool)
+        else:
+            notices.append(
+                "semantic search is warming up (embedding model loading): "
+                "these results come from keyword search only"
+            )
+
+        fused = fuse(keyword_hits, vector_hits, config)
+        records = await self.store.fetch_many(list(fused))
+        hits = []
+        for memory_id, rel in fused.items():
+            record = records.get(memory_id)
+            if record is None or rel.relevance <= 0.0:  # deleted meanwhile, or unrelated
+                continue
+            score = rel.relevance * prior(record, vis.now, config)
+            hits.append(SearchHit(record, score, rel.relevance, rel.matched_by))
+        hits.sort(key=lambda h: (-h.score, -h.record.updated_at, h.record.id))
+        return SearchResult(hits[:limit], notices)
+
+    # -- embeddings -------------------------------------------------------------------------
+
+    async def sync_index(self) -> None:
+        """Bring the vector index up to the store's revision (other processes included)."""
+        async with self._index_lock:
+            delta = await self.store.changes_since(self.index.revision, self.embedder.model_name)
+            if delta.revision != self.index.revision:
+                self.index.apply(delta)
+
+    async def _embed_now_if_ready(self, record: MemoryRecord) -> None:
+        """Embed inline when the model is loaded (milliseconds), so meaning-search sees the
+        memory at once; otherwise the background worker does it when the model arrives."""
+        if self.embedder.is_ready():
+            vector = (await self.embedder.embed([record.value]))[0]
+            await self.store.save_embeddings(
+                self.embedder.model_name, [(record.content_hash, vector)], self.clock()
+            )
+
+    async def embed_pending(
+        self, batch_size: int = 128, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Embed every stored content that has no vector from the current model yet."""
+        done = 0
+        async with self._embed_lock:
+            while True:
+                missing = await self.store.missing_embeddings(self.embedder.model_name, batch_size)
+                if not missing:
+                    return done
+                vectors = await self.embedder.embed([text for _, text in missing])
+                await self.store.save_embeddings(
+                    self.embedder.model_name,
+                    [(digest, vectors[i]) for i, (digest, _) in enumerate(missing)],
+                    self.clock(),
+                )
+                done += len(missing)
+                if progress:
+                    progress(len(missing))
+
+
+__all__ = [
+    "LEARNING_CATEGORIES",
+    "MemoryService",
+    "Policy",
+    "SearchHit",
+    "SearchResult",
+    "StoreResult",
+    "can_see",
+    "content_hash",
+]

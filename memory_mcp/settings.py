@@ -1,0 +1,68 @@
+"""Configuration: CLI flags and MEMORY_MCP_* environment variables, read only by the composition root."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memory_mcp.models import Role
+
+
+def default_data_dir() -> Path:
+    """The user's data directory: durable, never a temp or cache folder (XDG on Linux)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "memory-mcp"
+
+
+def database_url(db: str | None, data_dir: Path) -> str:
+    """A `--db` value is either a SQLAlchemy URL or a path to a SQLite file."""
+    if db and "://" in db:
+        if db.startswith("sqlite://") and not db.startswith("sqlite+aiosqlite://"):
+            return "sqlite+aiosqlite://" + db.removeprefix("sqlite://")
+        if db.startswith(("postgresql://", "postgres://")):
+            return "postgresql+asyncpg://" + db.split("://", 1)[1]
+        return db
+    path = Path(db).expanduser() if db else data_dir / "memory.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite+aiosqlite:///{path.resolve()}"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="MEMORY_MCP_", extra="ignore")
+
+    db: str | None = Field(None, description="SQLite file path or SQLAlchemy URL")
+    data_dir: Path = Field(default_factory=default_data_dir)
+    agent_id: str = "default"
+    role: Role = Role.WORKER
+    session_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    transport: Literal["stdio"] = "stdio"
+
+    # Limits that protect the store and the client's context window.
+    max_memories_per_agent: int = Field(10_000, ge=0)
+    max_value_chars: int = Field(65_536, ge=1)
+    search_value_chars: int = Field(1_000, ge=50)
+
+    # Time to live by source, in days (0 = never expires).
+    ttl_task_completion_days: float = Field(7, ge=0)
+    ttl_session_summary_days: float = Field(3, ge=0)
+    ttl_file_index_days: float = Field(30, ge=0)
+    ttl_manual_days: float = Field(0, ge=0)
+    recency_half_life_days: float | None = Field(None, gt=0)
+    purge_interval_seconds: float = Field(3600, gt=0)
+
+    @field_validator("agent_id", "session_id")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        value = value.strip()
+        if not value or len(value) > 128 or any(ord(ch) < 32 for ch in value):
+            raise ValueError("must be 1-128 printable characters")
+        return value
+
+    @property
+    def database_url(self) -> str:
+        return database_url(self.db, self.data_dir)

@@ -1,0 +1,43 @@
+"""Turning a user's query into an FTS5 MATCH expression, safely.
+
+User text never reaches FTS5 syntax directly: each word becomes a quoted phrase, so
+operators (AND, NEAR, *, column filters) in a query are plain words, and an identifier
+such as `ERR_CONN_42` or `api.v2/users` stays one phrase whose parts must be adjacent."""
+
+from __future__ import annotations
+
+import re
+
+# Words whose presence says nothing about which memory is meant. Removing them keeps
+# BM25 from ranking on "what", "did", "the"; they are kept when nothing else is left.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    s t don ll ve re d m o y also ever get got would could might shall must let us""".split()
+)
+
+_TOKEN = re.compile(r"\w+(?:[-_.:/']\w+)*", re.UNICODE)
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct query words in order, lower-cased, stopwords removed unless nothing is left."""
+    tokens: list[str] = []
+    for token in _TOKEN.findall(query.lower()):
+        token = token.replace("'", "")
+        if token and token not in tokens:
+            tokens.append(token)
+    content = [t for t in tokens if t not in STOPWORDS]
+    return content or tokens
+
+
+def match_expression(query: str) -> str | None:
+    """An OR of quoted phrases (BM25 rewards memories that match more and rarer terms)."""
+    terms = query_terms(query)
+    if not terms:
+        return None
+    return " OR ".join(f'"{term}"' for term in terms)

@@ -1,0 +1,514 @@
+"""MemoryStore: every SQL statement of the project. It knows tables, not rules: the
+service decides who may do what and hands the store finished decisions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sqlalchemy import and_, column, delete, func, insert, or_, select, table, text, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import ColumnElement
+
+from memory_mcp.errors import InvalidInputError, NotFoundError, VersionConflictError
+from memory_mcp.models import MemoryRecord, NewMemory, Scope, Source, UpsertOutcome, Visibility
+from memory_mcp.store.engine import Engines
+from memory_mcp.store.schema import (
+    SQLITE_FTS_DDL,
+    Base,
+    EmbeddingRow,
+    MemoryHistoryRow,
+    MemoryRow,
+    MemoryTagRow,
+    StoreMetaRow,
+    TombstoneRow,
+)
+
+M = MemoryRow.__table__.c
+_FTS = table("memories_fts", column("rowid"))
+
+
+@dataclass
+class IndexRow:
+    """What the in-process vector index needs of one memory to filter and score it."""
+
+    id: int
+    agent_id: str
+    scope: str
+    session_id: str
+    source: str
+    expires_at: float | None
+    tags: list[str]
+    vector: np.ndarray | None
+
+
+@dataclass
+class IndexDelta:
+    revision: int
+    upserted: list[IndexRow] = field(default_factory=list)
+    deleted: list[int] = field(default_factory=list)
+
+
+def _record(row: Any) -> MemoryRecord:
+    return MemoryRecord(
+        id=row.id,
+        key=row.key,
+        value=row.value,
+        scope=Scope(row.scope),
+        agent_id=row.agent_id,
+        session_id=row.session_id,
+        source=Source(row.source),
+        tags=json.loads(row.tags),
+        metadata=json.loads(row.metadata),
+        flags=json.loads(row.flags),
+        confidence=row.confidence,
+        pinned=bool(row.pinned),
+        version=row.version,
+        content_hash=row.content_hash,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        expires_at=row.expires_at,
+        last_accessed_at=row.last_accessed_at,
+        access_count=row.access_count,
+        file_path=row.file_path,
+    )
+
+
+def visible_to(vis: Visibility) -> ColumnElement[bool]:
+    """The visibility rule and the query's filters, as one SQL condition."""
+    caller = vis.caller
+    own = M.agent_id == caller.agent_id
+    by_scope = {
+        Scope.SWARM: M.scope == Scope.SWARM.value,
+        Scope.AGENT: and_(M.scope == Scope.AGENT.value, own),
+        Scope.SESSION: and_(
+            M.scope == Scope.SESSION.value, own, M.session_id == caller.session_id
+        ),
+    }
+    conditions = [by_scope[vis.scope] if vis.scope else or_(*by_scope.values())]
+    if not vis.include_expired:
+        conditions.append(or_(M.expires_at.is_(None), M.expires_at > vis.now))
+    if vis.source:
+        conditions.append(M.source == vis.source.value)
+    if vis.tags:
+        tagged = (
+            select(MemoryTagRow.memory_id)
+            .where(MemoryTagRow.tag.in_(vis.tags))
+            .group_by(MemoryTagRow.memory_id)
+            .having(func.count() == len(set(vis.tags)))
+        )
+        conditions.append(M.id.in_(tagged))
+    return and_(*conditions)
+
+
+class MemoryStore:
+    def __init__(self, engines: Engines) -> None:
+        self._engines = engines
+
+    @property
+    def supports_keyword_search(self) -> bool:
+        return self._engines.is_sqlite
+
+    async def close(self) -> None:
+        await self._engines.dispose()
+
+    async def init_schema(self) -> None:
+        async with self._engines.writer.begin() as conn:
+            await conn.run_sync(Base.metadata.create_all)
+            if self._engines.is_sqlite:
+                for ddl in SQLITE_FTS_DDL:
+                    await conn.exec_driver_sql(ddl)
+            exists = await conn.scalar(
+                select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
+            )
+            if exists is None:
+                await conn.execute(insert(StoreMetaRow).values(name="revision", value=0))
+
+    # -- writes ---------------------------------------------------------------------------
+
+    async def upsert(
+        self, new: NewMemory, *, expected_version: int | None, now: float, cap: int
+    ) -> UpsertOutcome:
+        """Insert or update by identity in one transaction; history keeps the old value."""
+        for attempt in range(3):
+            try:
+                async with self._engines.writer.begin() as conn:
+                    return await self._upsert(conn, new, expected_version, now, cap)
+            except IntegrityError:
+                # Another writer created the same identity between our read and insert
+                # (possible on PostgreSQL); the retry sees it and updates instead.
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _upsert(
+        self,
+        conn: AsyncConnection,
+        new: NewMemory,
+        expected_version: int | None,
+        now: float,
+        cap: int,
+    ) -> UpsertOutcome:
+        existing = (
+            await conn.execute(
+                select(MemoryRow.__table__).where(M.identity == new.identity).with_for_update()
+            )
+        ).first()
+        digest = content_hash(new.value)
+        values = {
+            "key": new.key,
+            "value": new.value,
+            "source": new.source.value,
+            "tags": json.dumps(new.tags),
+            "metadata": json.dumps(new.metadata, sort_keys=True),
+            "flags": json.dumps(new.flags),
+            "confidence": new.confidence,
+            "pinned": new.pinned,
+            "content_hash": digest,
+            "expires_at": new.expires_at,
+            "file_path": new.file_path,
+        }
+        if existing is None:
+            if expected_version not in (None, 0):
+                raise NotFoundError(
+                    new.key, f"no memory with this key exists to update at {expected_version=}"
+                )
+            revision = await _next_revision(conn)
+            result = await conn.execute(
+                insert(MemoryRow.__table__)
+                .values(
+                    identity=new.identity,
+                    scope=new.scope.value,
+                    agent_id=new.agent_id,
+                    session_id=new.session_id,
+                    version=1,
+                    created_at=now,
+                    updated_at=now,
+                    last_used_at=now,
+                    access_count=0,
+                    revision=revision,
+                    **values,
+                )
+                .returning(M.id)
+            )
+            memory_id = result.scalar_one()
+            await _write_tags(conn, memory_id, new.tags)
+            evicted = await _evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
+            record = await _fetch(conn, memory_id)
+            return UpsertOutcome(record=record, created=True, changed=True, evicted_ids=evicted)
+
+        if expected_version is not None and expected_version != existing.version:
+            raise VersionConflictError(new.key, expected_version, existing.version)
+        unchanged = all(getattr(existing, name) == value for name, value in values.items())
+        if unchanged:
+            return UpsertOutcome(record=_record(existing), created=False, changed=False)
+        revision = await _next_revision(conn)
+        await conn.execute(
+            insert(MemoryHistoryRow).values(
+                memory_id=existing.id,
+                version=existing.version,
+                value=existing.value,
+                tags=existing.tags,
+                meta=existing.metadata,
+                source=existing.source,
+                replaced_at=now,
+            )
+        )
+        await conn.execute(
+            update(MemoryRow.__table__)
+            .where(M.id == existing.id)
+            .values(
+                version=existing.version + 1,
+                updated_at=now,
+                last_used_at=now,
+                revision=revision,
+                **values,
+            )
+        )
+        if values["tags"] != existing.tags:
+            await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
+            await _write_tags(conn, existing.id, new.tags)
+        record = await _fetch(conn, existing.id)
+        return UpsertOutcome(record=record, created=False, changed=True)
+
+    async def touch(self, memory_id: int, now: float) -> None:
+        """Count a read: access_count + 1 and the LRU clock. No revision: search is unaffected."""
+        async with self._engines.writer.begin() as conn:
+            await conn.execute(
+                update(MemoryRow.__table__)
+                .where(M.id == memory_id)
+                .values(
+                    access_count=M.access_count + 1,
+                    last_accessed_at=now,
+                    last_used_at=func.max(M.last_used_at, now)
+                    if self._engines.is_sqlite
+                    else func.greatest(M.last_used_at, now),
+                )
+            )
+
+    async def delete(self, memory_ids: Sequence[int]) -> int:
+        if not memory_ids:
+            return 0
+        async with self._engines.writer.begin() as conn:
+            revision = await _next_revision(conn)
+            return await _delete_ids(conn, list(memory_ids), revision)
+
+    async def purge_expired(self, now: float) -> int:
+        async with self._engines.writer.begin() as conn:
+            ids = list(
+                (
+                    await conn.scalars(
+                        select(M.id).where(M.expires_at.is_not(None), M.expires_at <= now)
+                    )
+                ).all()
+            )
+            if not ids:
+                return 0
+            revision = await _next_revision(conn)
+            return await _delete_ids(conn, ids, revision)
+
+    async def save_embeddings(
+        self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float
+    ) -> None:
+        """Store vectors by content hash and bump the revision of the memories that use them."""
+        if not items:
+            return
+        async with self._engines.writer.begin() as conn:
+            known = set(
+                (
+                    await conn.scalars(
+                        select(EmbeddingRow.content_hash).where(
+                            EmbeddingRow.model == model,
+                            EmbeddingRow.content_hash.in_([h for h, _ in items]),
+                        )
+                    )
+                ).all()
+            )
+            fresh = [(h, v) for h, v in items if h not in known]
+            if fresh:
+                await conn.execute(
+                    insert(EmbeddingRow),
+                    [
+                        {
+                            "content_hash": h,
+                            "model": model,
+                            "dimension": int(v.shape[0]),
+                            "vector": np.asarray(v, dtype=np.float32).tobytes(),
+                            "created_at": now,
+                        }
+                        for h, v in fresh
+                    ],
+                )
+            revision = await _next_revision(conn)
+            await conn.execute(
+                update(MemoryRow.__table__)
+                .where(M.content_hash.in_([h for h, _ in items]))
+                .values(revision=revision)
+            )
+
+    # -- reads ----------------------------------------------------------------------------
+
+    async def get(self, memory_id: int) -> MemoryRecord | None:
+        async with self._engines.reader.connect() as conn:
+            row = (await conn.execute(select(MemoryRow.__table__).where(M.id == memory_id))).first()
+            return _record(row) if row else None
+
+    async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]:
+        if not memory_ids:
+            return {}
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MemoryRow.__table__).where(M.id.in_(list(memory_ids)))
+            )
+            return {row.id: _record(row) for row in rows}
+
+    async def find_by_key(self, key: str, vis: Visibility) -> list[MemoryRecord]:
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MemoryRow.__table__).where(M.key == key, visible_to(vis))
+            )
+            return [_record(row) for row in rows]
+
+    async def keyword_search(
+        self, match: str, vis: Visibility, limit: int, column_weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """(id, BM25 relevance, larger is better) for visible memories matching `match`."""
+        if not self.supports_keyword_search:
+            return []
+        weights = ", ".join(f"{w:g}" for w in column_weights)
+        rank = text(f"bm25(memories_fts, {weights})")
+        stmt = (
+            select(M.id, rank)
+            .select_from(MemoryRow.__table__.join(_FTS, _FTS.c.rowid == M.id))
+            .where(text("memories_fts MATCH :match").bindparams(match=match), visible_to(vis))
+            .order_by(rank)
+            .limit(limit)
+        )
+        async with self._engines.reader.connect() as conn:
+            return [(row[0], -float(row[1])) for row in await conn.execute(stmt)]
+
+    async def missing_embeddings(self, model: str, limit: int) -> list[tuple[str, str]]:
+        """(content hash, text) of memories that have no vector from `model` yet."""
+        stmt = (
+            select(M.content_hash, func.min(M.value))
+            .outerjoin(
+                EmbeddingRow,
+                and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
+            )
+            .where(EmbeddingRow.content_hash.is_(None))
+            .group_by(M.content_hash)
+            .limit(limit)
+        )
+        async with self._engines.reader.connect() as conn:
+            return [(row[0], row[1]) for row in await conn.execute(stmt)]
+
+    async def changes_since(self, revision: int, model: str) -> IndexDelta:
+        """Everything the vector index must apply to catch up, read in one snapshot."""
+        async with self._engines.reader.begin() as conn:
+            current = await conn.scalar(
+                select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
+            )
+            delta = IndexDelta(revision=int(current or 0))
+            if delta.revision == revision:
+                return delta
+            rows = await conn.execute(
+                select(
+                    M.id, M.agent_id, M.scope, M.session_id, M.source, M.expires_at, M.tags,
+                    EmbeddingRow.vector,
+                )
+                .outerjoin(
+                    EmbeddingRow,
+                    and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
+                )
+                .where(M.revision > revision)
+            )
+            for row in rows:
+                vector = np.frombuffer(row.vector, dtype=np.float32) if row.vector else None
+                delta.upserted.append(
+                    IndexRow(
+                        row.id, row.agent_id, row.scope, row.session_id, row.source,
+                        row.expires_at, json.loads(row.tags), vector,
+                    )
+                )
+            delta.deleted = list(
+                (
+                    await conn.scalars(
+                        select(TombstoneRow.memory_id).where(TombstoneRow.revision > revision)
+                    )
+                ).all()
+            )
+            return delta
+
+    async def iter_records(self, batch: int = 500) -> AsyncIterator[MemoryRecord]:
+        last = 0
+        while True:
+            async with self._engines.reader.connect() as conn:
+                rows = (
+                    await conn.execute(
+                        select(MemoryRow.__table__).where(M.id > last).order_by(M.id).limit(batch)
+                    )
+                ).all()
+            if not rows:
+                return
+            for row in rows:
+                yield _record(row)
+            last = rows[-1].id
+
+    async def history(self, memory_id: int) -> list[dict[str, Any]]:
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MemoryHistoryRow)
+                .where(MemoryHistoryRow.memory_id == memory_id)
+                .order_by(MemoryHistoryRow.version)
+            )
+            return [
+                {"version": r.version, "value": r.value, "replaced_at": r.replaced_at}
+                for r in rows.scalars()
+            ]
+
+    async def current_revision(self) -> int:
+        async with self._engines.reader.connect() as conn:
+            value = await conn.scalar(
+                select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
+            )
+            return int(value or 0)
+
+    async def count(self, agent_id: str | None = None) -> int:
+        stmt = select(func.count()).select_from(MemoryRow)
+        if agent_id is not None:
+            stmt = stmt.where(M.agent_id == agent_id)
+        async with self._engines.reader.connect() as conn:
+            return int(await conn.scalar(stmt) or 0)
+
+
+def content_hash(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+async def _next_revision(conn: AsyncConnection) -> int:
+    result = await conn.execute(
+        update(StoreMetaRow)
+        .where(StoreMetaRow.name == "revision")
+        .values(value=StoreMetaRow.value + 1)
+        .returning(StoreMetaRow.value)
+    )
+    return int(result.scalar_one())
+
+
+async def _fetch(conn: AsyncConnection, memory_id: int) -> MemoryRecord:
+    row = (await conn.execute(select(MemoryRow.__table__).where(M.id == memory_id))).one()
+    return _record(row)
+
+
+async def _write_tags(conn: AsyncConnection, memory_id: int, tags: list[str]) -> None:
+    if tags:
+        await conn.execute(
+            insert(MemoryTagRow), [{"memory_id": memory_id, "tag": t} for t in set(tags)]
+        )
+
+
+async def _delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> int:
+    """Delete from every index at once: rows, tags, history (FTS by trigger), and tombstone
+    them so every process's vector index drops them too."""
+    await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
+    await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
+    result = await conn.execute(delete(MemoryRow.__table__).where(M.id.in_(ids)))
+    await conn.execute(
+        insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids]
+    )
+    return int(result.rowcount or 0)
+
+
+async def _evict_over_cap(
+    conn: AsyncConnection, agent_id: str, cap: int, keep_id: int, revision: int
+) -> list[int]:
+    """Evict the owner's least recently used unpinned memories beyond the cap."""
+    if cap <= 0:
+        return []
+    count = int(await conn.scalar(select(func.count()).where(M.agent_id == agent_id)) or 0)
+    excess = count - cap
+    if excess <= 0:
+        return []
+    victims = list(
+        (
+            await conn.scalars(
+                select(M.id)
+                .where(M.agent_id == agent_id, M.pinned.is_(False), M.id != keep_id)
+                .order_by(M.last_used_at, M.id)
+                .limit(excess)
+            )
+        ).all()
+    )
+    if len(victims) < excess:
+        raise InvalidInputError(
+            "pinned",
+            f"agent {agent_id!r} is at its cap of {cap} memories and the rest are pinned; "
+            "unpin or delete some first",
+        )
+    await _delete_ids(conn, victims, revision)
+    return victims

@@ -1,0 +1,126 @@
+"""Tables. Timestamps are UNIX seconds (REAL): compared as numbers, never as ISO text."""
+
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class MemoryRow(Base):
+    __tablename__ = "memories"
+    # AUTOINCREMENT: ids are never reused, so a deleted id can never come back to life
+    # in another process's vector index.
+    __table_args__ = (
+        Index("ix_memories_owner_lru", "agent_id", "pinned", "last_used_at"),
+        Index("ix_memories_scope", "scope", "agent_id", "session_id"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    identity: Mapped[str] = mapped_column(Text, unique=True)
+    key: Mapped[str] = mapped_column(Text)
+    value: Mapped[str] = mapped_column(Text)
+    scope: Mapped[str] = mapped_column(String(16))
+    agent_id: Mapped[str] = mapped_column(String(128))
+    session_id: Mapped[str] = mapped_column(String(128), default="")
+    source: Mapped[str] = mapped_column(String(32))
+    tags: Mapped[str] = mapped_column(Text, default="[]")
+    meta: Mapped[str] = mapped_column("metadata", Text, default="{}")
+    flags: Mapped[str] = mapped_column(Text, default="[]")
+    confidence: Mapped[float | None] = mapped_column(Float, nullable=True)
+    pinned: Mapped[bool] = mapped_column(Boolean, default=False)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    content_hash: Mapped[str] = mapped_column(String(64), index=True)
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float | None] = mapped_column(Float, nullable=True, index=True)
+    last_accessed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # max(updated, accessed): the eviction order, kept as a column so it can be indexed.
+    last_used_at: Mapped[float] = mapped_column(Float)
+    access_count: Mapped[int] = mapped_column(Integer, default=0)
+    file_path: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    revision: Mapped[int] = mapped_column(Integer, index=True)
+
+
+class MemoryTagRow(Base):
+    __tablename__ = "memory_tags"
+
+    memory_id: Mapped[int] = mapped_column(
+        ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True
+    )
+    tag: Mapped[str] = mapped_column(String(64), primary_key=True, index=True)
+
+
+class MemoryHistoryRow(Base):
+    """Previous values of a memory: corrections overwrite but keep what was there."""
+
+    __tablename__ = "memory_history"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    memory_id: Mapped[int] = mapped_column(
+        ForeignKey("memories.id", ondelete="CASCADE"), index=True
+    )
+    version: Mapped[int] = mapped_column(Integer)
+    value: Mapped[str] = mapped_column(Text)
+    tags: Mapped[str] = mapped_column(Text)
+    meta: Mapped[str] = mapped_column("metadata", Text)
+    source: Mapped[str] = mapped_column(String(32))
+    replaced_at: Mapped[float] = mapped_column(Float)
+
+
+class EmbeddingRow(Base):
+    """One vector per distinct content and model: repeated text is embedded once."""
+
+    __tablename__ = "embeddings"
+
+    content_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    model: Mapped[str] = mapped_column(String(128), primary_key=True)
+    dimension: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class TombstoneRow(Base):
+    """Deleted ids with the revision that deleted them, so other processes' indexes catch up."""
+
+    __tablename__ = "memory_tombstones"
+
+    memory_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    revision: Mapped[int] = mapped_column(Integer, index=True)
+
+
+class StoreMetaRow(Base):
+    """Counters: `revision` grows with every committed change to memories."""
+
+    __tablename__ = "store_meta"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[int] = mapped_column(Integer)
+
+
+# Full-text index over key, value and tags, kept in step by triggers inside the writing
+# transaction: a memory is findable by its words the moment the write commits.
+SQLITE_FTS_DDL = [
+    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+        key, value, tags, content='memories', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, key, value, tags)
+        VALUES (new.id, new.key, new.value, new.tags);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags)
+        VALUES ('delete', old.id, old.key, old.value, old.tags);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF key, value, tags
+    ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags)
+        VALUES ('delete', old.id, old.key, old.value, old.tags);
+        INSERT INTO memories_fts(rowid, key, value, tags)
+        VALUES (new.id, new.key, new.value, new.tags);
+    END""",
+]

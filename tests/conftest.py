@@ -1,0 +1,81 @@
+"""Shared fixtures: a temp data dir per test, the real model once per run, and a fake
+embedder (named as such) for tests that are about something other than retrieval."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pytest
+
+from memory_mcp.app import AppContext, open_app
+from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.settings import Settings
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class FakeEmbedder:
+    """FAKE: hashes words into a vector. Deterministic and instant; it knows nothing about
+    meaning, so it is only for tests about storage, permissions and plumbing."""
+
+    model_name = "fake-hashing-embedder"
+
+    def __init__(self, dimension: int = 384, ready: bool = True) -> None:
+        self.dimension = dimension
+        self.ready = anyio.Event()
+        if ready:
+            self.ready.set()
+
+    def is_ready(self) -> bool:
+        return self.ready.is_set()
+
+    async def wait_ready(self) -> None:
+        await self.ready.wait()
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                digest = hashlib.md5(word.encode()).digest()
+                out[row, int.from_bytes(digest[:4], "little") % self.dimension] += 1.0
+            norm = np.linalg.norm(out[row])
+            if norm:
+                out[row] /= norm
+        return out
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> SentenceTransformerEmbedder:
+    """The bundled all-MiniLM-L6-v2, loaded once for the whole run."""
+    embedder = SentenceTransformerEmbedder()
+    embedder.start()
+    return embedder
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    def make(**overrides: object) -> Settings:
+        values: dict[str, object] = {
+            "db": str(tmp_path / "memory.db"),
+            "data_dir": tmp_path / "data",
+        }
+        values.update(overrides)
+        return Settings(**values)  # type: ignore[arg-type]
+
+    return make
+
+
+@asynccontextmanager
+async def opened(settings: Settings, embedder: object | None = None) -> AsyncIterator[AppContext]:
+    """An app without background workers: tests drive embedding explicitly."""
+    async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:  # type: ignore[arg-type]
+        yield app
