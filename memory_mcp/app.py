@@ -10,7 +10,11 @@ from dataclasses import dataclass
 import anyio
 
 from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError, SentenceTransformerEmbedder
+from memory_mcp.file_index import FileIndexService
 from memory_mcp.models import Caller, Source
+from memory_mcp.notes.folders import note_folders
+from memory_mcp.notes.indexer import NoteIndexer
+from memory_mcp.notes.watcher import NoteWatcher
 from memory_mcp.ranking import RankingConfig
 from memory_mcp.service import MemoryService, Policy
 from memory_mcp.settings import Settings
@@ -27,6 +31,8 @@ class AppContext:
     settings: Settings
     service: MemoryService
     caller: Caller
+    notes: NoteIndexer
+    watcher: NoteWatcher | None = None  # running when the app has background workers
 
 
 def policy_from(settings: Settings) -> Policy:
@@ -44,6 +50,12 @@ def policy_from(settings: Settings) -> Policy:
     )
 
 
+def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> NoteIndexer:
+    return NoteIndexer(
+        FileIndexService(service), caller, note_folders(settings), settings.note_max_bytes
+    )
+
+
 @asynccontextmanager
 async def open_app(
     settings: Settings, embedder: Embedder | None = None, background: bool = True
@@ -57,13 +69,21 @@ async def open_app(
             store, embedder or SentenceTransformerEmbedder(), policy_from(settings)
         )
         caller = Caller(settings.agent_id, settings.role, settings.session_id)
+        notes = note_indexer(settings, service, caller)
+        if not background:  # CLI commands and tests: no workers, errors stay unwrapped
+            yield AppContext(settings, service, caller, notes)
+            return
+        watcher = NoteWatcher(notes) if settings.watch else None
         async with anyio.create_task_group() as tasks:
-            if background:
-                tasks.start_soon(embedding_worker, service)
-                tasks.start_soon(purge_worker, service, settings.purge_interval_seconds)
+            tasks.start_soon(embedding_worker, service)
+            tasks.start_soon(purge_worker, service, settings.purge_interval_seconds)
+            if watcher is not None:
+                tasks.start_soon(watcher.run)
             try:
-                yield AppContext(settings, service, caller)
+                yield AppContext(settings, service, caller, notes, watcher)
             finally:
+                if watcher is not None:
+                    watcher.stop()
                 tasks.cancel_scope.cancel()
     finally:
         await store.close()
@@ -80,11 +100,16 @@ async def embedding_worker(service: MemoryService) -> None:
     checked_revision = -1
     while True:
         try:
-            revision = await service.store.current_revision()
+            # Each step is shielded: shutdown waits for the current batch instead of
+            # cutting a query off, which would leave a half-closed aiosqlite connection.
+            with anyio.CancelScope(shield=True):
+                revision = await service.store.current_revision()
             if revision != checked_revision:
-                while await service.embed_pending() > 0:
-                    pass
-                await service.sync_index()
+                while True:
+                    with anyio.CancelScope(shield=True):
+                        if not await service.embed_pending(max_batches=1):
+                            await service.sync_index()
+                            break
                 checked_revision = revision
         except Exception:  # a top-level loop: log and keep serving
             log.exception("embedding worker failed; retrying")
@@ -94,7 +119,8 @@ async def embedding_worker(service: MemoryService) -> None:
 async def purge_worker(service: MemoryService, interval: float) -> None:
     while True:
         try:
-            purged = await service.purge_expired()
+            with anyio.CancelScope(shield=True):  # see embedding_worker
+                purged = await service.purge_expired()
             if purged:
                 log.info("purged %d expired memories", purged)
         except Exception:  # a top-level loop: log and keep serving
