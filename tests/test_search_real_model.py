@@ -1,0 +1,63 @@
+"""Retrieval with the real all-MiniLM-L6-v2: an exact identifier and a meaning-only match."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from mcp import Client
+
+from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.mcp_server import build_server
+from memory_mcp.settings import Settings
+from tests.conftest import FakeEmbedder, call
+
+pytestmark = pytest.mark.anyio
+
+NOTES = {
+    "deploy": "Deploys go through the blue-green pipeline; never push straight to prod.",
+    "incident": "The payment worker crashed with ERR_CONN_42 when Redis restarted.",
+    "note-3": "The user's favourite snack is fresh mango slices.",
+    "style": "Prefer small pull requests with one concern each.",
+    "db": "Staging runs PostgreSQL 16 with pgvector enabled.",
+    "editor": "The team edits code in Neovim with the LSP configured.",
+}
+
+
+async def test_finds_exact_identifier_and_meaning_only(
+    make_settings: Callable[..., Settings], real_embedder: SentenceTransformerEmbedder
+) -> None:
+    await real_embedder.wait_ready()
+    server = build_server(make_settings(watch=False), real_embedder)
+    async with Client(server) as client:
+        for key, value in NOTES.items():
+            await call(client, "store_memory", key=key, value=value)
+
+        exact = (await call(client, "memory-search", query="ERR_CONN_42", limit=3))["results"]
+        assert exact[0]["key"] == "incident"
+        assert exact[0]["matched_by"] in ("keyword", "both")
+
+        # No word in common with the memory (nor its key): only the vector arm can find it.
+        meaning = await call(
+            client, "memory-search", query="which fruit do they enjoy eating?", limit=3
+        )
+        top = meaning["results"][0]
+        assert top["key"] == "note-3" and top["matched_by"] == "vector"
+        assert "notices" not in meaning
+
+        database = await call(client, "memory-search", query="which database do we use", limit=2)
+        assert database["results"][0]["key"] == "db"
+
+
+async def test_handshake_and_keyword_search_do_not_wait_for_the_model(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """An embedder that never becomes ready (FAKE): the server still answers initialize,
+    stores, and finds by words at once, and says semantic search is warming up."""
+    never_ready = FakeEmbedder(ready=False)
+    async with Client(build_server(make_settings(watch=False), never_ready)) as client:
+        stored = await call(client, "store_memory", key="k", value="quokka habitat notes")
+        found = await call(client, "memory-search", query="quokka")
+        assert [r["id"] for r in found["results"]] == [stored["id"]]
+        assert found["results"][0]["matched_by"] == "keyword"
+        assert "warming up" in found["notices"][0]

@@ -1,0 +1,177 @@
+"""The real thing, as Claude Desktop runs it: `memory-mcp serve` spawned over stdio, with the
+real embedding model, one database file shared by several processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import ToolFailed, call
+
+pytestmark = pytest.mark.anyio
+
+EXE = str(Path(sys.executable).with_name("memory-mcp"))
+
+
+def server_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+        "MEMORY_MCP_MEMORY_DIR": str(tmp_path / "notes"),
+        "HF_HUB_OFFLINE": "1",
+    }
+
+
+@asynccontextmanager
+async def spawned(tmp_path: Path, *args: str) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=EXE, args=["serve", "--db", str(tmp_path / "shared.db"), *args],
+        env=server_env(tmp_path),
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        yield client
+
+
+def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
+    """Raw pipes, no SDK on the client side: every stdout line must be JSON-RPC, and the
+    handshake is answered before the model has loaded."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "store_memory", "arguments": {"key": "k", "value": "lemur migration"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "memory-search", "arguments": {"query": "lemur"}}},
+    ]
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [EXE, "serve", "--db", str(tmp_path / "raw.db")], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server_env(tmp_path),
+    )
+    assert proc.stdin and proc.stdout
+    replies: dict[int, dict] = {}  # type: ignore[type-arg]
+    try:
+        proc.stdin.write(json.dumps(messages[0]) + "\n")
+        proc.stdin.flush()
+        while 3 not in replies:
+            line = proc.stdout.readline()
+            assert line, "server closed stdout"
+            message = json.loads(line)  # a non-JSON line fails the test here
+            assert message["jsonrpc"] == "2.0"
+            if "id" in message:
+                replies[message["id"]] = message
+            if message.get("id") == 1:
+                handshake = time.monotonic() - start
+                for follow_up in messages[1:3]:
+                    proc.stdin.write(json.dumps(follow_up) + "\n")
+                proc.stdin.flush()
+            if message.get("id") == 2:  # requests run concurrently: search after the store
+                proc.stdin.write(json.dumps(messages[3]) + "\n")
+                proc.stdin.flush()
+    finally:
+        proc.kill()
+        _, stderr = proc.communicate(timeout=30)
+    print(f"initialize answered after {handshake:.2f} s")
+    assert replies[1]["result"]["serverInfo"]["name"] == "memory-mcp"
+    results = replies[3]["result"]["structuredContent"]["results"]
+    assert [r["key"] for r in results] == ["k"], "findable by its words at once"
+    assert "memory-mcp" in stderr, "logs go to stderr"
+
+
+async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
+    async with AsyncExitStack() as stack:
+        w1 = await stack.enter_async_context(spawned(tmp_path, "--agent-id", "w1"))
+        w2 = await stack.enter_async_context(spawned(tmp_path, "--agent-id", "w2"))
+        lead = await stack.enter_async_context(
+            spawned(tmp_path, "--agent-id", "lead", "--role", "lead")
+        )
+        clients = {"w1": w1, "w2": w2, "lead": lead}
+
+        for name, client in clients.items():
+            await call(client, "store_memory", key=f"{name}-private",
+                       value=f"{name} keeps the gazebo key under the mat")
+            await call(client, "store_memory", key=f"{name}-shared", scope="swarm",
+                       value=f"{name} says the gazebo is painted green")
+        for name, client in clients.items():
+            found = await call(client, "memory-search", query="gazebo", limit=50)
+            keys = {r["key"] for r in found["results"]}
+            assert keys == {"w1-shared", "w2-shared", "lead-shared", f"{name}-private"}
+
+        # Concurrent writers in three processes: no write is lost.
+        async def burst(name: str, client: Client) -> None:
+            async with anyio.create_task_group() as tasks:
+                for i in range(20):
+                    tasks.start_soon(lambda i=i: call(
+                        client, "store_memory", key=f"burst-{name}-{i}", scope="swarm",
+                        value=f"burst note {i} from {name} about the aviary"))
+
+        async with anyio.create_task_group() as tasks:
+            for name, client in clients.items():
+                tasks.start_soon(burst, name, client)
+        found = await call(w1, "memory-search", query="aviary burst", limit=50)
+        assert len(found["results"]) == 50
+        ids = set()
+        for client in clients.values():
+            for name in clients:
+                for i in (0, 19):
+                    hits = await call(client, "memory-search", query=f"burst-{name}-{i}", limit=1)
+                    ids.add(hits["results"][0]["id"])
+        assert len(ids) == 6
+
+        # Read-modify-write with expected_version from three processes: no lost update.
+        counter = await call(lead, "store_memory", key="counter", value="0", scope="swarm")
+        increments: list[str] = []
+
+        async def increment(name: str, client: Client, times: int) -> None:
+            for _ in range(times):
+                while True:
+                    current = await call(client, "memory-get", id=counter["id"])
+                    try:
+                        await call(client, "store_memory", key="counter", scope="swarm",
+                                   value=str(int(current["value"]) + 1),
+                                   expected_version=current["version"])
+                        increments.append(name)
+                        break
+                    except ToolFailed as conflict:
+                        assert "version conflict" in str(conflict)
+
+        async with anyio.create_task_group() as tasks:
+            for name, client in clients.items():
+                tasks.start_soon(increment, name, client, 5)
+        final = await call(w2, "memory-get", id=counter["id"])
+        assert final["value"] == "15" and final["version"] == 16
+
+        # Semantic search across processes: once w2's model is loaded, it finds by meaning
+        # a memory that another process wrote.
+        await call(w1, "store_memory", key="pets", scope="swarm",
+                   value="The office cat is called Miso")
+        deadline = time.monotonic() + 180
+        while True:
+            result = await call(w2, "memory-search", query="name of our feline", limit=3)
+            if "notices" not in result and result["results"]:
+                break
+            assert time.monotonic() < deadline, "the model never finished loading"
+            await anyio.sleep(0.5)
+        assert result["results"][0]["key"] == "pets"
+
+
+def test_python_server_py_is_memory_mcp_serve(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "server.py", "--help"], capture_output=True, text=True, timeout=60,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert proc.returncode == 0 and "--agent-id" in proc.stdout
+
