@@ -1,0 +1,62 @@
+"""The layers call one way: edges -> composition -> rules -> storage. Parsed from imports."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).parent.parent / "memory_mcp"
+EDGES = ("memory_mcp.mcp_server", "memory_mcp.cli", "memory_mcp.cli_notes", "memory_mcp.hooks")
+
+
+def imports_of(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def module_files(prefix: str = "") -> dict[str, Path]:
+    files = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        if name.startswith(prefix):
+            files[name] = path
+    return files
+
+
+def test_store_knows_nothing_above_it() -> None:
+    for name, path in module_files("memory_mcp.store").items():
+        bad = {i for i in imports_of(path) if i.startswith("memory_mcp.") and not (
+            i.startswith("memory_mcp.store") or i in ("memory_mcp.models", "memory_mcp.errors")
+        )}
+        assert not bad, f"{name} imports {bad}"
+        assert not any(i == "mcp" or i.startswith("mcp.") for i in imports_of(path))
+
+
+def test_only_the_store_speaks_sql() -> None:
+    for name, path in module_files().items():
+        if name.startswith("memory_mcp.store") or name == "memory_mcp.app":
+            continue
+        sql = {i for i in imports_of(path) if i.startswith("sqlalchemy")}
+        assert not sql, f"{name} imports {sql}"
+
+
+def test_rules_never_call_the_edges() -> None:
+    for name, path in module_files().items():
+        if name.startswith(EDGES) or name.startswith("memory_mcp.benchmark"):
+            continue
+        bad = {i for i in imports_of(path) if i.startswith(EDGES)}
+        assert not bad, f"{name} imports the edge {bad}"
+
+
+def test_only_the_mcp_edge_imports_the_sdk() -> None:
+    for name, path in module_files().items():
+        if name == "memory_mcp.mcp_server":
+            continue
+        sdk = {i for i in imports_of(path) if i == "mcp" or i.startswith("mcp.")}
+        assert not sdk, f"{name} imports the MCP SDK {sdk}"
