@@ -1,4 +1,5 @@
-"""`memory-mcp`: serve, import, export, purge. Errors become one line on stderr and exit 1."""
+"""`memory-mcp`: serve, import, export, purge, index, context, hook. Errors become one line
+on stderr and exit 1 (a hook always exits 0)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
-from memory_mcp import __version__
+from memory_mcp import __version__, cli_notes
 from memory_mcp.app import AppContext, open_app
+from memory_mcp.benchmark import command as bench_command
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.settings import Settings
 
@@ -40,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the MCP server (stdio)")
     _store_flags(serve)
     serve.add_argument("--transport", choices=["stdio"], help="env MEMORY_MCP_TRANSPORT")
+    cli_notes.add_folder_flags(serve)
+    cli_notes.add_watch_flag(serve)
 
     imp = commands.add_parser("import", help="import memories from a JSONL file")
     _store_flags(imp)
@@ -51,12 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     purge = commands.add_parser("purge", help="delete expired memories now")
     _store_flags(purge)
+    cli_notes.add_commands(commands, _store_flags)
+    bench_command.add_commands(commands)
     return parser
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
     overrides: dict[str, Any] = {}
-    for dest, name in {**_STORE_FLAGS, "transport": "transport"}.items():
+    flags = {**_STORE_FLAGS, **cli_notes.NOTES_FLAGS, "transport": "transport", "watch": "watch"}
+    for dest, name in flags.items():
         value = getattr(args, dest, None)
         if value is not None:
             overrides[name] = value
@@ -149,8 +156,12 @@ def cmd_purge(settings: Settings) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "hook":  # before anything that could exit non-zero: hooks exit 0
+        return cli_notes.cmd_hook(args.event)
     _setup_logging()
     try:
+        if args.command == "bench":  # builds its own stores: no user settings involved
+            return bench_command.run(args)
         settings = settings_from(args)
         if args.command == "serve":
             return cmd_serve(settings)
@@ -160,6 +171,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_export(settings, args.output)
         if args.command == "purge":
             return cmd_purge(settings)
+        if args.command == "index":
+            return cli_notes.cmd_index(settings, args.path)
+        if args.command == "context":
+            return cli_notes.cmd_context(settings, args.query, args.limit)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()

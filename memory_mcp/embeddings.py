@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -40,7 +40,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, batch_size: int = 64) -> None:
         self._batch_size = batch_size
-        self._model: object | None = None
+        self._model: Any = None
         self._error: BaseException | None = None
         self._loaded = threading.Event()
         self._started = False
@@ -85,7 +85,7 @@ class SentenceTransformerEmbedder:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         with self._lock:  # one encode at a time: two cores, no gain from interleaving
-            vectors = self._model.encode(  # type: ignore[attr-defined]
+            vectors = self._model.encode(
                 texts,
                 batch_size=self._batch_size,
                 normalize_embeddings=True,

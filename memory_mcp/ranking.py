@@ -1,19 +1,31 @@
 """Scores. One scale everywhere: every score is in [0, 1], larger is better.
 
-    relevance = vector_weight * vector_score + keyword_weight * keyword_score   (in [0, 1])
-    prior     = recency * access * source_quality                               (in (0, 1])
+    keyword   = BM25, min-max scaled over this search's keyword candidates   (in [0, 1])
+    vector    = cosine, min-max scaled over every candidate of this search   (in [0, 1])
+
+The min-max span is at least half the best BM25 and at least 1 BM25 unit, and at least 0.3
+of cosine, so that near-equal candidates (a small store; a query word in half of all
+memories, whose BM25 is ~0) do not become 1 and 0.
+    relevance = vector_weight * vector + keyword_weight * keyword            (in [0, 1])
+    prior     = recency * access * source_quality                            (in (0, 1])
     score     = relevance * prior
 
-keyword_score is BM25 divided by the best BM25 of the query's candidate pool; vector_score
-is the cosine similarity clipped at 0. The prior follows Agent Swarm's reranker (recency
-half-life per source, an access boost, a quality weight per source), divided by its
-maximum so that it never lifts a score above 1. Memories of equal age, access and source
-get equal priors, so the prior never reorders them."""
+Both arms are scaled within the search, so a score says how a memory compares with the
+other candidates of the same search (1.0: the best on both arms), not how close it is to
+the query in absolute terms: compare scores within one search, never against a fixed
+threshold across searches. Raw BM25 has no fixed range at all, and MiniLM's cosines crowd
+into 0.2-0.7 whatever the query, so neither raw scale would mean more. Why min-max and
+these weights: docs/RETRIEVAL.md.
+
+The prior follows Agent Swarm's reranker (recency half-life per source, an access boost,
+a quality weight per source), divided by its maximum so that it never lifts a score above
+1. Memories of equal age, access and source get equal priors, so the prior never reorders
+them."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memory_mcp.models import MemoryRecord, Source
 
@@ -32,12 +44,18 @@ DEFAULT_SOURCE_QUALITY: dict[Source, float] = {
     Source.SESSION_SUMMARY: 0.5,
 }
 MAX_ACCESS_BOOST = 1.5
+# Least spans of the min-max scaling: a share of the best BM25 and BM25 units (about one
+# match of a word found in a quarter of all memories); cosine units.
+KEYWORD_MIN_SPAN_SHARE = 0.5
+KEYWORD_MIN_SPAN = 1.0
+VECTOR_MIN_SPAN = 0.3
 
 
 @dataclass(frozen=True)
 class RankingConfig:
-    vector_weight: float = 0.5
-    keyword_weight: float = 0.5
+    # Chosen on the LoCoMo development split by leave-one-conversation-out (docs/RETRIEVAL.md).
+    vector_weight: float = 0.7
+    keyword_weight: float = 0.3
     half_life_days: dict[Source, float | None] = field(
         default_factory=lambda: dict(DEFAULT_HALF_LIFE_DAYS)
     )
@@ -52,28 +70,36 @@ class RankingConfig:
         """Override every source's half-life (MEMORY_MCP_RECENCY_HALF_LIFE_DAYS)."""
         if days is None:
             return self
-        return RankingConfig(
-            vector_weight=self.vector_weight,
-            keyword_weight=self.keyword_weight,
-            half_life_days={s: days for s in Source},
-            source_quality=self.source_quality,
-            candidate_multiplier=self.candidate_multiplier,
-            min_candidates=self.min_candidates,
-        )
+        return replace(self, half_life_days={s: days for s in Source})
 
 
 @dataclass
 class Relevance:
     memory_id: int
-    keyword: float | None = None  # normalised to [0, 1]
-    vector: float | None = None  # cosine clipped to [0, 1]
+    keyword: float | None = None  # min-max scaled BM25, None when no query word matched
+    vector: float | None = None  # min-max scaled cosine, None without a vector
+    cosine: float | None = None  # the raw cosine similarity
     relevance: float = 0.0
 
     @property
     def matched_by(self) -> str:
+        """keyword: it contains query words; vector: it is only close in meaning."""
         if self.keyword is not None and self.vector is not None:
             return "both"
         return "keyword" if self.keyword is not None else "vector"
+
+
+def min_max(values: list[float], min_span: float = 0.0) -> list[float]:
+    """Scale into [0, 1]: the best becomes 1 and the worst 0, unless the values span less
+    than `min_span`, in which case they are scaled as if they spanned it (the best is
+    still 1). A lone value, or all equal with no `min_span`, become 1."""
+    if not values:
+        return []
+    high = max(values)
+    low = min(min(values), high - min_span)
+    if high - low <= 1e-12:
+        return [1.0] * len(values)
+    return [(v - low) / (high - low) for v in values]
 
 
 def fuse(
@@ -81,16 +107,24 @@ def fuse(
     vector_hits: list[tuple[int, float]],
     config: RankingConfig,
 ) -> dict[int, Relevance]:
+    """Combine the arms' candidates into relevances in [0, 1].
+
+    `keyword_hits` are (id, BM25, larger is better) of the keyword arm's pool.
+    `vector_hits` are (id, cosine) of the vector arm's pool *and* of the keyword
+    candidates that have a vector, so both arms judge every candidate they can."""
     fused: dict[int, Relevance] = {}
-    best = max((score for _, score in keyword_hits), default=0.0)
-    for memory_id, score in keyword_hits:
-        fused.setdefault(memory_id, Relevance(memory_id)).keyword = (
-            score / best if best > 0 else 0.0
-        )
-    for memory_id, cosine in vector_hits:
-        fused.setdefault(memory_id, Relevance(memory_id)).vector = max(cosine, 0.0)
+    bm25 = [s for _, s in keyword_hits]
+    keyword_span = max(KEYWORD_MIN_SPAN_SHARE * max(bm25, default=0.0), KEYWORD_MIN_SPAN)
+    for (memory_id, _), scaled in zip(keyword_hits, min_max(bm25, keyword_span), strict=True):
+        fused.setdefault(memory_id, Relevance(memory_id)).keyword = scaled
+    cosines = [c for _, c in vector_hits]
+    for (memory_id, cosine), scaled in zip(
+        vector_hits, min_max(cosines, VECTOR_MIN_SPAN), strict=True
+    ):
+        item = fused.setdefault(memory_id, Relevance(memory_id))
+        item.vector, item.cosine = scaled, cosine
     # Without a vector arm (model still loading) the keyword arm carries all the weight,
-    # so scores stay comparable in spirit rather than halved.
+    # so scores keep their range rather than being cut to keyword_weight.
     vector_weight = config.vector_weight if vector_hits else 0.0
     keyword_weight = config.keyword_weight if keyword_hits else 0.0
     total = vector_weight + keyword_weight or 1.0
@@ -99,6 +133,11 @@ def fuse(
             vector_weight * (item.vector or 0.0) + keyword_weight * (item.keyword or 0.0)
         ) / total
     return fused
+
+
+def is_unrelated(item: Relevance) -> bool:
+    """No query word and a cosine at or below zero: nothing connects it to the query."""
+    return item.keyword is None and (item.cosine is None or item.cosine <= 0.0)
 
 
 def prior(record: MemoryRecord, now: float, config: RankingConfig) -> float:

@@ -13,14 +13,16 @@ from typing import Any
 
 import anyio
 
+from memory_mcp import passages
 from memory_mcp import validation as v
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, Visibility
-from memory_mcp.ranking import RankingConfig, fuse, prior
+from memory_mcp.passages import embed_memories
+from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
 from memory_mcp.safety import instruction_flags, refuse_secrets
 from memory_mcp.store import MemoryStore
-from memory_mcp.store.keyword import match_expression
+from memory_mcp.store.keyword import query_terms
 from memory_mcp.store.repository import content_hash
 from memory_mcp.vector_index import VectorIndex
 
@@ -259,16 +261,19 @@ class MemoryService:
         notices: list[str] = []
 
         keyword_hits: list[tuple[int, float]] = []
-        match = match_expression(text)
-        if match:
+        terms = query_terms(text)
+        if terms:
             keyword_hits = await self.store.keyword_search(
-                match, vis, pool, KEYWORD_COLUMN_WEIGHTS
+                terms, vis, pool, KEYWORD_COLUMN_WEIGHTS
             )
         vector_hits: list[tuple[int, float]] = []
         if self.embedder.is_ready():
             query_vector = (await self.embedder.embed([text]))[0]
             await self.sync_index()
-            vector_hits = self.index.search(query_vector, vis, pool)
+            # The keyword candidates get their cosine too, so both arms judge each one.
+            vector_hits = self.index.search(
+                query_vector, vis, pool, also=[memory_id for memory_id, _ in keyword_hits]
+            )
         else:
             notices.append(
                 "semantic search is warming up (embedding model loading): "
@@ -280,7 +285,7 @@ class MemoryService:
         hits = []
         for memory_id, rel in fused.items():
             record = records.get(memory_id)
-            if record is None or rel.relevance <= 0.0:  # deleted meanwhile, or unrelated
+            if record is None or is_unrelated(rel):  # deleted meanwhile, or unrelated
                 continue
             score = rel.relevance * prior(record, vis.now, config)
             hits.append(SearchHit(record, score, rel.relevance, rel.matched_by))
@@ -289,41 +294,57 @@ class MemoryService:
 
     # -- embeddings -------------------------------------------------------------------------
 
+    @property
+    def vector_model(self) -> str:
+        """What memory vectors are stored under: the model and how texts become vectors."""
+        return passages.vector_model(self.embedder.model_name)
+
     async def sync_index(self) -> None:
         """Bring the vector index up to the store's revision (other processes included)."""
         async with self._index_lock:
-            delta = await self.store.changes_since(self.index.revision, self.embedder.model_name)
+            delta = await self.store.changes_since(self.index.revision, self.vector_model)
             if delta.revision != self.index.revision:
                 self.index.apply(delta)
 
     async def _embed_now_if_ready(self, record: MemoryRecord) -> None:
         """Embed inline when the model is loaded (milliseconds), so meaning-search sees the
-        memory at once; otherwise the background worker does it when the model arrives."""
-        if self.embedder.is_ready():
-            vector = (await self.embedder.embed([record.value]))[0]
+        memory at once; otherwise the background worker does it when the model arrives.
+        Vectors are per content: a change of tags, metadata or expiry alone reuses it."""
+        model = self.vector_model
+        if self.embedder.is_ready() and not await self.store.has_embedding(
+            model, record.content_hash
+        ):
+            vector = (await embed_memories(self.embedder, [record.value]))[0]
             await self.store.save_embeddings(
-                self.embedder.model_name, [(record.content_hash, vector)], self.clock()
+                model, [(record.content_hash, vector)], self.clock()
             )
 
     async def embed_pending(
-        self, batch_size: int = 128, progress: Callable[[int], None] | None = None
+        self,
+        batch_size: int = 128,
+        progress: Callable[[int], None] | None = None,
+        max_batches: int | None = None,
     ) -> int:
-        """Embed every stored content that has no vector from the current model yet."""
+        """Embed stored contents that have no vector from the current model yet: all of
+        them, or at most `max_batches` batches."""
         done = 0
+        batches = 0
         async with self._embed_lock:
-            while True:
-                missing = await self.store.missing_embeddings(self.embedder.model_name, batch_size)
+            while max_batches is None or batches < max_batches:
+                batches += 1
+                missing = await self.store.missing_embeddings(self.vector_model, batch_size)
                 if not missing:
                     return done
-                vectors = await self.embedder.embed([text for _, text in missing])
+                vectors = await embed_memories(self.embedder, [text for _, text in missing])
                 await self.store.save_embeddings(
-                    self.embedder.model_name,
+                    self.vector_model,
                     [(digest, vectors[i]) for i, (digest, _) in enumerate(missing)],
                     self.clock(),
                 )
                 done += len(missing)
                 if progress:
                     progress(len(missing))
+        return done
 
 
 __all__ = [

@@ -1,16 +1,19 @@
-"""Configuration: CLI flags and MEMORY_MCP_* environment variables, read only by the composition root."""
+"""Configuration: CLI flags and MEMORY_MCP_* environment variables, read only by the
+composition root."""
 
 from __future__ import annotations
 
 import os
 import uuid
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memory_mcp.models import Role
+
+WORKSPACE_PERSONAL_MEMORY = "/workspace/personal/memory"
 
 
 def default_data_dir() -> Path:
@@ -55,6 +58,12 @@ class Settings(BaseSettings):
     recency_half_life_days: float | None = Field(None, gt=0)
     purge_interval_seconds: float = Field(3600, gt=0)
 
+    # File notes (memory_mcp/notes): folders whose .md/.markdown/.txt files are memories.
+    memory_dir: Path | None = None  # personal, agent scope; see personal_memory_dir
+    shared_memory_dir: Path | None = None  # shared, swarm scope; off when unset
+    watch: bool = True  # the server watches both folders and keeps them indexed
+    note_max_bytes: Annotated[int, Field(ge=1)] = 1_000_000
+
     @field_validator("agent_id", "session_id")
     @classmethod
     def _identifier(cls, value: str) -> str:
@@ -66,3 +75,12 @@ class Settings(BaseSettings):
     @property
     def database_url(self) -> str:
         return database_url(self.db, self.data_dir)
+
+    @property
+    def personal_memory_dir(self) -> Path:
+        """--memory-dir, else /workspace/personal/memory when it exists (the agents'
+        convention), else <data dir>/memory."""
+        if self.memory_dir is not None:
+            return self.memory_dir.expanduser()
+        conventional = Path(WORKSPACE_PERSONAL_MEMORY)
+        return conventional if conventional.is_dir() else self.data_dir.expanduser() / "memory"

@@ -10,6 +10,8 @@ on the same database are seen on the next search."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from memory_mcp.models import Scope, Visibility
@@ -32,6 +34,16 @@ class _Codes:
 
 
 class VectorIndex:
+    # Parallel arrays, one slot per memory (grown by doubling).
+    vectors: np.ndarray
+    ids: np.ndarray
+    alive: np.ndarray
+    owner: np.ndarray
+    session: np.ndarray
+    scope: np.ndarray
+    source: np.ndarray
+    expires: np.ndarray
+
     def __init__(self, dimension: int = 384) -> None:
         self.dimension = dimension
         self.revision = -1
@@ -43,14 +55,18 @@ class VectorIndex:
         self._allocate(1024)
 
     def _allocate(self, capacity: int) -> None:
-        def grow(old: np.ndarray | None, shape: tuple[int, ...], dtype: type, fill: object) -> np.ndarray:
-            new = np.full(shape, fill, dtype=dtype)
+        def grow(
+            old: np.ndarray | None, shape: tuple[int, ...], dtype: type, fill: object
+        ) -> np.ndarray:
+            new: np.ndarray = np.full(shape, fill, dtype=dtype)
             if old is not None:
                 new[: len(old)] = old
             return new
 
         first = self._capacity == 0
-        self.vectors = grow(None if first else self.vectors, (capacity, self.dimension), np.float32, 0)
+        self.vectors = grow(
+            None if first else self.vectors, (capacity, self.dimension), np.float32, 0
+        )
         self.ids = grow(None if first else self.ids, (capacity,), np.int64, -1)
         self.alive = grow(None if first else self.alive, (capacity,), np.bool_, False)
         self.owner = grow(None if first else self.owner, (capacity,), np.int32, -1)
@@ -59,7 +75,9 @@ class VectorIndex:
         self.source = grow(None if first else self.source, (capacity,), np.int32, -1)
         self.expires = grow(None if first else self.expires, (capacity,), np.float64, np.inf)
         self.tags: list[frozenset[str]] = (
-            [frozenset()] * capacity if first else self.tags + [frozenset()] * (capacity - self._capacity)
+            [frozenset()] * capacity
+            if first
+            else self.tags + [frozenset()] * (capacity - self._capacity)
         )
         self._capacity = capacity
 
@@ -134,10 +152,14 @@ class VectorIndex:
             mask[candidates[keep]] = True
         return mask
 
-    def search(self, query: np.ndarray, vis: Visibility, k: int) -> list[tuple[int, float]]:
-        """(memory id, cosine similarity) of the k nearest visible memories, best first."""
+    def search(
+        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+    ) -> list[tuple[int, float]]:
+        """(memory id, cosine similarity) of the k nearest visible memories, best first,
+        then those of the visible memories in `also` (the keyword arm's candidates) that
+        are not among them: the scan computes every similarity anyway."""
         n = self._size
-        if n == 0 or k <= 0:
+        if n == 0 or (k <= 0 and not also):
             return []
         mask = self._mask(vis)
         allowed = np.flatnonzero(mask)
@@ -148,6 +170,13 @@ class VectorIndex:
         scores = self.vectors[:n] @ query
         scores[~mask] = -np.inf
         k = min(k, len(allowed))
-        top = np.argpartition(-scores, k - 1)[:k]
+        top = np.argpartition(-scores, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)
         top = top[np.argsort(-scores[top])]
-        return [(int(self.ids[i]), float(scores[i])) for i in top]
+        hits = [(int(self.ids[i]), float(scores[i])) for i in top]
+        seen = {memory_id for memory_id, _ in hits}
+        for memory_id in also:
+            slot = self._slot_of.get(memory_id)
+            if slot is not None and mask[slot] and memory_id not in seen:
+                seen.add(memory_id)
+                hits.append((memory_id, float(scores[slot])))
+        return hits

@@ -67,6 +67,8 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
         values: dict[str, object] = {
             "db": str(tmp_path / "memory.db"),
             "data_dir": tmp_path / "data",
+            # Never a real /workspace/personal/memory: the server watches this folder.
+            "memory_dir": tmp_path / "memory",
         }
         values.update(overrides)
         return Settings(**values)  # type: ignore[arg-type]
@@ -79,3 +81,24 @@ async def opened(settings: Settings, embedder: object | None = None) -> AsyncIte
     """An app without background workers: tests drive embedding explicitly."""
     async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:  # type: ignore[arg-type]
         yield app
+
+
+class ToolFailed(AssertionError):
+    pass
+
+
+async def call(client: object, tool: str, **arguments: object) -> dict:  # type: ignore[type-arg]
+    """Call a tool and return its structured result; a tool error fails the test."""
+    result = await client.call_tool(tool, arguments)  # type: ignore[attr-defined]
+    if result.is_error:
+        raise ToolFailed(f"{tool} failed: {result.content[0].text}")
+    data: dict = result.structured_content  # type: ignore[type-arg]
+    return data
+
+
+async def call_error(client: object, tool: str, **arguments: object) -> str:
+    """Call a tool that must fail and return its error text."""
+    result = await client.call_tool(tool, arguments)  # type: ignore[attr-defined]
+    assert result.is_error, f"{tool} should have failed but returned {result.structured_content}"
+    text: str = result.content[0].text
+    return text

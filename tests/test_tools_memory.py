@@ -24,7 +24,9 @@ def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Setti
 TOOLS = {"store_memory", "memory-search", "memory-get", "memory-delete", "inject-learning"}
 
 
-async def test_lists_the_five_tools_with_annotations(make_settings: Callable[..., Settings]) -> None:
+async def test_lists_the_five_tools_with_annotations(
+    make_settings: Callable[..., Settings],
+) -> None:
     async with Client(build_server(make_settings(), FakeEmbedder())) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
@@ -35,7 +37,9 @@ async def test_lists_the_five_tools_with_annotations(make_settings: Callable[...
         assert tool.description and "Example" in tool.description
 
 
-async def test_upsert_bumps_version_and_keeps_history(make_settings: Callable[..., Settings]) -> None:
+async def test_upsert_bumps_version_and_keeps_history(
+    make_settings: Callable[..., Settings],
+) -> None:
     async with Client(build_server(make_settings(agent_id="a1"), FakeEmbedder())) as client:
         first = await call(client, "store_memory", key="db", value="We use SQLite")
         assert first["version"] == 1 and first["created"] is True
@@ -95,7 +99,8 @@ async def test_ttl_default_by_source_and_explicit(make_settings: Callable[..., S
     from datetime import datetime
 
     def days_from_now(iso: str) -> float:
-        return (datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() - time.time()) / 86400
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+        return (when - time.time()) / 86400
 
     assert days_from_now(task["expires_at"]) == pytest.approx(7, abs=0.01)
     assert days_from_now(summary["expires_at"]) == pytest.approx(3, abs=0.01)

@@ -7,6 +7,7 @@ such as `ERR_CONN_42` or `api.v2/users` stays one phrase whose parts must be adj
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # Words whose presence says nothing about which memory is meant. Removing them keeps
 # BM25 from ranking on "what", "did", "the"; they are kept when nothing else is left.
@@ -35,9 +36,28 @@ def query_terms(query: str) -> list[str]:
     return content or tokens
 
 
-def match_expression(query: str) -> str | None:
-    """An OR of quoted phrases (BM25 rewards memories that match more and rarer terms)."""
-    terms = query_terms(query)
-    if not terms:
-        return None
+def match_any(terms: Sequence[str]) -> str:
+    """An OR of quoted phrases (BM25 rewards memories that match more and rarer terms).
+    Terms come from `query_terms`, which never contain a double quote."""
     return " OR ".join(f'"{term}"' for term in terms)
+
+
+def match_expression(query: str) -> str | None:
+    terms = query_terms(query)
+    return match_any(terms) if terms else None
+
+
+def affordable_terms(matches: dict[str, int], budget: int) -> list[str]:
+    """The terms to rank by, rarest first, while the memories they match stay within
+    `budget` (FTS5 computes BM25 for every matching memory, ~1 microsecond each). The terms
+    left out are the most common ones: they weigh least in BM25 (a term in half of all
+    memories weighs nothing), and the vector arm still judges every candidate's meaning.
+    An empty list means that even the rarest term is over budget."""
+    chosen: list[str] = []
+    total = 0
+    for term in sorted((t for t in matches if matches[t] > 0), key=lambda t: matches[t]):
+        if total + matches[term] > budget:
+            break
+        chosen.append(term)
+        total += matches[term]
+    return chosen

@@ -7,16 +7,17 @@ import hashlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import and_, column, delete, func, insert, or_, select, table, text, update
+from sqlalchemy import Table, and_, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import InvalidInputError, NotFoundError, VersionConflictError
 from memory_mcp.models import MemoryRecord, NewMemory, Scope, Source, UpsertOutcome, Visibility
+from memory_mcp.store import fulltext
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.schema import (
     SQLITE_FTS_DDL,
@@ -29,8 +30,8 @@ from memory_mcp.store.schema import (
     TombstoneRow,
 )
 
-M = MemoryRow.__table__.c
-_FTS = table("memories_fts", column("rowid"))
+MEMORIES = cast(Table, MemoryRow.__table__)
+M = MEMORIES.c
 
 
 @dataclass
@@ -156,7 +157,7 @@ class MemoryStore:
     ) -> UpsertOutcome:
         existing = (
             await conn.execute(
-                select(MemoryRow.__table__).where(M.identity == new.identity).with_for_update()
+                select(MEMORIES).where(M.identity == new.identity).with_for_update()
             )
         ).first()
         digest = content_hash(new.value)
@@ -180,7 +181,7 @@ class MemoryStore:
                 )
             revision = await _next_revision(conn)
             result = await conn.execute(
-                insert(MemoryRow.__table__)
+                insert(MEMORIES)
                 .values(
                     identity=new.identity,
                     scope=new.scope.value,
@@ -220,7 +221,7 @@ class MemoryStore:
             )
         )
         await conn.execute(
-            update(MemoryRow.__table__)
+            update(MEMORIES)
             .where(M.id == existing.id)
             .values(
                 version=existing.version + 1,
@@ -240,7 +241,7 @@ class MemoryStore:
         """Count a read: access_count + 1 and the LRU clock. No revision: search is unaffected."""
         async with self._engines.writer.begin() as conn:
             await conn.execute(
-                update(MemoryRow.__table__)
+                update(MEMORIES)
                 .where(M.id == memory_id)
                 .values(
                     access_count=M.access_count + 1,
@@ -306,7 +307,7 @@ class MemoryStore:
                 )
             revision = await _next_revision(conn)
             await conn.execute(
-                update(MemoryRow.__table__)
+                update(MEMORIES)
                 .where(M.content_hash.in_([h for h, _ in items]))
                 .values(revision=revision)
             )
@@ -315,7 +316,7 @@ class MemoryStore:
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
         async with self._engines.reader.connect() as conn:
-            row = (await conn.execute(select(MemoryRow.__table__).where(M.id == memory_id))).first()
+            row = (await conn.execute(select(MEMORIES).where(M.id == memory_id))).first()
             return _record(row) if row else None
 
     async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]:
@@ -323,34 +324,101 @@ class MemoryStore:
             return {}
         async with self._engines.reader.connect() as conn:
             rows = await conn.execute(
-                select(MemoryRow.__table__).where(M.id.in_(list(memory_ids)))
+                select(MEMORIES).where(M.id.in_(list(memory_ids)))
             )
             return {row.id: _record(row) for row in rows}
 
     async def find_by_key(self, key: str, vis: Visibility) -> list[MemoryRecord]:
         async with self._engines.reader.connect() as conn:
             rows = await conn.execute(
-                select(MemoryRow.__table__).where(M.key == key, visible_to(vis))
+                select(MEMORIES).where(M.key == key, visible_to(vis))
             )
             return [_record(row) for row in rows]
 
+    async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
+        """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MEMORIES)
+                .where(visible_to(vis))
+                .order_by(M.pinned.desc(), M.last_used_at.desc(), M.id.desc())
+                .limit(limit)
+            )
+            return [_record(row) for row in rows]
+
+    # -- file-backed memories (notes) -------------------------------------------------------
+
+    @staticmethod
+    def _file_owner(scope: Scope, agent_id: str | None, source: Source) -> ColumnElement[bool]:
+        conditions = [M.scope == scope.value, M.source == source.value]
+        if agent_id is not None:
+            conditions.append(M.agent_id == agent_id)
+        return and_(*conditions)
+
+    async def records_for_file(
+        self, file_path: str, scope: Scope, agent_id: str | None, source: Source
+    ) -> list[MemoryRecord]:
+        """Every memory recorded from `file_path`, expired ones included."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MEMORIES)
+                .where(M.file_path == file_path, self._file_owner(scope, agent_id, source))
+                .order_by(M.id)
+            )
+            return [_record(row) for row in rows]
+
+    async def file_paths(
+        self, prefix: str, scope: Scope, agent_id: str | None, source: Source
+    ) -> set[str]:
+        """The distinct file paths starting with `prefix` that have memories."""
+        async with self._engines.reader.connect() as conn:
+            paths = await conn.scalars(
+                select(M.file_path)
+                .where(
+                    M.file_path.startswith(prefix, autoescape=True),
+                    self._file_owner(scope, agent_id, source),
+                )
+                .distinct()
+            )
+            return {p for p in paths if p is not None}
+
+    async def set_expiry(self, memory_ids: Sequence[int], expires_at: float | None) -> None:
+        """Move the expiry of these memories without a new version (their content is the
+        same); the revision moves so every process's vector index sees the new expiry."""
+        if not memory_ids:
+            return
+        async with self._engines.writer.begin() as conn:
+            revision = await _next_revision(conn)
+            await conn.execute(
+                update(MemoryRow)
+                .where(M.id.in_(list(memory_ids)))
+                .values(expires_at=expires_at, revision=revision)
+            )
+
+    async def has_embedding(self, model: str, digest: str) -> bool:
+        async with self._engines.reader.connect() as conn:
+            found = await conn.scalar(
+                select(EmbeddingRow.content_hash).where(
+                    EmbeddingRow.model == model, EmbeddingRow.content_hash == digest
+                )
+            )
+            return found is not None
+
     async def keyword_search(
-        self, match: str, vis: Visibility, limit: int, column_weights: tuple[float, float, float]
+        self,
+        terms: Sequence[str],
+        vis: Visibility,
+        limit: int,
+        column_weights: tuple[float, float, float],
     ) -> list[tuple[int, float]]:
-        """(id, BM25 relevance, larger is better) for visible memories matching `match`."""
+        """(id, BM25 relevance, larger is better) for visible memories containing any of
+        `terms` (from `keyword.query_terms`), best first; see store/fulltext.py."""
         if not self.supports_keyword_search:
             return []
-        weights = ", ".join(f"{w:g}" for w in column_weights)
-        rank = text(f"bm25(memories_fts, {weights})")
-        stmt = (
-            select(M.id, rank)
-            .select_from(MemoryRow.__table__.join(_FTS, _FTS.c.rowid == M.id))
-            .where(text("memories_fts MATCH :match").bindparams(match=match), visible_to(vis))
-            .order_by(rank)
-            .limit(limit)
-        )
         async with self._engines.reader.connect() as conn:
-            return [(row[0], -float(row[1])) for row in await conn.execute(stmt)]
+            return await fulltext.keyword_search(
+                conn, terms, visible_to(vis), limit, column_weights
+            )
 
     async def missing_embeddings(self, model: str, limit: int) -> list[tuple[str, str]]:
         """(content hash, text) of memories that have no vector from `model` yet."""
@@ -410,7 +478,7 @@ class MemoryStore:
             async with self._engines.reader.connect() as conn:
                 rows = (
                     await conn.execute(
-                        select(MemoryRow.__table__).where(M.id > last).order_by(M.id).limit(batch)
+                        select(MEMORIES).where(M.id > last).order_by(M.id).limit(batch)
                     )
                 ).all()
             if not rows:
@@ -421,14 +489,15 @@ class MemoryStore:
 
     async def history(self, memory_id: int) -> list[dict[str, Any]]:
         async with self._engines.reader.connect() as conn:
+            history = MemoryHistoryRow.__table__.c
             rows = await conn.execute(
-                select(MemoryHistoryRow)
-                .where(MemoryHistoryRow.memory_id == memory_id)
-                .order_by(MemoryHistoryRow.version)
+                select(history.version, history.value, history.replaced_at)
+                .where(history.memory_id == memory_id)
+                .order_by(history.version)
             )
             return [
                 {"version": r.version, "value": r.value, "replaced_at": r.replaced_at}
-                for r in rows.scalars()
+                for r in rows
             ]
 
     async def current_revision(self) -> int:
@@ -461,7 +530,7 @@ async def _next_revision(conn: AsyncConnection) -> int:
 
 
 async def _fetch(conn: AsyncConnection, memory_id: int) -> MemoryRecord:
-    row = (await conn.execute(select(MemoryRow.__table__).where(M.id == memory_id))).one()
+    row = (await conn.execute(select(MEMORIES).where(M.id == memory_id))).one()
     return _record(row)
 
 
@@ -477,7 +546,7 @@ async def _delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> i
     them so every process's vector index drops them too."""
     await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
     await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
-    result = await conn.execute(delete(MemoryRow.__table__).where(M.id.in_(ids)))
+    result = await conn.execute(delete(MEMORIES).where(M.id.in_(ids)))
     await conn.execute(
         insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids]
     )

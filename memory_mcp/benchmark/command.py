@@ -1,0 +1,88 @@
+"""`memory-mcp bench locomo DIR` and `memory-mcp bench latency`: tables on stdout, progress
+on stderr, and with --json the full numbers for comparing runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+DEFAULT_LATENCY_WORKDIR = Path("bench/results/latency")
+
+
+def add_commands(commands: Any) -> None:
+    """Add `bench` and its subcommands to the CLI's subparsers."""
+    bench = commands.add_parser("bench", help="measure retrieval quality and search latency")
+    kinds = bench.add_subparsers(dest="bench", required=True)
+
+    locomo = kinds.add_parser(
+        "locomo", help="turn-level recall@5/@10 on LoCoMo conversations (see bench/README.md)"
+    )
+    locomo.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
+    locomo.add_argument("--json", type=Path, help="also write every number to this file")
+    locomo.add_argument("--limit-conversations", type=int, metavar="N",
+                        help="only the first N conversations (by file name)")
+
+    latency = kinds.add_parser("latency", help="search latency on large synthetic stores")
+    latency.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000],
+                         metavar="N", help="store sizes (default: 10000 100000)")
+    latency.add_argument("--queries", type=int, default=150, help="searches per size")
+    latency.add_argument("--workdir", type=Path, default=DEFAULT_LATENCY_WORKDIR,
+                         help=f"where built stores are kept for reuse "
+                              f"(default: {DEFAULT_LATENCY_WORKDIR})")
+    latency.add_argument("--json", type=Path, help="also write every number to this file")
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _write_json(path: Path | None, data: dict[str, Any]) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        _say(f"wrote {path}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from memory_mcp.embeddings import SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    embedder.start()
+    started = time.perf_counter()
+    if args.bench == "locomo":
+        from memory_mcp.benchmark.locomo import load_conversations, run_locomo
+
+        try:
+            conversations = load_conversations(args.dir, args.limit_conversations)
+        except (OSError, ValueError, KeyError) as exc:
+            raise SystemExit(f"memory-mcp: cannot read LoCoMo data in {args.dir}: {exc}") from exc
+
+        def progress(run: Any) -> None:
+            _say(f"conversation {run.name}: {run.turns} turns, {len(run.results)} questions")
+
+        report = anyio.run(run_locomo, conversations, embedder, progress)
+        print(report.render())
+        _write_json(args.json, report.to_json())
+    else:
+        from memory_mcp.benchmark.latency import measure_size, render
+
+        async def measure_all() -> list[Any]:
+            results = []
+            for size in args.sizes:
+                _say(f"{size:,} memories (store kept in {args.workdir / str(size)})")
+                results.append(
+                    await measure_size(args.workdir / str(size), size, embedder, args.queries, _say)
+                )
+            return results
+
+        results = anyio.run(measure_all)
+        print(render(results))
+        _write_json(args.json, {"benchmark": "latency", "sizes": [r.summary() for r in results]})
+    _say(f"done in {time.perf_counter() - started:.0f} s")
+    return 0

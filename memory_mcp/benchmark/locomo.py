@@ -1,0 +1,223 @@
+"""Turn-level retrieval on LoCoMo, following the protocol of the data set's README:
+
+- one fresh, empty store (a temporary SQLite file) per conversation;
+- every turn stored as one memory through `MemoryService.store_memory`, key = its dia_id,
+  value = "{speaker}: {text}";
+- every question of category 1-4 with non-empty evidence sent to `MemoryService.search`
+  (the service behind the `memory-search` tool) with limit 10;
+- recall@k = share of the question's evidence dia_ids among the top k keys, averaged over
+  questions, overall and per category.
+
+The store is built by `open_app`, the same composition root the server uses, with the
+user's default settings: nothing here changes how search behaves."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_mcp.app import open_app
+from memory_mcp.benchmark.stats import mean, percentile_ms, table
+from memory_mcp.embeddings import Embedder
+from memory_mcp.errors import MemoryMcpError
+from memory_mcp.settings import Settings
+
+ANSWERABLE_CATEGORIES = (1, 2, 3, 4)
+SEARCH_LIMIT = 10
+CUTOFFS = (5, 10)
+
+
+@dataclass
+class Turn:
+    key: str
+    value: str
+
+
+@dataclass
+class Question:
+    text: str
+    category: int
+    evidence: list[str]
+
+
+@dataclass
+class Conversation:
+    name: str
+    turns: list[Turn]
+    questions: list[Question]
+
+
+@dataclass
+class QuestionResult:
+    conversation: str
+    question: str
+    category: int
+    evidence: list[str]
+    retrieved: list[str]
+    recall: dict[int, float]
+    seconds: float
+
+
+@dataclass
+class ConversationRun:
+    name: str
+    turns: int
+    refused: list[str]
+    ingest_seconds: float
+    results: list[QuestionResult] = field(default_factory=list)
+
+
+def load_conversation(path: Path) -> Conversation:
+    """One LoCoMo file: `session_N` lists of turns, and `qa` with category and evidence."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    sessions = sorted(
+        (int(name.removeprefix("session_")), turns)
+        for name, turns in data.items()
+        if name.startswith("session_") and name.removeprefix("session_").isdigit()
+        and isinstance(turns, list)
+    )
+    turns = [
+        Turn(key=str(turn["dia_id"]), value=f"{turn['speaker']}: {turn['text']}")
+        for _, session in sessions
+        for turn in session
+    ]
+    questions = [
+        Question(text=str(qa["question"]), category=int(qa["category"]),
+                 evidence=[str(e) for e in qa["evidence"]])
+        for qa in data.get("qa", [])
+        if qa.get("category") in ANSWERABLE_CATEGORIES and qa.get("evidence")
+    ]
+    return Conversation(name=path.stem, turns=turns, questions=questions)
+
+
+def load_conversations(directory: Path, limit: int | None = None) -> list[Conversation]:
+    paths = sorted(directory.glob("*.json"))
+    if not paths:
+        raise FileNotFoundError(f"no LoCoMo conversation files (*.json) in {directory}")
+    return [load_conversation(p) for p in paths[:limit]]
+
+
+def recall_at(evidence: Iterable[str], retrieved: list[str], k: int) -> float:
+    wanted = list(dict.fromkeys(evidence))
+    top = set(retrieved[:k])
+    return sum(1 for e in wanted if e in top) / len(wanted) if wanted else 0.0
+
+
+async def run_conversation(
+    conversation: Conversation, embedder: Embedder, workdir: Path
+) -> ConversationRun:
+    """Ingest every turn into a fresh store, then ask every question."""
+    settings = Settings(db=str(workdir / "memory.db"), data_dir=workdir)
+    async with open_app(settings, embedder, background=False) as app:
+        service, caller = app.service, app.caller
+        refused: list[str] = []
+        started = time.perf_counter()
+        for turn in conversation.turns:
+            try:
+                await service.store_memory(caller, turn.key, turn.value)
+            except MemoryMcpError:
+                refused.append(turn.key)
+        await service.embed_pending()  # normally a no-op: store_memory embeds inline
+        run = ConversationRun(
+            conversation.name, len(conversation.turns), refused, time.perf_counter() - started
+        )
+        for question in conversation.questions:
+            started = time.perf_counter()
+            result = await service.search(caller, question.text, limit=SEARCH_LIMIT)
+            seconds = time.perf_counter() - started
+            retrieved = [hit.record.key for hit in result.hits]
+            run.results.append(
+                QuestionResult(
+                    conversation.name, question.text, question.category, question.evidence,
+                    retrieved, {k: recall_at(question.evidence, retrieved, k) for k in CUTOFFS},
+                    seconds,
+                )
+            )
+        return run
+
+
+async def run_locomo(
+    conversations: list[Conversation],
+    embedder: Embedder,
+    progress: Callable[[ConversationRun], None] | None = None,
+) -> LocomoReport:
+    await embedder.wait_ready()  # the model's load time is not ingest time
+    runs = []
+    for conversation in conversations:
+        with tempfile.TemporaryDirectory(prefix="memory-mcp-locomo-") as tmp:
+            run = await run_conversation(conversation, embedder, Path(tmp))
+        runs.append(run)
+        if progress:
+            progress(run)
+    return LocomoReport(runs)
+
+
+@dataclass
+class LocomoReport:
+    runs: list[ConversationRun]
+
+    @property
+    def results(self) -> list[QuestionResult]:
+        return [r for run in self.runs for r in run.results]
+
+    def summary(self) -> dict[str, Any]:
+        results = self.results
+        turns = sum(run.turns for run in self.runs)
+        ingest = sum(run.ingest_seconds for run in self.runs)
+        seconds = [r.seconds for r in results]
+
+        def recalls(items: list[QuestionResult]) -> dict[str, Any]:
+            return {"questions": len(items)} | {
+                f"recall@{k}": round(mean([r.recall[k] for r in items]), 4) for k in CUTOFFS
+            }
+
+        categories = sorted({r.category for r in results})
+        return {
+            "conversations": len(self.runs),
+            "turns": turns,
+            "refused_turns": sum(len(run.refused) for run in self.runs),
+            "overall": recalls(results),
+            "by_category": {
+                str(c): recalls([r for r in results if r.category == c]) for c in categories
+            },
+            "by_conversation": {
+                run.name: recalls(run.results) for run in self.runs
+            },
+            "ingest_turns_per_second": round(turns / ingest, 1) if ingest else 0.0,
+            "search_ms_p50": round(percentile_ms(seconds, 50), 2),
+            "search_ms_p95": round(percentile_ms(seconds, 95), 2),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "benchmark": "locomo",
+            "summary": self.summary(),
+            "questions": [asdict(r) for r in self.results],
+        }
+
+    def render(self) -> str:
+        s = self.summary()
+        rows: list[list[object]] = [
+            ["all", s["overall"]["questions"], s["overall"]["recall@5"], s["overall"]["recall@10"]]
+        ]
+        for name, part in s["by_category"].items():
+            rows.append([f"category {name}", part["questions"], part["recall@5"],
+                         part["recall@10"]])
+        for name, part in s["by_conversation"].items():
+            rows.append([f"conversation {name}", part["questions"], part["recall@5"],
+                         part["recall@10"]])
+        lines = [
+            table(["LoCoMo (turn level)", "questions", "R@5", "R@10"], rows),
+            "",
+            f"ingest: {s['turns']} turns in {s['conversations']} conversations, "
+            f"{s['ingest_turns_per_second']} turns/s (store + embed)"
+            + (f", {s['refused_turns']} refused" if s["refused_turns"] else ""),
+            f"search: p50 {s['search_ms_p50']:.1f} ms, p95 {s['search_ms_p95']:.1f} ms "
+            f"(limit {SEARCH_LIMIT})",
+        ]
+        return "\n".join(lines)

@@ -1,0 +1,150 @@
+"""The rules for memories that mirror a file (source `file_index`).
+
+A file's memories are replaced as a set: chunks whose text and metadata are unchanged keep
+their id, version and vector; changed ones are updated in place (a new version, history
+kept); chunks that disappeared are deleted. They all expire together, `ttl_file_index_days`
+after the file's last modification, so a change anywhere in the file refreshes all of them
+and an untouched, unchanged file is left alone. Writes go through MemoryService.store_memory,
+so validation, the secret check and instruction flags apply to notes as to any memory.
+
+Who may change what: the personal folder's memories belong to the agent that indexes them;
+the shared folder's are swarm memories, and any agent watching that folder keeps them in
+step with the files (the folder, not an agent, owns them)."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_mcp.errors import InvalidInputError
+from memory_mcp.models import Caller, MemoryRecord, Scope, Source
+from memory_mcp.service import MemoryService
+from memory_mcp.validation import iso
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FileMemory:
+    """One chunk of a file, as the indexer derives it: `key` is stable for the chunk."""
+
+    key: str
+    value: str
+    metadata: dict[str, Any]
+
+
+@dataclass
+class FileIndexReport:
+    file_path: str
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    refused: list[str] = field(default_factory=list)
+    expired: bool = False  # the file is older than the file_index TTL: not indexed
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.updated or self.removed)
+
+    def describe(self) -> str:
+        if self.expired:
+            return f"{self.file_path}: not modified within the file_index TTL; not indexed"
+        text = (
+            f"{self.file_path}: {self.created} new, {self.updated} updated, "
+            f"{self.unchanged} unchanged, {self.removed} removed"
+        )
+        return text + (f", {len(self.refused)} refused" if self.refused else "")
+
+
+class FileIndexService:
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+        self.store = service.store
+
+    def _owner(self, caller: Caller, scope: Scope) -> str | None:
+        return caller.agent_id if scope is not Scope.SWARM else None
+
+    async def records(self, caller: Caller, scope: Scope, file_path: str) -> list[MemoryRecord]:
+        return await self.store.records_for_file(
+            file_path, scope, self._owner(caller, scope), Source.FILE_INDEX
+        )
+
+    async def indexed_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]:
+        return await self.store.file_paths(
+            prefix, scope, self._owner(caller, scope), Source.FILE_INDEX
+        )
+
+    def expiry_for(self, modified_at: float) -> float | None:
+        """Whole seconds, so the value survives the ISO round trip of store_memory exactly."""
+        ttl = self.service.policy.default_ttl_seconds(Source.FILE_INDEX)
+        if ttl is None:
+            return None
+        return float(math.floor(min(modified_at, self.service.clock())) + math.ceil(ttl))
+
+    async def sync_file(
+        self,
+        caller: Caller,
+        scope: Scope,
+        file_path: str,
+        memories: Sequence[FileMemory],
+        modified_at: float,
+    ) -> FileIndexReport:
+        """Make the file's memories exactly `memories`."""
+        report = FileIndexReport(file_path)
+        existing = {r.key: r for r in await self.records(caller, scope, file_path)}
+        # Lifetime counts from the last change we know of: the file's mtime, or when we
+        # first indexed it if that is later. A note copied in with an old mtime (cp -p, a
+        # restore) is therefore indexed, not born expired; restarts stay repeatable because
+        # first-indexed is the stored created_at.
+        first_indexed = min((r.created_at for r in existing.values()), default=None)
+        if first_indexed is None:
+            first_indexed = self.service.clock()
+        expires_at = self.expiry_for(max(modified_at, first_indexed))
+        if expires_at is not None and expires_at <= self.service.clock():
+            report.expired = True
+            report.removed = await self.store.delete([r.id for r in existing.values()])
+            return report
+
+        kept: set[str] = set()
+        refresh: list[int] = []
+        for memory in memories:
+            old = existing.get(memory.key)
+            if old is not None and old.value == memory.value and old.metadata == memory.metadata:
+                kept.add(memory.key)
+                report.unchanged += 1
+                if old.expires_at != expires_at:
+                    refresh.append(old.id)
+                continue
+            try:
+                result = await self.service.store_memory(
+                    caller,
+                    memory.key,
+                    memory.value,
+                    scope=scope.value,
+                    metadata=memory.metadata,
+                    expires_at=iso(expires_at),
+                    source=Source.FILE_INDEX.value,
+                    allowed_sources=(Source.FILE_INDEX,),
+                    file_path=file_path,
+                )
+            except InvalidInputError as exc:  # e.g. a secret in this section: skip it only
+                log.warning("%s: chunk %s not indexed: %s", file_path, memory.key, exc)
+                report.refused.append(f"{memory.key}: {exc}")
+                continue
+            kept.add(memory.key)
+            if result.created:
+                report.created += 1
+            else:
+                report.updated += 1
+        stale = [r.id for key, r in existing.items() if key not in kept]
+        report.removed = await self.store.delete(stale)
+        await self.store.set_expiry(refresh, expires_at)
+        return report
+
+    async def remove_file(self, caller: Caller, scope: Scope, file_path: str) -> int:
+        records = await self.records(caller, scope, file_path)
+        return await self.store.delete([r.id for r in records])

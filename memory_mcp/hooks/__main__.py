@@ -1,0 +1,5 @@
+import sys
+
+from memory_mcp.hooks.runner import main
+
+sys.exit(main())

@@ -1,0 +1,28 @@
+"""Open the store for one hook, within the hook's time budget. No background workers and
+no embedding model (loading it takes seconds): the server's embedding worker embeds what
+a hook writes, and keyword search sees it at once."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
+
+from memory_mcp.app import AppContext, open_app
+from memory_mcp.hooks.runner import HOOK_BUDGET_SECONDS
+from memory_mcp.settings import Settings
+
+T = TypeVar("T")
+
+# Left for start-up and shutdown before the runner's watchdog ends the process.
+JOB_BUDGET_SECONDS = HOOK_BUDGET_SECONDS - 2.0
+
+
+def run_with_app(settings: Settings, job: Callable[[AppContext], Awaitable[T]]) -> T:
+    async def runner() -> T:
+        with anyio.fail_after(JOB_BUDGET_SECONDS):
+            async with open_app(settings, background=False) as app:
+                return await job(app)
+
+    return anyio.run(runner)

@@ -1,0 +1,63 @@
+"""Stop / SessionEnd: remember what the session was about as a `session_summary` memory
+(agent scope, so the agent's next sessions recall it; 3 days by default). One memory per
+Claude Code session: a later Stop of the same session updates it in place."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from memory_mcp.app import AppContext
+from memory_mcp.hooks.job import run_with_app
+from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
+from memory_mcp.hooks.transcript import read_transcript
+from memory_mcp.settings import Settings
+
+
+def _session_id(payload: dict[str, Any], transcript_path: Path) -> str:
+    raw = payload.get("session_id")
+    text = raw if isinstance(raw, str) and raw.strip() else transcript_path.stem
+    return re.sub(r"[^\w.-]", "_", text)[:100]
+
+
+def run(
+    payload: dict[str, Any],
+    settings: Settings | None = None,
+    summarizer: SessionSummarizer | None = None,
+) -> int:
+    raw_path = payload.get("transcript_path")
+    if not isinstance(raw_path, str) or not raw_path:
+        return 0
+    path = Path(raw_path).expanduser()
+    if not path.is_file():
+        return 0
+    transcript = read_transcript(path)
+    if transcript.cwd is None and isinstance(payload.get("cwd"), str):
+        transcript.cwd = payload["cwd"]
+    session = _session_id(payload, path)
+    summarizer = summarizer or ExtractiveSummarizer()
+
+    async def job(app: AppContext) -> None:
+        summary = await summarizer.summarize(transcript)
+        if not summary:
+            return
+        metadata: dict[str, Any] = {
+            "session_id": session,
+            "transcript_path": str(path),
+            "files": transcript.files[:50],
+        }
+        if transcript.cwd:
+            metadata["cwd"] = transcript.cwd
+        await app.service.store_memory(
+            app.caller,
+            key=f"session-summary:{session}",
+            value=summary,
+            scope="agent",
+            tags=["session-summary"],
+            metadata=metadata,
+            source="session_summary",
+        )
+
+    run_with_app(settings or Settings(), job)
+    return 0

@@ -1,0 +1,21 @@
+"""SessionStart: print the agent's most relevant memories as a `<memories>` block; Claude
+Code adds a hook's stdout to the model's context. Nothing is printed when there are none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_mcp.app import AppContext
+from memory_mcp.hooks.job import run_with_app
+from memory_mcp.memories_block import memories_block
+from memory_mcp.settings import Settings
+
+
+def run(payload: dict[str, Any], settings: Settings | None = None) -> int:
+    async def job(app: AppContext) -> str:
+        return await memories_block(app.service, app.caller)
+
+    block = run_with_app(settings or Settings(), job)
+    if block:
+        print(block, flush=True)
+    return 0

@@ -1,0 +1,99 @@
+"""What a memory's vector is made of.
+
+all-MiniLM-L6-v2 mean-pools one vector per text and reads at most 256 word pieces, so one
+vector of a whole memory blurs a multi-sentence memory into its filler ("Hey! Good to see
+you!") and never sees the tail of a long one. Instead a memory is cut into short passages
+of whole sentences (about `PASSAGE_CHARS` each), every passage keeps the memory's context
+label (a leading `Label:` such as a speaker or a topic, or a first-line markdown heading
+path such as `# Deploy > ## Staging`), and the memory's one vector is the normalised sum of
+the whole text's vector and its passages' vectors. Still one vector per memory: the index
+and its scan cost are unchanged. docs/RETRIEVAL.md has the measurements.
+
+Queries are embedded as they are: they are short, and the model was trained on such."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from memory_mcp.embeddings import Embedder
+
+RECIPE = "passages-v1"
+PASSAGE_CHARS = 80
+# A very long memory gets longer passages rather than hundreds of them.
+MAX_PASSAGES = 32
+# A "sentence" longer than this (a log line, minified code) is cut at spaces.
+MAX_PIECE_CHARS = 1_000
+
+_LABEL = re.compile(r"^([^\n:]{1,40}):[ \t]+(?=\S)")
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}[ \t][^\n]{0,200}\n")
+_BREAK = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+
+
+def vector_model(model_name: str) -> str:
+    """The name vectors are stored under: the model plus this recipe, so a store embedded
+    with another recipe is re-embedded by the background worker instead of mixed."""
+    return f"{model_name}+{RECIPE}"
+
+
+def context_label(text: str) -> tuple[str, str]:
+    """(label to repeat in every passage, the rest of the text)."""
+    heading = _HEADING_LINE.match(text)
+    if heading:
+        return heading.group(0).strip() + "\n", text[heading.end():]
+    label = _LABEL.match(text)
+    if label:
+        return label.group(1).strip() + ": ", text[label.end():]
+    return "", text
+
+
+def _pieces(body: str) -> list[str]:
+    pieces: list[str] = []
+    for piece in _BREAK.split(body):
+        piece = piece.strip()
+        while len(piece) > MAX_PIECE_CHARS:
+            cut = piece.rfind(" ", 0, MAX_PIECE_CHARS)
+            cut = cut if cut > 0 else MAX_PIECE_CHARS
+            pieces.append(piece[:cut])
+            piece = piece[cut:].strip()
+        if piece:
+            pieces.append(piece)
+    return pieces
+
+
+def passages(text: str) -> list[str]:
+    """The texts whose vectors are summed into the memory's vector; the first is the whole
+    text. A memory that makes only one passage is embedded once, as it is."""
+    label, body = context_label(text)
+    budget = max(PASSAGE_CHARS, len(body) // MAX_PASSAGES + 1)
+    groups: list[str] = []
+    current = ""
+    for piece in _pieces(body):
+        if current and len(current) + 1 + len(piece) > budget:
+            groups.append(current)
+            current = piece
+        else:
+            current = f"{current} {piece}" if current else piece
+    if current:
+        groups.append(current)
+    if len(groups) <= 1:
+        return [text]
+    return [text, *(label + group for group in groups)]
+
+
+async def embed_memories(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """One unit vector per memory text, from all their passages in one batch."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    owners: list[int] = []
+    flat: list[str] = []
+    for owner, text in enumerate(texts):
+        parts = passages(text)
+        flat.extend(parts)
+        owners.extend([owner] * len(parts))
+    vectors = np.asarray(await embedder.embed(flat), dtype=np.float32)
+    summed = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+    np.add.at(summed, np.asarray(owners), vectors)
+    norms = np.linalg.norm(summed, axis=1, keepdims=True)
+    return summed / np.where(norms > 0, norms, 1.0)

@@ -1,0 +1,110 @@
+"""The benchmark harnesses on tiny inputs: the numbers get computed and reported. No
+quality or speed thresholds here (benchmarks are not timed tests); `memory-mcp bench`
+measures those. tests/data/locomo_tiny.json is a made-up conversation in LoCoMo's format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory_mcp.benchmark.latency import SyntheticText, measure_size
+from memory_mcp.benchmark.latency import render as render_latency
+from memory_mcp.benchmark.locomo import load_conversation, recall_at, run_locomo
+from memory_mcp.benchmark.stats import percentile_ms, table
+from memory_mcp.cli import main
+from memory_mcp.embeddings import SentenceTransformerEmbedder
+
+TINY = Path(__file__).parent / "data" / "locomo_tiny.json"
+
+
+def test_loading_follows_the_protocol() -> None:
+    conversation = load_conversation(TINY)
+    assert conversation.name == "locomo_tiny"
+    assert len(conversation.turns) == 17  # every turn of every session, in order
+    assert conversation.turns[0].key == "D1:1"
+    assert conversation.turns[0].value == "Ines: Morning Tomas! How was the weekend?"
+    assert conversation.turns[-1].key == "D3:5"
+    # Category 5 and questions without evidence are not queries.
+    assert [q.category for q in conversation.questions] == [4, 4, 1, 2, 4, 3]
+    assert conversation.questions[2].evidence == ["D1:3", "D1:5"]
+
+
+def test_recall_is_the_share_of_evidence_in_the_top_k() -> None:
+    retrieved = ["a", "b", "c", "d", "e", "f"]
+    assert recall_at(["b", "z"], retrieved, 5) == 0.5
+    assert recall_at(["f"], retrieved, 5) == 0.0
+    assert recall_at(["f"], retrieved, 10) == 1.0
+    assert recall_at(["a", "a"], retrieved, 1) == 1.0  # a repeated id counts once
+
+
+def test_stats_helpers() -> None:
+    assert percentile_ms([0.001, 0.002, 0.003], 50) == pytest.approx(2.0)
+    assert percentile_ms([], 95) == 0.0
+    rendered = table(["name", "value"], [["x", 0.5], ["longer", 12]])
+    assert rendered.splitlines()[2].split() == ["x", "0.500"]
+
+
+@pytest.mark.anyio
+async def test_locomo_harness_on_one_small_conversation(
+    real_embedder: SentenceTransformerEmbedder,
+) -> None:
+    report = await run_locomo([load_conversation(TINY)], real_embedder)
+    summary = report.summary()
+    assert summary["turns"] == 17 and summary["refused_turns"] == 0
+    assert summary["overall"]["questions"] == 6
+    assert set(summary["by_category"]) == {"1", "2", "3", "4"}
+    for part in [summary["overall"], *summary["by_category"].values()]:
+        assert 0.0 <= part["recall@5"] <= part["recall@10"] <= 1.0
+    assert summary["ingest_turns_per_second"] > 0
+    assert 0 < summary["search_ms_p50"] <= summary["search_ms_p95"]
+    for result in report.results:
+        assert 0 < len(result.retrieved) <= 10  # limit 10, through the real search
+        assert set(result.retrieved) <= {t.key for t in load_conversation(TINY).turns}
+    rendered = report.render()
+    assert "R@5" in rendered and "category 4" in rendered and "turns/s" in rendered
+    data = json.loads(json.dumps(report.to_json()))
+    assert len(data["questions"]) == 6
+
+
+def test_cli_bench_locomo_prints_a_table_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "locomo"
+    folder.mkdir()
+    (folder / "tiny.json").write_text(TINY.read_text())
+    out = tmp_path / "result.json"
+    assert main(["bench", "locomo", str(folder), "--json", str(out)]) == 0
+    assert "LoCoMo (turn level)" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert data["summary"]["overall"]["questions"] == 6
+
+
+def test_synthetic_text_is_deterministic_and_zipfian() -> None:
+    first, second = SyntheticText(seed=3), SyntheticText(seed=3)
+    memories = [first.memory() for _ in range(200)]
+    assert memories == [second.memory() for _ in range(200)]
+    words = " ".join(memories).lower().replace(".", "").split()
+    common = first.words[0]
+    assert words.count(common) > len(words) / 30  # the top word is everywhere
+    assert len(set(words)) > 500  # and most words are rare
+
+
+@pytest.mark.anyio
+async def test_latency_harness_on_a_small_store(
+    tmp_path: Path, real_embedder: SentenceTransformerEmbedder
+) -> None:
+    result = await measure_size(tmp_path / "store", 300, real_embedder, queries=6)
+    assert result.build_seconds is not None and result.build_seconds > 0
+    summary = result.summary()
+    assert summary["memories"] == 300
+    assert set(summary["search_ms"]) == {"all", "selective", "common", "question"}
+    assert all(ms["p50"] > 0 for ms in summary["search_ms"].values())
+    assert set(summary["part_ms_p50"]) == {"selective", "common", "question"}
+    assert set(summary["part_ms_p50"]["common"]) == {
+        "embed query", "keyword (FTS5)", "vector scan", "fetch records"
+    }
+    again = await measure_size(tmp_path / "store", 300, real_embedder, queries=3)
+    assert again.build_seconds is None  # the built store is reused
+    assert "300" in render_latency([result, again])

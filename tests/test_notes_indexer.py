@@ -1,0 +1,267 @@
+"""Indexing notes without the watcher: what a note becomes in the store, how edits,
+deletes, renames and unsafe files are handled. FakeEmbedder: retrieval is not the point."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory_mcp.app import AppContext
+from memory_mcp.models import Caller, Role, Scope, Source
+from memory_mcp.settings import Settings
+from tests.conftest import FakeEmbedder, opened
+
+pytestmark = pytest.mark.anyio
+
+NOTE = """\
+# Deploy
+We deploy with blue-green switches.
+
+## Staging
+Staging is refreshed nightly from production.
+"""
+
+
+class CountingEmbedder(FakeEmbedder):
+    """FAKE embedder that counts the texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return await super().embed(texts)
+
+
+async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list:  # type: ignore[type-arg]
+    return await app.notes.files.records(app.caller, scope, str(path.resolve()))
+
+
+async def found(app: AppContext, query: str) -> list[str]:
+    result = await app.service.search(app.caller, query, source="file_index")
+    return [hit.record.key for hit in result.hits]
+
+
+@pytest.fixture
+def memory_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "memory"
+    path.mkdir()
+    return path
+
+
+async def test_a_note_becomes_file_index_memories_with_path_lines_and_ttl(
+    make_settings: Callable[..., Settings], memory_dir: Path
+) -> None:
+    note = memory_dir / "deploy.md"
+    note.write_text(NOTE)
+    async with opened(make_settings(agent_id="a1")) as app:
+        outcome = await app.notes.index_path(note)
+        assert outcome.report is not None and outcome.report.created == 2
+        stored = await records(app, note)
+    assert [r.key for r in stored] == [
+        f"file:{note.resolve()}#deploy",
+        f"file:{note.resolve()}#deploy/staging",
+    ]
+    first, second = stored
+    assert first.source is Source.FILE_INDEX and first.scope is Scope.AGENT
+    assert first.agent_id == "a1" and first.file_path == str(note.resolve())
+    assert first.metadata == {
+        "file_path": str(note.resolve()),
+        "start_line": 1,
+        "end_line": 2,
+        "heading_path": "# Deploy",
+        "folder": "personal",
+    }
+    assert (second.metadata["start_line"], second.metadata["end_line"]) == (4, 5)
+    assert second.value == "# Deploy > ## Staging\n\nStaging is refreshed nightly from production."
+    expected_expiry = math.floor(note.stat().st_mtime) + 30 * 86_400
+    assert first.expires_at == second.expires_at
+    assert first.expires_at == pytest.approx(expected_expiry, abs=2)
+
+
+async def test_rewrite_replaces_without_duplicates_and_keeps_unchanged_chunks(
+    make_settings: Callable[..., Settings], memory_dir: Path
+) -> None:
+    note = memory_dir / "deploy.md"
+    note.write_text(NOTE)
+    embedder = CountingEmbedder()
+    async with opened(make_settings(), embedder) as app:
+        await app.notes.index_path(note)
+        before = {r.key: r for r in await records(app, note)}
+        assert len(embedder.texts) == 2
+
+        # Same bytes again: nothing is written, nothing embedded.
+        again = await app.notes.index_path(note)
+        assert again.report is not None and not again.report.changed
+        assert len(embedder.texts) == 2
+
+        # One section edited: only that chunk gets a new version and a new vector.
+        note.write_text(NOTE.replace("nightly", "every hour"))
+        report = (await app.notes.index_path(note)).report
+        assert report is not None and (report.updated, report.unchanged) == (1, 1)
+        after = {r.key: r for r in await records(app, note)}
+        assert after.keys() == before.keys(), "same chunks, no duplicates"
+        staging = next(k for k in after if k.endswith("staging"))
+        deploy = next(k for k in after if k.endswith("#deploy"))
+        assert after[staging].id == before[staging].id and after[staging].version == 2
+        assert "every hour" in after[staging].value
+        assert after[deploy].version == 1 and after[deploy].id == before[deploy].id
+        assert len(embedder.texts) == 3
+
+        # A line added above shifts the staging chunk's lines: metadata changes, its
+        # text does not, so its vector is reused.
+        note.write_text(NOTE.replace("switches.", "switches.\nTwice a week.").replace(
+            "nightly", "every hour"))
+        await app.notes.index_path(note)
+        shifted = {r.key: r for r in await records(app, note)}
+        assert shifted[staging].metadata["start_line"] == 5
+        assert len(embedder.texts) == 4, "only the edited deploy chunk was embedded"
+        assert len(shifted) == 2
+        hits = await found(app, "every hour")
+        assert hits == [staging]
+
+
+async def test_touching_a_note_refreshes_the_expiry_of_all_its_memories(
+    make_settings: Callable[..., Settings], memory_dir: Path
+) -> None:
+    note = memory_dir / "deploy.md"
+    note.write_text(NOTE)
+    old = time.time() - 10 * 86_400
+    os.utime(note, (old, old))
+    async with opened(make_settings()) as app:
+        real_clock = app.service.clock
+        app.service.clock = lambda: old  # first indexed ten days ago
+        await app.notes.index_path(note)
+        first = await records(app, note)
+        assert all(r.expires_at == math.floor(old) + 30 * 86_400 for r in first)
+        app.service.clock = real_clock
+        os.utime(note)  # now
+        await app.notes.index_path(note)
+        refreshed = await records(app, note)
+    assert [r.version for r in refreshed] == [1, 1], "no new version for a new expiry"
+    assert all(r.expires_at and r.expires_at > time.time() + 29 * 86_400 for r in refreshed)
+
+
+async def test_an_old_note_dropped_in_is_indexed_and_expires_ttl_after_indexing(
+    make_settings: Callable[..., Settings], memory_dir: Path
+) -> None:
+    note = memory_dir / "ancient.md"
+    note.write_text("# Old\nFrom long ago.")
+    old = time.time() - 40 * 86_400
+    os.utime(note, (old, old))  # e.g. copied in with `cp -p`
+    async with opened(make_settings()) as app:
+        await app.notes.index_path(note)
+        indexed = await records(app, note)
+        assert len(indexed) == 1
+        assert indexed[0].expires_at == pytest.approx(time.time() + 30 * 86_400, abs=5)
+        real_clock = app.service.clock
+        app.service.clock = lambda: real_clock() + 31 * 86_400  # untouched for a month
+        outcome = await app.notes.index_path(note)
+        assert outcome.report is not None and outcome.report.expired
+        assert await records(app, note) == []
+    async with opened(make_settings(ttl_file_index_days=0)) as app:
+        await app.notes.index_path(note)
+        kept = await records(app, note)
+    assert len(kept) == 1 and kept[0].expires_at is None
+
+
+async def test_delete_rename_and_directory_moves(
+    make_settings: Callable[..., Settings], memory_dir: Path
+) -> None:
+    note = memory_dir / "deploy.md"
+    note.write_text(NOTE)
+    embedder = CountingEmbedder()
+    async with opened(make_settings(), embedder) as app:
+        await app.notes.index_path(note)
+        count = await app.service.store.count()
+
+        renamed = memory_dir / "shipping.md"
+        note.rename(renamed)
+        await app.notes.apply([str(note), str(renamed)])
+        assert await records(app, note) == []
+        moved = await records(app, renamed)
+        assert len(moved) == 2 and all("shipping.md" in r.key for r in moved)
+        assert await app.service.store.count() == count, "a move, not a duplicate"
+        assert len(embedder.texts) == 2, "moved text is not embedded again"
+
+        sub = memory_dir / "team"
+        sub.mkdir()
+        (sub / "people.md").write_text("Alice owns the deploy scripts.")
+        await app.notes.apply([str(sub)])  # a directory moved in: only it is reported
+        assert len(await records(app, sub / "people.md")) == 1
+        sub.rename(memory_dir.parent / "archived")
+        await app.notes.apply([str(sub)])  # moved out
+        assert await records(app, sub / "people.md") == []
+
+        renamed.unlink()
+        outcome = await app.notes.index_path(renamed)
+        assert outcome.action == "removed"
+        assert await records(app, renamed) == []
+        assert await found(app, "blue-green") == []
+
+
+async def test_unsafe_files_are_ignored(
+    make_settings: Callable[..., Settings],
+    memory_dir: Path,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    outside = tmp_path / "secret-plans.md"
+    outside.write_text("Outside the folder: must never be indexed.")
+    (memory_dir / "link.md").symlink_to(outside)
+    outside_dir = tmp_path / "elsewhere"
+    outside_dir.mkdir()
+    (outside_dir / "inner.md").write_text("Behind a directory link.")
+    (memory_dir / "linked-dir").symlink_to(outside_dir)
+    os.mkfifo(memory_dir / "pipe.md")
+    (memory_dir / "huge.md").write_bytes(b"x" * 10_000_000)
+    (memory_dir / ".hidden.md").write_text("hidden")
+    (memory_dir / "notes.md~").write_text("backup")
+    (memory_dir / "binary.md").write_bytes(b"\xff\xfe\x00caf\xe9 ok \x80\x81 end")
+    (memory_dir / "real.md").write_text("A real note.")
+
+    async with opened(make_settings()) as app:
+        with caplog.at_level(logging.WARNING):
+            report = await app.notes.reconcile(app.notes.folders[0])
+        paths = await app.notes.files.indexed_paths(app.caller, Scope.AGENT, "/")
+        assert paths == {str((memory_dir / n).resolve()) for n in ("binary.md", "real.md")}
+        link = await app.notes.index_path(memory_dir / "link.md")
+        assert link.action == "skipped" and "symbolic link" in link.detail
+        assert await records(app, memory_dir / "link.md") == []
+        assert app.notes.locate(memory_dir / "linked-dir" / "inner.md") is None
+        assert app.notes.locate(memory_dir / ".." / "secret-plans.md") is None
+        binary = await records(app, memory_dir / "binary.md")
+    assert report.indexed == 2
+    assert "\ufffd" in binary[0].value and "end" in binary[0].value
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("huge.md" in w and "limit" in w for w in warnings), warnings
+
+
+async def test_shared_folder_is_swarm_scoped_and_secrets_stay_out(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    note = shared / "conventions.md"
+    note.write_text(
+        "# Style\nUse ruff for linting.\n\n# Access\n"
+        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB\n"
+    )
+    settings = make_settings(agent_id="writer", shared_memory_dir=shared)
+    async with opened(settings) as app:
+        report = (await app.notes.index_path(note)).report
+        assert report is not None and report.created == 1 and len(report.refused) == 1
+        stored = await records(app, note, Scope.SWARM)
+        assert [r.scope for r in stored] == [Scope.SWARM]
+        assert all("ghp_" not in r.value for r in stored)
+        reader = Caller("reader", Role.WORKER, "s2")
+        hits = await app.service.search(reader, "ruff linting")
+        assert [h.record.key for h in hits.hits] == [stored[0].key]

@@ -1,0 +1,211 @@
+"""The watcher with the app (or the MCP server) running: notes dropped, edited, deleted or
+renamed in the folder reach the store on their own, and a restart catches up on changes
+made while the server was down. FakeEmbedder: retrieval quality is not the point."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from memory_mcp.app import AppContext, open_app
+from memory_mcp.cli import build_parser, settings_from
+from memory_mcp.mcp_server import build_server
+from memory_mcp.models import MemoryRecord, Scope
+from memory_mcp.notes import watcher as watcher_module
+from memory_mcp.settings import Settings
+from tests.conftest import FakeEmbedder, call
+
+pytestmark = pytest.mark.anyio
+
+DEADLINE = 2.0  # the issue's bar: searchable within 2 s of the write
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = DEADLINE) -> float:
+    """Poll `check` until it holds; returns the seconds it took. Fails at the deadline."""
+    start = time.monotonic()
+    with anyio.fail_after(timeout):
+        while not await check():
+            await anyio.sleep(0.02)
+    return time.monotonic() - start
+
+
+@asynccontextmanager
+async def watching(settings: Settings) -> AsyncIterator[AppContext]:
+    async with open_app(settings, FakeEmbedder()) as app:
+        assert app.watcher is not None
+        with anyio.fail_after(5):
+            await app.watcher.ready.wait()
+        yield app
+
+
+async def note_records(app: AppContext, path: Path) -> list[MemoryRecord]:
+    return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
+
+
+async def test_a_note_written_into_the_folder_is_searchable_within_2s(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    memory_dir = tmp_path / "memory"
+    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+        start = time.monotonic()
+        memory_dir.mkdir(exist_ok=True)  # the server creates it too; no race either way
+        (memory_dir / "deploy.md").write_text("# Deploy\nThe canary region is eu-west-3.")
+
+        async def searchable() -> bool:
+            found = await call(client, "memory-search", query="canary region")
+            return any("deploy.md" in r["key"] for r in found["results"])
+
+        with anyio.fail_after(DEADLINE):
+            while not await searchable():
+                await anyio.sleep(0.02)
+        elapsed = time.monotonic() - start
+    assert elapsed < DEADLINE
+    print(f"write → searchable through memory-search: {elapsed * 1000:.0f} ms")
+
+
+async def test_edit_delete_and_rename_follow_the_files(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    memory_dir = tmp_path / "memory"
+    note = memory_dir / "db.md"
+    async with watching(make_settings()) as app:
+        note.write_text("# Database\nWe use SQLite.\n\n# Backups\nNightly to S3.")
+
+        async def indexed() -> bool:
+            return len(await note_records(app, note)) == 2
+
+        await eventually(indexed)
+        ids = sorted(r.id for r in await note_records(app, note))
+
+        note.write_text("# Database\nWe use PostgreSQL 16.\n\n# Backups\nNightly to S3.")
+
+        async def updated() -> bool:
+            return any("PostgreSQL" in r.value for r in await note_records(app, note))
+
+        await eventually(updated)
+        after = await note_records(app, note)
+        assert sorted(r.id for r in after) == ids, "same memories, updated in place"
+        assert not any("SQLite" in r.value for r in after)
+
+        renamed = memory_dir / "database.md"
+        note.rename(renamed)
+
+        async def moved() -> bool:
+            return len(await note_records(app, renamed)) == 2
+
+        await eventually(moved)
+        assert await note_records(app, note) == []
+        assert await app.service.store.count() == 2, "a rename is a move, not a duplicate"
+
+        renamed.unlink()
+
+        async def gone() -> bool:
+            return await app.service.store.count() == 0
+
+        await eventually(gone)
+        result = await app.service.search(app.caller, "PostgreSQL")
+        assert result.hits == []
+
+
+async def test_a_burst_of_saves_indexes_once_and_links_are_ignored(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    memory_dir = tmp_path / "memory"
+    outside = tmp_path / "outside.md"
+    outside.write_text("Private text outside the memory folder.")
+    note = memory_dir / "todo.md"
+    async with watching(make_settings()) as app:
+        (memory_dir / "link.md").symlink_to(outside)
+        for draft in range(5):  # an editor saving repeatedly
+            note.write_text(f"# Todo\nDraft {draft} of the plan.")
+
+        async def final() -> bool:
+            stored = await note_records(app, note)
+            return bool(stored) and "Draft 4" in stored[0].value
+
+        await eventually(final)
+        (record,) = await note_records(app, note)
+        assert record.version == 1, "the burst was indexed once, with its last content"
+        assert await note_records(app, memory_dir / "link.md") == []
+        assert (await app.service.search(app.caller, "Private outside")).hits == []
+
+
+async def test_restart_reconciles_changes_made_while_stopped(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    memory_dir = tmp_path / "memory"
+    memory_dir.mkdir()
+    kept, edited, deleted = (memory_dir / n for n in ("kept.md", "edited.md", "deleted.md"))
+    kept.write_text("Kept as it was.")
+    edited.write_text("Before the edit.")
+    deleted.write_text("Soon deleted.")
+    settings = make_settings()
+    async with watching(settings) as app:
+        assert await app.service.store.count() == 3
+        kept_id = (await note_records(app, kept))[0].id
+
+    # The server is down: the folder changes behind its back.
+    edited.write_text("After the edit.")
+    deleted.unlink()
+    (memory_dir / "sub").mkdir()
+    added = memory_dir / "sub" / "added.txt"
+    added.write_text("Added while the server was stopped.")
+
+    async with watching(settings) as app:
+        assert (await note_records(app, kept))[0].id == kept_id
+        assert [r.value for r in await note_records(app, edited)] == ["After the edit."]
+        assert await note_records(app, deleted) == []
+        assert [r.value for r in await note_records(app, added)] == [
+            "Added while the server was stopped."
+        ]
+        assert await app.service.store.count() == 3
+
+
+def test_watch_flags_and_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def settings(*argv: str) -> Settings:
+        return settings_from(build_parser().parse_args(["serve", *argv]))
+
+    assert settings().watch is True
+    assert settings("--no-watch").watch is False
+    flagged = settings("--memory-dir", str(tmp_path / "p"), "--shared-memory-dir", "/s")
+    assert flagged.personal_memory_dir == tmp_path / "p"
+    assert flagged.shared_memory_dir == Path("/s")
+    monkeypatch.setenv("MEMORY_MCP_WATCH", "false")
+    monkeypatch.setenv("MEMORY_MCP_MEMORY_DIR", str(tmp_path / "env"))
+    assert settings().watch is False
+    assert settings().personal_memory_dir == tmp_path / "env"
+    monkeypatch.delenv("MEMORY_MCP_MEMORY_DIR")
+    monkeypatch.setenv("MEMORY_MCP_DATA_DIR", str(tmp_path / "data"))
+    assert settings().personal_memory_dir == tmp_path / "data" / "memory"
+
+
+async def test_falls_back_to_polling_when_os_notifications_fail(
+    make_settings: Callable[..., Settings],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    real_awatch = watcher_module.awatch
+
+    def failing_awatch(*roots: Path, **options: Any) -> Any:
+        if not options.get("force_polling"):
+            raise OSError("OS file watch limit reached")
+        return real_awatch(*roots, **options)
+
+    monkeypatch.setattr(watcher_module, "awatch", failing_awatch)
+    note = tmp_path / "memory" / "polled.md"
+    async with watching(make_settings()) as app:
+        note.write_text("Found by polling.")
+
+        async def indexed() -> bool:
+            return len(await note_records(app, note)) == 1
+
+        await eventually(indexed)
+    assert "falling back to polling" in caplog.text

@@ -1,0 +1,78 @@
+"""The keyword arm: query terms, and the bound on FTS5's cost in large stores (the bound is
+lowered here so that a handful of memories exercises it). FakeEmbedder: only the keyword
+arm is judged."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from memory_mcp.app import AppContext
+from memory_mcp.models import Visibility
+from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
+from memory_mcp.settings import Settings
+from memory_mcp.store import fulltext
+from memory_mcp.store.keyword import affordable_terms, match_any, query_terms
+from tests.conftest import FakeEmbedder, opened
+
+
+def test_query_terms_drop_stopwords_and_keep_identifiers() -> None:
+    assert query_terms("What did we decide about the ERR_CONN_42 error?") == [
+        "decide", "err_conn_42", "error"
+    ]
+    assert query_terms("what is it") == ["what", "is", "it"]  # nothing else left
+    assert match_any(["a.b", "c"]) == '"a.b" OR "c"'
+
+
+def test_affordable_terms_keep_the_rarest_within_budget() -> None:
+    matches = {"common": 900, "rare": 3, "mid": 100, "absent": 0}
+    assert affordable_terms(matches, 1_000) == ["rare", "mid"]
+    assert affordable_terms(matches, 2_000) == ["rare", "mid", "common"]
+    assert affordable_terms({"common": 900}, 500) == []
+
+
+@pytest.mark.anyio
+async def test_a_large_store_ranks_by_its_rarer_terms(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fulltext, "MATCH_BUDGET", 3)
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        for i in range(6):
+            await app.service.store_memory(app.caller, f"note-{i}", f"shared word, note {i}")
+        await app.service.store_memory(app.caller, "target", "shared word and zanzibar")
+        vis = Visibility(caller=app.caller, now=app.service.clock())
+        store = app.service.store
+
+        hits = await store.keyword_search(["shared", "zanzibar"], vis, 10, KEYWORD_COLUMN_WEIGHTS)
+        assert [await key(app, i) for i, _ in hits] == ["target"]  # "shared" is over budget
+
+        # Every term over budget: the newest matching memories, all scored alike.
+        hits = await store.keyword_search(["shared"], vis, 3, KEYWORD_COLUMN_WEIGHTS)
+        assert [await key(app, i) for i, _ in hits] == ["target", "note-5", "note-4"]
+        assert {score for _, score in hits} == {0.0}
+
+        result = await app.service.search(app.caller, "shared", limit=3)
+        assert len(result.hits) == 3
+
+
+@pytest.mark.anyio
+async def test_filters_apply_before_the_keyword_cut(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The FTS5 ranking runs before visibility; a filter that hides most of the best
+    matches must still return every visible match."""
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        for i in range(60):
+            await app.service.store_memory(app.caller, f"n{i}", f"deploy notes {i}")
+        await app.service.store_memory(
+            app.caller, "tagged", "deploy checklist, long and detailed and wordy", tags=["ops"]
+        )
+        result = await app.service.search(app.caller, "deploy", tags=["ops"], limit=5)
+    assert [hit.record.key for hit in result.hits] == ["tagged"]
+
+
+async def key(app: AppContext, memory_id: int) -> str:
+    record = await app.service.store.get(memory_id)
+    assert record is not None
+    return record.key
