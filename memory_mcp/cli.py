@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_notes.cmd_hook(args.event)
     _setup_logging()
     try:
-        if args.command == "bench":  # builds its own stores: no user settings involved
+        if args.command == "bench":  # its own stores in temporary or --workdir folders
             return bench_command.run(args)
         settings = settings_from(args)
         if args.command == "serve":
