@@ -6,7 +6,7 @@
 The min-max span is at least half the best BM25 and at least 1 BM25 unit, and at least 0.3
 of cosine, so that near-equal candidates (a small store; a query word in half of all
 memories, whose BM25 is ~0) do not become 1 and 0.
-    relevance = vector_weight * vector + keyword_weight * keyword            (in [0, 1])
+    relevance = confidence * (vector_weight * vector + keyword_weight * keyword)  (in [0, 1])
     prior     = recency * access * source_quality                            (in (0, 1])
     score     = relevance * prior
 
@@ -49,6 +49,12 @@ MAX_ACCESS_BOOST = 1.5
 KEYWORD_MIN_SPAN_SHARE = 0.5
 KEYWORD_MIN_SPAN = 1.0
 VECTOR_MIN_SPAN = 0.3
+# A search where no memory holds a query word is only as good as its best cosine. MiniLM
+# puts unrelated text at about 0-0.1 and a paraphrase from about 0.35 up, so between these
+# the whole search is scaled down (never to zero: the order is still the best we have).
+MEANING_ONLY_COSINE_FLOOR = 0.05
+MEANING_ONLY_COSINE_FULL = 0.35
+MEANING_ONLY_MIN_CONFIDENCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -128,11 +134,24 @@ def fuse(
     vector_weight = config.vector_weight if vector_hits else 0.0
     keyword_weight = config.keyword_weight if keyword_hits else 0.0
     total = vector_weight + keyword_weight or 1.0
+    confidence = search_confidence(keyword_hits, cosines)
     for item in fused.values():
-        item.relevance = (
+        item.relevance = confidence * (
             vector_weight * (item.vector or 0.0) + keyword_weight * (item.keyword or 0.0)
         ) / total
     return fused
+
+
+def search_confidence(keyword_hits: list[tuple[int, float]], cosines: list[float]) -> float:
+    """How much this search found at all, in (0, 1]; the same factor for every candidate,
+    so it never reorders them. With min-max scaling alone, the best candidate of a search
+    for something the store knows nothing about ("capital of France" in a store of
+    engineering notes) would score as high as a true match."""
+    if keyword_hits or not cosines:
+        return 1.0
+    span = MEANING_ONLY_COSINE_FULL - MEANING_ONLY_COSINE_FLOOR
+    share = (max(cosines) - MEANING_ONLY_COSINE_FLOOR) / span
+    return min(max(share, MEANING_ONLY_MIN_CONFIDENCE), 1.0)
 
 
 def is_unrelated(item: Relevance) -> bool:

@@ -8,7 +8,14 @@ from collections.abc import Callable
 import pytest
 
 from memory_mcp.embeddings import SentenceTransformerEmbedder
-from memory_mcp.ranking import RankingConfig, Relevance, fuse, is_unrelated, min_max
+from memory_mcp.ranking import (
+    RankingConfig,
+    Relevance,
+    fuse,
+    is_unrelated,
+    min_max,
+    search_confidence,
+)
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened
 
@@ -35,6 +42,17 @@ def test_fuse_weights_both_arms_and_stays_in_unit_range() -> None:
     assert one.relevance == pytest.approx(0.3 * 1.0 + 0.7 * (1 / 7))
     assert two.relevance == pytest.approx(0.3 * 0.25 + 0.7 * 1.0)
     assert fused[4].matched_by == "vector" and fused[2].matched_by == "both"
+
+
+def test_a_meaning_only_search_is_scaled_by_its_best_cosine_without_reordering() -> None:
+    strong = fuse([], [(1, 0.6), (2, 0.3)], CONFIG)
+    weak = fuse([], [(1, 0.1), (2, -0.2)], CONFIG)
+    assert strong[1].relevance == pytest.approx(0.7 * 1.0 / 0.7)
+    assert weak[1].relevance == pytest.approx(search_confidence([], [0.1, -0.2]))
+    assert weak[1].relevance < 0.2 < strong[1].relevance
+    assert weak[1].relevance > weak[2].relevance, "the order is kept"
+    assert search_confidence([(1, 3.0)], [0.01]) == 1.0, "a query word found: full scale"
+    assert search_confidence([], [-0.5]) > 0.0
 
 
 def test_near_equal_candidates_stay_near_equal() -> None:
