@@ -23,7 +23,7 @@ from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
 from memory_mcp.safety import instruction_flags, refuse_secrets
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.keyword import query_terms
-from memory_mcp.store.repository import content_hash
+from memory_mcp.store.rows import content_hash
 from memory_mcp.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)

@@ -3,22 +3,29 @@ service decides who may do what and hands the store finished decisions."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
-from sqlalchemy import Table, and_, delete, func, insert, or_, select, update
+from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
-from memory_mcp.errors import InvalidInputError, NotFoundError, VersionConflictError
+from memory_mcp.errors import NotFoundError, VersionConflictError
 from memory_mcp.models import MemoryRecord, NewMemory, Scope, Source, UpsertOutcome, Visibility
-from memory_mcp.store import fulltext
+from memory_mcp.store import fulltext, writes
 from memory_mcp.store.engine import Engines
+from memory_mcp.store.rows import (
+    MEMORIES,
+    IndexDelta,
+    IndexRow,
+    M,
+    content_hash,
+    record_from_row,
+    visible_to,
+)
 from memory_mcp.store.schema import (
     SQLITE_FTS_DDL,
     Base,
@@ -29,82 +36,6 @@ from memory_mcp.store.schema import (
     StoreMetaRow,
     TombstoneRow,
 )
-
-MEMORIES = cast(Table, MemoryRow.__table__)
-M = MEMORIES.c
-
-
-@dataclass
-class IndexRow:
-    """What the in-process vector index needs of one memory to filter and score it."""
-
-    id: int
-    agent_id: str
-    scope: str
-    session_id: str
-    source: str
-    expires_at: float | None
-    tags: list[str]
-    vector: np.ndarray | None
-
-
-@dataclass
-class IndexDelta:
-    revision: int
-    upserted: list[IndexRow] = field(default_factory=list)
-    deleted: list[int] = field(default_factory=list)
-
-
-def _record(row: Any) -> MemoryRecord:
-    return MemoryRecord(
-        id=row.id,
-        key=row.key,
-        value=row.value,
-        scope=Scope(row.scope),
-        agent_id=row.agent_id,
-        session_id=row.session_id,
-        source=Source(row.source),
-        tags=json.loads(row.tags),
-        metadata=json.loads(row.metadata),
-        flags=json.loads(row.flags),
-        confidence=row.confidence,
-        pinned=bool(row.pinned),
-        version=row.version,
-        content_hash=row.content_hash,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        expires_at=row.expires_at,
-        last_accessed_at=row.last_accessed_at,
-        access_count=row.access_count,
-        file_path=row.file_path,
-    )
-
-
-def visible_to(vis: Visibility) -> ColumnElement[bool]:
-    """The visibility rule and the query's filters, as one SQL condition."""
-    caller = vis.caller
-    own = M.agent_id == caller.agent_id
-    by_scope = {
-        Scope.SWARM: M.scope == Scope.SWARM.value,
-        Scope.AGENT: and_(M.scope == Scope.AGENT.value, own),
-        Scope.SESSION: and_(
-            M.scope == Scope.SESSION.value, own, M.session_id == caller.session_id
-        ),
-    }
-    conditions = [by_scope[vis.scope] if vis.scope else or_(*by_scope.values())]
-    if not vis.include_expired:
-        conditions.append(or_(M.expires_at.is_(None), M.expires_at > vis.now))
-    if vis.source:
-        conditions.append(M.source == vis.source.value)
-    if vis.tags:
-        tagged = (
-            select(MemoryTagRow.memory_id)
-            .where(MemoryTagRow.tag.in_(vis.tags))
-            .group_by(MemoryTagRow.memory_id)
-            .having(func.count() == len(set(vis.tags)))
-        )
-        conditions.append(M.id.in_(tagged))
-    return and_(*conditions)
 
 
 class MemoryStore:
@@ -179,7 +110,7 @@ class MemoryStore:
                 raise NotFoundError(
                     new.key, f"no memory with this key exists to update at {expected_version=}"
                 )
-            revision = await _next_revision(conn)
+            revision = await writes.next_revision(conn)
             result = await conn.execute(
                 insert(MEMORIES)
                 .values(
@@ -198,17 +129,17 @@ class MemoryStore:
                 .returning(M.id)
             )
             memory_id = result.scalar_one()
-            await _write_tags(conn, memory_id, new.tags)
-            evicted = await _evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
-            record = await _fetch(conn, memory_id)
+            await writes.write_tags(conn, memory_id, new.tags)
+            evicted = await writes.evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
+            record = await writes.fetch(conn, memory_id)
             return UpsertOutcome(record=record, created=True, changed=True, evicted_ids=evicted)
 
         if expected_version is not None and expected_version != existing.version:
             raise VersionConflictError(new.key, expected_version, existing.version)
         unchanged = all(getattr(existing, name) == value for name, value in values.items())
         if unchanged:
-            return UpsertOutcome(record=_record(existing), created=False, changed=False)
-        revision = await _next_revision(conn)
+            return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
+        revision = await writes.next_revision(conn)
         await conn.execute(
             insert(MemoryHistoryRow).values(
                 memory_id=existing.id,
@@ -233,8 +164,8 @@ class MemoryStore:
         )
         if values["tags"] != existing.tags:
             await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
-            await _write_tags(conn, existing.id, new.tags)
-        record = await _fetch(conn, existing.id)
+            await writes.write_tags(conn, existing.id, new.tags)
+        record = await writes.fetch(conn, existing.id)
         return UpsertOutcome(record=record, created=False, changed=True)
 
     async def touch(self, memory_id: int, now: float) -> None:
@@ -256,8 +187,8 @@ class MemoryStore:
         if not memory_ids:
             return 0
         async with self._engines.writer.begin() as conn:
-            revision = await _next_revision(conn)
-            return await _delete_ids(conn, list(memory_ids), revision)
+            revision = await writes.next_revision(conn)
+            return await writes.delete_ids(conn, list(memory_ids), revision)
 
     async def purge_expired(self, now: float) -> int:
         async with self._engines.writer.begin() as conn:
@@ -270,8 +201,8 @@ class MemoryStore:
             )
             if not ids:
                 return 0
-            revision = await _next_revision(conn)
-            return await _delete_ids(conn, ids, revision)
+            revision = await writes.next_revision(conn)
+            return await writes.delete_ids(conn, ids, revision)
 
     async def save_embeddings(
         self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float
@@ -305,7 +236,7 @@ class MemoryStore:
                         for h, v in fresh
                     ],
                 )
-            revision = await _next_revision(conn)
+            revision = await writes.next_revision(conn)
             await conn.execute(
                 update(MEMORIES)
                 .where(M.content_hash.in_([h for h, _ in items]))
@@ -317,7 +248,7 @@ class MemoryStore:
     async def get(self, memory_id: int) -> MemoryRecord | None:
         async with self._engines.reader.connect() as conn:
             row = (await conn.execute(select(MEMORIES).where(M.id == memory_id))).first()
-            return _record(row) if row else None
+            return record_from_row(row) if row else None
 
     async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]:
         if not memory_ids:
@@ -326,14 +257,14 @@ class MemoryStore:
             rows = await conn.execute(
                 select(MEMORIES).where(M.id.in_(list(memory_ids)))
             )
-            return {row.id: _record(row) for row in rows}
+            return {row.id: record_from_row(row) for row in rows}
 
     async def find_by_key(self, key: str, vis: Visibility) -> list[MemoryRecord]:
         async with self._engines.reader.connect() as conn:
             rows = await conn.execute(
                 select(MEMORIES).where(M.key == key, visible_to(vis))
             )
-            return [_record(row) for row in rows]
+            return [record_from_row(row) for row in rows]
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
@@ -344,7 +275,7 @@ class MemoryStore:
                 .order_by(M.pinned.desc(), M.last_used_at.desc(), M.id.desc())
                 .limit(limit)
             )
-            return [_record(row) for row in rows]
+            return [record_from_row(row) for row in rows]
 
     # -- file-backed memories (notes) -------------------------------------------------------
 
@@ -365,7 +296,7 @@ class MemoryStore:
                 .where(M.file_path == file_path, self._file_owner(scope, agent_id, source))
                 .order_by(M.id)
             )
-            return [_record(row) for row in rows]
+            return [record_from_row(row) for row in rows]
 
     async def file_paths(
         self, prefix: str, scope: Scope, agent_id: str | None, source: Source
@@ -388,7 +319,7 @@ class MemoryStore:
         if not memory_ids:
             return
         async with self._engines.writer.begin() as conn:
-            revision = await _next_revision(conn)
+            revision = await writes.next_revision(conn)
             await conn.execute(
                 update(MemoryRow)
                 .where(M.id.in_(list(memory_ids)))
@@ -484,7 +415,7 @@ class MemoryStore:
             if not rows:
                 return
             for row in rows:
-                yield _record(row)
+                yield record_from_row(row)
             last = rows[-1].id
 
     async def history(self, memory_id: int) -> list[dict[str, Any]]:
@@ -513,71 +444,3 @@ class MemoryStore:
             stmt = stmt.where(M.agent_id == agent_id)
         async with self._engines.reader.connect() as conn:
             return int(await conn.scalar(stmt) or 0)
-
-
-def content_hash(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
-
-
-async def _next_revision(conn: AsyncConnection) -> int:
-    result = await conn.execute(
-        update(StoreMetaRow)
-        .where(StoreMetaRow.name == "revision")
-        .values(value=StoreMetaRow.value + 1)
-        .returning(StoreMetaRow.value)
-    )
-    return int(result.scalar_one())
-
-
-async def _fetch(conn: AsyncConnection, memory_id: int) -> MemoryRecord:
-    row = (await conn.execute(select(MEMORIES).where(M.id == memory_id))).one()
-    return _record(row)
-
-
-async def _write_tags(conn: AsyncConnection, memory_id: int, tags: list[str]) -> None:
-    if tags:
-        await conn.execute(
-            insert(MemoryTagRow), [{"memory_id": memory_id, "tag": t} for t in set(tags)]
-        )
-
-
-async def _delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> int:
-    """Delete from every index at once: rows, tags, history (FTS by trigger), and tombstone
-    them so every process's vector index drops them too."""
-    await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
-    await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
-    result = await conn.execute(delete(MEMORIES).where(M.id.in_(ids)))
-    await conn.execute(
-        insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids]
-    )
-    return int(result.rowcount or 0)
-
-
-async def _evict_over_cap(
-    conn: AsyncConnection, agent_id: str, cap: int, keep_id: int, revision: int
-) -> list[int]:
-    """Evict the owner's least recently used unpinned memories beyond the cap."""
-    if cap <= 0:
-        return []
-    count = int(await conn.scalar(select(func.count()).where(M.agent_id == agent_id)) or 0)
-    excess = count - cap
-    if excess <= 0:
-        return []
-    victims = list(
-        (
-            await conn.scalars(
-                select(M.id)
-                .where(M.agent_id == agent_id, M.pinned.is_(False), M.id != keep_id)
-                .order_by(M.last_used_at, M.id)
-                .limit(excess)
-            )
-        ).all()
-    )
-    if len(victims) < excess:
-        raise InvalidInputError(
-            "pinned",
-            f"agent {agent_id!r} is at its cap of {cap} memories and the rest are pinned; "
-            "unpin or delete some first",
-        )
-    await _delete_ids(conn, victims, revision)
-    return victims

@@ -1,0 +1,75 @@
+"""Statements that run inside a write transaction opened by MemoryStore."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_mcp.errors import InvalidInputError
+from memory_mcp.models import MemoryRecord
+from memory_mcp.store.rows import MEMORIES, M, record_from_row
+from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
+
+
+async def next_revision(conn: AsyncConnection) -> int:
+    result = await conn.execute(
+        update(StoreMetaRow)
+        .where(StoreMetaRow.name == "revision")
+        .values(value=StoreMetaRow.value + 1)
+        .returning(StoreMetaRow.value)
+    )
+    return int(result.scalar_one())
+
+
+async def fetch(conn: AsyncConnection, memory_id: int) -> MemoryRecord:
+    row = (await conn.execute(select(MEMORIES).where(M.id == memory_id))).one()
+    return record_from_row(row)
+
+
+async def write_tags(conn: AsyncConnection, memory_id: int, tags: list[str]) -> None:
+    if tags:
+        await conn.execute(
+            insert(MemoryTagRow), [{"memory_id": memory_id, "tag": t} for t in set(tags)]
+        )
+
+
+async def delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> int:
+    """Delete from every index at once: rows, tags, history (FTS by trigger), and tombstone
+    them so every process's vector index drops them too."""
+    await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
+    await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
+    result = await conn.execute(delete(MEMORIES).where(M.id.in_(ids)))
+    await conn.execute(
+        insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids]
+    )
+    return int(result.rowcount or 0)
+
+
+async def evict_over_cap(
+    conn: AsyncConnection, agent_id: str, cap: int, keep_id: int, revision: int
+) -> list[int]:
+    """Evict the owner's least recently used unpinned memories beyond the cap."""
+    if cap <= 0:
+        return []
+    count = int(await conn.scalar(select(func.count()).where(M.agent_id == agent_id)) or 0)
+    excess = count - cap
+    if excess <= 0:
+        return []
+    victims = list(
+        (
+            await conn.scalars(
+                select(M.id)
+                .where(M.agent_id == agent_id, M.pinned.is_(False), M.id != keep_id)
+                .order_by(M.last_used_at, M.id)
+                .limit(excess)
+            )
+        ).all()
+    )
+    if len(victims) < excess:
+        raise InvalidInputError(
+            "pinned",
+            f"agent {agent_id!r} is at its cap of {cap} memories and the rest are pinned; "
+            "unpin or delete some first",
+        )
+    await delete_ids(conn, victims, revision)
+    return victims
