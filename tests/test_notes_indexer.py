@@ -265,3 +265,19 @@ async def test_shared_folder_is_swarm_scoped_and_secrets_stay_out(
         reader = Caller("reader", Role.WORKER, "s2")
         hits = await app.service.search(reader, "ruff linting")
         assert [h.record.key for h in hits.hits] == [stored[0].key]
+
+
+async def test_notes_neither_count_toward_the_cap_nor_get_evicted(
+    make_settings: Callable[..., Settings], memory_dir: Path
+) -> None:
+    note = memory_dir / "deploy.md"
+    note.write_text(NOTE)  # two sections: two memories
+    caller_memories = ["first", "second", "third"]
+    async with opened(make_settings(max_memories_per_agent=2)) as app:
+        await app.notes.index_path(note)
+        caller = app.caller
+        for key in caller_memories:
+            await app.service.store_memory(caller, key, f"{key} manual fact")
+        kept = {r.key async for r in app.service.store.iter_records()}
+        assert len(await records(app, note)) == 2, "the note's memories stay"
+    assert {"second", "third"} <= kept and "first" not in kept, "manual ones obey the cap"

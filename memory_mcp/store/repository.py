@@ -130,7 +130,11 @@ class MemoryStore:
             )
             memory_id = result.scalar_one()
             await writes.write_tags(conn, memory_id, new.tags)
-            evicted = await writes.evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
+            evicted = (
+                []
+                if new.source is Source.FILE_INDEX
+                else await writes.evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
+            )
             record = await writes.fetch(conn, memory_id)
             return UpsertOutcome(record=record, created=True, changed=True, evicted_ids=evicted)
 

@@ -6,7 +6,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import MemoryRecord
+from memory_mcp.models import MemoryRecord, Source
 from memory_mcp.store.rows import MEMORIES, M, record_from_row
 from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
 
@@ -48,10 +48,15 @@ async def delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> in
 async def evict_over_cap(
     conn: AsyncConnection, agent_id: str, cap: int, keep_id: int, revision: int
 ) -> list[int]:
-    """Evict the owner's least recently used unpinned memories beyond the cap."""
+    """Evict the owner's least recently used unpinned memories beyond the cap.
+
+    Memories indexed from note files neither count nor get evicted: they mirror files the
+    user keeps (bounded by the folder), and an evicted note would be re-indexed by the next
+    reconcile anyway."""
     if cap <= 0:
         return []
-    count = int(await conn.scalar(select(func.count()).where(M.agent_id == agent_id)) or 0)
+    counted = (M.agent_id == agent_id, M.source != Source.FILE_INDEX.value)
+    count = int(await conn.scalar(select(func.count()).where(*counted)) or 0)
     excess = count - cap
     if excess <= 0:
         return []
@@ -59,7 +64,7 @@ async def evict_over_cap(
         (
             await conn.scalars(
                 select(M.id)
-                .where(M.agent_id == agent_id, M.pinned.is_(False), M.id != keep_id)
+                .where(*counted, M.pinned.is_(False), M.id != keep_id)
                 .order_by(M.last_used_at, M.id)
                 .limit(excess)
             )
