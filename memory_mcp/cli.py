@@ -96,7 +96,12 @@ def cmd_serve(settings: Settings) -> int:
         __version__, settings.agent_id, settings.role.value, settings.session_id,
         settings.database_url,
     )
+    _run_with_app(settings, _store_opens)  # a bad --db is one line on stderr, not a crash
     build_server(settings).run(settings.transport)
+    return 0
+
+
+async def _store_opens(_app: AppContext) -> int:
     return 0
 
 

@@ -40,3 +40,7 @@ class VersionConflictError(MemoryMcpError):
             f"version conflict on key {key!r}: expected version {expected}, "
             f"current version is {current}; read it again and retry"
         )
+
+
+class StoreUnavailableError(MemoryMcpError):
+    """The database cannot be opened or is not a memory store."""

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Role
 
 WORKSPACE_PERSONAL_MEMORY = "/workspace/personal/memory"
@@ -23,15 +24,23 @@ def default_data_dir() -> Path:
 
 
 def database_url(db: str | None, data_dir: Path) -> str:
-    """A `--db` value is either a SQLAlchemy URL or a path to a SQLite file."""
+    """A `--db` value is a path to a SQLite file or a `sqlite:///` URL. Other databases
+    are refused by name rather than failing later on a missing driver."""
     if db and "://" in db:
-        if db.startswith("sqlite://") and not db.startswith("sqlite+aiosqlite://"):
+        if db.startswith("sqlite+aiosqlite://"):
+            return db
+        if db.startswith("sqlite://"):
             return "sqlite+aiosqlite://" + db.removeprefix("sqlite://")
-        if db.startswith(("postgresql://", "postgres://")):
-            return "postgresql+asyncpg://" + db.split("://", 1)[1]
-        return db
+        raise InvalidInputError(
+            "db", f"{db.split('://', 1)[0]!r} is not supported yet; give a SQLite file path"
+        )
     path = Path(db).expanduser() if db else data_dir / "memory.db"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInputError("db", f"cannot create {path.parent}: {exc.strerror}") from exc
+    if path.is_dir():
+        raise InvalidInputError("db", f"{path} is a folder; give a file path")
     return f"sqlite+aiosqlite:///{path.resolve()}"
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import and_, delete, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
-from memory_mcp.errors import NotFoundError, VersionConflictError
+from memory_mcp.errors import NotFoundError, StoreUnavailableError, VersionConflictError
 from memory_mcp.models import MemoryRecord, NewMemory, Scope, Source, UpsertOutcome, Visibility
 from memory_mcp.store import fulltext, writes
 from memory_mcp.store.engine import Engines
@@ -50,6 +50,15 @@ class MemoryStore:
         await self._engines.dispose()
 
     async def init_schema(self) -> None:
+        try:
+            await self._init_schema()
+        except DBAPIError as exc:
+            url = self._engines.writer.url.render_as_string(hide_password=True)
+            raise StoreUnavailableError(
+                f"cannot open the memory store {url}: {exc.orig}"
+            ) from exc
+
+    async def _init_schema(self) -> None:
         async with self._engines.writer.begin() as conn:
             await conn.run_sync(Base.metadata.create_all)
             if self._engines.is_sqlite:

@@ -1,0 +1,32 @@
+"""A bad --db is one clear line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXE = str(Path(sys.executable).with_name("memory-mcp"))
+
+
+@pytest.mark.parametrize(
+    ("db", "message"),
+    [
+        ("notes.txt", "file is not a database"),
+        ("postgresql://user@host/memories", "not supported yet"),
+        ("/proc/no-such-dir/memory.db", "cannot create"),
+        (".", "is a folder"),
+    ],
+)
+def test_serve_refuses_a_bad_database_clearly(db: str, message: str, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("plain text, not SQLite\n" * 200)
+    result = subprocess.run(
+        [EXE, "serve", "--db", db, "--no-watch"], capture_output=True, text=True,
+        timeout=60, stdin=subprocess.DEVNULL, cwd=tmp_path,
+    )
+    assert result.returncode == 1
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
+    assert (tmp_path / "notes.txt").read_text().startswith("plain text"), "left untouched"
