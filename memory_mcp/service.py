@@ -24,7 +24,6 @@ from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
 from memory_mcp.safety import instruction_flags, refuse_secrets
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.keyword import query_terms
-from memory_mcp.store.rows import content_hash
 from memory_mcp.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -370,5 +369,4 @@ __all__ = [
     "SearchResult",
     "StoreResult",
     "can_see",
-    "content_hash",
 ]

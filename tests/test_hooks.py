@@ -25,7 +25,7 @@ from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.hooks.transcript import Transcript
 from memory_mcp.mcp_server import build_server
 from memory_mcp.memories_block import render_block
-from memory_mcp.models import MemoryRecord, Scope, Source, Visibility
+from memory_mcp.models import MemoryRecord, Scope, Source
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, opened
 
@@ -234,10 +234,11 @@ def test_session_end_stores_a_short_summary_of_the_session(
 
     async def read() -> list[MemoryRecord]:
         async with opened(settings_for(tmp_path)) as app:
-            return await app.service.store.find_by_key(
-                "session-summary:eb5b0174",
-                Visibility(app.caller),
-            )
+            return [
+                record
+                async for record in app.service.store.iter_records()
+                if record.key == "session-summary:eb5b0174"
+            ]
 
     (memory,) = anyio.run(read)
     assert memory.source is Source.SESSION_SUMMARY and memory.scope is Scope.AGENT

@@ -42,11 +42,6 @@ def match_any(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-def match_expression(query: str) -> str | None:
-    terms = query_terms(query)
-    return match_any(terms) if terms else None
-
-
 def affordable_terms(matches: dict[str, int], budget: int) -> list[str]:
     """The terms to rank by, rarest first, while the memories they match stay within
     `budget` (FTS5 computes BM25 for every matching memory, ~1 microsecond each). The terms

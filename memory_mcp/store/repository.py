@@ -272,13 +272,6 @@ class MemoryStore:
             )
             return {row.id: record_from_row(row) for row in rows}
 
-    async def find_by_key(self, key: str, vis: Visibility) -> list[MemoryRecord]:
-        async with self._engines.reader.connect() as conn:
-            rows = await conn.execute(
-                select(MEMORIES).where(M.key == key, visible_to(vis))
-            )
-            return [record_from_row(row) for row in rows]
-
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
         async with self._engines.reader.connect() as conn:
