@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memory_mcp.errors import InvalidInputError, MemoryMcpError
-from memory_mcp.models import Caller, Source
+from memory_mcp.errors import MemoryMcpError
+from memory_mcp.models import Caller, NewMemory, Source
 from memory_mcp.service import MemoryService
 from memory_mcp.validation import iso, parse_datetime
 
@@ -40,10 +41,22 @@ class MemoryLine(BaseModel):
 
 @dataclass
 class ImportReport:
+    """Counts so far: read while an import runs, so an interrupted one can say where it was."""
+
     stored: int = 0
     unchanged: int = 0
     embedded: int = 0
-    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PreparedLine:
+    number: int
+    memory: NewMemory
+    written_at: float | None
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors())
 
 
 def read_lines(path: Path) -> tuple[list[tuple[int, MemoryLine]], list[str]]:
@@ -57,42 +70,99 @@ def read_lines(path: Path) -> tuple[list[tuple[int, MemoryLine]], list[str]]:
             try:
                 parsed.append((number, MemoryLine.model_validate_json(line)))
             except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()
-                )
-                errors.append(f"line {number}: {problems}")
+                errors.append(f"line {number}: {_problems(exc)}")
     return parsed, errors
 
 
-async def import_lines(
-    service: MemoryService,
-    lines: list[tuple[int, MemoryLine]],
-    default: Caller,
-    progress: Callable[[int], None] | None = None,
-) -> ImportReport:
-    """Store every line, then embed everything in batches: searchable when this returns."""
-    report = ImportReport()
+def prepare_lines(
+    service: MemoryService, lines: list[tuple[int, MemoryLine]], default: Caller
+) -> tuple[list[PreparedLine], list[str]]:
+    """Check every line with store_memory's own rules (MemoryService.prepare_memory), writing
+    nothing: the memories to write, and one message per bad line."""
+    prepared: list[PreparedLine] = []
+    errors: list[str] = []
     for number, line in lines:
         caller = Caller(
             line.agent_id or default.agent_id, default.role, line.session_id or default.session_id
         )
         try:
             written_at = parse_datetime(line.updated_at, "updated_at") if line.updated_at else None
-            result = await service.store_memory(
+            memory = service.prepare_memory(
                 caller, line.key, line.value, line.scope, line.tags, line.metadata,
                 line.ttl_seconds, line.expires_at, line.source, line.confidence, line.pinned,
-                allowed_sources=tuple(Source), written_at=written_at,
+                allowed_sources=tuple(Source), now=written_at,
             )
-        except (MemoryMcpError, InvalidInputError) as exc:
-            report.errors.append(f"line {number}: {exc}")
+        except MemoryMcpError as exc:
+            errors.append(f"line {number}: {exc}")
             continue
+        prepared.append(PreparedLine(number, memory, written_at))
+    return prepared, errors
+
+
+class CapExceededError(MemoryMcpError):
+    """An import would push an agent past its cap (and so evict memories)."""
+
+
+async def check_cap(service: MemoryService, lines: list[PreparedLine]) -> None:
+    """Refuse, before writing anything, an import that would take an agent past its cap:
+    storing it would evict the least recently used memories, the imported ones first."""
+    cap = service.policy.max_memories_per_agent
+    if cap <= 0:
+        return
+    by_agent: dict[str, list[str]] = {}
+    for line in lines:
+        if line.memory.source is not Source.FILE_INDEX:  # notes do not count (see the store)
+            by_agent.setdefault(line.memory.agent_id, []).append(line.memory.identity)
+    for agent_id, identities in sorted(by_agent.items()):
+        stored, new = await service.store.cap_usage(agent_id, identities)
+        if stored + new > cap:
+            raise CapExceededError(
+                f"agent {agent_id!r} would hold {stored + new:,} memories ({stored:,} stored "
+                f"+ {new:,} new in this file), over its cap of {cap:,} "
+                "(MEMORY_MCP_MAX_MEMORIES_PER_AGENT); importing would evict memories, so "
+                "nothing was imported. Raise the cap, delete memories or split the file."
+            )
+
+
+async def write_lines(
+    service: MemoryService,
+    lines: list[PreparedLine],
+    report: ImportReport,
+    stop: Callable[[], bool] = lambda: False,
+) -> bool:
+    """Write checked lines one by one; False if `stop()` said to stop between two lines."""
+    for line in lines:
+        if stop():
+            return False
+        result = await service.write_memory(line.memory, now=line.written_at)
         if result.changed:
             report.stored += 1
         else:
             report.unchanged += 1
-    await service.embedder.wait_ready()
-    report.embedded = await service.embed_pending(progress=progress)
-    return report
+    return True
+
+
+async def embed_all(
+    service: MemoryService,
+    report: ImportReport,
+    progress: Callable[[int], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+) -> bool:
+    """Embed everything still without a vector, a batch at a time: searchable when this
+    returns True; False if `stop()` said to stop (between batches, never mid-query)."""
+    while not service.embedder.is_ready():
+        if stop():
+            return False
+        with anyio.move_on_after(0.2):
+            await service.embedder.wait_ready()
+    while not stop():
+        done = await service.embed_pending(max_batches=1)
+        if not done:
+            return True
+        report.embedded += done
+        if progress:
+            progress(done)
+    return False
 
 
 async def export_lines(service: MemoryService, out: TextIO = sys.stdout) -> int:

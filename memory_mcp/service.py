@@ -125,6 +125,33 @@ class MemoryService:
     ) -> StoreResult:
         """`written_at` (import only) keeps an exported memory's original time."""
         now = written_at if written_at is not None else self.clock()
+        new = self.prepare_memory(
+            caller, key, value, scope, tags, metadata, ttl_seconds, expires_at, source,
+            confidence, pinned, allowed_sources=allowed_sources, file_path=file_path, now=now,
+        )
+        return await self.write_memory(new, self.check_expected_version(expected_version), now)
+
+    def prepare_memory(
+        self,
+        caller: Caller,
+        key: Any,
+        value: Any,
+        scope: Any = "agent",
+        tags: Any = None,
+        metadata: Any = None,
+        ttl_seconds: Any = None,
+        expires_at: Any = None,
+        source: Any = "manual",
+        confidence: Any = None,
+        pinned: Any = False,
+        *,
+        allowed_sources: tuple[Source, ...] = TOOL_SOURCES,
+        file_path: str | None = None,
+        now: float | None = None,
+    ) -> NewMemory:
+        """Every check of store_memory, without writing: the memory that would be stored.
+        `import` checks a whole file with this before it writes anything."""
+        now = now if now is not None else self.clock()
         parsed_scope = v.parse_scope(scope)
         assert parsed_scope is not None
         parsed_source = v.parse_source(source, allowed_sources)
@@ -132,13 +159,7 @@ class MemoryService:
         refuse_secrets(clean_value)
         if not isinstance(pinned, bool):
             raise InvalidInputError("pinned", "must be true or false")
-        if expected_version is not None and (
-            isinstance(expected_version, bool)
-            or not isinstance(expected_version, int)
-            or expected_version < 0
-        ):
-            raise InvalidInputError("expected_version", "must be a whole number >= 0")
-        new = NewMemory(
+        return NewMemory(
             key=v.clean_key(key),
             value=clean_value,
             scope=parsed_scope,
@@ -155,6 +176,23 @@ class MemoryService:
             ),
             file_path=file_path,
         )
+
+    @staticmethod
+    def check_expected_version(expected_version: Any) -> int | None:
+        if expected_version is not None and (
+            isinstance(expected_version, bool)
+            or not isinstance(expected_version, int)
+            or expected_version < 0
+        ):
+            raise InvalidInputError("expected_version", "must be a whole number >= 0")
+        return expected_version
+
+    async def write_memory(
+        self, new: NewMemory, expected_version: int | None = None, now: float | None = None
+    ) -> StoreResult:
+        """Upsert a memory that prepare_memory built (evicting over the cap), then embed it
+        if the model is loaded."""
+        now = now if now is not None else self.clock()
         outcome = await self.store.upsert(
             new,
             expected_version=expected_version,
@@ -162,7 +200,7 @@ class MemoryService:
             cap=self.policy.max_memories_per_agent,
         )
         if outcome.evicted_ids:
-            log.info("agent %s over its cap: evicted %s", caller.agent_id, outcome.evicted_ids)
+            log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
         if outcome.changed:
             await self._embed_now_if_ready(outcome.record)
         return StoreResult(outcome.record, outcome.created, outcome.changed)

@@ -4,7 +4,7 @@ service decides who may do what and hands the store finished decisions."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -450,3 +450,22 @@ class MemoryStore:
             stmt = stmt.where(M.agent_id == agent_id)
         async with self._engines.reader.connect() as conn:
             return int(await conn.scalar(stmt) or 0)
+
+    async def cap_usage(self, agent_id: str, identities: Collection[str]) -> tuple[int, int]:
+        """How many of `agent_id`'s memories count toward its cap, and how many of
+        `identities` (memories it would write) are not stored yet."""
+        wanted = list(dict.fromkeys(identities))
+        async with self._engines.reader.connect() as conn:
+            counted = int(
+                await conn.scalar(
+                    select(func.count()).where(*writes.counted_toward_cap(agent_id))
+                )
+                or 0
+            )
+            stored = 0
+            for start in range(0, len(wanted), 500):  # under SQLite's bound-variable limit
+                chunk = wanted[start : start + 500]
+                stored += int(
+                    await conn.scalar(select(func.count()).where(M.identity.in_(chunk))) or 0
+                )
+        return counted, len(wanted) - stored

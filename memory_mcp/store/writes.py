@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import MemoryRecord, Source
@@ -45,17 +46,21 @@ async def delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> in
     return int(result.rowcount or 0)
 
 
+def counted_toward_cap(agent_id: str) -> tuple[ColumnElement[bool], ...]:
+    """The memories an agent's cap counts. Notes indexed from memory folders do not count:
+    they mirror files the user keeps (bounded by the folder), and an evicted note would be
+    re-indexed by the next reconcile anyway."""
+    return (M.agent_id == agent_id, M.source != Source.FILE_INDEX.value)
+
+
 async def evict_over_cap(
     conn: AsyncConnection, agent_id: str, cap: int, keep_id: int, revision: int
 ) -> list[int]:
-    """Evict the owner's least recently used unpinned memories beyond the cap.
-
-    Memories indexed from note files neither count nor get evicted: they mirror files the
-    user keeps (bounded by the folder), and an evicted note would be re-indexed by the next
-    reconcile anyway."""
+    """Evict the owner's least recently used unpinned memories beyond the cap (only those
+    counted_toward_cap: notes neither count nor get evicted)."""
     if cap <= 0:
         return []
-    counted = (M.agent_id == agent_id, M.source != Source.FILE_INDEX.value)
+    counted = counted_toward_cap(agent_id)
     count = int(await conn.scalar(select(func.count()).where(*counted)) or 0)
     excess = count - cap
     if excess <= 0:
