@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import anyio
 
 from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError, SentenceTransformerEmbedder
+from memory_mcp.errors import InvalidInputError, StoreMissingError
 from memory_mcp.file_index import FileIndexService
 from memory_mcp.models import Caller, Source
 from memory_mcp.notes.folders import note_folders
@@ -56,12 +57,39 @@ def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> 
     )
 
 
+def prepare_store_location(settings: Settings, create: bool) -> None:
+    """Only the default location is created silently. A --db whose folder is missing is a
+    typo until proven otherwise, and a command that only reads (`create=False`) never
+    creates a store: it reports that there is none."""
+    path = settings.database_file
+    if path is None or path.exists():
+        return
+    if not create:
+        raise StoreMissingError(f"no memory store at {path} (nothing has been stored there)")
+    if path.parent.is_dir():
+        return
+    if settings.db is not None:
+        raise InvalidInputError(
+            "db", f"the folder {path.parent} does not exist; create it or fix the path"
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInputError("db", f"cannot create {path.parent}: {exc.strerror}") from exc
+
+
 @asynccontextmanager
 async def open_app(
-    settings: Settings, embedder: Embedder | None = None, background: bool = True
+    settings: Settings,
+    embedder: Embedder | None = None,
+    background: bool = True,
+    create: bool = True,
 ) -> AsyncIterator[AppContext]:
     """Open the store (fast) and, with `background`, start the model loading and the
-    workers without waiting for them: the MCP handshake is answered meanwhile."""
+    workers without waiting for them: the MCP handshake is answered meanwhile.
+    `create=False` (commands that only read) raises StoreMissingError instead of creating
+    a store."""
+    prepare_store_location(settings, create)
     store = MemoryStore(create_engines(settings.database_url))
     try:
         await store.init_schema()

@@ -87,10 +87,13 @@ def _setup_logging(verbose: bool = False) -> None:
 
 
 def _run_with_app(
-    settings: Settings, job: Callable[[AppContext], Awaitable[int]], background: bool = False
+    settings: Settings,
+    job: Callable[[AppContext], Awaitable[int]],
+    background: bool = False,
+    create: bool = True,
 ) -> int:
     async def runner() -> int:
-        async with open_app(settings, background=background) as app:
+        async with open_app(settings, background=background, create=create) as app:
             return await job(app)
 
     return anyio.run(runner)
@@ -225,7 +228,7 @@ def cmd_export(settings: Settings, output: Path | None) -> int:
         print(f"exported {count} memories", file=sys.stderr)
         return 0
 
-    return _run_with_app(settings, job)
+    return _run_with_app(settings, job, create=False)  # reading never creates a store
 
 
 def cmd_purge(settings: Settings) -> int:

@@ -1,6 +1,7 @@
 """The CLI's file-notes commands: `index`, `context` and `hook`, and the memory-folder
-flags. None of them loads the embedding model: they exit in well under a second, and the
-server's embedding worker embeds whatever they wrote."""
+flags. Only `context --query` loads the embedding model (to search by meaning, as the MCP
+prompt does); the others exit in well under a second, and the server's embedding worker
+embeds whatever they wrote."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from pathlib import Path
 import anyio
 
 from memory_mcp.settings import Settings
+
+MAX_BLOCK_ITEMS = 12  # memories_block.MAX_ITEMS (not imported: it pulls in the service)
+MODEL_WAIT_SECONDS = 60.0  # `context --query`: the model loads in ~5-15 s here
 
 # argparse dest -> Settings field; each also has a MEMORY_MCP_* variable.
 NOTES_FLAGS = {"memory_dir": "memory_dir", "shared_memory_dir": "shared_memory_dir"}
@@ -36,6 +40,18 @@ def add_watch_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def context_limit(text: str) -> int:
+    try:
+        limit = int(text)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= MAX_BLOCK_ITEMS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number from 1 to {MAX_BLOCK_ITEMS}"
+        )
+    return limit
+
+
 def add_commands(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     store_flags: Callable[[argparse.ArgumentParser], None],
@@ -53,8 +69,16 @@ def add_commands(
     )
     store_flags(context)
     add_folder_flags(context)
-    context.add_argument("--query", "-q", help="the memories best matching this, instead")
-    context.add_argument("--limit", type=int, default=12, help="at most this many (1-12)")
+    context.add_argument(
+        "--query", "-q",
+        help="the memories best matching this (by words and by meaning), instead. Loads the "
+        f"embedding model first: a few seconds, at most {MODEL_WAIT_SECONDS:g} s, after which "
+        "it searches by words only and says so",
+    )
+    context.add_argument(
+        "--limit", type=context_limit, default=MAX_BLOCK_ITEMS,
+        help=f"at most this many memories (1-{MAX_BLOCK_ITEMS}, default {MAX_BLOCK_ITEMS})",
+    )
 
     hook = commands.add_parser(
         "hook", help="run a Claude Code hook (JSON on stdin); see hooks/ and the README"
@@ -103,16 +127,34 @@ def cmd_index(settings: Settings, path: Path) -> int:
 
 
 def cmd_context(settings: Settings, query: str | None, limit: int) -> int:
+    """Never creates a store. With a query, search the way the MCP prompt does: wait
+    (bounded) for the model, then hybrid search; memories a server has not embedded yet
+    are found by their words."""
     from memory_mcp.app import open_app
+    from memory_mcp.embeddings import EmbeddingUnavailableError
+    from memory_mcp.errors import StoreMissingError
     from memory_mcp.memories_block import MAX_ITEMS, BlockLimits, memories_block
 
-    limits = BlockLimits(max_items=max(1, min(limit, MAX_ITEMS)))
+    limits = BlockLimits(max_items=min(limit, MAX_ITEMS))
 
     async def runner() -> str:
-        async with open_app(settings, background=False) as app:
+        async with open_app(settings, background=False, create=False) as app:
+            if query and query.strip():
+                problem = f"the embedding model is not ready after {MODEL_WAIT_SECONDS:g} s"
+                try:
+                    with anyio.move_on_after(MODEL_WAIT_SECONDS):
+                        await app.service.embedder.wait_ready()
+                except EmbeddingUnavailableError as exc:
+                    problem = str(exc)
+                if not app.service.embedder.is_ready():
+                    print(f"memory-mcp: {problem}; matching by words only", file=sys.stderr)
             return await memories_block(app.service, app.caller, query, limits)
 
-    block = anyio.run(runner)
+    try:
+        block = anyio.run(runner)
+    except StoreMissingError as exc:
+        print(f"memory-mcp: {exc}", file=sys.stderr)
+        return 1
     if block:
         print(block)
     return 0

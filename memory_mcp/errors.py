@@ -44,3 +44,7 @@ class VersionConflictError(MemoryMcpError):
 
 class StoreUnavailableError(MemoryMcpError):
     """The database cannot be opened or is not a memory store."""
+
+
+class StoreMissingError(StoreUnavailableError):
+    """A command that only reads found no store: it never creates one."""

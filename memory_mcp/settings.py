@@ -25,7 +25,8 @@ def default_data_dir() -> Path:
 
 def database_url(db: str | None, data_dir: Path) -> str:
     """A `--db` value is a path to a SQLite file or a `sqlite:///` URL. Other databases
-    are refused by name rather than failing later on a missing driver."""
+    are refused by name rather than failing later on a missing driver. Nothing is created
+    here (see app.prepare_store_location)."""
     if db and "://" in db:
         if db.startswith("sqlite+aiosqlite://"):
             return db
@@ -34,14 +35,18 @@ def database_url(db: str | None, data_dir: Path) -> str:
         raise InvalidInputError(
             "db", f"{db.split('://', 1)[0]!r} is not supported yet; give a SQLite file path"
         )
-    path = Path(db).expanduser() if db else data_dir / "memory.db"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInputError("db", f"cannot create {path.parent}: {exc.strerror}") from exc
+    path = Path(db).expanduser() if db else data_dir.expanduser() / "memory.db"
     if path.is_dir():
         raise InvalidInputError("db", f"{path} is a folder; give a file path")
     return f"sqlite+aiosqlite:///{path.resolve()}"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file behind a SQLite URL; None for an in-memory database or another kind."""
+    if not url.startswith("sqlite"):
+        return None
+    name = url.split(":///", 1)[1].split("?", 1)[0] if ":///" in url else ""
+    return Path(name) if name and name != ":memory:" else None
 
 
 class Settings(BaseSettings):
@@ -84,6 +89,10 @@ class Settings(BaseSettings):
     @property
     def database_url(self) -> str:
         return database_url(self.db, self.data_dir)
+
+    @property
+    def database_file(self) -> Path | None:
+        return sqlite_file(self.database_url)
 
     @property
     def personal_memory_dir(self) -> Path:

@@ -16,7 +16,7 @@ EXE = str(Path(sys.executable).with_name("memory-mcp"))
     [
         ("notes.txt", "file is not a database"),
         ("postgresql://user@host/memories", "not supported yet"),
-        ("/proc/no-such-dir/memory.db", "cannot create"),
+        ("/proc/no-such-dir/memory.db", "does not exist"),
         (".", "is a folder"),
     ],
 )

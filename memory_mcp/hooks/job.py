@@ -19,10 +19,14 @@ T = TypeVar("T")
 JOB_BUDGET_SECONDS = HOOK_BUDGET_SECONDS - 2.0
 
 
-def run_with_app(settings: Settings, job: Callable[[AppContext], Awaitable[T]]) -> T:
+def run_with_app(
+    settings: Settings, job: Callable[[AppContext], Awaitable[T]], create: bool = True
+) -> T:
+    """`create=False` for hooks that only read: no store yet raises StoreMissingError."""
+
     async def runner() -> T:
         with anyio.fail_after(JOB_BUDGET_SECONDS):
-            async with open_app(settings, background=False) as app:
+            async with open_app(settings, background=False, create=create) as app:
                 return await job(app)
 
     return anyio.run(runner)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_mcp.app import AppContext
+from memory_mcp.errors import StoreMissingError
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.memories_block import memories_block
 from memory_mcp.settings import Settings
@@ -15,7 +16,10 @@ def run(payload: dict[str, Any], settings: Settings | None = None) -> int:
     async def job(app: AppContext) -> str:
         return await memories_block(app.service, app.caller)
 
-    block = run_with_app(settings or Settings(), job)
+    try:
+        block = run_with_app(settings or Settings(), job, create=False)
+    except StoreMissingError:
+        return 0  # nothing stored yet: nothing to recall, and reading creates nothing
     if block:
         print(block, flush=True)
     return 0
