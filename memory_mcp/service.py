@@ -123,7 +123,8 @@ class MemoryService:
         file_path: str | None = None,
         written_at: float | None = None,
     ) -> StoreResult:
-        """`written_at` (import only) keeps an exported memory's original time."""
+        """`written_at` keeps a memory's own time instead of now: an exported memory's
+        (import), a transcript's last change (session summaries)."""
         now = written_at if written_at is not None else self.clock()
         new = self.prepare_memory(
             caller, key, value, scope, tags, metadata, ttl_seconds, expires_at, source,

@@ -32,6 +32,7 @@ def run(
     path = Path(raw_path).expanduser()
     if not path.is_file():
         return 0
+    last_change = path.stat().st_mtime
     transcript = read_transcript(path)
     if transcript.cwd is None and isinstance(payload.get("cwd"), str):
         transcript.cwd = payload["cwd"]
@@ -57,6 +58,10 @@ def run(
             tags=["session-summary"],
             metadata=metadata,
             source="session_summary",
+            # Dated by the transcript's last change, not by this run: a Stop hook on an
+            # unchanged transcript then writes exactly what is stored, and the store
+            # leaves it alone (same version) instead of bumping it for a new expiry.
+            written_at=last_change,
         )
 
     run_with_app(settings or Settings(), job)
