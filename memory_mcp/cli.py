@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 from pydantic import ValidationError
 
-from memory_mcp import __version__, cli_notes
+from memory_mcp import __version__, cli_doctor, cli_notes
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.benchmark import command as bench_command
 from memory_mcp.errors import MemoryMcpError
@@ -64,18 +64,29 @@ def build_parser() -> argparse.ArgumentParser:
     purge = commands.add_parser("purge", help="delete expired memories now")
     _store_flags(purge)
     cli_notes.add_commands(commands, _store_flags)
+    cli_doctor.add_command(commands, _store_flags, cli_notes.add_folder_flags)
     bench_command.add_commands(commands)
     return parser
 
 
-def settings_from(args: argparse.Namespace) -> Settings:
+def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags (they win over env and the settings file)."""
     overrides: dict[str, Any] = {}
     flags = {**_STORE_FLAGS, **cli_notes.NOTES_FLAGS, "transport": "transport", "watch": "watch"}
     for dest, name in flags.items():
         value = getattr(args, dest, None)
         if value is not None:
             overrides[name] = value
-    return Settings(**overrides)
+    return overrides
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    return Settings(**flag_overrides(args))
+
+
+def serve_flags(argv: list[str]) -> dict[str, Any]:
+    """The settings that `memory-mcp serve ARGV` would take from its flags."""
+    return flag_overrides(build_parser().parse_args(["serve", *argv]))
 
 
 def _setup_logging(verbose: bool = False) -> None:
@@ -248,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "bench":  # its own stores in temporary or --workdir folders
             return bench_command.run(args)
+        if args.command == "doctor":
+            return cli_doctor.run(flag_overrides(args), args.mcp_config, serve_flags)
         settings = settings_from(args)
         if args.command == "serve":
             return cmd_serve(settings)

@@ -150,6 +150,8 @@ async def embed_all(
 ) -> bool:
     """Embed everything still without a vector, a batch at a time: searchable when this
     returns True; False if `stop()` said to stop (between batches, never mid-query)."""
+    if not await service.store.missing_embeddings(service.vector_model, 1):
+        return True  # nothing to embed: no need to load the model
     while not service.embedder.is_ready():
         if stop():
             return False

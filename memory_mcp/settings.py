@@ -1,15 +1,23 @@
-"""Configuration: CLI flags and MEMORY_MCP_* environment variables, read only by the
-composition root."""
+"""Configuration, read only by the composition root. One place configures the server and
+the hooks alike: a settings file (`~/.config/memory-mcp/config.toml`, or the file that
+MEMORY_MCP_CONFIG names). Precedence: CLI flags > MEMORY_MCP_* variables > the file >
+defaults."""
 
 from __future__ import annotations
 
 import os
+import tomllib
 import uuid
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Role
@@ -21,6 +29,34 @@ def default_data_dir() -> Path:
     """The user's data directory: durable, never a temp or cache folder (XDG on Linux)."""
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "memory-mcp"
+
+
+ENV_PREFIX = "MEMORY_MCP_"
+CONFIG_ENV = "MEMORY_MCP_CONFIG"
+
+
+def config_file() -> Path:
+    """MEMORY_MCP_CONFIG, else $XDG_CONFIG_HOME/memory-mcp/config.toml (~/.config/...)."""
+    named = os.environ.get(CONFIG_ENV)
+    if named:
+        return Path(named).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "memory-mcp" / "config.toml"
+
+
+def read_config_file(path: Path | None = None) -> dict[str, Any]:
+    """The settings file's values ({} when there is none). A file that MEMORY_MCP_CONFIG
+    names must exist: a typo there would otherwise fall back to defaults silently."""
+    path = path or config_file()
+    if not path.is_file():
+        if os.environ.get(CONFIG_ENV):
+            raise InvalidInputError(CONFIG_ENV, f"{path} is not a file")
+        return {}
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInputError("config file", f"cannot read {path}: {exc}") from exc
 
 
 def database_url(db: str | None, data_dir: Path) -> str:
@@ -50,7 +86,20 @@ def sqlite_file(url: str) -> Path | None:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="MEMORY_MCP_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Flags (init arguments) > MEMORY_MCP_* variables > the settings file > defaults."""
+        read_config_file()  # a missing MEMORY_MCP_CONFIG file or bad TOML: a clear error
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
 
     db: str | None = Field(None, description="SQLite file path or SQLAlchemy URL")
     data_dir: Path = Field(default_factory=default_data_dir)
@@ -102,3 +151,24 @@ class Settings(BaseSettings):
             return self.memory_dir.expanduser()
         conventional = Path(WORKSPACE_PERSONAL_MEMORY)
         return conventional if conventional.is_dir() else self.data_dir.expanduser() / "memory"
+
+
+def setting_sources(flags: dict[str, Any]) -> dict[str, str]:
+    """Where each setting's value comes from, for `memory-mcp doctor`."""
+    in_file = read_config_file()
+    env = {name.upper() for name in os.environ}
+    where: dict[str, str] = {}
+    for name in Settings.model_fields:
+        if name in flags:
+            where[name] = "flag"
+        elif f"{ENV_PREFIX}{name}".upper() in env:
+            where[name] = f"env {ENV_PREFIX}{name.upper()}"
+        elif name in in_file:
+            where[name] = "config file"
+        else:
+            where[name] = "default"
+    return where
+
+
+def unknown_config_keys() -> list[str]:
+    return sorted(set(read_config_file()) - set(Settings.model_fields))

