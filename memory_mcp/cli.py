@@ -95,6 +95,7 @@ def _setup_logging(verbose: bool = False) -> None:
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("torch").setLevel(logging.WARNING)  # its exit-time cache statistics
 
 
 def _run_with_app(
@@ -111,7 +112,7 @@ def _run_with_app(
 
 
 def cmd_serve(settings: Settings) -> int:
-    from memory_mcp.mcp_server import build_server
+    from memory_mcp.mcp_server import build_server, serve_stdio
 
     log.info(
         "memory-mcp %s serving agent %r (%s), session %s, store %s",
@@ -119,7 +120,11 @@ def cmd_serve(settings: Settings) -> int:
         settings.database_url,
     )
     _run_with_app(settings, _store_opens)  # a bad --db is one line on stderr, not a crash
-    build_server(settings).run(settings.transport)
+    try:
+        anyio.run(serve_stdio, build_server(settings))
+    except KeyboardInterrupt:  # Ctrl-C: everything has been closed by now
+        log.info("stopped (Ctrl-C)")
+        return 130
     return 0
 
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -20,6 +21,7 @@ from memory_mcp.memories_block import memories_block
 from memory_mcp.models import MemoryRecord
 from memory_mcp.service import MemoryService, SearchHit
 from memory_mcp.settings import Settings
+from memory_mcp.stdin_lines import StdinLines
 from memory_mcp.validation import iso
 
 T = TypeVar("T")
@@ -308,3 +310,12 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         return block or NO_MEMORIES
 
     return server
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """What MCPServer.run("stdio") does, with a stdin whose reads never hold up shutdown
+    (memory_mcp/stdin_lines.py): one Ctrl-C in a terminal stops the server. The SDK still
+    claims stdout (stray prints go to stderr, not into the protocol)."""
+    lowlevel = server._lowlevel_server  # run_stdio_async's own three lines, with our stdin
+    async with stdio_server(stdin=cast(Any, StdinLines())) as (read_stream, write_stream):
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
