@@ -110,7 +110,7 @@ def test_ctrl_c_during_import_says_how_far_it_got_and_a_rerun_finishes(
 ) -> None:
     """A real process and a real SIGINT, with the real model."""
     lines = [{"key": f"fact-{i}", "value": f"Fact number {i} about subsystem {i % 37}"}
-             for i in range(800)]
+             for i in range(200)]
     source = write_jsonl(tmp_path / "big.jsonl", lines)
     command = [EXE, "import", str(source), "--db", str(tmp_path / "m.db")]
     env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
@@ -120,7 +120,7 @@ def test_ctrl_c_during_import_says_how_far_it_got_and_a_rerun_finishes(
     assert process.stderr is not None
     seen = ""
     deadline = time.monotonic() + 240
-    while "stored 800 memories; embedding" not in seen:  # all written, now embedding
+    while "stored 200 memories; embedding" not in seen:  # all written, now embedding
         assert time.monotonic() < deadline, seen
         assert process.poll() is None, seen + process.stderr.read()
         seen += process.stderr.readline()
@@ -128,9 +128,9 @@ def test_ctrl_c_during_import_says_how_far_it_got_and_a_rerun_finishes(
     _, rest = process.communicate(timeout=120)
     err = seen + rest
     assert process.returncode == 130, err
-    assert "interrupted: stored 800, embedded " in err and "run again to finish" in err
+    assert "interrupted: stored 200, embedded " in err and "run again to finish" in err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
 
     again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert again.returncode == 0, again.stderr
-    assert "imported 0 memories (800 unchanged, 0 bad lines skipped)" in again.stderr
+    assert "imported 0 memories (200 unchanged, 0 bad lines skipped)" in again.stderr
