@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
-from memory_mcp.models import Caller, Source
+from memory_mcp.models import Caller, MemoryRecord, Source
 from memory_mcp.service import MemoryService
 from memory_mcp.validation import iso, parse_datetime
 
@@ -95,9 +95,10 @@ async def import_lines(
     return report
 
 
-async def export_lines(service: MemoryService, out: TextIO = sys.stdout) -> int:
+async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO = sys.stdout) -> int:
+    """Write `records` (the service decides which: what one agent may see, or all)."""
     count = 0
-    async for record in service.store.iter_records():
+    async for record in records:
         line = {
             "key": record.key,
             "value": record.value,
@@ -109,6 +110,8 @@ async def export_lines(service: MemoryService, out: TextIO = sys.stdout) -> int:
             "confidence": record.confidence,
             "pinned": record.pinned,
             "agent_id": record.agent_id,
+            "updated_by": record.updated_by,
+            **({"about_agent": record.about_agent} if record.about_agent else {}),
             "session_id": record.session_id or None,
             "created_at": iso(record.created_at),
             "updated_at": iso(record.updated_at),
