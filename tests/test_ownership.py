@@ -137,3 +137,27 @@ def test_export_holds_what_the_agent_may_see_and_all_needs_asking(
     with pytest.raises(SystemExit):
         cli.main(["export", "--help"])
     assert "operator's command" in capsys.readouterr().out
+
+
+@pytest.mark.anyio
+async def test_any_agent_keeps_the_shared_folder_in_step_but_workers_cannot_edit_its_notes(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """The shared folder owns its notes: whichever agent indexes an edited file updates
+    them; a worker writing to the same key through store_memory does not."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    note = shared / "conventions.md"
+    note.write_text("# Style\nUse ruff for linting.\n")
+    async with opened(make_settings(agent_id="w1", shared_memory_dir=shared)) as app:
+        first = (await app.notes.index_path(note)).report
+        assert first is not None and first.created == 1
+    note.write_text("# Style\nUse ruff for linting and formatting.\n")
+    async with opened(make_settings(agent_id="w2", shared_memory_dir=shared)) as app:
+        second = (await app.notes.index_path(note)).report
+        assert second is not None and (second.updated, second.refused) == (1, [])
+        [record] = [r async for r in app.service.visible_records(app.caller)]
+        assert "formatting" in record.value
+        assert (record.agent_id, record.updated_by) == ("w1", "w2")
+        with pytest.raises(PermissionDeniedError, match="agent 'w1'"):
+            await app.service.store_memory(app.caller, record.key, "Use black", scope="swarm")
