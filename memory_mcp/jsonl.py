@@ -95,8 +95,10 @@ async def import_lines(
     return report
 
 
-async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO = sys.stdout) -> int:
-    """Write `records` (the service decides which: what one agent may see, or all)."""
+async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None = None) -> int:
+    """Write `records` (the service decides which: what one agent may see, or all) to
+    `out`, by default the stdout of the moment (not of import time)."""
+    out = out or sys.stdout
     count = 0
     async for record in records:
         line = {
