@@ -54,9 +54,20 @@ def build_parser() -> argparse.ArgumentParser:
         "Without it one bad line means nothing is stored (exit 1)",
     )
 
-    exp = commands.add_parser("export", help="write every memory as JSONL")
+    exp = commands.add_parser(
+        "export",
+        help="write the memories an agent may see as JSONL",
+        description="Write, one JSON line each, the memories the agent (--agent-id, "
+        "--session-id) may see: its own of every scope and every swarm memory, the same "
+        "rules as the tools. --all writes every agent's memories instead.",
+    )
     _store_flags(exp)
     exp.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
+    exp.add_argument(
+        "--all", dest="everyone", action="store_true",
+        help="an operator's command: every memory of every agent, private ones included "
+        "(not with --agent-id)",
+    )
 
     purge = commands.add_parser("purge", help="delete expired memories now")
     _store_flags(purge)
@@ -129,16 +140,19 @@ async def _store_opens(_app: AppContext) -> int:
     return 0
 
 
-def cmd_export(settings: Settings, output: Path | None) -> int:
+def cmd_export(settings: Settings, output: Path | None, everyone: bool = False) -> int:
     from memory_mcp.jsonl import export_lines
 
     async def job(app: AppContext) -> int:
+        service = app.service
+        records = service.all_records() if everyone else service.visible_records(app.caller)
         if output is None:
-            count = await export_lines(app.service)
+            count = await export_lines(records)
         else:
             with output.open("w", encoding="utf-8") as handle:
-                count = await export_lines(app.service, handle)
-        print(f"exported {count} memories", file=sys.stderr)
+                count = await export_lines(records, handle)
+        whose = "every agent's" if everyone else f"agent {app.caller.agent_id!r}'s visible"
+        print(f"exported {count} memories ({whose})", file=sys.stderr)
         return 0
 
     return _run_with_app(settings, job, create=False)  # reading never creates a store
@@ -169,7 +183,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "import":
             return cli_import.cmd_import(settings, args.file, args.skip_invalid)
         if args.command == "export":
-            return cmd_export(settings, args.output)
+            if args.everyone and args.agent_id is not None:
+                print("memory-mcp: export takes --all or --agent-id, not both", file=sys.stderr)
+                return 2
+            return cmd_export(settings, args.output, args.everyone)
         if args.command == "purge":
             return cmd_purge(settings)
         if args.command == "index":

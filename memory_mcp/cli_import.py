@@ -60,7 +60,7 @@ def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> in
             finished = await embed_all(
                 app.service, report, progress=bar.update, stop=interrupt.is_set
             )
-        return 0 if finished else 130
+        return (1 if report.refused else 0) if finished else 130
 
     async def runner() -> int:
         async with open_app(settings, background=False) as app:
@@ -78,16 +78,19 @@ def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> in
                 file=sys.stderr,
             )
             return 1
+    for refusal in report.refused:
+        print(f"memory-mcp: {path}: refused: {refusal}", file=sys.stderr)
     if code == 130:
         print(
             f"memory-mcp: interrupted: stored {report.stored}, embedded {report.embedded}; "
             "run again to finish",
             file=sys.stderr,
         )
-    elif code == 0:
+    elif code == 0 or report.refused:
         print(
             f"imported {report.stored} memories ({report.unchanged} unchanged, {skipped} bad "
-            f"lines skipped), embedded {report.embedded} texts",
+            f"lines skipped, {len(report.refused)} refused by the store), embedded "
+            f"{report.embedded} texts",
             file=sys.stderr,
         )
     return code

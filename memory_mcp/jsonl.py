@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -13,7 +13,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.models import Caller, NewMemory, Source
+from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source
 from memory_mcp.service import MemoryService
 from memory_mcp.validation import iso, parse_datetime
 
@@ -35,6 +35,7 @@ class MemoryLine(BaseModel):
     pinned: bool = False
     agent_id: str | None = None
     session_id: str | None = None
+    about_agent: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
 
@@ -46,11 +47,15 @@ class ImportReport:
     stored: int = 0
     unchanged: int = 0
     embedded: int = 0
+    # Lines the store refused while writing, for reasons no line can show on its own
+    # (a swarm key that another agent owns): named, never silent.
+    refused: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class PreparedLine:
     number: int
+    caller: Caller
     memory: NewMemory
     written_at: float | None
 
@@ -90,12 +95,12 @@ def prepare_lines(
             memory = service.prepare_memory(
                 caller, line.key, line.value, line.scope, line.tags, line.metadata,
                 line.ttl_seconds, line.expires_at, line.source, line.confidence, line.pinned,
-                allowed_sources=tuple(Source), now=written_at,
+                allowed_sources=tuple(Source), now=written_at, about_agent=line.about_agent,
             )
         except MemoryMcpError as exc:
             errors.append(f"line {number}: {exc}")
             continue
-        prepared.append(PreparedLine(number, memory, written_at))
+        prepared.append(PreparedLine(number, caller, memory, written_at))
     return prepared, errors
 
 
@@ -134,7 +139,11 @@ async def write_lines(
     for line in lines:
         if stop():
             return False
-        result = await service.write_memory(line.memory, now=line.written_at)
+        try:
+            result = await service.write_memory(line.caller, line.memory, now=line.written_at)
+        except MemoryMcpError as exc:
+            report.refused.append(f"line {line.number}: {exc}")
+            continue
         if result.changed:
             report.stored += 1
         else:
@@ -167,9 +176,12 @@ async def embed_all(
     return False
 
 
-async def export_lines(service: MemoryService, out: TextIO = sys.stdout) -> int:
+async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None = None) -> int:
+    """Write `records` (the service decides which: what one agent may see, or all) to
+    `out`, by default the stdout of the moment (not of import time)."""
+    out = out or sys.stdout
     count = 0
-    async for record in service.store.iter_records():
+    async for record in records:
         line = {
             "key": record.key,
             "value": record.value,
@@ -181,6 +193,8 @@ async def export_lines(service: MemoryService, out: TextIO = sys.stdout) -> int:
             "confidence": record.confidence,
             "pinned": record.pinned,
             "agent_id": record.agent_id,
+            "updated_by": record.updated_by,
+            **({"about_agent": record.about_agent} if record.about_agent else {}),
             "session_id": record.session_id or None,
             "created_at": iso(record.created_at),
             "updated_at": iso(record.updated_at),

@@ -55,6 +55,7 @@ def memory_json(service: MemoryService, record: MemoryRecord) -> dict[str, Any]:
         "value": record.value,
         "scope": record.scope.value,
         "agent_id": record.agent_id,
+        "updated_by": record.updated_by,
         "source": record.source.value,
         "tags": record.tags,
         "metadata": record.metadata,
@@ -68,6 +69,8 @@ def memory_json(service: MemoryService, record: MemoryRecord) -> dict[str, Any]:
         "expires_at": iso(record.expires_at),
         "expired": service.is_expired(record),
     }
+    if record.about_agent:
+        data["about_agent"] = record.about_agent
     if record.flags:
         data["flags"] = record.flags
     if record.file_path:
@@ -84,6 +87,7 @@ def hit_json(hit: SearchHit, max_chars: int) -> dict[str, Any]:
         "value": value[:max_chars],
         "scope": record.scope.value,
         "agent_id": record.agent_id,
+        "updated_by": record.updated_by,
         "source": record.source.value,
         "tags": record.tags,
         "score": round(hit.score, 4),
@@ -95,6 +99,8 @@ def hit_json(hit: SearchHit, max_chars: int) -> dict[str, Any]:
     if len(value) > max_chars:
         data["truncated"] = True
         data["full_length"] = len(value)
+    if record.about_agent:
+        data["about_agent"] = record.about_agent
     if record.flags:
         data["flags"] = record.flags
     return data
@@ -157,8 +163,10 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         """Save a memory, or update the one with the same key and scope (an upsert).
 
         Updating bumps `version` and keeps the previous value in history; storing identical
-        content changes nothing. Use `expected_version` (from memory-get) to avoid
-        overwriting someone else's change: a mismatch is refused with the current version.
+        content changes nothing. A swarm memory may be updated only by the agent that owns
+        it or by the lead; anyone else gets an error naming the owner. Use
+        `expected_version` (from memory-get) to avoid overwriting someone else's change: a
+        mismatch is refused with the current version.
         Example: store_memory(key="test-command", value="Run `make test`; it sets up .venv",
         tags=["build"]). Never store secrets (tokens, keys, passwords): they are refused."""
         app = _app(ctx)
@@ -175,6 +183,8 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
             "scope": record.scope.value,
             "version": record.version,
             "created": result.created,
+            "agent_id": record.agent_id,
+            "updated_by": record.updated_by,
             "expires_at": iso(record.expires_at),
             **({"flags": record.flags} if record.flags else {}),
         }
@@ -263,14 +273,17 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
             Field(description="What kind of learning it is."),
         ],
         agent_id: Annotated[
-            str | None, Field(description="The worker it is about (attribution), if any.")
+            str | None,
+            Field(description="The worker it is about, if any (kept as `about_agent`; "
+                  "the learning belongs to you, the lead)."),
         ] = None,
     ) -> dict[str, Any]:
         """Lead agent only: push a learning into the swarm memory so every worker recalls it.
 
-        Stored swarm-scoped and tagged with its category; injecting the same learning again
-        changes nothing. Example: inject-learning(learning="Run migrations before the API
-        tests", category="mistake-pattern", agent_id="worker-2")."""
+        Stored swarm-scoped and tagged with its category, owned by the lead (only a lead
+        may update or delete it); injecting the same learning again changes nothing.
+        Example: inject-learning(learning="Run migrations before the API tests",
+        category="mistake-pattern", agent_id="worker-2")."""
         app = _app(ctx)
         result = await _guard(app.service.inject_learning(app.caller, learning, category, agent_id))
         record = result.record
@@ -281,6 +294,8 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
             "version": record.version,
             "created": result.created,
             "category": category,
+            "agent_id": record.agent_id,
+            **({"about_agent": record.about_agent} if record.about_agent else {}),
         }
 
     @server.resource(

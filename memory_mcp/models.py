@@ -62,6 +62,8 @@ class MemoryRecord:
     last_accessed_at: float | None
     access_count: int
     file_path: str | None = None
+    updated_by: str = ""  # who wrote this version; agent_id is the owner
+    about_agent: str | None = None  # a learning: the agent it is about (not its owner)
 
 
 @dataclass
@@ -71,7 +73,7 @@ class NewMemory:
     key: str
     value: str
     scope: Scope
-    agent_id: str
+    agent_id: str  # the writer: owner of a new memory, `updated_by` of an update
     session_id: str
     source: Source
     tags: list[str] = field(default_factory=list)
@@ -81,6 +83,7 @@ class NewMemory:
     pinned: bool = False
     expires_at: float | None = None
     file_path: str | None = None
+    about_agent: str | None = None
 
     @property
     def identity(self) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +86,14 @@ def can_see(caller: Caller, record: MemoryRecord) -> bool:
     return record.scope is Scope.AGENT or record.session_id == caller.session_id
 
 
+def may_change(caller: Caller, record: MemoryRecord) -> bool:
+    """Update or delete a memory it can see: its owner, or the lead for a swarm memory.
+    (Only swarm memories can be reached by another agent: the others are invisible.)"""
+    return record.agent_id == caller.agent_id or (
+        record.scope is Scope.SWARM and caller.is_lead
+    )
+
+
 class MemoryService:
     def __init__(
         self,
@@ -122,15 +130,23 @@ class MemoryService:
         allowed_sources: tuple[Source, ...] = TOOL_SOURCES,
         file_path: str | None = None,
         written_at: float | None = None,
+        about_agent: str | None = None,
     ) -> StoreResult:
         """`written_at` keeps a memory's own time instead of now: an exported memory's
-        (import), a transcript's last change (session summaries)."""
+        (import), a transcript's last change (session summaries).
+
+        A swarm memory with this key owned by another agent is updated only by the lead
+        (PermissionDeniedError names the owner). The one exception is a note from the
+        shared folder (`file_path`, source file_index): the folder owns it, and whichever
+        agent indexes the file keeps it in step."""
         now = written_at if written_at is not None else self.clock()
         new = self.prepare_memory(
             caller, key, value, scope, tags, metadata, ttl_seconds, expires_at, source,
             confidence, pinned, allowed_sources=allowed_sources, file_path=file_path, now=now,
+            about_agent=about_agent,
         )
-        return await self.write_memory(new, self.check_expected_version(expected_version), now)
+        version = self.check_expected_version(expected_version)
+        return await self.write_memory(caller, new, version, now)
 
     def prepare_memory(
         self,
@@ -149,6 +165,7 @@ class MemoryService:
         allowed_sources: tuple[Source, ...] = TOOL_SOURCES,
         file_path: str | None = None,
         now: float | None = None,
+        about_agent: str | None = None,
     ) -> NewMemory:
         """Every check of store_memory, without writing: the memory that would be stored.
         `import` checks a whole file with this before it writes anything."""
@@ -176,6 +193,7 @@ class MemoryService:
                 ttl_seconds, expires_at, self.policy.default_ttl_seconds(parsed_source), now
             ),
             file_path=file_path,
+            about_agent=about_agent,
         )
 
     @staticmethod
@@ -189,16 +207,24 @@ class MemoryService:
         return expected_version
 
     async def write_memory(
-        self, new: NewMemory, expected_version: int | None = None, now: float | None = None
+        self,
+        caller: Caller,
+        new: NewMemory,
+        expected_version: int | None = None,
+        now: float | None = None,
     ) -> StoreResult:
-        """Upsert a memory that prepare_memory built (evicting over the cap), then embed it
-        if the model is loaded."""
+        """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
+        then embed it if the model is loaded."""
         now = now if now is not None else self.clock()
+        mirrors_shared_file = new.file_path is not None and new.source is Source.FILE_INDEX
         outcome = await self.store.upsert(
             new,
             expected_version=expected_version,
             now=now,
             cap=self.policy.max_memories_per_agent,
+            # The same rule as delete (may_change), applied by the store to the row it
+            # reads under the write lock.
+            may_overwrite_others=caller.is_lead or mirrors_shared_file,
         )
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
@@ -210,7 +236,8 @@ class MemoryService:
         self, caller: Caller, learning: Any, category: Any, agent_id: Any = None
     ) -> StoreResult:
         """Lead only: a swarm-wide learning, tagged with its category. Idempotent: the key
-        is derived from the category and the normalised text."""
+        is derived from the category and the normalised text. The lead owns it (the agent
+        it is about must not be able to delete it); `agent_id` is kept as `about_agent`."""
         if not caller.is_lead:
             raise PermissionDeniedError(
                 f"inject-learning is for the lead agent; {caller.agent_id!r} is a worker"
@@ -224,24 +251,19 @@ class MemoryService:
         normalised = " ".join(text.lower().split())
         digest = hashlib.sha256(f"{category}\x1f{normalised}".encode()).hexdigest()[:16]
         metadata: dict[str, Any] = {"injected_by": caller.agent_id, "category": category}
-        if target:
-            metadata["target_agent"] = target
-        attributed = Caller(target or caller.agent_id, caller.role, caller.session_id)
         return await self.store_memory(
-            attributed,
+            caller,
             key=f"learning:{category}:{digest}",
             value=text,
             scope=Scope.SWARM.value,
             tags=[category, "learning"],
             metadata=metadata,
+            about_agent=target,
         )
 
     async def delete(self, caller: Caller, memory_id: Any) -> int:
         record = await self._visible_record(caller, v.clean_id(memory_id))
-        allowed = record.agent_id == caller.agent_id or (
-            record.scope is Scope.SWARM and caller.is_lead
-        )
-        if not allowed:
+        if not may_change(caller, record):
             raise PermissionDeniedError(
                 f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
                 "only its owner or the lead may delete it"
@@ -253,6 +275,19 @@ class MemoryService:
         return await self.store.purge_expired(self.clock())
 
     # -- reading ----------------------------------------------------------------------------
+
+    async def visible_records(self, caller: Caller) -> AsyncIterator[MemoryRecord]:
+        """Every memory `caller` may read, expired ones included (memory-get returns them
+        too), by id: what `memory-mcp export --agent-id` writes."""
+        vis = Visibility(caller=caller, include_expired=True, now=self.clock())
+        async for record in self.store.iter_records(vis):
+            yield record
+
+    async def all_records(self) -> AsyncIterator[MemoryRecord]:
+        """Every memory of every agent, private ones included: for operators only
+        (`memory-mcp export --all`), never reachable from a tool."""
+        async for record in self.store.iter_records():
+            yield record
 
     async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
         record = await self._visible_record(caller, v.clean_id(memory_id))
@@ -408,4 +443,5 @@ __all__ = [
     "SearchResult",
     "StoreResult",
     "can_see",
+    "may_change",
 ]

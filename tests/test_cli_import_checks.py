@@ -79,7 +79,7 @@ def test_skip_invalid_stores_the_good_lines_and_still_reports_the_bad(
     assert main(["import", str(source), "--db", db, "--skip-invalid"]) == 0
     err = capsys.readouterr().err
     assert all(f": line {n}:" in err for n in range(2, 6))
-    assert "imported 2 memories (0 unchanged, 4 bad lines skipped)" in err
+    assert "imported 2 memories (0 unchanged, 4 bad lines skipped, 0 refused" in err
     assert stored_keys(tmp_path) == ["deploy", "reviews"]
 
 
@@ -133,4 +133,4 @@ def test_ctrl_c_during_import_says_how_far_it_got_and_a_rerun_finishes(
 
     again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert again.returncode == 0, again.stderr
-    assert "imported 0 memories (200 unchanged, 0 bad lines skipped)" in again.stderr
+    assert "imported 0 memories (200 unchanged, 0 bad lines skipped, 0 refused" in again.stderr

@@ -52,7 +52,7 @@ async def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path) 
     assert records["team-rule"].updated_at == 1767323045.0, "the exported time is kept"
     assert records["scratch"].session_id == "sess-9" and records["scratch"].pinned
 
-    exported = run("export", "--db", db)
+    exported = run("export", "--db", db, "--all")
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(line) for line in exported.stdout.splitlines()]
     assert [(x["key"], x["value"], x["agent_id"]) for x in lines] == [
@@ -64,7 +64,7 @@ async def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path) 
     again.write_text(exported.stdout)
     copy = str(tmp_path / "b.db")
     assert run("import", str(again), "--db", copy).returncode == 0
-    assert run("export", "--db", copy).stdout == exported.stdout
+    assert run("export", "--db", copy, "--all").stdout == exported.stdout
 
 
 async def test_a_malformed_file_imports_nothing_and_names_the_line(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import ToolFailed, call
+from tests.conftest import ToolFailed, call, call_error
 
 pytestmark = pytest.mark.anyio
 
@@ -133,8 +133,12 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
                     ids.add(hits["results"][0]["id"])
         assert len(ids) == 6, "every process sees the same memories"
 
-        # Read-modify-write with expected_version from three processes: no lost update.
-        counter = await call(lead, "store_memory", key="counter", value="0", scope="swarm")
+        # Read-modify-write with expected_version from the two processes that may update
+        # w1's swarm memory (w1 and the lead): no lost update. The third is refused.
+        counter = await call(w1, "store_memory", key="counter", value="0", scope="swarm")
+        refused = await call_error(w2, "store_memory", key="counter", value="9", scope="swarm")
+        assert "agent 'w1'" in refused
+        writers = {"w1": w1, "lead": lead}
         increments: list[str] = []
 
         async def increment(name: str, client: Client, times: int) -> None:
@@ -151,10 +155,10 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
                         assert "version conflict" in str(conflict)
 
         async with anyio.create_task_group() as tasks:
-            for name, client in clients.items():
+            for name, client in writers.items():
                 tasks.start_soon(increment, name, client, 5)
         final = await call(w2, "memory-get", id=counter["id"])
-        assert final["value"] == "15" and final["version"] == 16
+        assert final["value"] == "10" and final["version"] == 11
 
         # Semantic search across processes: once w2's model is loaded, it finds by meaning
         # a memory that another process wrote.

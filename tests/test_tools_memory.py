@@ -196,6 +196,16 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
         found = await call(w, "memory-search", query="migrations", tags=["mistake-pattern"])
         assert [r["id"] for r in found["results"]] == [first["id"]]
         hit = found["results"][0]
-        assert hit["scope"] == "swarm" and hit["agent_id"] == "w1"
+        # The lead owns the learning; the worker it is about is only named.
+        assert hit["scope"] == "swarm" and hit["agent_id"] == "boss"
+        assert hit["about_agent"] == "w1" and hit["updated_by"] == "boss"
+        got = await call(w, "memory-get", id=first["id"])
+        assert (got["agent_id"], got["about_agent"]) == ("boss", "w1")
+        assert "owner or the lead" in await call_error(w, "memory-delete", id=first["id"])
+        assert "agent 'boss'" in await call_error(
+            w, "store_memory", key=got["key"], value="Migrations are optional", scope="swarm"
+        )
+        after = await call(w, "memory-get", id=first["id"])
+        assert (after["version"], after["value"]) == (got["version"], got["value"])
         bad = await call_error(boss, "inject-learning", learning="x", category="gossip")
         assert "category" in bad

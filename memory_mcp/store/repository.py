@@ -13,9 +13,14 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
-from memory_mcp.errors import NotFoundError, StoreUnavailableError, VersionConflictError
+from memory_mcp.errors import (
+    NotFoundError,
+    PermissionDeniedError,
+    StoreUnavailableError,
+    VersionConflictError,
+)
 from memory_mcp.models import MemoryRecord, NewMemory, Scope, Source, UpsertOutcome, Visibility
-from memory_mcp.store import fulltext, writes
+from memory_mcp.store import fulltext, migrations, writes
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.rows import (
     MEMORIES,
@@ -64,6 +69,7 @@ class MemoryStore:
             if self._engines.is_sqlite:
                 for ddl in SQLITE_FTS_DDL:
                     await conn.exec_driver_sql(ddl)
+            await migrations.migrate(conn)
             exists = await conn.scalar(
                 select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
             )
@@ -73,13 +79,27 @@ class MemoryStore:
     # -- writes ---------------------------------------------------------------------------
 
     async def upsert(
-        self, new: NewMemory, *, expected_version: int | None, now: float, cap: int
+        self,
+        new: NewMemory,
+        *,
+        expected_version: int | None,
+        now: float,
+        cap: int,
+        may_overwrite_others: bool = False,
     ) -> UpsertOutcome:
-        """Insert or update by identity in one transaction; history keeps the old value."""
+        """Insert or update by identity in one transaction; history keeps the old value.
+
+        `new.agent_id` is the writer: the owner of a new memory, `updated_by` of an update.
+        An existing memory owned by someone else (a swarm memory: only swarm identities
+        leave the owner out) is refused unless `may_overwrite_others`, a decision the
+        service makes; it is checked here, on the row read under the write lock, so no
+        other writer can slip in between the check and the write."""
         for attempt in range(3):
             try:
                 async with self._engines.writer.begin() as conn:
-                    return await self._upsert(conn, new, expected_version, now, cap)
+                    return await self._upsert(
+                        conn, new, expected_version, now, cap, may_overwrite_others
+                    )
             except IntegrityError:
                 # Another writer created the same identity between our read and insert
                 # (possible on PostgreSQL); the retry sees it and updates instead.
@@ -94,6 +114,7 @@ class MemoryStore:
         expected_version: int | None,
         now: float,
         cap: int,
+        may_overwrite_others: bool,
     ) -> UpsertOutcome:
         existing = (
             await conn.execute(
@@ -113,6 +134,7 @@ class MemoryStore:
             "content_hash": digest,
             "expires_at": new.expires_at,
             "file_path": new.file_path,
+            "about_agent": new.about_agent,
         }
         if existing is None:
             if expected_version not in (None, 0):
@@ -127,6 +149,7 @@ class MemoryStore:
                     scope=new.scope.value,
                     agent_id=new.agent_id,
                     session_id=new.session_id,
+                    updated_by=new.agent_id,
                     version=1,
                     created_at=now,
                     updated_at=now,
@@ -147,6 +170,12 @@ class MemoryStore:
             record = await writes.fetch(conn, memory_id)
             return UpsertOutcome(record=record, created=True, changed=True, evicted_ids=evicted)
 
+        if existing.agent_id != new.agent_id and not may_overwrite_others:
+            raise PermissionDeniedError(
+                f"memory {existing.id} ({new.key!r}) is a {existing.scope} memory of agent "
+                f"{existing.agent_id!r}; only its owner or the lead may update it "
+                f"(store it under another key to keep your own version)"
+            )
         if expected_version is not None and expected_version != existing.version:
             raise VersionConflictError(new.key, expected_version, existing.version)
         unchanged = all(getattr(existing, name) == value for name, value in values.items())
@@ -162,6 +191,7 @@ class MemoryStore:
                 meta=existing.metadata,
                 source=existing.source,
                 replaced_at=now,
+                updated_by=existing.updated_by or existing.agent_id,
             )
         )
         await conn.execute(
@@ -169,6 +199,7 @@ class MemoryStore:
             .where(M.id == existing.id)
             .values(
                 version=existing.version + 1,
+                updated_by=new.agent_id,
                 updated_at=now,
                 last_used_at=now,
                 revision=revision,
@@ -409,15 +440,18 @@ class MemoryStore:
             )
             return delta
 
-    async def iter_records(self, batch: int = 500) -> AsyncIterator[MemoryRecord]:
+    async def iter_records(
+        self, vis: Visibility | None = None, batch: int = 500
+    ) -> AsyncIterator[MemoryRecord]:
+        """Every memory by id, or only those `vis` lets its caller see."""
         last = 0
+        condition = visible_to(vis) if vis is not None else None
         while True:
+            stmt = select(MEMORIES).where(M.id > last)
+            if condition is not None:
+                stmt = stmt.where(condition)
             async with self._engines.reader.connect() as conn:
-                rows = (
-                    await conn.execute(
-                        select(MEMORIES).where(M.id > last).order_by(M.id).limit(batch)
-                    )
-                ).all()
+                rows = (await conn.execute(stmt.order_by(M.id).limit(batch))).all()
             if not rows:
                 return
             for row in rows:
@@ -428,12 +462,17 @@ class MemoryStore:
         async with self._engines.reader.connect() as conn:
             history = MemoryHistoryRow.__table__.c
             rows = await conn.execute(
-                select(history.version, history.value, history.replaced_at)
+                select(history.version, history.value, history.replaced_at, history.updated_by)
                 .where(history.memory_id == memory_id)
                 .order_by(history.version)
             )
             return [
-                {"version": r.version, "value": r.value, "replaced_at": r.replaced_at}
+                {
+                    "version": r.version,
+                    "value": r.value,
+                    "replaced_at": r.replaced_at,
+                    "updated_by": r.updated_by,
+                }
                 for r in rows
             ]
 

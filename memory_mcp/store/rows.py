@@ -62,6 +62,8 @@ def record_from_row(row: Any) -> MemoryRecord:
         last_accessed_at=row.last_accessed_at,
         access_count=row.access_count,
         file_path=row.file_path,
+        updated_by=row.updated_by or row.agent_id,
+        about_agent=row.about_agent,
     )
 
 

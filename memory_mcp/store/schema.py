@@ -25,7 +25,13 @@ class MemoryRow(Base):
     key: Mapped[str] = mapped_column(Text)
     value: Mapped[str] = mapped_column(Text)
     scope: Mapped[str] = mapped_column(String(16))
+    # The owner: who may update (swarm) or delete it besides the lead.
     agent_id: Mapped[str] = mapped_column(String(128))
+    # Who wrote the current version (the owner, or the lead updating a swarm memory).
+    # Nullable only because older databases gain it by ALTER TABLE (store/migrations.py).
+    updated_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    # The agent a learning is about; it does not own it (the lead that injected it does).
+    about_agent: Mapped[str | None] = mapped_column(String(128), nullable=True)
     session_id: Mapped[str] = mapped_column(String(128), default="")
     source: Mapped[str] = mapped_column(String(32))
     tags: Mapped[str] = mapped_column(Text, default="[]")
@@ -70,6 +76,8 @@ class MemoryHistoryRow(Base):
     meta: Mapped[str] = mapped_column("metadata", Text)
     source: Mapped[str] = mapped_column(String(32))
     replaced_at: Mapped[float] = mapped_column(Float)
+    # Who wrote this (replaced) version.
+    updated_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
 
 class EmbeddingRow(Base):

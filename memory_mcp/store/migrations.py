@@ -1,0 +1,96 @@
+"""Bring a database made by an older memory-mcp up to the current tables, in place.
+
+`create_all` makes missing tables but never changes existing ones, so columns added since
+are added here with ALTER TABLE ADD COLUMN and backfilled. Every step checks first, so it
+runs at every start, is a no-op on an up-to-date store, and runs inside init_schema's write
+transaction: two processes opening an old file at once take turns."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Connection, inspect, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from memory_mcp.store import writes
+from memory_mcp.store.rows import MEMORIES, M
+
+# (table, column, SQL type) in the order they were added.
+ADDED_COLUMNS = (
+    ("memories", "updated_by", "VARCHAR(128)"),
+    ("memories", "about_agent", "VARCHAR(128)"),
+    ("memory_history", "updated_by", "VARCHAR(128)"),
+)
+
+
+def _columns(sync_conn: Connection) -> dict[str, set[str]]:
+    inspector = inspect(sync_conn)
+    return {
+        table: {column["name"] for column in inspector.get_columns(table)}
+        for table in {table for table, _, _ in ADDED_COLUMNS}
+    }
+
+
+async def migrate(conn: AsyncConnection) -> list[str]:
+    """Add and backfill what an older store lacks; returns the columns it added."""
+    existing = await conn.run_sync(_columns)
+    added = []
+    for table, column, sql_type in ADDED_COLUMNS:
+        if column not in existing[table]:
+            await conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
+            added.append(f"{table}.{column}")
+    if "memories.updated_by" in added:
+        # Before this column only the owner could have written a memory's value (or so
+        # the store recorded): the owner is the best answer there is.
+        await conn.exec_driver_sql(
+            "UPDATE memories SET updated_by = agent_id WHERE updated_by IS NULL"
+        )
+    if "memory_history.updated_by" in added:
+        await conn.exec_driver_sql(
+            "UPDATE memory_history SET updated_by = (SELECT agent_id FROM memories "
+            "WHERE memories.id = memory_history.memory_id) WHERE updated_by IS NULL"
+        )
+    if "memories.about_agent" in added:
+        await _learnings_belong_to_their_lead(conn)
+    return added
+
+
+async def _learnings_belong_to_their_lead(conn: AsyncConnection) -> None:
+    """Older stores made the agent a learning was about its owner (so it could delete
+    it). Hand each such learning to the lead recorded in its `injected_by` and keep the
+    agent it is about in `about_agent`."""
+    rows = (
+        await conn.execute(
+            select(M.id, M.agent_id, M.metadata).where(
+                M.scope == "swarm", M.key.startswith("learning:"), M.about_agent.is_(None)
+            )
+        )
+    ).all()
+    moves: list[dict[str, Any]] = []
+    for row in rows:
+        try:
+            metadata = json.loads(row.metadata)
+        except ValueError:
+            continue
+        lead = metadata.get("injected_by") if isinstance(metadata, dict) else None
+        about = metadata.get("target_agent") if isinstance(metadata, dict) else None
+        if isinstance(lead, str) and lead and isinstance(about, str) and about:
+            moves.append({"id": row.id, "lead": lead, "about": about})
+    if not moves:
+        return
+    revision = await writes.next_revision(conn)  # other processes' indexes see the owner
+    for move in moves:
+        await conn.execute(
+            update(MEMORIES)
+            .where(M.id == move["id"])
+            .values(
+                agent_id=move["lead"],
+                updated_by=move["lead"],
+                about_agent=move["about"],
+                revision=revision,
+            )
+        )
+
+
+__all__ = ["ADDED_COLUMNS", "migrate"]
