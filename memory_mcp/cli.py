@@ -176,7 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "bench":  # its own stores in temporary or --workdir folders
             return bench_command.run(args)
         if args.command == "doctor":
-            return cli_doctor.run(flag_overrides(args), args.mcp_config, serve_flags)
+            return cli_doctor.run(
+                flag_overrides(args), args.mcp_config, args.hooks_config, serve_flags
+            )
         settings = settings_from(args)
         if args.command == "serve":
             return cmd_serve(settings)

@@ -13,6 +13,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -68,6 +69,12 @@ def add_command(
     store_flags(doctor)
     folder_flags(doctor)
     doctor.add_argument(
+        "--hooks-config", type=Path,
+        help="a Claude Code settings file with the hooks: use the MEMORY_MCP_* variables "
+        "its hook commands set (default: ./.claude/settings.json, else "
+        "~/.claude/settings.json, when present)",
+    )
+    doctor.add_argument(
         "--mcp-config", type=Path,
         help="an MCP client config (.mcp.json, claude_desktop_config.json): use the flags "
         "and env it gives the memory server (default: ./.mcp.json when present)",
@@ -109,10 +116,14 @@ def _server_side(flags: dict[str, Any], mcp_config: Path | None, parse_serve: Pa
     client_flags: dict[str, Any] = {}
     path = mcp_config or (Path(".mcp.json") if Path(".mcp.json").is_file() else None)
     if path is not None:
-        entry = _server_entry(path)
-        if entry is None:
-            notes.append(f"{path}: no memory-mcp server in it")
-        else:
+        try:
+            entry = _server_entry(path)
+            if entry is None:
+                notes.append(f"{path}: no memory-mcp server in it")
+        except (OSError, ValueError) as exc:
+            notes.append(f"PROBLEM cannot read {path}: {exc}")
+            entry = None
+        if entry is not None:
             args, env = entry
             client_flags = parse_serve(args[1:] if args[:1] == ["serve"] else args)
             flags = {**client_flags, **flags}
@@ -129,8 +140,65 @@ def _server_side(flags: dict[str, Any], mcp_config: Path | None, parse_serve: Pa
         return Side("server", Settings(**flags), sources, notes)
 
 
-def _hooks_side() -> Side:
-    return Side("hooks", Settings(), setting_sources({}))
+HOOK_NAMES = ("memory-mcp", "memory_mcp", "post-tool-use", "session-start", "session-end")
+
+
+def _hook_envs(path: Path) -> list[dict[str, str]]:
+    """The MEMORY_MCP_* assignments in front of each memory-mcp hook command of a Claude
+    Code settings file (`"command": "MEMORY_MCP_AGENT_ID=me /path/hooks/session-start"`)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    events = data.get("hooks", {}) if isinstance(data, dict) else {}
+    envs: list[dict[str, str]] = []
+    for groups in events.values() if isinstance(events, dict) else []:
+        for group in groups if isinstance(groups, list) else []:
+            for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+                command = str(hook.get("command", "")) if isinstance(hook, dict) else ""
+                if not any(name in command for name in HOOK_NAMES):
+                    continue
+                env: dict[str, str] = {}
+                for word in shlex.split(command):
+                    name, equals, value = word.partition("=")
+                    if not equals or not name.isidentifier():
+                        break
+                    if name.startswith("MEMORY_MCP_"):
+                        env[name] = os.path.expanduser(value)
+                envs.append(env)
+    return envs
+
+
+def _hooks_config(given: Path | None) -> Path | None:
+    if given is not None:
+        return given
+    for candidate in (Path(".claude/settings.json"), Path.home() / ".claude/settings.json"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _hooks_side(hooks_config: Path | None) -> Side:
+    notes: list[str] = []
+    env: dict[str, str] = {}
+    path = _hooks_config(hooks_config)
+    if path is not None:
+        try:
+            envs = _hook_envs(path)
+            if not envs:
+                notes.append(f"{path}: no memory-mcp hooks in it")
+        except (OSError, ValueError) as exc:
+            notes.append(f"PROBLEM cannot read {path}: {exc}")
+            envs = []
+        if envs:
+            env = {name: value for one in envs for name, value in one.items()}  # any hook's
+            notes.append(f"hooks from {path}" + (f" (env {', '.join(sorted(env))})" if env else ""))
+            if any(other != env for other in envs):
+                notes.append(f"PROBLEM {path}: the memory-mcp hooks set different MEMORY_MCP_* "
+                             "variables; put them in the settings file instead")
+    with _environment(env):
+        sources = setting_sources({})
+        for name, where in sources.items():
+            if where.startswith("env ") and where[4:] in env:
+                sources[name] = f"{where} in {path}"
+        return Side("hooks", Settings(), sources, notes)
 
 
 def _check_store(settings: Settings) -> tuple[str, bool]:
@@ -168,7 +236,12 @@ def _check_model() -> tuple[str, bool]:
     return f"all-MiniLM-L6-v2 installed at {path}", True
 
 
-def run(flags: dict[str, Any], mcp_config: Path | None, parse_serve: ParseServe) -> int:
+def run(
+    flags: dict[str, Any],
+    mcp_config: Path | None,
+    hooks_config: Path | None,
+    parse_serve: ParseServe,
+) -> int:
     """Print the report on stdout; exit 0 when nothing needs fixing, else 1."""
     problems: list[str] = []
     path = config_file()
@@ -178,9 +251,12 @@ def run(flags: dict[str, Any], mcp_config: Path | None, parse_serve: ParseServe)
     if unknown:
         problems.append(f"{path}: unknown settings {', '.join(unknown)} (ignored)")
 
-    server, hooks = _server_side(flags, mcp_config, parse_serve), _hooks_side()
-    for note in server.notes:
-        print(note)
+    server, hooks = _server_side(flags, mcp_config, parse_serve), _hooks_side(hooks_config)
+    for note in server.notes + hooks.notes:
+        if note.startswith("PROBLEM "):
+            problems.append(note.removeprefix("PROBLEM "))
+        else:
+            print(note)
     print()
     rows = [("setting", "server", "hooks")]
     for label, name, value in SHARED + SHOWN_ONLY:

@@ -27,6 +27,7 @@ def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.claude/settings.json of the machine's
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "config" / "memory-mcp"
     folder.mkdir(parents=True)
@@ -93,8 +94,9 @@ def test_doctor_agrees_with_the_shipped_configs(
     config_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (config_dir / "config.toml").write_text((CONFIG / "config.toml").read_text())
+    hooks = ["--hooks-config", str(CONFIG / "claude_code_hooks.json")]
     for client in ("mcp.json", "claude_desktop_config.json"):
-        assert main(["doctor", "--mcp-config", str(CONFIG / client)]) == 0
+        assert main(["doctor", "--mcp-config", str(CONFIG / client), *hooks]) == 0
         out = capsys.readouterr().out
         assert "ok: the server and the hooks agree" in out
         agent_row = next(line for line in out.splitlines() if line.startswith("agent_id"))
@@ -133,3 +135,19 @@ def test_doctor_says_whether_the_store_opens(
     assert main(["doctor", "--db", str(tmp_path / "bad.db")]) == 1
     out = capsys.readouterr().out
     assert "PROBLEM store (server)" in out and "mismatch: db" in out
+
+
+def test_doctor_flags_hooks_whose_env_disagrees_with_the_settings_file(
+    config_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(config_dir, tmp_path)
+    settings = json.loads((CONFIG / "claude_code_hooks.json").read_text())
+    session_end = settings["hooks"]["SessionEnd"][0]["hooks"][0]
+    session_end["command"] = "MEMORY_MCP_AGENT_ID=me " + session_end["command"]
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(settings))
+    assert main(["doctor"]) == 1  # ./.claude/settings.json is read by default
+    out = capsys.readouterr().out
+    assert "mismatch: agent_id is from-file for the server [config file] but me for the " \
+           "hooks [env MEMORY_MCP_AGENT_ID in .claude/settings.json]" in out
+    assert "the memory-mcp hooks set different MEMORY_MCP_* variables" in out
