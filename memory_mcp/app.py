@@ -25,6 +25,9 @@ from memory_mcp.store.engine import create_engines
 log = logging.getLogger(__name__)
 
 EMBED_POLL_SECONDS = 1.0
+# One background batch is about one note chunk: a search's query embedding waits for at
+# most one batch, and a note saved meanwhile is next (the queue is newest first).
+EMBED_BATCH_CHARS = 2_000
 
 
 @dataclass
@@ -53,7 +56,12 @@ def policy_from(settings: Settings) -> Policy:
 
 def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> NoteIndexer:
     return NoteIndexer(
-        FileIndexService(service), caller, note_folders(settings), settings.note_max_bytes
+        FileIndexService(service),
+        caller,
+        note_folders(settings),
+        settings.note_max_bytes,
+        settings.note_max_chunks,
+        settings.note_allow_hardlinks,
     )
 
 
@@ -135,7 +143,9 @@ async def embedding_worker(service: MemoryService) -> None:
             if revision != checked_revision:
                 while True:
                     with anyio.CancelScope(shield=True):
-                        if not await service.embed_pending(max_batches=1):
+                        if not await service.embed_pending(
+                            max_batches=1, batch_chars=EMBED_BATCH_CHARS
+                        ):
                             await service.sync_index()
                             break
                 checked_revision = revision

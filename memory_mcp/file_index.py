@@ -5,7 +5,9 @@ their id, version and vector; changed ones are updated in place (a new version, 
 kept); chunks that disappeared are deleted. They all expire together, `ttl_file_index_days`
 after the file's last modification, so a change anywhere in the file refreshes all of them
 and an untouched, unchanged file is left alone. Writes go through MemoryService.store_memory,
-so validation, the secret check and instruction flags apply to notes as to any memory.
+so validation, the secret check and instruction flags apply to notes as to any memory; the
+vectors are left to the background worker, so a big note is keyword-searchable as soon as
+it is written and never holds up the notes saved after it.
 
 Who may change what: the personal folder's memories belong to the agent that indexes them;
 the shared folder's are swarm memories, and any agent watching that folder keeps them in
@@ -130,6 +132,7 @@ class FileIndexService:
                     source=Source.FILE_INDEX.value,
                     allowed_sources=(Source.FILE_INDEX,),
                     file_path=file_path,
+                    embed_now=False,  # the background worker embeds, newest notes first
                 )
             except InvalidInputError as exc:  # e.g. a secret in this section: skip it only
                 log.warning("%s: chunk %s not indexed: %s", file_path, memory.key, exc)

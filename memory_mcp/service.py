@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ LEARNING_CATEGORIES = ("mistake-pattern", "best-practice", "codebase-knowledge",
 # BM25 column weights for (key, value, tags): a hit in the key or a tag says more than one
 # word somewhere in a long value.
 KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5)
+# Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
+# can take a note's identity or be taken over by the indexer.
+NOTE_KEY_PREFIX = "file:"
 
 
 @dataclass(frozen=True)
@@ -131,9 +135,12 @@ class MemoryService:
         file_path: str | None = None,
         written_at: float | None = None,
         about_agent: str | None = None,
+        embed_now: bool = True,
     ) -> StoreResult:
         """`written_at` keeps a memory's own time instead of now: an exported memory's
         (import), a transcript's last change (session summaries).
+        `embed_now=False` leaves the vector to the background worker (notes: a big note's
+        chunks must not hold up the notes saved after it).
 
         A swarm memory with this key owned by another agent is updated only by the lead
         (PermissionDeniedError names the owner). The one exception is a note from the
@@ -146,7 +153,7 @@ class MemoryService:
             about_agent=about_agent,
         )
         version = self.check_expected_version(expected_version)
-        return await self.write_memory(caller, new, version, now)
+        return await self.write_memory(caller, new, version, now, embed_now=embed_now)
 
     def prepare_memory(
         self,
@@ -173,6 +180,7 @@ class MemoryService:
         parsed_scope = v.parse_scope(scope)
         assert parsed_scope is not None
         parsed_source = v.parse_source(source, allowed_sources)
+        _refuse_note_key(key, parsed_source)
         clean_value = v.clean_value(value, self.policy.max_value_chars)
         refuse_secrets(clean_value)
         if not isinstance(pinned, bool):
@@ -212,9 +220,11 @@ class MemoryService:
         new: NewMemory,
         expected_version: int | None = None,
         now: float | None = None,
+        *,
+        embed_now: bool = True,
     ) -> StoreResult:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
-        then embed it if the model is loaded."""
+        then embed it if the model is loaded (and `embed_now`)."""
         now = now if now is not None else self.clock()
         mirrors_shared_file = new.file_path is not None and new.source is Source.FILE_INDEX
         outcome = await self.store.upsert(
@@ -228,7 +238,7 @@ class MemoryService:
         )
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
-        if outcome.changed:
+        if outcome.changed and embed_now:
             await self._embed_now_if_ready(outcome.record)
         return StoreResult(outcome.record, outcome.created, outcome.changed)
 
@@ -268,6 +278,7 @@ class MemoryService:
                 f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
                 "only its owner or the lead may delete it"
             )
+        _refuse_deleting_a_live_note(record)
         await self.store.delete([record.id])
         return record.id
 
@@ -412,9 +423,13 @@ class MemoryService:
         batch_size: int = 128,
         progress: Callable[[int], None] | None = None,
         max_batches: int | None = None,
+        batch_chars: int | None = None,
     ) -> int:
-        """Embed stored contents that have no vector from the current model yet: all of
-        them, or at most `max_batches` batches."""
+        """Embed stored contents that have no vector from the current model yet, the most
+        recently written first: all of them, or at most `max_batches` batches.
+        `batch_chars` cuts each batch to about that many characters (at least one text):
+        the model embeds one batch at a time, so a search's query embedding waits for at
+        most one such short batch."""
         done = 0
         batches = 0
         async with self._embed_lock:
@@ -423,6 +438,8 @@ class MemoryService:
                 missing = await self.store.missing_embeddings(self.vector_model, batch_size)
                 if not missing:
                     return done
+                if batch_chars is not None:
+                    missing = _first_within(missing, batch_chars)
                 vectors = await embed_memories(self.embedder, [text for _, text in missing])
                 await self.store.save_embeddings(
                     self.vector_model,
@@ -433,6 +450,44 @@ class MemoryService:
                 if progress:
                     progress(len(missing))
         return done
+
+
+def _refuse_note_key(key: Any, source: Source) -> None:
+    if (
+        source is not Source.FILE_INDEX
+        and isinstance(key, str)
+        and key.strip().startswith(NOTE_KEY_PREFIX)
+    ):
+        raise InvalidInputError(
+            "key",
+            f"keys starting with {NOTE_KEY_PREFIX!r} are reserved for notes indexed from "
+            "the memory folders; choose another key",
+        )
+
+
+def _refuse_deleting_a_live_note(record: MemoryRecord) -> None:
+    """A note's memory mirrors its file: deleted alone, it would come back at the next
+    edit or start-up. Once the file is gone, the memory may go too."""
+    path = record.file_path
+    if record.source is not Source.FILE_INDEX or not path or not os.path.lexists(path):
+        return
+    start, end = record.metadata.get("start_line"), record.metadata.get("end_line")
+    lines = f" lines {start}-{end}" if start and end else ""
+    raise PermissionDeniedError(
+        f"memory {record.id} mirrors note {path}{lines}; edit or delete the file instead "
+        "(its memories follow it)"
+    )
+
+
+def _first_within(items: list[tuple[str, str]], max_chars: int) -> list[tuple[str, str]]:
+    """The leading (digest, text) pairs whose texts total at most `max_chars`; at least one."""
+    taken, total = 0, 0
+    for _, text in items:
+        if taken and total + len(text) > max_chars:
+            break
+        taken += 1
+        total += len(text)
+    return items[:taken]
 
 
 __all__ = [

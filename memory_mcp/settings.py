@@ -126,6 +126,9 @@ class Settings(BaseSettings):
     shared_memory_dir: Path | None = None  # shared, swarm scope; off when unset
     watch: bool = True  # the server watches both folders and keeps them indexed
     note_max_bytes: Annotated[int, Field(ge=1)] = 1_000_000
+    note_max_chunks: Annotated[int, Field(ge=1)] = 1_000  # more: the note is refused
+    # A file with several hard links may be the same file as one outside the folder.
+    note_allow_hardlinks: bool = False
 
     @field_validator("agent_id", "session_id")
     @classmethod

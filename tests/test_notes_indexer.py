@@ -96,12 +96,14 @@ async def test_rewrite_replaces_without_duplicates_and_keeps_unchanged_chunks(
     async with opened(make_settings(), embedder) as app:
         await app.notes.index_path(note)
         before = {r.key: r for r in await records(app, note)}
+        assert embedder.texts == [], "notes are embedded by the background worker"
+        assert await app.service.embed_pending() == 2
         assert len(embedder.texts) == 2
 
         # Same bytes again: nothing is written, nothing embedded.
         again = await app.notes.index_path(note)
         assert again.report is not None and not again.report.changed
-        assert len(embedder.texts) == 2
+        assert await app.service.embed_pending() == 0
 
         # One section edited: only that chunk gets a new version and a new vector.
         note.write_text(NOTE.replace("nightly", "every hour"))
@@ -114,6 +116,7 @@ async def test_rewrite_replaces_without_duplicates_and_keeps_unchanged_chunks(
         assert after[staging].id == before[staging].id and after[staging].version == 2
         assert "every hour" in after[staging].value
         assert after[deploy].version == 1 and after[deploy].id == before[deploy].id
+        assert await app.service.embed_pending() == 1
         assert len(embedder.texts) == 3
 
         # A line added above shifts the staging chunk's lines: metadata changes, its
@@ -121,6 +124,7 @@ async def test_rewrite_replaces_without_duplicates_and_keeps_unchanged_chunks(
         note.write_text(NOTE.replace("switches.", "switches.\nTwice a week.").replace(
             "nightly", "every hour"))
         await app.notes.index_path(note)
+        await app.service.embed_pending()
         shifted = {r.key: r for r in await records(app, note)}
         assert shifted[staging].metadata["start_line"] == 5
         assert len(embedder.texts) == 4, "only the edited deploy chunk was embedded"
@@ -181,6 +185,7 @@ async def test_delete_rename_and_directory_moves(
     embedder = CountingEmbedder()
     async with opened(make_settings(), embedder) as app:
         await app.notes.index_path(note)
+        await app.service.embed_pending()
         count = await app.service.store.count()
 
         renamed = memory_dir / "shipping.md"
@@ -190,7 +195,8 @@ async def test_delete_rename_and_directory_moves(
         moved = await records(app, renamed)
         assert len(moved) == 2 and all("shipping.md" in r.key for r in moved)
         assert await app.service.store.count() == count, "a move, not a duplicate"
-        assert len(embedder.texts) == 2, "moved text is not embedded again"
+        assert await app.service.embed_pending() == 0, "moved text is not embedded again"
+        assert len(embedder.texts) == 2
 
         sub = memory_dir / "team"
         sub.mkdir()
@@ -226,23 +232,25 @@ async def test_unsafe_files_are_ignored(
     (memory_dir / ".hidden.md").write_text("hidden")
     (memory_dir / "notes.md~").write_text("backup")
     (memory_dir / "binary.md").write_bytes(b"\xff\xfe\x00caf\xe9 ok \x80\x81 end")
+    (memory_dir / "latin1.md").write_bytes(b"Caf\xe9 au lait and cr\xe8me br\xfbl\xe9e, in Montr\xe9al.")
     (memory_dir / "real.md").write_text("A real note.")
 
     async with opened(make_settings()) as app:
         with caplog.at_level(logging.WARNING):
             report = await app.notes.reconcile(app.notes.folders[0])
         paths = await app.notes.files.indexed_paths(app.caller, Scope.AGENT, "/")
-        assert paths == {str((memory_dir / n).resolve()) for n in ("binary.md", "real.md")}
+        assert paths == {str((memory_dir / n).resolve()) for n in ("latin1.md", "real.md")}
         link = await app.notes.index_path(memory_dir / "link.md")
         assert link.action == "skipped" and "symbolic link" in link.detail
         assert await records(app, memory_dir / "link.md") == []
         assert app.notes.locate(memory_dir / "linked-dir" / "inner.md") is None
         assert app.notes.locate(memory_dir / ".." / "secret-plans.md") is None
-        binary = await records(app, memory_dir / "binary.md")
+        latin1 = await records(app, memory_dir / "latin1.md")
     assert report.indexed == 2
-    assert "\ufffd" in binary[0].value and "end" in binary[0].value
+    assert "\ufffd" in latin1[0].value and "Montr" in latin1[0].value, "a few bad bytes: kept"
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("huge.md" in w and "limit" in w for w in warnings), warnings
+    assert any("binary.md" in w and "binary content" in w for w in warnings), warnings
 
 
 async def test_shared_folder_is_swarm_scoped_and_secrets_stay_out(

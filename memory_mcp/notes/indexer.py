@@ -31,11 +31,16 @@ from memory_mcp.notes.paths import (
     read_note,
     walk_notes,
 )
+from memory_mcp.service import NOTE_KEY_PREFIX
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_NOTE_BYTES = 1_000_000
+# A note that cuts into more chunks than this is refused whole, like one over the size limit:
+# a note at that limit in ~2,000-character chunks makes about 500-700; only a pathological
+# structure (thousands of one-line sections) goes past, and it would cost minutes of work.
+MAX_NOTE_CHUNKS = 1_000
 MAX_FILES_PER_FOLDER = 20_000
 MAX_KEY_CHARS = 256
 
@@ -86,7 +91,7 @@ def chunk_keys(path: Path, chunks: list[Chunk]) -> list[str]:
         if chunk.part == 1:
             seen[anchor] = seen.get(anchor, 0) + 1
         occurrence = seen.get(anchor, 1)
-        key = f"file:{path}#{anchor}"
+        key = f"{NOTE_KEY_PREFIX}{path}#{anchor}"
         key += f"~{occurrence}" if occurrence > 1 else ""
         key += f":{chunk.part}" if chunk.part > 1 else ""
         if len(key) > MAX_KEY_CHARS:
@@ -121,21 +126,43 @@ class NoteIndexer:
         caller: Caller,
         folders: list[NoteFolder],
         max_bytes: int = MAX_NOTE_BYTES,
+        max_chunks: int = MAX_NOTE_CHUNKS,
+        allow_hardlinks: bool = False,
     ) -> None:
         self.files = files
         self.caller = caller
         self.folders = folders
         self.max_bytes = max_bytes
+        self.max_chunks = max_chunks
+        self.allow_hardlinks = allow_hardlinks
+        # One task at a time per file: the watcher indexes small and big notes in two lanes.
+        self._busy: dict[Path, anyio.Lock] = {}
 
     def locate(self, raw: str | os.PathLike[str], cwd: Path | None = None) -> NotePath | None:
         return locate(raw, self.folders, cwd)
 
     async def index(self, note: NotePath) -> NoteOutcome:
         """Bring the store in line with the file: index it, or remove it when it is gone
-        or no longer a note (a link, too big)."""
+        or no longer a note (a link, binary, too big)."""
+        lock = self._busy.setdefault(note.path, anyio.Lock())
+        try:
+            async with lock:
+                return await self._index(note)
+        finally:
+            if not lock.locked() and not lock.statistics().tasks_waiting:
+                self._busy.pop(note.path, None)
+
+    async def _index(self, note: NotePath) -> NoteOutcome:
         path = str(note.path)
         try:
-            content = read_note(note.path, self.max_bytes)
+            content = read_note(note.path, self.max_bytes, self.allow_hardlinks)
+            memories = note_memories(note, content.text)
+            if len(memories) > self.max_chunks:
+                raise NoteSkipped(
+                    f"it cuts into {len(memories):,} chunks, over the {self.max_chunks:,}-chunk "
+                    "limit (MEMORY_MCP_NOTE_MAX_CHUNKS); split it into several notes",
+                    warn=True,
+                )
         except NoteSkipped as skipped:
             log.log(
                 logging.WARNING if skipped.warn else logging.DEBUG,
@@ -146,7 +173,6 @@ class NoteIndexer:
             removed = await _whole(self.files.remove_file(self.caller, note.folder.scope, path))
             action = "removed" if removed else "skipped"
             return NoteOutcome(path, action, skipped.reason)
-        memories = note_memories(note, content.text)
         report = await _whole(
             self.files.sync_file(
                 self.caller, note.folder.scope, path, memories, content.modified_at
@@ -178,7 +204,7 @@ class NoteIndexer:
                 path.is_dir() or not path.exists()
             ):
                 directories.append(path)
-        ordered = sorted(notes.values(), key=lambda n: (n.path.exists(), str(n.path)))
+        ordered = sorted(notes.values(), key=lambda n: (n.path.exists(), _size(n), str(n.path)))
         outcomes = [await self.index(note) for note in ordered]
         for directory in directories:
             found = folder_of(directory, self.folders)
@@ -200,9 +226,15 @@ class NoteIndexer:
         indexed = await _whole(self.files.indexed_paths(self.caller, folder.scope, prefix))
         present = {str(n.path) for n in on_disk}
         for path in sorted(indexed - present):
-            if await _whole(self.files.remove_file(self.caller, folder.scope, path)):
-                report.removed += 1
-        for note in on_disk:
+            # Through index(): under the file's lock, and a note created since the walk
+            # (by the other lane of the watcher) is indexed rather than removed.
+            gone = self.locate(path)
+            if gone is None:
+                removed = await _whole(self.files.remove_file(self.caller, folder.scope, path))
+            else:
+                removed = (await self.index(gone)).action == "removed"
+            report.removed += int(bool(removed))
+        for note in sorted(on_disk, key=_size):  # small notes first
             outcome = await self.index(note)
             if outcome.report is not None and outcome.report.changed:
                 report.indexed += 1
@@ -211,3 +243,10 @@ class NoteIndexer:
             else:
                 report.skipped.append(outcome.describe())
         return report
+
+
+def _size(note: NotePath) -> int:
+    try:
+        return note.path.lstat().st_size
+    except OSError:
+        return 0

@@ -3,7 +3,8 @@
 A note is a regular `.md`/`.markdown`/`.txt` file inside a memory folder, reached without
 `..` and without symbolic links leaving the folder; hidden files and editor droppings are
 not notes. Paths are canonical (the real directory + the file name), so the same file
-reached two ways is one note."""
+reached two ways is one note. A file with more than one hard link may be the same inode as
+a file outside the folder, so it is refused unless allowed; binary content is refused."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ _OPEN_FLAGS = (
     | getattr(os, "O_NONBLOCK", 0)  # a FIFO named notes.md must not hang the reader
     | getattr(os, "O_CLOEXEC", 0)
 )
+# Binary, not text: a NUL byte anywhere (what git and grep look for), or more than this share
+# of characters that are not UTF-8: a Latin-1 note has a few per cent, random bytes ~50%.
+MAX_UNDECODABLE_SHARE = 0.20
 
 
 @dataclass(frozen=True)
@@ -124,9 +128,9 @@ def locate(
     return NotePath(folder, path, relative)
 
 
-def read_note(path: Path, max_bytes: int) -> NoteText:
-    """The text of a regular file (not a link), at most `max_bytes`; undecodable bytes
-    become U+FFFD. Raises NoteSkipped."""
+def read_note(path: Path, max_bytes: int, allow_hardlinks: bool = False) -> NoteText:
+    """The text of a regular file (not a link, not binary), at most `max_bytes`; a few
+    undecodable bytes become U+FFFD. Raises NoteSkipped."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError as exc:
@@ -143,6 +147,12 @@ def read_note(path: Path, max_bytes: int) -> NoteText:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise NoteSkipped("not a regular file")
+        if info.st_nlink > 1 and not allow_hardlinks:
+            raise NoteSkipped(
+                f"it has {info.st_nlink} hard links, and another may be outside the memory "
+                "folder (set MEMORY_MCP_NOTE_ALLOW_HARDLINKS=true to index such files)",
+                warn=True,
+            )
         if info.st_size > max_bytes:
             raise NoteSkipped(
                 f"{info.st_size:,} bytes is over the {max_bytes:,}-byte limit", warn=True
@@ -150,8 +160,22 @@ def read_note(path: Path, max_bytes: int) -> NoteText:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise NoteSkipped(f"over the {max_bytes:,}-byte limit (it grew while read)", warn=True)
-    text = data.decode("utf-8-sig", errors="replace").replace("\x00", "\ufffd")
-    return NoteText(text, info.st_mtime, len(data))
+    return NoteText(decode_text(data), info.st_mtime, len(data))
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text with a few undecodable bytes replaced; NoteSkipped for binary content."""
+    if b"\x00" in data:
+        raise NoteSkipped("binary content (NUL bytes), not a text note", warn=True)
+    text = data.decode("utf-8-sig", errors="replace")
+    undecodable = text.count("\ufffd") - data.count("\ufffd".encode())
+    if text and undecodable > MAX_UNDECODABLE_SHARE * len(text):
+        raise NoteSkipped(
+            f"binary content ({undecodable:,} of {len(text):,} characters are not UTF-8), "
+            "not a text note",
+            warn=True,
+        )
+    return text
 
 
 def walk_notes(base: Path, folder: NoteFolder, skip: set[Path], limit: int) -> list[NotePath]:

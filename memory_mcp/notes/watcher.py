@@ -5,13 +5,16 @@ with the store (changes made while the server was down), then queued events are 
 A change made during the reconcile is therefore seen twice at worst, never missed.
 Events are debounced by watchfiles (`QUIET_MS` without a change, at most `MAX_WAIT_MS`),
 and every batch queued meanwhile is merged, so a burst of saves indexes a file once.
-One task applies everything: the indexer never races itself."""
+Two lanes apply them: notes up to `SMALL_NOTE_BYTES` (and removals) in one, bigger notes
+and changed directories in the other, so a small note never waits while a big one is
+written. The indexer lets one task at a time work on a given file."""
 
 from __future__ import annotations
 
 import logging
 import math
 import os
+import stat
 from pathlib import Path
 
 import anyio
@@ -28,6 +31,8 @@ QUIET_MS = 150
 MAX_WAIT_MS = 1_000
 # watchfiles' thread returns this often to check the stop event; only shutdown speed.
 RUST_TIMEOUT_MS = 1_000
+# ~30 chunks: written in well under a second. Bigger files take the other lane.
+SMALL_NOTE_BYTES = 64_000
 
 
 class _ChangeFilter:
@@ -79,6 +84,8 @@ class NoteWatcher:
             self.ready.set()
             return
         send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
+        small_send, small_receive = anyio.create_memory_object_stream[set[str]](math.inf)
+        large_send, large_receive = anyio.create_memory_object_stream[set[str]](math.inf)
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self._listen, [f.root for f in folders], send)
             # One turn of the loop lets the listener set up its OS watches before we scan.
@@ -87,7 +94,23 @@ class NoteWatcher:
                 await self._reconcile(folder)
             self.ready.set()
             log.info("watching memory folders: %s", ", ".join(str(f.root) for f in folders))
-            await self._apply_batches(receive)
+            tasks.start_soon(self._apply_batches, small_receive)
+            tasks.start_soon(self._apply_batches, large_receive)
+            await self._route(receive, small_send, large_send)
+
+    async def _route(
+        self,
+        receive: MemoryObjectReceiveStream[set[str]],
+        small: MemoryObjectSendStream[set[str]],
+        large: MemoryObjectSendStream[set[str]],
+    ) -> None:
+        async with receive, small, large:
+            async for paths in receive:
+                big = {path for path in paths if _is_big(path)}
+                if paths - big:
+                    await small.send(paths - big)
+                if big:
+                    await large.send(big)
 
     async def _reconcile(self, folder: NoteFolder) -> None:
         try:
@@ -138,3 +161,13 @@ class NoteWatcher:
                 except Exception:  # a top-level loop: log and keep watching
                     log.exception("indexing changed notes failed: %s", sorted(paths)[:5])
                 self.batches += 1
+
+
+def _is_big(path: str) -> bool:
+    """A directory (it is reconciled whole) or a file over SMALL_NOTE_BYTES; a missing path
+    is a removal, which is quick."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) or info.st_size > SMALL_NOTE_BYTES

@@ -389,7 +389,8 @@ class MemoryStore:
             )
 
     async def missing_embeddings(self, model: str, limit: int) -> list[tuple[str, str]]:
-        """(content hash, text) of memories that have no vector from `model` yet."""
+        """(content hash, text) of memories that have no vector from `model` yet, the most
+        recently written first."""
         stmt = (
             select(M.content_hash, func.min(M.value))
             .outerjoin(
@@ -398,6 +399,8 @@ class MemoryStore:
             )
             .where(EmbeddingRow.content_hash.is_(None))
             .group_by(M.content_hash)
+            # Newest first: a note saved now is embedded before the rest of a big one.
+            .order_by(func.max(M.revision).desc())
             .limit(limit)
         )
         async with self._engines.reader.connect() as conn:
