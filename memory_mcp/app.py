@@ -25,9 +25,11 @@ from memory_mcp.store.engine import create_engines
 log = logging.getLogger(__name__)
 
 EMBED_POLL_SECONDS = 1.0
-# One background batch is about one note chunk: a search's query embedding waits for at
-# most one batch, and a note saved meanwhile is next (the queue is newest first).
+# One background batch is about one note chunk (a note saved meanwhile is in the next: see
+# MemoryStore.missing_embeddings), embedded in short calls: a search's query embedding
+# waits for at most one such call.
 EMBED_BATCH_CHARS = 2_000
+EMBED_CALL_CHARS = 1_000
 
 
 @dataclass
@@ -144,7 +146,9 @@ async def embedding_worker(service: MemoryService) -> None:
                 while True:
                     with anyio.CancelScope(shield=True):
                         if not await service.embed_pending(
-                            max_batches=1, batch_chars=EMBED_BATCH_CHARS
+                            max_batches=1,
+                            batch_chars=EMBED_BATCH_CHARS,
+                            call_chars=EMBED_CALL_CHARS,
                         ):
                             await service.sync_index()
                             break

@@ -37,6 +37,7 @@ KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5)
 # Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
 # can take a note's identity or be taken over by the indexer.
 NOTE_KEY_PREFIX = "file:"
+QUERY_YIELD_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ class MemoryService:
         self.index = VectorIndex()
         self._index_lock = anyio.Lock()
         self._embed_lock = anyio.Lock()
+        self._queries_waiting = 0  # query embeddings in flight; background batches wait
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -358,7 +360,7 @@ class MemoryService:
                 )
 
         async def embed_query() -> None:
-            query_vectors.append((await self.embedder.embed([text]))[0])
+            query_vectors.append(await self._embed_query(text))
             await self.sync_index()
 
         # The query embedding (a model thread) and the FTS5 query (a database thread)
@@ -405,6 +407,15 @@ class MemoryService:
             if delta.revision != self.index.revision:
                 self.index.apply(delta)
 
+    async def _embed_query(self, text: str) -> np.ndarray:
+        """The model embeds one call at a time: a query waits for the background batch in
+        progress, and embed_pending starts no new batch while a query is waiting."""
+        self._queries_waiting += 1
+        try:
+            return (await self.embedder.embed([text]))[0]
+        finally:
+            self._queries_waiting -= 1
+
     async def _embed_now_if_ready(self, record: MemoryRecord) -> None:
         """Embed inline when the model is loaded (milliseconds), so meaning-search sees the
         memory at once; otherwise the background worker does it when the model arrives.
@@ -424,12 +435,14 @@ class MemoryService:
         progress: Callable[[int], None] | None = None,
         max_batches: int | None = None,
         batch_chars: int | None = None,
+        call_chars: int | None = None,
     ) -> int:
         """Embed stored contents that have no vector from the current model yet, the most
         recently written first: all of them, or at most `max_batches` batches.
         `batch_chars` cuts each batch to about that many characters (at least one text):
-        the model embeds one batch at a time, so a search's query embedding waits for at
-        most one such short batch."""
+        the model embeds one call at a time, so with `call_chars` (see
+        passages.embed_memories) a search's query embedding waits for at most one short
+        call."""
         done = 0
         batches = 0
         async with self._embed_lock:
@@ -440,7 +453,11 @@ class MemoryService:
                     return done
                 if batch_chars is not None:
                     missing = _first_within(missing, batch_chars)
-                vectors = await embed_memories(self.embedder, [text for _, text in missing])
+                while self._queries_waiting:  # searches first
+                    await anyio.sleep(QUERY_YIELD_SECONDS)
+                vectors = await embed_memories(
+                    self.embedder, [text for _, text in missing], call_chars
+                )
                 await self.store.save_embeddings(
                     self.vector_model,
                     [(digest, vectors[i]) for i, (digest, _) in enumerate(missing)],

@@ -4,6 +4,7 @@ made while the server was down. FakeEmbedder: retrieval quality is not the point
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -209,3 +210,37 @@ async def test_falls_back_to_polling_when_os_notifications_fail(
 
         await eventually(indexed)
     assert "falling back to polling" in caplog.text
+
+
+async def test_a_small_note_does_not_wait_while_a_big_one_is_written(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """Two lanes: a note saved while a ~1 MB note (hundreds of chunks) is being written is
+    indexed before that write ends. An order, not a time: robust on a busy machine."""
+    memory_dir = tmp_path / "memory"
+    big = memory_dir / "big.md"
+    small = memory_dir / "small.md"
+    section = "Paragraph about the deploy pipeline and its rollback rules. " * 25
+    text = "\n\n".join(f"# Part {n}\n{section}" for n in range(300))
+    async with watching(make_settings()) as app:
+        (memory_dir / "blob.md").write_bytes(os.urandom(200_000))
+        big.write_text(text)
+
+        async def started() -> bool:
+            return bool(await note_records(app, big))
+
+        await eventually(started, timeout=60)
+        small.write_text("The pager goes to Marisol this week.")
+
+        async def small_indexed() -> bool:
+            return bool(await note_records(app, small))
+
+        await eventually(small_indexed, timeout=60)
+        written = len(await note_records(app, big))
+        assert written < 300, f"the small note waited for all {written} chunks of the big one"
+
+        async def big_done() -> bool:
+            return len(await note_records(app, big)) == 300
+
+        await eventually(big_done, timeout=300)
+        assert await note_records(app, memory_dir / "blob.md") == []

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy import and_, case, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
@@ -389,18 +389,27 @@ class MemoryStore:
             )
 
     async def missing_embeddings(self, model: str, limit: int) -> list[tuple[str, str]]:
-        """(content hash, text) of memories that have no vector from `model` yet, the most
-        recently written first."""
-        stmt = (
-            select(M.content_hash, func.min(M.value))
+        """(content hash, text) of memories that have no vector from `model` yet, in turns:
+        every memory not from a file, and the first waiting chunk of every file, then the
+        second chunk of every file, and so on; the most recently written first within a
+        turn. A small note saved while a big one waits is in the next batch."""
+        turn = case(
+            (M.file_path.is_(None), 1),
+            else_=func.row_number().over(partition_by=M.file_path, order_by=M.id),
+        )
+        waiting = (
+            select(M.content_hash, M.value, M.revision, turn.label("turn"))
             .outerjoin(
                 EmbeddingRow,
                 and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
             )
             .where(EmbeddingRow.content_hash.is_(None))
-            .group_by(M.content_hash)
-            # Newest first: a note saved now is embedded before the rest of a big one.
-            .order_by(func.max(M.revision).desc())
+            .subquery()
+        )
+        stmt = (
+            select(waiting.c.content_hash, func.min(waiting.c.value))
+            .group_by(waiting.c.content_hash)
+            .order_by(func.min(waiting.c.turn), func.max(waiting.c.revision).desc())
             .limit(limit)
         )
         async with self._engines.reader.connect() as conn:

@@ -1,0 +1,194 @@
+"""How long a note waits behind a big one: a real `memory-mcp serve` over stdio, its watcher
+and its embedding worker, the real model.
+
+Drops a 200 KB binary file named `.md` and a ~1 MB note into the memory folder, then small
+notes one after another while the big one is processed, and prints:
+- each small note: write → found by keyword (memory-search), write → found by meaning
+  (a paraphrase that shares no word with it); median and max;
+- the big note: write → keyword-searchable (a word from its last section), and write →
+  every chunk embedded (read from the database file);
+- what the binary file became (memories with its path).
+
+    .venv/bin/python bench/notes_queue.py                      # this checkout's server
+    .venv/bin/python bench/notes_queue.py --exe OTHER/.venv/bin/memory-mcp --timeout 300
+
+A value that never arrived within --timeout is printed as "> timeout"."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+SMALL = (
+    "# Pager {i}\nThe on-call pager rotation for week {i} belongs to Marisol{i}. "
+    "Codeword kumquat{i}.\n"
+)
+PARAPHRASE = "who is responsible for emergency phone duty"
+WORDS = (
+    "deploy canary region staging database backup nightly service queue worker model "
+    "vector search index folder memory agent lead swarm release rollback migration "
+    "schema latency budget alert dashboard runbook incident review capacity"
+).split()
+
+
+def big_note(size: int, last_word: str = "quetzalcoatl", seed: int = 7) -> str:
+    """Markdown prose of about `size` bytes: sections of sentences; `last_word` only at
+    the very end, so finding it means every chunk was written."""
+    rng = random.Random(seed)
+    parts: list[str] = []
+    total = 0
+    section = 0
+    while total < size - 200:
+        if len(parts) % 6 == 0:
+            section += 1
+            parts.append(f"## Section {section}")
+        sentences = [
+            " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14))).capitalize() + "."
+            for _ in range(rng.randint(3, 8))
+        ]
+        parts.append(" ".join(sentences))
+        total += len(parts[-1]) + 2
+    parts.append(f"## The end\nThe last word is {last_word}.")
+    return "\n\n".join(parts)
+
+
+async def search(client: Client, query: str) -> list[dict]:  # type: ignore[type-arg]
+    result = await client.call_tool("memory-search", {"query": query, "limit": 10})
+    assert not result.is_error, result.content
+    data: dict = result.structured_content or {}  # type: ignore[type-arg]
+    return list(data.get("results", []))
+
+
+async def wait_for(check, timeout: float) -> float | None:  # type: ignore[no-untyped-def]
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if await check():
+            return time.monotonic() - start
+        await anyio.sleep(0.05)
+    return None
+
+
+def unembedded(db: Path, file_path: str) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as conn:
+        (count,) = conn.execute(
+            "SELECT count(*) FROM memories m WHERE m.file_path = ? AND NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash)",
+            (file_path,),
+        ).fetchone()
+        (total,) = conn.execute(
+            "SELECT count(*) FROM memories WHERE file_path = ?", (file_path,)
+        ).fetchone()
+    return int(count) if total else -1
+
+
+def fmt(value: float | None, timeout: float) -> str:
+    return f"{value:.2f} s" if value is not None else f"> {timeout:.0f} s"
+
+
+async def run(exe: str, small_notes: int, big_bytes: int, timeout: float) -> None:
+    work = Path(tempfile.mkdtemp(prefix="notes-queue-bench-"))
+    notes = work / "notes"
+    notes.mkdir()
+    db = work / "memory.db"
+    params = StdioServerParameters(
+        command=exe,
+        args=["serve", "--db", str(db), "--memory-dir", str(notes)],
+        env={**os.environ, "HOME": str(work), "XDG_DATA_HOME": str(work / "xdg")},
+    )
+    async with Client(params, read_timeout_seconds=600) as client:
+        start = time.monotonic()
+        while True:  # the model loaded: a search no longer says it is keyword-only
+            result = await client.call_tool("memory-search", {"query": "warm up"})
+            if "notices" not in (result.structured_content or {}):
+                break
+            await anyio.sleep(0.5)
+        print(f"model ready after {time.monotonic() - start:.1f} s", flush=True)
+
+        (notes / "blob.md").write_bytes(os.urandom(200_000))
+        big_path = notes / "big.md"
+        big_path.write_text(big_note(big_bytes))
+        big_written = time.monotonic()
+        print(f"wrote blob.md (200,000 random bytes) and big.md ({big_bytes:,} bytes)")
+
+        keyword_s: list[float | None] = []
+        meaning_s: list[float | None] = []
+        for i in range(small_notes):
+            await anyio.sleep(0.5 if i == 0 else 2.0)
+            name = f"small-{i}.md"
+            (notes / name).write_text(SMALL.format(i=i))
+            written = time.monotonic()
+
+            async def by_keyword(i: int = i, name: str = name) -> bool:
+                return any(name in r["key"] for r in await search(client, f"kumquat{i}"))
+
+            async def by_meaning(name: str = name) -> bool:
+                hits = await search(client, PARAPHRASE)
+                return any(name in r["key"] and r["matched_by"] != "keyword" for r in hits)
+
+            keyword_s.append(await wait_for(by_keyword, timeout))
+            found = await wait_for(by_meaning, timeout)
+            meaning_s.append(None if found is None else time.monotonic() - written)
+            print(
+                f"small note {i}: keyword {fmt(keyword_s[-1], timeout)}, "
+                f"meaning {fmt(meaning_s[-1], timeout)}",
+                flush=True,
+            )
+
+        async def big_searchable() -> bool:
+            return any("big.md" in r["key"] for r in await search(client, "quetzalcoatl"))
+
+        left_s = max(0.0, timeout - (time.monotonic() - big_written))
+        waited = await wait_for(big_searchable, left_s)
+        big_keyword = None if waited is None else time.monotonic() - big_written
+        big_embedded = None
+        chunks = -1
+        while time.monotonic() - big_written < timeout:
+            left = unembedded(db, str(big_path.resolve()))
+            if left == 0:
+                big_embedded = time.monotonic() - big_written
+                break
+            await anyio.sleep(1.0)
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as conn:
+            (chunks,) = conn.execute(
+                "SELECT count(*) FROM memories WHERE file_path = ?", (str(big_path.resolve()),)
+            ).fetchone()
+            (blob,) = conn.execute(
+                "SELECT count(*) FROM memories WHERE file_path = ?",
+                (str((notes / "blob.md").resolve()),),
+            ).fetchone()
+
+    def summary(values: list[float | None]) -> str:
+        done = [v for v in values if v is not None]
+        if len(done) < len(values):
+            return f"{len(values) - len(done)} of {len(values)} not within {timeout:.0f} s"
+        return f"median {statistics.median(done):.2f} s, max {max(done):.2f} s"
+
+    print(f"\nsmall notes, write → keyword:  {summary(keyword_s)}")
+    print(f"small notes, write → meaning:  {summary(meaning_s)}")
+    print(f"big note ({chunks} chunks), write → keyword-searchable: {fmt(big_keyword, timeout)}")
+    print(f"big note, write → fully embedded: {fmt(big_embedded, timeout)}")
+    print(f"binary file: {blob} memories")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--exe", default=str(Path(sys.executable).with_name("memory-mcp")))
+    parser.add_argument("--small-notes", type=int, default=5)
+    parser.add_argument("--big-bytes", type=int, default=990_000)
+    parser.add_argument("--timeout", type=float, default=900.0)
+    args = parser.parse_args()
+    anyio.run(run, args.exe, args.small_notes, args.big_bytes, args.timeout)
+
+
+if __name__ == "__main__":
+    main()
