@@ -29,11 +29,14 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 
-SMALL = (
-    "# Pager {i}\nThe on-call pager rotation for week {i} belongs to Marisol{i}. "
-    "Codeword kumquat{i}.\n"
-)
-PARAPHRASE = "who is responsible for emergency phone duty"
+# Small notes: a fact, a word found nowhere else, and a question that shares no word with it.
+FACTS = [
+    ("The office cat is called Miso.", "what is the name of our feline"),
+    ("The espresso machine on floor three is broken until Friday.", "coffee maker out of order"),
+    ("The parking garage closes at ten on weekends.", "when does the car park shut"),
+    ("Dana files the quarterly taxes for the company.", "who handles tax paperwork"),
+    ("The team lunch is on Thursdays at noon.", "when do colleagues eat together"),
+]
 WORDS = (
     "deploy canary region staging database backup nightly service queue worker model "
     "vector search index folder memory agent lead swarm release rollback migration "
@@ -63,7 +66,7 @@ def big_note(size: int, last_word: str = "quetzalcoatl", seed: int = 7) -> str:
 
 
 async def search(client: Client, query: str) -> list[dict]:  # type: ignore[type-arg]
-    result = await client.call_tool("memory-search", {"query": query, "limit": 10})
+    result = await client.call_tool("memory-search", {"query": query, "limit": 50})
     assert not result.is_error, result.content
     data: dict = result.structured_content or {}  # type: ignore[type-arg]
     return list(data.get("results", []))
@@ -125,14 +128,15 @@ async def run(exe: str, small_notes: int, big_bytes: int, timeout: float) -> Non
         for i in range(small_notes):
             await anyio.sleep(0.5 if i == 0 else 2.0)
             name = f"small-{i}.md"
-            (notes / name).write_text(SMALL.format(i=i))
+            fact, question = FACTS[i]
+            (notes / name).write_text(f"# Note {i}\n{fact} Codeword kumquat{i}.\n")
             written = time.monotonic()
 
             async def by_keyword(i: int = i, name: str = name) -> bool:
                 return any(name in r["key"] for r in await search(client, f"kumquat{i}"))
 
-            async def by_meaning(name: str = name) -> bool:
-                hits = await search(client, PARAPHRASE)
+            async def by_meaning(name: str = name, question: str = question) -> bool:
+                hits = await search(client, question)
                 return any(name in r["key"] and r["matched_by"] != "keyword" for r in hits)
 
             keyword_s.append(await wait_for(by_keyword, timeout))
@@ -183,7 +187,7 @@ async def run(exe: str, small_notes: int, big_bytes: int, timeout: float) -> Non
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--exe", default=str(Path(sys.executable).with_name("memory-mcp")))
-    parser.add_argument("--small-notes", type=int, default=5)
+    parser.add_argument("--small-notes", type=int, default=len(FACTS), choices=range(1, 6))
     parser.add_argument("--big-bytes", type=int, default=990_000)
     parser.add_argument("--timeout", type=float, default=900.0)
     args = parser.parse_args()

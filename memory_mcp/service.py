@@ -437,8 +437,9 @@ class MemoryService:
         batch_chars: int | None = None,
         call_chars: int | None = None,
     ) -> int:
-        """Embed stored contents that have no vector from the current model yet, the most
-        recently written first: all of them, or at most `max_batches` batches.
+        """Embed stored contents that have no vector from the current model yet, in the
+        store's fair order (MemoryStore.missing_embeddings): all of them, or at most
+        `max_batches` batches.
         `batch_chars` cuts each batch to about that many characters (at least one text):
         the model embeds one call at a time, so with `call_chars` (see
         passages.embed_memories) a search's query embedding waits for at most one short
