@@ -15,7 +15,7 @@ from mcp.server.mcpserver import MCPServer
 
 from memory_mcp import cli
 from memory_mcp.app import AppContext
-from memory_mcp.errors import PermissionDeniedError
+from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import NewMemory, Scope, Source
 from memory_mcp.settings import Settings
@@ -159,5 +159,6 @@ async def test_any_agent_keeps_the_shared_folder_in_step_but_workers_cannot_edit
         [record] = [r async for r in app.service.visible_records(app.caller)]
         assert "formatting" in record.value
         assert (record.agent_id, record.updated_by) == ("w1", "w2")
-        with pytest.raises(PermissionDeniedError, match="agent 'w1'"):
+        # Note keys are reserved for the indexer: refused before any owner check.
+        with pytest.raises(InvalidInputError, match="reserved for notes"):
             await app.service.store_memory(app.caller, record.key, "Use black", scope="swarm")
