@@ -19,6 +19,7 @@ from memory_mcp import passages
 from memory_mcp import validation as v
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, Visibility
 from memory_mcp.passages import embed_memories
 from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
@@ -352,12 +353,14 @@ class MemoryService:
         vector_hits: list[tuple[int, float]] = []
         semantic = self.embedder.is_ready()
         query_vectors: list[np.ndarray] = []
+        exact: list[ExactMatches] = []
 
         async def keyword_arm() -> None:
             if terms:
                 keyword_hits.extend(
                     await self.store.keyword_search(terms, vis, pool, KEYWORD_COLUMN_WEIGHTS)
                 )
+            exact.append(await find_exact_matches(self.store, text, vis))
 
         async def embed_query() -> None:
             query_vectors.append(await self._embed_query(text))
@@ -369,6 +372,8 @@ class MemoryService:
             arms.start_soon(keyword_arm)
             if semantic:
                 arms.start_soon(embed_query)
+        # Exact keys and identifiers are ranked even if the keyword pool left them out.
+        keyword_hits = with_candidates(keyword_hits, exact[0].candidate_ids)
         if semantic:
             query_vector = query_vectors[0]
             # The keyword candidates get their cosine too, so both arms judge each one.
@@ -390,8 +395,7 @@ class MemoryService:
                 continue
             score = rel.relevance * prior(record, vis.now, config)
             hits.append(SearchHit(record, score, rel.relevance, rel.matched_by))
-        hits.sort(key=lambda h: (-h.score, -h.record.updated_at, h.record.id))
-        return SearchResult(hits[:limit], notices)
+        return SearchResult(exact_first(hits, exact[0])[:limit], notices)
 
     # -- embeddings -------------------------------------------------------------------------
 

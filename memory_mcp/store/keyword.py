@@ -56,3 +56,9 @@ def affordable_terms(matches: dict[str, int], budget: int) -> list[str]:
         chosen.append(term)
         total += matches[term]
     return chosen
+
+
+def phrase(text: str) -> str:
+    """Any text as one FTS5 phrase: its words, adjacent and in order (a double quote inside
+    is doubled, FTS5's escape, so no text can become syntax)."""
+    return '"' + text.replace('"', '""') + '"'

@@ -388,6 +388,23 @@ class MemoryStore:
                 conn, terms, visible_to(vis), limit, column_weights
             )
 
+    async def exact_candidates(
+        self,
+        key: str | None,
+        identifiers: Sequence[str],
+        vis: Visibility,
+        key_limit: int,
+        identifier_limit: int,
+    ) -> tuple[list[int], list[list[int]]]:
+        """Ids of visible memories keyed `key`, and per identifier of those holding its
+        words as a phrase; see store/fulltext.py. Empty without FTS5."""
+        if not self.supports_keyword_search:
+            return [], [[] for _ in identifiers]
+        async with self._engines.reader.connect() as conn:
+            return await fulltext.exact_candidates(
+                conn, key, identifiers, visible_to(vis), key_limit, identifier_limit
+            )
+
     async def missing_embeddings(self, model: str, limit: int) -> list[tuple[str, str]]:
         """(content hash, text) of memories that have no vector from `model` yet, in turns:
         every memory not from a file, and the first waiting chunk of every file, then the
