@@ -210,6 +210,8 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
     ) -> dict[str, Any]:
         """Find memories by meaning and by exact words (hybrid search), best first.
 
+        A memory whose key is the query, or that holds an identifier from it word for word
+        (gen-0042, PaymentService.refund, ERR_CONN_42), comes before the merely similar.
         Each result has a `score` in [0, 1] and `matched_by` (keyword, vector or both).
         Long values are cut (`truncated: true`); read the whole memory with memory-get.
         Example: memory-search(query="how do we deploy to staging?", limit=5)."""
