@@ -5,8 +5,10 @@ judged; retrieval with the real model is in test_search_exact.py."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +27,7 @@ from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
 from memory_mcp.store.keyword import query_terms
 from tests.conftest import FakeEmbedder, opened
+from tests.test_store_migration import build_old_store
 
 
 @pytest.mark.parametrize(
@@ -224,3 +227,18 @@ async def test_fts_syntax_in_a_query_is_plain_text(
         found = await keys(app, query)
         if any(ch.isalnum() for ch in query):
             assert found[0] in (query, "other")
+
+
+@pytest.mark.anyio
+async def test_the_key_lookup_uses_an_index_also_in_an_older_store(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """Without an index, finding the memory keyed by the query scans every memory."""
+    path = tmp_path / "old.db"
+    build_old_store(path)
+    async with opened(make_settings(db=str(path))) as app:
+        assert await keys(app, "RELEASE-DAY") == ["release-day"]
+    plan = sqlite3.connect(path).execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM memories WHERE lower(key) = lower(?)", ("x",)
+    ).fetchall()
+    assert "ix_memories_key_lower" in str(plan)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Float, Integer, Select, and_, column, func, select, table, text
+from sqlalchemy import Float, Integer, and_, column, select, table, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
@@ -122,35 +122,17 @@ async def _newest_matching(
     return [(row[0], 0.0) for row in await conn.execute(stmt)]
 
 
-async def exact_candidates(
-    conn: AsyncConnection,
-    key: str | None,
-    identifiers: Sequence[str],
-    visible: ColumnElement[bool],
-    key_limit: int,
-    identifier_limit: int,
-) -> tuple[list[int], list[list[int]]]:
-    """Visible memories whose key is `key` (ignoring ASCII case), and for each identifier
-    those holding its words as a phrase (`gen-0042`: "gen" then "0042"). No BM25 and no
-    cost guard: a phrase's rare word keeps the lookup cheap even when its other words are
-    in every memory. The caller checks that the identifier is there verbatim."""
-    keyed: list[int] = []
-    if key is not None:
-        stmt = _matching(f"{{key}} : {phrase(key)}", visible, key_limit).where(
-            func.lower(M.key) == func.lower(key)
-        )
-        keyed = [row[0] for row in await conn.execute(stmt)]
-    holding = [
-        [row[0] for row in await conn.execute(_matching(phrase(i), visible, identifier_limit))]
-        for i in identifiers
-    ]
-    return keyed, holding
 
-
-def _matching(match: str, visible: ColumnElement[bool], limit: int) -> Select[int]:
-    return (
+async def holding_phrase(
+    conn: AsyncConnection, words: str, visible: ColumnElement[bool], limit: int
+) -> list[int]:
+    """Visible memories holding `words` as a phrase (`gen-0042`: "gen" then "0042"), in no
+    order. No BM25 and no cost guard: the phrase's rarest word keeps it cheap even when
+    its other words are in every memory."""
+    stmt = (
         select(M.id)
         .select_from(MemoryRow.__table__.join(_FTS, _FTS.c.rowid == M.id))
-        .where(text(_MATCH).bindparams(match=match), visible)
+        .where(text(_MATCH).bindparams(match=phrase(words)), visible)
         .limit(limit)
     )
+    return [row[0] for row in await conn.execute(stmt)]

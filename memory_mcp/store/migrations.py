@@ -1,7 +1,8 @@
 """Bring a database made by an older memory-mcp up to the current tables, in place.
 
 `create_all` makes missing tables but never changes existing ones, so columns added since
-are added here with ALTER TABLE ADD COLUMN and backfilled. Every step checks first, so it
+are added here with ALTER TABLE ADD COLUMN and backfilled, and indexes added since are
+created. Every step checks first, so it
 runs at every start, is a no-op on an up-to-date store, and runs inside init_schema's write
 transaction: two processes opening an old file at once take turns."""
 
@@ -22,6 +23,8 @@ ADDED_COLUMNS = (
     ("memories", "about_agent", "VARCHAR(128)"),
     ("memory_history", "updated_by", "VARCHAR(128)"),
 )
+# Indexes added since, as idempotent DDL (SQLite and PostgreSQL alike).
+ADDED_INDEXES = ("CREATE INDEX IF NOT EXISTS ix_memories_key_lower ON memories (lower(key))",)
 
 
 def _columns(sync_conn: Connection) -> dict[str, set[str]]:
@@ -40,6 +43,8 @@ async def migrate(conn: AsyncConnection) -> list[str]:
         if column not in existing[table]:
             await conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
             added.append(f"{table}.{column}")
+    for ddl in ADDED_INDEXES:
+        await conn.exec_driver_sql(ddl)
     if "memories.updated_by" in added:
         # Before this column only the owner could have written a memory's value (or so
         # the store recorded): the owner is the best answer there is.
@@ -93,4 +98,4 @@ async def _learnings_belong_to_their_lead(conn: AsyncConnection) -> None:
         )
 
 
-__all__ = ["ADDED_COLUMNS", "migrate"]
+__all__ = ["ADDED_COLUMNS", "ADDED_INDEXES", "migrate"]

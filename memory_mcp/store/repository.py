@@ -396,14 +396,25 @@ class MemoryStore:
         key_limit: int,
         identifier_limit: int,
     ) -> tuple[list[int], list[list[int]]]:
-        """Ids of visible memories keyed `key`, and per identifier of those holding its
-        words as a phrase; see store/fulltext.py. Empty without FTS5."""
-        if not self.supports_keyword_search:
-            return [], [[] for _ in identifiers]
+        """Ids of visible memories whose key is `key` (ignoring ASCII case; an index on
+        lower(key)), and for each identifier those holding its words as a phrase (for the
+        caller to check it verbatim; none without FTS5)."""
         async with self._engines.reader.connect() as conn:
-            return await fulltext.exact_candidates(
-                conn, key, identifiers, visible_to(vis), key_limit, identifier_limit
-            )
+            keyed: list[int] = []
+            if key is not None:
+                stmt = (
+                    select(M.id)
+                    .where(func.lower(M.key) == func.lower(key), visible_to(vis))
+                    .limit(key_limit)
+                )
+                keyed = [row[0] for row in await conn.execute(stmt)]
+            holding = [
+                await fulltext.holding_phrase(conn, identifier, visible_to(vis), identifier_limit)
+                if self.supports_keyword_search
+                else []
+                for identifier in identifiers
+            ]
+            return keyed, holding
 
     async def missing_embeddings(self, model: str, limit: int) -> list[tuple[str, str]]:
         """(content hash, text) of memories that have no vector from `model` yet, in turns:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, LargeBinary, String, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -17,6 +17,8 @@ class MemoryRow(Base):
     __table_args__ = (
         Index("ix_memories_owner_lru", "agent_id", "pinned", "last_used_at"),
         Index("ix_memories_scope", "scope", "agent_id", "session_id"),
+        # Search looks up a memory whose key is the query, ignoring (ASCII) case.
+        Index("ix_memories_key_lower", text("lower(key)")),
         {"sqlite_autoincrement": True},
     )
 
