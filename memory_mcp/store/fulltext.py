@@ -122,7 +122,6 @@ async def _newest_matching(
     return [(row[0], 0.0) for row in await conn.execute(stmt)]
 
 
-
 async def holding_phrase(
     conn: AsyncConnection, words: str, visible: ColumnElement[bool], limit: int
 ) -> list[int]:

@@ -2,9 +2,9 @@
 
 `create_all` makes missing tables but never changes existing ones, so columns added since
 are added here with ALTER TABLE ADD COLUMN and backfilled, and indexes added since are
-created. Every step checks first, so it
-runs at every start, is a no-op on an up-to-date store, and runs inside init_schema's write
-transaction: two processes opening an old file at once take turns."""
+created. Every step checks first, so it runs at every start, is a no-op on an up-to-date
+store, and runs inside init_schema's write transaction: two processes opening an old file
+at once take turns."""
 
 from __future__ import annotations
 

@@ -408,10 +408,10 @@ class MemoryStore:
                     .limit(key_limit)
                 )
                 keyed = [row[0] for row in await conn.execute(stmt)]
+            if not self.supports_keyword_search:
+                return keyed, [[] for _ in identifiers]
             holding = [
                 await fulltext.holding_phrase(conn, identifier, visible_to(vis), identifier_limit)
-                if self.supports_keyword_search
-                else []
                 for identifier in identifiers
             ]
             return keyed, holding
