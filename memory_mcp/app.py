@@ -53,7 +53,18 @@ def policy_from(settings: Settings) -> Policy:
             Source.FILE_INDEX: settings.ttl_file_index_days,
         },
         ranking=RankingConfig().with_half_life(settings.recency_half_life_days),
+        search_model_wait_seconds=settings.search_model_wait_seconds,
     )
+
+
+def embedder_from(settings: Settings) -> Embedder:
+    """The configured runtime, not yet loading (`wait_ready` or `start` begins that)."""
+    if settings.embedder == "sentence-transformers":
+        return SentenceTransformerEmbedder()
+    from memory_mcp.onnx_embedder import OnnxEmbedder
+    from memory_mcp.onnx_model import ensure_in_child
+
+    return OnnxEmbedder(lambda: ensure_in_child(settings.data_dir, settings.model_dir))
 
 
 def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> NoteIndexer:
@@ -104,7 +115,7 @@ async def open_app(
     try:
         await store.init_schema()
         service = MemoryService(
-            store, embedder or SentenceTransformerEmbedder(), policy_from(settings)
+            store, embedder or embedder_from(settings), policy_from(settings)
         )
         caller = Caller(settings.agent_id, settings.role, settings.session_id)
         notes = note_indexer(settings, service, caller)

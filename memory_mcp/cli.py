@@ -8,16 +8,18 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import ValidationError
 
-from memory_mcp import __version__, cli_doctor, cli_import, cli_notes
-from memory_mcp.app import AppContext, open_app
+from memory_mcp import __version__, cli_doctor, cli_model, cli_notes
 from memory_mcp.benchmark import command as bench_command
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.settings import Settings
+
+if TYPE_CHECKING:  # imported where used: `--version` and hooks load no store, model or SDK
+    from memory_mcp.app import AppContext
 
 log = logging.getLogger("memory_mcp")
 
@@ -44,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio"], help="env MEMORY_MCP_TRANSPORT")
     cli_notes.add_folder_flags(serve)
     cli_notes.add_watch_flag(serve)
+    serve.add_argument("--embedder", choices=["onnx", "sentence-transformers"],
+                       help="embedding runtime (env MEMORY_MCP_EMBEDDER; default onnx)")
 
     imp = commands.add_parser("import", help="import memories from a JSONL file")
     _store_flags(imp)
@@ -74,13 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
     cli_notes.add_commands(commands, _store_flags)
     cli_doctor.add_command(commands, _store_flags, cli_notes.add_folder_flags)
     bench_command.add_commands(commands)
+    cli_model.add_commands(commands)
     return parser
 
 
 def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given as flags (they win over env and the settings file)."""
     overrides: dict[str, Any] = {}
-    flags = {**_STORE_FLAGS, **cli_notes.NOTES_FLAGS, "transport": "transport", "watch": "watch"}
+    flags = {**_STORE_FLAGS, **cli_notes.NOTES_FLAGS, "transport": "transport", "watch": "watch",
+             "embedder": "embedder"}
     for dest, name in flags.items():
         value = getattr(args, dest, None)
         if value is not None:
@@ -112,6 +118,8 @@ def _run_with_app(
     background: bool = False,
     create: bool = True,
 ) -> int:
+    from memory_mcp.app import open_app
+
     async def runner() -> int:
         async with open_app(settings, background=background, create=create) as app:
             return await job(app)
@@ -183,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             return cmd_serve(settings)
         if args.command == "import":
+            from memory_mcp import cli_import
+
             return cli_import.cmd_import(settings, args.file, args.skip_invalid)
         if args.command == "export":
             if args.everyone and args.agent_id is not None:
@@ -195,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_notes.cmd_index(settings, args.path)
         if args.command == "context":
             return cli_notes.cmd_context(settings, args.query, args.limit)
+        if args.command == "model":
+            return cli_model.run(args, settings)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()

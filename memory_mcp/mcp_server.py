@@ -214,6 +214,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         (gen-0042, PaymentService.refund, ERR_CONN_42), comes before the merely similar.
         Each result has a `score` in [0, 1] and `matched_by` (keyword, vector or both).
         Long values are cut (`truncated: true`); read the whole memory with memory-get.
+        `semantic: false` means the results come from keyword search only (see notices).
         Example: memory-search(query="how do we deploy to staging?", limit=5)."""
         app = _app(ctx)
         result = await _guard(
@@ -223,6 +224,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         )
         max_chars = app.settings.search_value_chars
         data: dict[str, Any] = {"results": [hit_json(h, max_chars) for h in result.hits]}
+        data["semantic"] = result.semantic  # false: keyword search only, see notices
         if result.notices:
             data["notices"] = result.notices
         return data

@@ -17,7 +17,7 @@ import numpy as np
 
 from memory_mcp import passages
 from memory_mcp import validation as v
-from memory_mcp.embeddings import Embedder
+from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError
 from memory_mcp.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, Visibility
@@ -57,6 +57,8 @@ class Policy:
         }
     )
     ranking: RankingConfig = field(default_factory=RankingConfig)
+    # A search while the model is still loading waits this long before going keyword-only.
+    search_model_wait_seconds: float = 5.0
 
     def default_ttl_seconds(self, source: Source) -> float | None:
         days = self.ttl_days.get(source, 0.0)
@@ -82,6 +84,7 @@ class SearchHit:
 class SearchResult:
     hits: list[SearchHit]
     notices: list[str] = field(default_factory=list)
+    semantic: bool = True  # False: keyword search only (the model was not ready)
 
 
 def can_see(caller: Caller, record: MemoryRecord) -> bool:
@@ -351,7 +354,7 @@ class MemoryService:
         keyword_hits: list[tuple[int, float]] = []
         terms = query_terms(text)
         vector_hits: list[tuple[int, float]] = []
-        semantic = self.embedder.is_ready()
+        semantic = await self._model_ready(self.policy.search_model_wait_seconds)
         query_vectors: list[np.ndarray] = []
         exact: list[ExactMatches] = []
 
@@ -395,7 +398,18 @@ class MemoryService:
                 continue
             score = rel.relevance * prior(record, vis.now, config)
             hits.append(SearchHit(record, score, rel.relevance, rel.matched_by))
-        return SearchResult(exact_first(hits, exact[0])[:limit], notices)
+        return SearchResult(exact_first(hits, exact[0])[:limit], notices, semantic)
+
+    async def _model_ready(self, wait_seconds: float) -> bool:
+        """Whether the vector arm can run: a model still loading gets a bounded wait, so
+        a client that asks at once gets the same recall as one that waits."""
+        if not self.embedder.is_ready():
+            with anyio.move_on_after(wait_seconds):
+                try:
+                    await self.embedder.wait_ready()
+                except EmbeddingUnavailableError:
+                    return False
+        return self.embedder.is_ready()
 
     # -- embeddings -------------------------------------------------------------------------
 

@@ -130,6 +130,14 @@ class Settings(BaseSettings):
     # A file with several hard links may be the same file as one outside the folder.
     note_allow_hardlinks: bool = False
 
+    # The embedding runtime: ONNX Runtime (default, no torch in the server) or the
+    # reference sentence-transformers. Both give the same vectors (to 2e-7).
+    embedder: Literal["onnx", "sentence-transformers"] = "onnx"
+    # Where the ONNX export lives; default <venv>/share/memory-mcp, else <data dir>/models.
+    model_dir: Path | None = None
+    # How long a search waits for a model still loading before answering keyword-only.
+    search_model_wait_seconds: float = Field(5.0, ge=0)
+
     @field_validator("agent_id", "session_id")
     @classmethod
     def _identifier(cls, value: str) -> str:

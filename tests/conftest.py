@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from memory_mcp.app import AppContext, open_app
-from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.onnx_embedder import OnnxEmbedder
+from memory_mcp.onnx_model import ensure_in_child
 from memory_mcp.settings import Settings
 
 
@@ -54,9 +55,12 @@ class FakeEmbedder:
 
 
 @pytest.fixture(scope="session")
-def real_embedder() -> SentenceTransformerEmbedder:
-    """The bundled all-MiniLM-L6-v2, loaded once for the whole run."""
-    embedder = SentenceTransformerEmbedder()
+def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
+    """The bundled all-MiniLM-L6-v2 as the server runs it (ONNX Runtime), loaded once for
+    the whole run; the file `make test` prepared, else exported now (tests/
+    test_onnx_embedder.py proves it equal to the sentence-transformers reference)."""
+    data_dir = tmp_path_factory.mktemp("model-data")
+    embedder = OnnxEmbedder(lambda: ensure_in_child(data_dir))
     embedder.start()
     return embedder
 

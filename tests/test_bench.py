@@ -14,7 +14,7 @@ from memory_mcp.benchmark.latency import render as render_latency
 from memory_mcp.benchmark.locomo import load_conversation, recall_at, run_locomo
 from memory_mcp.benchmark.stats import percentile_ms, table
 from memory_mcp.cli import main
-from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.embeddings import Embedder
 
 TINY = Path(__file__).parent / "data" / "locomo_tiny.json"
 
@@ -48,7 +48,7 @@ def test_stats_helpers() -> None:
 
 @pytest.mark.anyio
 async def test_locomo_harness_on_one_small_conversation(
-    real_embedder: SentenceTransformerEmbedder,
+    real_embedder: Embedder,
 ) -> None:
     report = await run_locomo([load_conversation(TINY)], real_embedder)
     summary = report.summary()
@@ -93,7 +93,7 @@ def test_synthetic_text_is_deterministic_and_zipfian() -> None:
 
 @pytest.mark.anyio
 async def test_latency_harness_on_a_small_store(
-    tmp_path: Path, real_embedder: SentenceTransformerEmbedder
+    tmp_path: Path, real_embedder: Embedder
 ) -> None:
     result = await measure_size(tmp_path / "store", 300, real_embedder, queries=6)
     assert result.build_seconds is not None and result.build_seconds > 0

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.embeddings import Embedder
 from memory_mcp.ranking import (
     RankingConfig,
     Relevance,
@@ -106,7 +106,7 @@ async def test_a_small_store_returns_every_related_memory(
 
 @pytest.mark.anyio
 async def test_hybrid_search_finds_identifiers_and_paraphrases(
-    make_settings: Callable[..., Settings], real_embedder: SentenceTransformerEmbedder
+    make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:
     memories = {
         "err": "The ingest job fails with ERR_CONN_42 when the proxy drops idle sockets.",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.embeddings import Embedder
 from memory_mcp.passages import (
     MAX_PASSAGES,
     context_label,
@@ -73,7 +73,7 @@ async def test_embed_memories_returns_one_unit_vector_per_text() -> None:
 
 @pytest.mark.anyio
 async def test_the_subject_of_a_long_memory_is_found_by_meaning(
-    make_settings: Callable[..., Settings], real_embedder: SentenceTransformerEmbedder
+    make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:
     """Filler around the one informative sentence must not hide it from vector search."""
     chatty = (

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
-from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.embeddings import Embedder
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call
@@ -25,7 +25,7 @@ NOTES = {
 
 
 async def test_finds_exact_identifier_and_meaning_only(
-    make_settings: Callable[..., Settings], real_embedder: SentenceTransformerEmbedder
+    make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:
     await real_embedder.wait_ready()
     server = build_server(make_settings(watch=False), real_embedder)

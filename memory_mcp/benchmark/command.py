@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 DEFAULT_LATENCY_WORKDIR = Path("bench/results/latency")
 
 
@@ -50,10 +48,12 @@ def _write_json(path: Path | None, data: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memory_mcp.embeddings import SentenceTransformerEmbedder
+    import anyio
 
-    embedder = SentenceTransformerEmbedder()
-    embedder.start()
+    from memory_mcp.app import embedder_from
+    from memory_mcp.settings import Settings
+
+    embedder = embedder_from(Settings())  # MEMORY_MCP_EMBEDDER picks the runtime
     started = time.perf_counter()
     if args.bench == "locomo":
         from memory_mcp.benchmark.locomo import load_conversations, run_locomo

@@ -1,0 +1,159 @@
+"""The default embedder: the bundled all-MiniLM-L6-v2 run with ONNX Runtime, no torch.
+
+It computes what sentence-transformers computes for this model — word pieces truncated at
+256, BERT, mean pooling over the attention mask, L2 normalisation — to within 2e-7
+(tests/test_onnx_embedder.py), so vectors are stored under the same model name and a store
+embedded by either runtime is used as it is. Importing onnxruntime and tokenizers takes
+well under a second where torch takes 10-15 s here, and the process stays ~300 MB smaller.
+
+Threads: the session has one intra-op thread, with spinning off, so a query embedding
+never spins against the event loop and database threads (torch's default of one spinning
+thread per core took a query's p95 from ~15 to ~100 ms here). A batch is cut into chunks
+that run on up to two threads at once: the session is safe to call concurrently, and that
+uses both cores where intra-op threads would spin (docs/RETRIEVAL.md, runtime)."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import numpy as np
+
+from memory_mcp.embeddings import MODEL_NAME, EmbeddingUnavailableError
+
+log = logging.getLogger(__name__)
+
+MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for this model
+BATCH_CHUNK = 32  # texts per session run; sorted by length so padding stays small
+BATCH_THREADS = max(1, min(2, os.cpu_count() or 1))
+EXIT_WAIT_SECONDS = 10.0
+
+
+class OnnxEmbedder:
+    """all-MiniLM-L6-v2 from an ONNX file, loaded in a daemon thread.
+
+    `locate_model` returns the ONNX file's path and may take long (it exports the model in
+    a child process the first time); it runs in the loading thread, never in the caller's."""
+
+    model_name = MODEL_NAME
+
+    def __init__(self, locate_model: Callable[[], Path], weights: Path | None = None) -> None:
+        self._locate_model = locate_model
+        self._weights = weights
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._error: BaseException | None = None
+        self._loaded = threading.Event()
+        self._started = False
+        self._start_lock = threading.Lock()
+
+    def start(self) -> None:
+        """Begin loading in a daemon thread; returns at once."""
+        with self._start_lock:
+            if not self._started:
+                self._started = True
+                threading.Thread(target=self._load, name="embedding-model", daemon=True).start()
+                # A process that exits while ONNX Runtime is still building its session
+                # aborts ("terminate called without an active exception"): let the load
+                # finish first, within a bound.
+                atexit.register(self._loaded.wait, EXIT_WAIT_SECONDS)
+
+    def _load(self) -> None:
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+
+            from memory_mcp.onnx_model import weights_dir
+
+            weights = self._weights or weights_dir()
+            path = self._locate_model()
+            tokenizer = Tokenizer.from_file(str(weights / "tokenizer.json"))
+            tokenizer.enable_truncation(max_length=_max_seq_length(weights))
+            # The file pads every text to 128; pad to the longest of each batch instead.
+            padding = tokenizer.padding or {}
+            tokenizer.enable_padding(
+                pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]")
+            )
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = 1
+            options.inter_op_num_threads = 1
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            options.log_severity_level = 3  # warnings from the graph optimiser are noise
+            self._session = onnxruntime.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+            self._tokenizer = tokenizer
+            if BATCH_THREADS > 1:
+                self._pool = ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="embed")
+            log.info("embedding model %s loaded (ONNX Runtime, %s)", self.model_name, path)
+        except BaseException as exc:  # reported to every caller of wait_ready
+            log.exception("could not load the embedding model")
+            self._error = exc
+        finally:
+            self._loaded.set()
+
+    def is_ready(self) -> bool:
+        return self._loaded.is_set() and self._session is not None
+
+    async def wait_ready(self) -> None:
+        self.start()
+        while not self._loaded.is_set():
+            # abandon_on_cancel: a caller that stops waiting (a search's bound) is not
+            # held until this poll ends.
+            await anyio.to_thread.run_sync(self._loaded.wait, 0.2, abandon_on_cancel=True)
+        if self._session is None:
+            raise EmbeddingUnavailableError(f"embedding model failed to load: {self._error}")
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        await self.wait_ready()
+        return await anyio.to_thread.run_sync(self.encode, texts)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text (blocking)."""
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        chunks = [order[k:k + BATCH_CHUNK] for k in range(0, len(order), BATCH_CHUNK)]
+        if self._pool is not None and len(chunks) > 1:
+            parts = list(self._pool.map(lambda c: self._run([texts[i] for i in c]), chunks))
+        else:
+            parts = [self._run([texts[i] for i in chunk]) for chunk in chunks]
+        out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+        for chunk, vectors in zip(chunks, parts, strict=True):
+            out[chunk] = vectors
+        return out
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        types = np.array([e.type_ids for e in encodings], dtype=np.int64)
+        (hidden,) = self._session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": types},
+        )
+        # Mean pooling over the real tokens, then unit length (sentence-transformers'
+        # Pooling and Normalize modules for this model).
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def _max_seq_length(weights: Path) -> int:
+    try:
+        config = json.loads((weights / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        return int(config["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return MAX_SEQ_LENGTH
