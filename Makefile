@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: serve test lint bench install install-dev clean
+.PHONY: serve test lint bench install install-dev model clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,17 +26,24 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-serve: $(VENV)/.installed
+# The bundled weights exported to ONNX once, from disk (no download), into
+# .venv/share/memory-mcp: the server runs them without importing torch. A second run only
+# checks the file (well under a second). Its output goes to stderr: for `make serve`,
+# stdout is the MCP channel.
+model: $(VENV)/.installed
+	$(BIN)/memory-mcp model prepare >&2
+
+serve: $(VENV)/.installed model
 	$(BIN)/memory-mcp serve
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check memory_mcp tests bench hooks server.py
 	$(BIN)/mypy
 
-test: lint
+test: lint model
 	$(BIN)/pytest -q
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed model
 	$(BIN)/memory-mcp bench locomo ../shared/bench-data/locomo-dev
 
 clean:

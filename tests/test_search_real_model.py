@@ -55,9 +55,11 @@ async def test_handshake_and_keyword_search_do_not_wait_for_the_model(
     """An embedder that never becomes ready (FAKE): the server still answers initialize,
     stores, and finds by words at once, and says semantic search is warming up."""
     never_ready = FakeEmbedder(ready=False)
-    async with Client(build_server(make_settings(watch=False), never_ready)) as client:
+    settings = make_settings(watch=False, search_model_wait_seconds=0.2)
+    async with Client(build_server(settings, never_ready)) as client:
         stored = await call(client, "store_memory", key="k", value="quokka habitat notes")
         found = await call(client, "memory-search", query="quokka")
         assert [r["id"] for r in found["results"]] == [stored["id"]]
         assert found["results"][0]["matched_by"] == "keyword"
         assert "warming up" in found["notices"][0]
+        assert found["semantic"] is False
