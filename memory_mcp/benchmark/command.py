@@ -1,5 +1,5 @@
-"""`memory-mcp bench locomo DIR` and `memory-mcp bench latency`: tables on stdout, progress
-on stderr, and with --json the full numbers for comparing runs."""
+"""`memory-mcp bench locomo DIR`, `memory-mcp bench latency` and `memory-mcp bench startup`:
+tables on stdout, progress on stderr, and with --json the full numbers for comparing runs."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_LATENCY_WORKDIR = Path("bench/results/latency")
+DEFAULT_STARTUP_WORKDIR = Path("bench/results/startup")
 
 
 def add_commands(commands: Any) -> None:
@@ -34,6 +35,18 @@ def add_commands(commands: Any) -> None:
                          help=f"where built stores are kept for reuse "
                               f"(default: {DEFAULT_LATENCY_WORKDIR})")
     latency.add_argument("--json", type=Path, help="also write every number to this file")
+
+    startup = kinds.add_parser(
+        "startup", help="spawn -> initialize, spawn -> first search by meaning, peak RSS, "
+                        "query embedding and search latency"
+    )
+    startup.add_argument("--runs", type=int, default=3, help="server spawns (default 3)")
+    startup.add_argument("--latency-size", type=int, default=10_000, metavar="N",
+                         help="also search latency at N memories (0: skip; default 10000)")
+    startup.add_argument("--workdir", type=Path, default=DEFAULT_STARTUP_WORKDIR,
+                         help=f"where the 2,000-memory store is kept for reuse "
+                              f"(default: {DEFAULT_STARTUP_WORKDIR})")
+    startup.add_argument("--json", type=Path, help="also write every number to this file")
 
 
 def _say(message: str) -> None:
@@ -69,6 +82,16 @@ def run(args: argparse.Namespace) -> int:
         report = anyio.run(run_locomo, conversations, embedder, progress)
         print(report.render())
         _write_json(args.json, report.to_json())
+    elif args.bench == "startup":
+        from memory_mcp.benchmark.startup import run_startup
+
+        settings = Settings()
+        startup_report = anyio.run(
+            run_startup, args.workdir, settings.embedder, embedder, args.runs,
+            args.latency_size, DEFAULT_LATENCY_WORKDIR, _say,
+        )
+        print(startup_report.render())
+        _write_json(args.json, {"benchmark": "startup", **startup_report.summary()})
     else:
         from memory_mcp.benchmark.latency import measure_size, render
 

@@ -1,0 +1,210 @@
+"""`memory-mcp bench startup`: what a new session pays before it has a working memory.
+
+Each run spawns `memory-mcp serve` over stdio, as Claude Desktop does, on a store of 2,000
+embedded memories, and times spawn → `initialize` answered and spawn → the first search
+that finds a memory by meaning alone (a paraphrase sharing no word with it; searched again
+until it is found). Then the server's peak RSS (VmHWM). The floor for `initialize` is
+a bare `python -c "import mcp.server.mcpserver"` in the same environment. Besides: the
+query-embedding p50 of the runtime in this process, and search p50/p95 at 10k memories
+(the `bench latency` harness).
+
+The 1,999 filler memories carry synthetic vectors (as `bench latency` builds its stores;
+the vector index loads and scans them like real ones); the one memory to find is embedded
+by the real model."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from memory_mcp.app import open_app
+from memory_mcp.benchmark.latency import build_store, measure_size, render
+from memory_mcp.benchmark.stats import percentile_ms, table
+from memory_mcp.embeddings import Embedder
+from memory_mcp.settings import Settings
+
+STORE_SIZE = 2_000
+TARGET_KEY = "pets"
+TARGET_VALUE = "The office cat is called Miso and sleeps on the printer."
+MEANING_QUERY = "what is the name of our feline?"
+QUERIES = ["how do we run the tests?", "which database does staging use",
+           "what did we decide about deploys", "the user's favourite snack",
+           "who owns the release checklist", "name of our feline"]
+GIVE_UP_SECONDS = 300.0
+
+
+@dataclass
+class StartupRun:
+    initialize_seconds: float
+    meaning_seconds: float
+    keyword_only_answers: int  # searches answered before the model could take part
+    peak_rss_mb: float
+
+
+@dataclass
+class StartupReport:
+    embedder: str
+    runs: list[StartupRun] = field(default_factory=list)
+    bare_import_seconds: list[float] = field(default_factory=list)
+    query_embed_seconds: list[float] = field(default_factory=list)
+    latency: Any = None  # a latency.SizeResult, or None when skipped
+
+    def summary(self) -> dict[str, Any]:
+        def median(values: list[float]) -> float:
+            return round(statistics.median(values), 3) if values else 0.0
+
+        init = median([r.initialize_seconds for r in self.runs])
+        bare = median(self.bare_import_seconds)
+        return {
+            "embedder": self.embedder,
+            "runs": len(self.runs),
+            "initialize_s_median": init,
+            "bare_mcp_import_s_median": bare,
+            "initialize_over_bare_import": round(init / bare, 2) if bare else None,
+            "first_meaning_search_s_median": median([r.meaning_seconds for r in self.runs]),
+            "keyword_only_answers": [r.keyword_only_answers for r in self.runs],
+            "peak_rss_mb_median": median([r.peak_rss_mb for r in self.runs]),
+            "query_embed_ms": {"p50": round(percentile_ms(self.query_embed_seconds, 50), 2),
+                               "p95": round(percentile_ms(self.query_embed_seconds, 95), 2)},
+            "latency": None if self.latency is None else self.latency.summary(),
+        }
+
+    def render(self) -> str:
+        s = self.summary()
+        rows: list[list[object]] = [
+            ["spawn -> initialize (median)", f"{s['initialize_s_median']:.2f} s"],
+            ["bare `import mcp.server.mcpserver`", f"{s['bare_mcp_import_s_median']:.2f} s"],
+            ["initialize / bare import", f"{s['initialize_over_bare_import']}x"],
+            [f"spawn -> first meaning search ({STORE_SIZE:,} memories)",
+             f"{s['first_meaning_search_s_median']:.2f} s"],
+            ["keyword-only answers before it, per run", str(s["keyword_only_answers"])],
+            ["server peak RSS (median)", f"{s['peak_rss_mb_median']:.0f} MB"],
+            ["query embedding p50 / p95",
+             f"{s['query_embed_ms']['p50']:.1f} / {s['query_embed_ms']['p95']:.1f} ms"],
+        ]
+        text = f"embedder: {self.embedder}, {len(self.runs)} runs\n"
+        text += table(["measure", "value"], rows)
+        if self.latency is not None:
+            text += "\n\nsearch latency (bench latency)\n" + render([self.latency])
+        return text
+
+
+async def build_startup_store(directory: Path, embedder: Embedder) -> Path:
+    """2,000 memories, embedded; kept in `directory` for later runs."""
+    db = directory / "memory.db"
+    marker = directory / "target-embedded"
+    await build_store(directory, STORE_SIZE - 1, embedder.model_name)
+    if not marker.exists():
+        settings = Settings(db=str(db), data_dir=directory, max_memories_per_agent=0,
+                            agent_id="bench")
+        async with open_app(settings, embedder, background=False) as app:
+            await app.service.store_memory(app.caller, TARGET_KEY, TARGET_VALUE)
+            while await app.service.embed_pending():
+                pass
+        marker.write_text("1\n")
+    return db
+
+
+def _send(stdin: IO[str], message: dict[str, Any]) -> None:
+    stdin.write(json.dumps(message) + "\n")
+    stdin.flush()
+
+
+def _reply(stdout: IO[str], request_id: int) -> dict[str, Any]:
+    while True:
+        line = stdout.readline()
+        if not line:
+            raise RuntimeError("the server closed stdout")
+        message = json.loads(line)
+        if message.get("id") == request_id:
+            return dict(message)
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def spawn_once(exe: str, db: Path, embedder: str, scratch: Path) -> StartupRun:
+    env = {**os.environ, "MEMORY_MCP_EMBEDDER": embedder, "HF_HUB_OFFLINE": "1",
+           "MEMORY_MCP_MEMORY_DIR": str(scratch / "notes"), "MEMORY_MCP_WATCH": "false",
+           "XDG_DATA_HOME": str(scratch / "xdg")}
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [exe, "serve", "--db", str(db), "--agent-id", "bench"], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench-startup", "version": "0"}}})
+        _reply(proc.stdout, 1)
+        initialized = time.perf_counter() - started
+        _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        keyword_only = 0
+        for request_id in range(2, 100_000):
+            _send(proc.stdin, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                               "params": {"name": "memory-search", "arguments": {
+                                   "query": MEANING_QUERY, "limit": 3}}})
+            result = _reply(proc.stdout, request_id)["result"]["structuredContent"]
+            hits = result["results"]
+            if result.get("semantic", "notices" not in result) and hits \
+                    and hits[0]["key"] == TARGET_KEY:
+                break
+            keyword_only += 1
+            if time.perf_counter() - started > GIVE_UP_SECONDS:
+                raise RuntimeError(f"never found by meaning: {result}")
+            time.sleep(0.2)
+        found = time.perf_counter() - started
+        return StartupRun(initialized, found, keyword_only, _peak_rss_mb(proc.pid))
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+
+
+def bare_mcp_import_seconds() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True)
+    return time.perf_counter() - started
+
+
+async def run_startup(
+    workdir: Path, embedder_name: str, embedder: Embedder, runs: int, latency_size: int,
+    latency_workdir: Path, say: Callable[[str], None],
+) -> StartupReport:
+    report = StartupReport(embedder_name)
+    await embedder.wait_ready()
+    say(f"building or reusing the {STORE_SIZE:,}-memory store in {workdir}")
+    db = await build_startup_store(workdir, embedder)
+    exe = str(Path(sys.executable).with_name("memory-mcp"))
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as scratch:
+        for run in range(runs):
+            report.bare_import_seconds.append(bare_mcp_import_seconds())
+            one = spawn_once(exe, db, embedder_name, Path(scratch))
+            say(f"run {run + 1}: initialize {one.initialize_seconds:.2f} s, meaning search "
+                f"{one.meaning_seconds:.2f} s, peak RSS {one.peak_rss_mb:.0f} MB")
+            report.runs.append(one)
+    for i in range(5):  # warm-up
+        await embedder.embed([QUERIES[i % len(QUERIES)]])
+    for i in range(200):
+        started = time.perf_counter()
+        await embedder.embed([f"{QUERIES[i % len(QUERIES)]} {i}"])
+        report.query_embed_seconds.append(time.perf_counter() - started)
+    if latency_size:
+        say(f"search latency at {latency_size:,} memories (store in {latency_workdir})")
+        report.latency = await measure_size(
+            latency_workdir / str(latency_size), latency_size, embedder, 150, say
+        )
+    return report
