@@ -37,7 +37,7 @@ BAD = [
 def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about what gets stored, not about meaning: the CLI gets the FAKE
     embedder instead of loading the real model in-process."""
-    monkeypatch.setattr(app_module, "SentenceTransformerEmbedder", FakeEmbedder)
+    monkeypatch.setattr(app_module, "embedder_from", lambda _settings: FakeEmbedder())
     for name in list(os.environ):
         if name.startswith("MEMORY_MCP_"):
             monkeypatch.delenv(name)

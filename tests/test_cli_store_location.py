@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from memory_mcp.cli import main
-from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.embeddings import Embedder
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.settings import Settings
 from tests.conftest import opened
@@ -102,7 +102,7 @@ def test_context_limit_is_1_to_12(
 
 def test_context_query_searches_by_meaning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    real_embedder: SentenceTransformerEmbedder,
+    real_embedder: Embedder,
 ) -> None:
     settings = Settings(db=str(tmp_path / "m.db"), data_dir=tmp_path / "data", watch=False)
 
