@@ -23,7 +23,8 @@ from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, Visibility
 from memory_mcp.passages import embed_memories
 from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
-from memory_mcp.safety import instruction_flags, refuse_secrets
+from memory_mcp.injection import content_flags
+from memory_mcp.safety import refuse_secrets, refuse_secrets_in
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.keyword import query_terms
 from memory_mcp.vector_index import VectorIndex
@@ -188,10 +189,9 @@ class MemoryService:
         parsed_source = v.parse_source(source, allowed_sources)
         _refuse_note_key(key, parsed_source)
         clean_value = v.clean_value(value, self.policy.max_value_chars)
-        refuse_secrets(clean_value)
         if not isinstance(pinned, bool):
             raise InvalidInputError("pinned", "must be true or false")
-        return NewMemory(
+        new = NewMemory(
             key=v.clean_key(key),
             value=clean_value,
             scope=parsed_scope,
@@ -200,7 +200,7 @@ class MemoryService:
             source=parsed_source,
             tags=v.clean_tags(tags),
             metadata=v.clean_metadata(metadata),
-            flags=instruction_flags(clean_value),
+            flags=[],
             confidence=v.clean_confidence(confidence),
             pinned=pinned,
             expires_at=v.resolve_expiry(
@@ -209,6 +209,12 @@ class MemoryService:
             file_path=file_path,
             about_agent=about_agent,
         )
+        # After every size check: scanning and flagging look at bounded text only.
+        refuse_secrets_in(
+            {"key": new.key, "value": new.value, "tags": new.tags, "metadata": new.metadata}
+        )
+        new.flags = content_flags(new.key, new.value)
+        return new
 
     @staticmethod
     def check_expected_version(expected_version: Any) -> int | None:
@@ -263,7 +269,8 @@ class MemoryService:
                 "category", f"{category!r} is not one of {', '.join(LEARNING_CATEGORIES)}"
             )
         text = v.clean_value(learning, self.policy.max_value_chars, field="learning")
-        target = None if agent_id in (None, "") else v.clean_key(agent_id)
+        refuse_secrets(text, "learning")
+        target = None if agent_id in (None, "") else v.clean_key(agent_id, "agent_id")
         normalised = " ".join(text.lower().split())
         digest = hashlib.sha256(f"{category}\x1f{normalised}".encode()).hexdigest()[:16]
         metadata: dict[str, Any] = {"injected_by": caller.agent_id, "category": category}

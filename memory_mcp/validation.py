@@ -9,31 +9,52 @@ from typing import Any
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Scope, Source
+from memory_mcp.text_safety import forbidden_name_character, unpaired_surrogate
 
 MAX_KEY_CHARS = 256
 MAX_TAGS = 20
 MAX_TAG_CHARS = 64
 MAX_METADATA_BYTES = 16_384
+MAX_METADATA_DEPTH = 20
+# Dates are kept as UNIX seconds and shown as ISO 8601, so every date must be one that
+# datetime can hold in UTC after any offset is applied; expiry is at most 100 years away.
+MAX_FUTURE_SECONDS = 100 * 365 * 86_400
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_DATE = datetime(9000, 1, 1, tzinfo=UTC)
 MAX_QUERY_CHARS = 2_000
 MAX_SEARCH_LIMIT = 50
 
 SCOPE_ALIASES = {"global": Scope.SWARM}
 
 
-def _printable(text: str) -> bool:
-    return all(ch in "\t\n\r" or ord(ch) >= 32 for ch in text)
+def refuse_unpaired_surrogates(text: str, field: str) -> None:
+    """Every stored string must be encodable as UTF-8, or it could never be read back."""
+    surrogate = unpaired_surrogate(text)
+    if surrogate:
+        raise InvalidInputError(
+            field, f"contains an unpaired surrogate ({surrogate}); send valid Unicode text"
+        )
 
 
-def clean_key(key: Any) -> str:
+def refuse_hidden_characters(name: str, field: str) -> None:
+    """Names (keys, tags) are shown to people and models as labels: one line, and no
+    character that is invisible or reorders the text around it."""
+    bad = forbidden_name_character(name)
+    if bad:
+        raise InvalidInputError(
+            field, f"must be one line without control or invisible characters; found {bad}"
+        )
+
+
+def clean_key(key: Any, field: str = "key") -> str:
     if not isinstance(key, str):
-        raise InvalidInputError("key", f"must be a string, got {type(key).__name__}")
+        raise InvalidInputError(field, f"must be a string, got {type(key).__name__}")
     key = key.strip()
     if not key:
-        raise InvalidInputError("key", "must not be empty")
+        raise InvalidInputError(field, "must not be empty")
     if len(key) > MAX_KEY_CHARS:
-        raise InvalidInputError("key", f"is {len(key)} characters; the limit is {MAX_KEY_CHARS}")
-    if not _printable(key) or "\n" in key:
-        raise InvalidInputError("key", "must be one line without control characters")
+        raise InvalidInputError(field, f"is {len(key):,} characters; the limit is {MAX_KEY_CHARS}")
+    refuse_hidden_characters(key, field)
     return key
 
 
@@ -48,6 +69,7 @@ def clean_value(value: Any, max_chars: int, field: str = "value") -> str:
         )
     if "\x00" in value:
         raise InvalidInputError(field, "contains a NUL character")
+    refuse_unpaired_surrogates(value, field)
     return value
 
 
@@ -82,18 +104,62 @@ def parse_source(source: Any, allowed: tuple[Source, ...]) -> Source:
 def clean_tags(tags: Any) -> list[str]:
     if tags is None:
         return []
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+    if not isinstance(tags, list):
         raise InvalidInputError("tags", "must be a list of strings")
-    cleaned: list[str] = []
-    for tag in tags:
+    # Sizes first: a huge list is refused before any per-tag work.
+    if len(tags) > MAX_TAGS:
+        raise InvalidInputError("tags", f"at most {MAX_TAGS} tags, got {len(tags):,}")
+    cleaned: dict[str, None] = {}  # ordered, de-duplicated
+    for index, tag in enumerate(tags):
+        if not isinstance(tag, str):
+            raise InvalidInputError("tags", f"tag {index} must be a string")
         tag = tag.strip().lower()
-        if not tag or len(tag) > MAX_TAG_CHARS or not _printable(tag) or "\n" in tag:
-            raise InvalidInputError("tags", f"{tag!r} must be 1-{MAX_TAG_CHARS} printable chars")
-        if tag not in cleaned:
-            cleaned.append(tag)
-    if len(cleaned) > MAX_TAGS:
-        raise InvalidInputError("tags", f"at most {MAX_TAGS} tags, got {len(cleaned)}")
-    return cleaned
+        if not tag or len(tag) > MAX_TAG_CHARS:
+            raise InvalidInputError("tags", f"tag {index} must be 1-{MAX_TAG_CHARS} characters")
+        refuse_hidden_characters(tag, "tags")
+        cleaned[tag] = None
+    return list(cleaned)
+
+
+def _check_json_tree(value: Any, field: str) -> None:
+    """Plain JSON within bounds, checked by one walk before any JSON encoding: depth,
+    size (a running count of characters), string keys, finite numbers, 64-bit integers,
+    strings without NUL or unpaired surrogates. Stops at the first problem."""
+    budget = MAX_METADATA_BYTES
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_METADATA_DEPTH:
+            raise InvalidInputError(
+                field, f"is nested more than {MAX_METADATA_DEPTH} levels deep"
+            )
+        budget -= 8
+        if isinstance(item, str):
+            budget -= len(item)
+        if budget < 0:
+            raise InvalidInputError(field, f"is larger than {MAX_METADATA_BYTES:,} bytes")
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise InvalidInputError(field, "keys must be strings")
+                stack.append((key, depth + 1))
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, str):
+            if "\x00" in item:
+                raise InvalidInputError(field, "contains a NUL character")
+            refuse_unpaired_surrogates(item, field)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise InvalidInputError(field, f"contains {item}, which is not a JSON number")
+        elif isinstance(item, bool) or item is None:
+            pass
+        elif isinstance(item, int):
+            if not -(2**63) <= item < 2**63:
+                raise InvalidInputError(field, "contains an integer outside 64 bits")
+        else:
+            raise InvalidInputError(field, f"is not plain JSON (holds a {type(item).__name__})")
 
 
 def clean_metadata(metadata: Any) -> dict[str, Any]:
@@ -101,10 +167,8 @@ def clean_metadata(metadata: Any) -> dict[str, Any]:
         return {}
     if not isinstance(metadata, dict):
         raise InvalidInputError("metadata", "must be a JSON object")
-    try:
-        encoded = json.dumps(metadata, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError("metadata", f"is not plain JSON: {exc}") from exc
+    _check_json_tree(metadata, "metadata")
+    encoded = json.dumps(metadata, sort_keys=True, allow_nan=False)
     if len(encoded.encode()) > MAX_METADATA_BYTES:
         raise InvalidInputError("metadata", f"is larger than {MAX_METADATA_BYTES:,} bytes")
     loaded: dict[str, Any] = json.loads(encoded)
@@ -122,20 +186,26 @@ def clean_confidence(confidence: Any) -> float | None:
 
 
 def parse_datetime(value: Any, field: str) -> float:
-    """An ISO 8601 date-time (naive means UTC) as UNIX seconds."""
+    """An ISO 8601 date-time (naive means UTC) as UNIX seconds, between 1970 and 9000."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(field, "must be an ISO 8601 date-time, e.g. 2026-12-31T18:00:00Z")
     text = value.strip()
+    if len(text) > 64:
+        raise InvalidInputError(field, "is too long for an ISO 8601 date-time")
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
     try:
         parsed = datetime.fromisoformat(text)
-    except ValueError as exc:
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        # In UTC, so an offset cannot push a date past what datetime can represent.
+        parsed = parsed.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
         raise InvalidInputError(
-            field, f"{value!r} is not an ISO 8601 date-time (e.g. 2026-12-31T18:00:00Z)"
+            field, f"{value[:64]!r} is not an ISO 8601 date-time (e.g. 2026-12-31T18:00:00Z)"
         ) from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
+    if not EPOCH <= parsed < LATEST_DATE:
+        raise InvalidInputError(field, f"{value[:64]!r} is not between 1970 and 9000")
     return parsed.timestamp()
 
 
@@ -151,13 +221,15 @@ def resolve_expiry(
     if ttl_seconds is not None:
         if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int | float):
             raise InvalidInputError("ttl_seconds", "must be a number of seconds")
-        if not math.isfinite(ttl_seconds) or ttl_seconds <= 0 or ttl_seconds > 100 * 365 * 86400:
+        if not math.isfinite(ttl_seconds) or not 0 < ttl_seconds <= MAX_FUTURE_SECONDS:
             raise InvalidInputError("ttl_seconds", f"{ttl_seconds} must be > 0 and < 100 years")
         return now + float(ttl_seconds)
     if expires_at is not None:
         when = parse_datetime(expires_at, "expires_at")
         if when <= now:
             raise InvalidInputError("expires_at", f"{expires_at!r} is already in the past")
+        if when > now + MAX_FUTURE_SECONDS:
+            raise InvalidInputError("expires_at", f"{expires_at!r} is more than 100 years away")
         return when
     return now + default_ttl_seconds if default_ttl_seconds else None
 
@@ -171,10 +243,15 @@ def clean_limit(limit: Any) -> int:
 
 
 def clean_query(query: Any) -> str:
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str):
         raise InvalidInputError("query", "must be a non-empty string")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidInputError("query", f"is longer than {MAX_QUERY_CHARS} characters")
+    if not query.strip():
+        raise InvalidInputError("query", "must be a non-empty string")
+    if "\x00" in query:
+        raise InvalidInputError("query", "contains a NUL character")
+    refuse_unpaired_surrogates(query, "query")
     return query.strip()
 
 

@@ -1,0 +1,70 @@
+"""Flags for memory text that tries to steer a model. Flagged text is still stored (it may
+be a legitimate note about prompt injection); the flags travel with it to every reader.
+
+- `instruction-like`: reads like orders to a model, system-prompt or tool-call syntax.
+- `remote-image`: a markdown or HTML image with a remote URL; a client that renders it
+  fetches the URL, which can carry data out in its query string.
+- `hidden-characters`: bidi controls or zero-width characters inside words, which make
+  text display differently from what it says.
+
+Matching runs on normalised text (NFKC, invisible characters dropped, look-alike letters
+mapped to Latin, case folded), so homoglyphs and zero-width splits do not hide a phrase;
+and the key is checked as well as the value."""
+
+from __future__ import annotations
+
+import re
+
+from memory_mcp.text_safety import has_hidden_characters, normalise_for_matching
+
+# (hints, pattern): the pattern runs only when one of its hint words occurs, so a long
+# value without them costs a few substring scans instead of a regex pass per pattern.
+_INSTRUCTION_PATTERNS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
+    (
+        ("ignore", "disregard", "forget", "override", "bypass"),
+        re.compile(
+            r"\b(ignore|disregard|forget|override|bypass)\b.{0,40}\b(previous|prior|above|all"
+            r"|earlier|preceding|system|your)\b.{0,40}\b(instructions?|prompts?|rules?"
+            r"|messages?|directives?|guidelines?)\b",
+            re.S,
+        ),
+    ),
+    (
+        ("you are now", "instruction", "act as"),
+        re.compile(r"\byou are now\b|\bnew (system )?instructions?\b|\bact as (an? )?\w+"),
+    ),
+    (
+        (" prompt",),
+        re.compile(r"\b(reveal|print|show|repeat|leak)\b.{0,30}\b(system|hidden|secret) prompt\b"),
+    ),
+    (("the user",), re.compile(r"\bdo not (tell|inform|alert|mention (this )?to) the user\b")),
+    (("<",), re.compile(r"<\s*/?\s*(system|assistant|instructions?|tool_call|function_calls?|memor)")),
+    (("system", "assistant"), re.compile(r"^\s*(system|assistant)\s*:", re.M)),
+    (("inst", "<|"), re.compile(r"\[\s*inst\s*\]|<\|im_start\|>|<\|system\|>")),
+]
+
+_REMOTE_IMAGE = re.compile(
+    r"!\[[^\]\n]{0,200}\]\(\s*<?\s*(?:[a-z][a-z0-9+.\-]*:)?//"
+    r"|<\s*img\b[^>]{0,2000}?\bsrc\s*=\s*[\"']?\s*(?:[a-z][a-z0-9+.\-]*:)?//"
+)
+
+
+def _instruction_like(text: str) -> bool:
+    return any(
+        any(hint in text for hint in hints) and pattern.search(text)
+        for hints, pattern in _INSTRUCTION_PATTERNS
+    )
+
+
+def content_flags(*texts: str) -> list[str]:
+    """The flags for a memory's texts (key and value), in a fixed order; [] when clean."""
+    flags: list[str] = []
+    normalised = [normalise_for_matching(text) for text in texts]
+    if any(_instruction_like(text) for text in normalised):
+        flags.append("instruction-like")
+    if any(("](" in text or "<" in text) and _REMOTE_IMAGE.search(text) for text in normalised):
+        flags.append("remote-image")
+    if any(has_hidden_characters(text) for text in texts):
+        flags.append("hidden-characters")
+    return flags
+
