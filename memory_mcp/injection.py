@@ -38,7 +38,10 @@ _INSTRUCTION_PATTERNS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
         re.compile(r"\b(reveal|print|show|repeat|leak)\b.{0,30}\b(system|hidden|secret) prompt\b"),
     ),
     (("the user",), re.compile(r"\bdo not (tell|inform|alert|mention (this )?to) the user\b")),
-    (("<",), re.compile(r"<\s*/?\s*(system|assistant|instructions?|tool_call|function_calls?|memor)")),
+    (
+        ("<",),
+        re.compile(r"<\s*/?\s*(system|assistant|instructions?|tool_call|function_calls?|memor)"),
+    ),
     (("system", "assistant"), re.compile(r"^\s*(system|assistant)\s*:", re.M)),
     (("inst", "<|"), re.compile(r"\[\s*inst\s*\]|<\|im_start\|>|<\|system\|>")),
 ]

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from memory_mcp import __version__
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import MemoryMcpError
+from memory_mcp.mcp_edge import MemoryMCPServer
 from memory_mcp.memories_block import memories_block
 from memory_mcp.models import MemoryRecord
 from memory_mcp.service import MemoryService, SearchHit
@@ -41,6 +42,15 @@ async def _guard(call: Awaitable[T]) -> T:
         return await call
     except MemoryMcpError as exc:
         raise ToolError(str(exc)) from exc
+
+
+def _one_of(*choices: str, optional: bool = False) -> WithJsonSchema:
+    """The choices, published in the tool's schema; the service checks them and says what
+    is allowed, so a wrong one gets the same message here as from the CLI or an import."""
+    schema: dict[str, Any] = {"type": "string", "enum": list(choices)}
+    if optional:
+        schema = {"anyOf": [schema, {"type": "null"}]}
+    return WithJsonSchema(schema)
 
 
 def _app(ctx: Context) -> AppContext:
@@ -120,7 +130,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
             finally:
                 running.remove(app)
 
-    server: MCPServer[AppContext] = MCPServer(
+    server: MCPServer[AppContext] = MemoryMCPServer(
         name="memory-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan
     )
 
@@ -135,29 +145,36 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         key: Annotated[str, Field(description="Short unique name, e.g. 'deploy-preference'.")],
         value: Annotated[str, Field(description="The content to remember (plain text).")],
         scope: Annotated[
-            Literal["session", "agent", "swarm", "global"],
+            str,
+            _one_of("session", "agent", "swarm", "global"),
             Field(description="session: this session only; agent: you, across sessions; "
                   "swarm (alias global): every agent."),
         ] = "agent",
         tags: Annotated[list[str], Field(description="Labels to filter by later.")] = [],  # noqa: B006
         metadata: Annotated[dict[str, Any], Field(description="Any JSON object.")] = {},  # noqa: B006
         ttl_seconds: Annotated[
-            float | None, Field(description="Expire after this many seconds.")
+            float | None, Field(strict=True, description="Expire after this many seconds.")
         ] = None,
         expires_at: Annotated[
             str | None,
             Field(description="Expire at this ISO 8601 time, e.g. 2026-12-31T18:00:00Z."),
         ] = None,
         source: Annotated[
-            Literal["manual", "task_completion", "session_summary"],
+            str,
+            _one_of("manual", "task_completion", "session_summary"),
             Field(description="Where it came from; sets the default lifetime "
                   "(task_completion 7 days, session_summary 3 days, manual never)."),
         ] = "manual",
-        confidence: Annotated[float | None, Field(description="0-1, how sure you are.")] = None,
-        pinned: Annotated[bool, Field(description="Pinned memories are never evicted.")] = False,
+        confidence: Annotated[
+            float | None, Field(strict=True, description="0-1, how sure you are.")
+        ] = None,
+        pinned: Annotated[
+            bool, Field(strict=True, description="Pinned memories are never evicted.")
+        ] = False,
         expected_version: Annotated[
             int | None,
-            Field(description="Only update if the memory is at this version (0: only create)."),
+            Field(strict=True,
+                  description="Only update if the memory is at this version (0: only create)."),
         ] = None,
     ) -> dict[str, Any]:
         """Save a memory, or update the one with the same key and scope (an upsert).
@@ -196,17 +213,21 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
     async def memory_search(
         ctx: Context,
         query: Annotated[str, Field(description="Words, names or identifiers, or a question.")],
-        limit: Annotated[int, Field(description="How many results, 1-50.")] = 10,
+        limit: Annotated[int, Field(strict=True, description="How many results, 1-50.")] = 10,
         scope: Annotated[
-            Literal["all", "session", "agent", "swarm", "global"],
+            str,
+            _one_of("all", "session", "agent", "swarm", "global"),
             Field(description="Restrict to one scope; 'all' searches everything you can see."),
         ] = "all",
         tags: Annotated[list[str], Field(description="Only memories with all these tags.")] = [],  # noqa: B006
         source: Annotated[
-            Literal["manual", "task_completion", "session_summary", "file_index"] | None,
+            str | None,
+            _one_of("manual", "task_completion", "session_summary", "file_index", optional=True),
             Field(description="Only memories from this source."),
         ] = None,
-        include_expired: Annotated[bool, Field(description="Also return expired ones.")] = False,
+        include_expired: Annotated[
+            bool, Field(strict=True, description="Also return expired ones.")
+        ] = False,
     ) -> dict[str, Any]:
         """Find memories by meaning and by exact words (hybrid search), best first.
 
@@ -235,7 +256,10 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
     )
     async def memory_get(
         ctx: Context,
-        id: Annotated[int, Field(description="The memory id from memory-search or store_memory.")],
+        id: Annotated[
+            int,
+            Field(strict=True, description="The memory id from memory-search or store_memory."),
+        ],
     ) -> dict[str, Any]:
         """Read one whole memory by id, with its version, access count and expiry.
 
@@ -253,7 +277,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
     )
     async def memory_delete(
         ctx: Context,
-        id: Annotated[int, Field(description="The memory id to delete.")],
+        id: Annotated[int, Field(strict=True, description="The memory id to delete.")],
     ) -> dict[str, Any]:
         """Delete a memory for good. You may delete your own memories; the lead may also
         delete swarm memories. Example: memory-delete(id=42)."""
@@ -273,7 +297,8 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
             str, Field(description="The lesson, stated so a worker can act on it.")
         ],
         category: Annotated[
-            Literal["mistake-pattern", "best-practice", "codebase-knowledge", "preference"],
+            str,
+            _one_of("mistake-pattern", "best-practice", "codebase-knowledge", "preference"),
             Field(description="What kind of learning it is."),
         ],
         agent_id: Annotated[

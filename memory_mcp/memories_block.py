@@ -2,9 +2,10 @@
 prompt, `memory-mcp context`).
 
 Stored text is untrusted: the block says it is data, every value is XML-escaped (a memory
-cannot close the block), memories flagged as instruction-like say so, expired ones never
-appear, and the size is bounded in items and characters, as TBD Agents does
-(12 items, 4,000 characters in all, 1,200 per item)."""
+cannot close the block), terminal escapes and control characters are removed, markdown and
+HTML links and images become plain text (a rendered image would fetch its URL), memories
+flagged as instruction-like say so, expired ones never appear, and the size is bounded in
+items and characters, as TBD Agents does (12 items, 4,000 characters in all, 1,200 per item)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from html import escape
 from memory_mcp.models import Caller, MemoryRecord, Visibility
 from memory_mcp.ranking import prior
 from memory_mcp.service import MemoryService
+from memory_mcp.text_safety import for_display, strip_terminal_controls
 from memory_mcp.validation import iso
 
 MAX_ITEMS = 12
@@ -61,7 +63,7 @@ def _clean(text: str) -> str:
 
 
 def _attr(value: object) -> str:
-    return escape(_clean(str(value)), quote=True)
+    return escape(_clean(strip_terminal_controls(str(value))), quote=True)
 
 
 def _cut(text: str, size: int) -> str:
@@ -85,7 +87,9 @@ def render_item(record: MemoryRecord, value_chars: int) -> str:
         # Shown, not hidden: the reader should know this text tries to give orders.
         attrs.append(("flags", " ".join(record.flags)))
     head = " ".join(f'{name}="{_attr(value)}"' for name, value in attrs)
-    return f"<memory {head}>{escape(_clean(_cut(record.value, value_chars)), quote=False)}</memory>"
+    # Made inert before cutting; only a margin past the cut is transformed.
+    shown = _cut(for_display(record.value[: value_chars + 2_000]), value_chars)
+    return f"<memory {head}>{escape(_clean(shown), quote=False)}</memory>"
 
 
 def _fit(record: MemoryRecord, budget: int) -> str | None:

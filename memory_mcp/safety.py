@@ -64,7 +64,7 @@ _ASSIGNMENT = re.compile(
 )
 _BEARER = re.compile(r"bearer\s+([A-Za-z0-9_\-.=+/~]{20,})")
 _ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "bearer")
-_ANY_CASE = {_ASSIGNMENT: re.compile(_ASSIGNMENT.pattern, re.I), _BEARER: re.compile(_BEARER.pattern, re.I)}
+_ANY_CASE = {pattern: re.compile(pattern.pattern, re.I) for pattern in (_ASSIGNMENT, _BEARER)}
 _PLACEHOLDER = re.compile(
     r"^(?:[*xX.•_\-]+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{?[^}]*\}\}?|%\(?\w*\)?s"
     r"|(?:your|my|the|some|example|dummy|fake|sample|test|changeme|placeholder)[\w\-]*)$",

@@ -20,10 +20,10 @@ from memory_mcp import validation as v
 from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError
 from memory_mcp.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
+from memory_mcp.injection import content_flags
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, Visibility
 from memory_mcp.passages import embed_memories
 from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
-from memory_mcp.injection import content_flags
 from memory_mcp.safety import refuse_secrets, refuse_secrets_in
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.keyword import query_terms

@@ -162,6 +162,29 @@ def _check_json_tree(value: Any, field: str) -> None:
             raise InvalidInputError(field, f"is not plain JSON (holds a {type(item).__name__})")
 
 
+def check_arguments(arguments: dict[str, Any]) -> None:
+    """What every tool argument must satisfy before any typed parsing: valid Unicode in
+    every string (keys included) and bounded nesting. One walk, stopping at the first
+    problem, which names the argument."""
+    for name, value in arguments.items():
+        refuse_unpaired_surrogates(name, "arguments")
+        stack: list[tuple[Any, int]] = [(value, 0)]
+        while stack:
+            item, depth = stack.pop()
+            if depth > MAX_METADATA_DEPTH:
+                raise InvalidInputError(
+                    name, f"is nested more than {MAX_METADATA_DEPTH} levels deep"
+                )
+            if isinstance(item, str):
+                refuse_unpaired_surrogates(item, name)
+            elif isinstance(item, dict):
+                for key, child in item.items():
+                    stack.append((key, depth + 1))
+                    stack.append((child, depth + 1))
+            elif isinstance(item, list):
+                stack.extend((child, depth + 1) for child in item)
+
+
 def clean_metadata(metadata: Any) -> dict[str, Any]:
     if metadata is None:
         return {}
@@ -196,16 +219,22 @@ def parse_datetime(value: Any, field: str) -> float:
         text = text[:-1] + "+00:00"
     try:
         parsed = datetime.fromisoformat(text)
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        # In UTC, so an offset cannot push a date past what datetime can represent.
-        parsed = parsed.astimezone(UTC)
-    except (ValueError, OverflowError) as exc:
+    except ValueError as exc:
         raise InvalidInputError(
             field, f"{value[:64]!r} is not an ISO 8601 date-time (e.g. 2026-12-31T18:00:00Z)"
         ) from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    out_of_range = InvalidInputError(
+        field, f"{value[:64]!r} is not between the years 1970 and 9000"
+    )
+    try:
+        # In UTC, so an offset cannot later push the date past what datetime can hold.
+        parsed = parsed.astimezone(UTC)
+    except OverflowError as exc:
+        raise out_of_range from exc
     if not EPOCH <= parsed < LATEST_DATE:
-        raise InvalidInputError(field, f"{value[:64]!r} is not between 1970 and 9000")
+        raise out_of_range
     return parsed.timestamp()
 
 

@@ -1,0 +1,249 @@
+"""Where the MCP SDK's own handling of arguments is adjusted, at the edge only:
+
+- argument validation errors are reported in this project's words ("invalid limit: must be
+  a whole number, got a string") instead of pydantic's text with documentation URLs;
+- every tool argument is checked for valid Unicode and bounded nesting before it is parsed;
+- over stdio, a request line the SDK cannot parse (a lone surrogate escape such as
+  "\\ud800", or nesting deeper than its parser's limit) still gets an answer: the SDK
+  drops such lines silently, and the client would wait forever.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from types import TracebackType
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from memory_mcp.app import AppContext
+from memory_mcp.errors import InvalidInputError
+from memory_mcp.validation import check_arguments
+
+log = logging.getLogger(__name__)
+
+_EXPECTED = {
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "int_parsing": "a whole number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "a JSON object",
+}
+# A request id near the start of a line, for lines even Python's json cannot read.
+_REQUEST_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"{value!r:.30}"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _describe(error: ErrorDetails) -> str:
+    location = [str(part) for part in error["loc"]]
+    argument = location[0] if location else "arguments"
+    inner = f"item {'.'.join(location[1:])} " if len(location) > 1 else ""
+    kind = error["type"]
+    if kind == "missing":
+        return f"invalid {argument}: {inner}is required"
+    if kind in _EXPECTED:
+        got = _json_kind(error.get("input"))
+        return f"invalid {argument}: {inner}must be {_EXPECTED[kind]}, got {got}"
+    if kind == "literal_error":
+        expected = str(error.get("ctx", {}).get("expected", "")).replace("'", "")
+        return f"invalid {argument}: {inner}{error.get('input')!r:.60} is not one of {expected}"
+    return f"invalid {argument}: {inner}{error['msg'][:200]}"
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """pydantic's errors, one clause each, without echoing whole values or URLs."""
+    first_per_argument: dict[str, ErrorDetails] = {}
+    for error in exc.errors(include_url=False):
+        first_per_argument.setdefault(str(error["loc"][:1]), error)
+    return "; ".join(_describe(error) for error in first_per_argument.values())
+
+
+class MemoryMCPServer(MCPServer[AppContext]):
+    """MCPServer with this project's argument checks and error wording (see module doc)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        try:
+            check_arguments(arguments)
+        except InvalidInputError as exc:
+            raise ToolError(f"Error executing tool {name}: {exc}") from exc
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                message = describe_validation_error(exc.__cause__)
+                raise ToolError(f"Error executing tool {name}: {message}") from exc.__cause__
+            raise
+
+    async def run_stdio_async(self) -> None:
+        # As MCPServer.run_stdio_async, with the read side wrapped so no request line goes
+        # unanswered. `_lowlevel_server` is the SDK's own attribute (mcp 2.x).
+        async with stdio_server() as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(
+                AnswerUnreadableLines(read_stream, write_stream),
+                write_stream,
+                lowlevel.create_initialization_options(),
+            )
+
+
+def reply_to_unreadable_line(line: str) -> types.JSONRPCMessage | None:
+    """The answer to a line the SDK's parser refused: for tools/call a tool error naming the
+    argument, for another request a JSON-RPC "invalid params" error, for a line that is
+    not JSON at all a parse error (id null); None for a notification (no answer is due)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        found = _REQUEST_ID.search(line[:2000])
+        request_id = json.loads(found.group(1)) if found else None
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=request_id,
+            error=types.ErrorData(
+                code=types.PARSE_ERROR, message="the request is not readable JSON"
+            ),
+        )
+    if not isinstance(message, dict) or "id" not in message:
+        return None
+    request_id = message["id"]
+    if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+        request_id = None
+    elif isinstance(request_id, str) and _has_surrogate(request_id):
+        request_id = None
+    params = message.get("params")
+    params = params if isinstance(params, dict) else {}
+    arguments = params.get("arguments")
+    arguments = arguments if isinstance(arguments, dict) else {}
+    try:
+        check_arguments(arguments)
+        problem = (
+            "the request contains an unpaired surrogate (invalid Unicode) "
+            "or is nested too deeply"
+        )
+    except InvalidInputError as exc:
+        problem = str(exc)
+    tool = params.get("name")
+    if (
+        message.get("method") == "tools/call"
+        and request_id is not None
+        and isinstance(tool, str)
+        and not _has_surrogate(tool)
+    ):
+        text = f"Error executing tool {tool}: {problem}"
+        result = types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=True
+        )
+        return types.JSONRPCResponse(
+            jsonrpc="2.0",
+            id=request_id,
+            result=result.model_dump(by_alias=True, exclude_unset=True, mode="json"),
+        )
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(code=types.INVALID_PARAMS, message=problem),
+    )
+
+
+def _has_surrogate(text: str) -> bool:
+    """True when the text cannot be encoded as UTF-8 (an unpaired surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class AnswerUnreadableLines:
+    """The stdio read stream, minus the lines the SDK could not parse: those are answered
+    here (see reply_to_unreadable_line) and logged; everything else passes through."""
+
+    def __init__(self, inner: Any, write_stream: Any) -> None:
+        self._inner = inner
+        self._write_stream = write_stream
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            line = _unparsed_line(item)
+            if line is None:
+                return item  # type: ignore[no-any-return]
+            reply = reply_to_unreadable_line(line)
+            log.info("unreadable request line answered: %s", _summary(reply))
+            if reply is not None:
+                await self._write_stream.send(SessionMessage(reply))
+
+    def __aiter__(self) -> AnswerUnreadableLines:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> AnswerUnreadableLines:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+def _unparsed_line(item: Any) -> str | None:
+    """The raw line behind a transport parse failure ("json_invalid"), else None."""
+    if not isinstance(item, ValidationError):
+        return None
+    errors = item.errors(include_url=False)
+    if len(errors) == 1 and errors[0]["type"] == "json_invalid":
+        raw = errors[0].get("input")
+        return raw if isinstance(raw, str) else None
+    return None
+
+
+def _summary(reply: types.JSONRPCMessage | None) -> str:
+    if reply is None:
+        return "a notification, no answer due"
+    if isinstance(reply, types.JSONRPCError):
+        return f"id {reply.id!r}: {reply.error.message}"
+    return f"id {getattr(reply, 'id', None)!r}: tool error"
