@@ -6,7 +6,10 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "memory_mcp"
-EDGES = ("memory_mcp.mcp_server", "memory_mcp.mcp_edge", "memory_mcp.cli", "memory_mcp.cli_notes", "memory_mcp.hooks")
+EDGES = (
+    "memory_mcp.mcp_server", "memory_mcp.mcp_edge", "memory_mcp.cli", "memory_mcp.cli_notes",
+    "memory_mcp.hooks",
+)
 
 
 def imports_of(path: Path) -> set[str]:
