@@ -59,6 +59,11 @@ _CONFUSABLES = str.maketrans(
     }
 )
 _INVISIBLE = re.compile(f"[{_ZERO_WIDTH}{_BIDI_CONTROLS}]")
+# Text with look-alikes but no Latin letter (ordinary Russian or Greek) cannot hide a Latin
+# phrase and skips the mapping, the slow step on long non-Latin text.
+_CONFUSABLE = re.compile("[" + "".join(chr(code) for code in _CONFUSABLES) + "]")
+_LATIN = re.compile("[A-Za-z]")
+_ZERO_WIDTH_RUN = re.compile(f"[{_ZERO_WIDTH}]+")
 
 # Markdown images and links, and HTML <img>/<a> tags (after XML escaping they are inert,
 # but a model may copy them into output that a client renders).
@@ -102,14 +107,22 @@ def normalise_for_matching(text: str) -> str:
         text = text + "\n" + "\n".join(reversed_spans)
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text)
-    return text.translate(_CONFUSABLES).casefold()
+    if _LATIN.search(text) and _CONFUSABLE.search(text):
+        text = text.translate(_CONFUSABLES)
+    return text.casefold()
 
 
 def has_hidden_characters(text: str) -> bool:
     """Bidi controls, or zero-width characters splitting a Latin word ("ig\u200bnore")."""
+    if text.isascii():
+        return False
     if _BIDI.search(text):
         return True
-    return re.search(f"[A-Za-z][{_ZERO_WIDTH}]+[A-Za-z]", text) is not None
+    for run in _ZERO_WIDTH_RUN.finditer(text):
+        before, after = text[run.start() - 1 : run.start()], text[run.end() : run.end() + 1]
+        if before.isascii() and before.isalpha() and after.isascii() and after.isalpha():
+            return True
+    return False
 
 
 # -- display ---------------------------------------------------------------------------------
