@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source
 from memory_mcp.service import MemoryService
+from memory_mcp.text_safety import json_text_for_terminal
 from memory_mcp.validation import iso, parse_datetime
 
 
@@ -199,6 +200,6 @@ async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None 
             "created_at": iso(record.created_at),
             "updated_at": iso(record.updated_at),
         }
-        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        out.write(json_text_for_terminal(json.dumps(line, ensure_ascii=False)) + "\n")
         count += 1
     return count

@@ -155,6 +155,17 @@ def _html_image(match: re.Match[str]) -> str:
     return f"[image: {src.group(1)}]" if src else "[image]"
 
 
+_JSON_INVISIBLE = re.compile(f"[\x7f-\x9f\u2028\u2029{_ZERO_WIDTH}{_BIDI_CONTROLS}]")
+
+
+def json_text_for_terminal(encoded: str) -> str:
+    """JSON text (from json.dumps with ensure_ascii=False) with the characters JSON leaves raw
+    but a terminal acts on or hides (DEL, C1 controls such as the 8-bit CSI, line
+    separators, zero-width and bidi controls) written as \\u escapes: the same data,
+    shown as it is."""
+    return _JSON_INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+
+
 def for_display(text: str) -> str:
     """Both display rules: no terminal controls, links as plain text."""
     return links_as_plain_text(strip_terminal_controls(text))

@@ -106,3 +106,26 @@ async def test_flags_travel_with_stored_memories(make_settings: Callable[..., Se
         assert by_key["flags"] == ["instruction-like"]
         plain = await call(client, "store_memory", key="plain", value=BENIGN[3])
         assert "flags" not in plain
+
+
+async def test_export_writes_terminal_controls_as_escapes(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """`memory-mcp export` may print to a terminal: the JSON keeps the data but no raw
+    character a terminal would act on or hide."""
+    import io
+    import json
+
+    from memory_mcp.jsonl import export_lines
+    from memory_mcp.models import Caller, Role
+    from tests.conftest import opened
+
+    value = "a\x9b2J b\x1b[31m c\u202e d\x7f e\u2028 é"
+    async with opened(make_settings()) as app:
+        await app.service.store_memory(Caller("a1", Role.WORKER, "s1"), "k", value)
+        out = io.StringIO()
+        assert await export_lines(app.service, out) == 1
+    line = out.getvalue()
+    for raw in ("\x9b", "\x1b", "\u202e", "\x7f", "\u2028"):
+        assert raw not in line
+    assert "é" in line and json.loads(line)["value"] == value
