@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memory_mcp.errors import InvalidInputError
+from memory_mcp.text_safety import strip_terminal_controls
 
 _GITLAB_KINDS = ("pat", "dt", "ptt", "rt", "soat", "ft", "imt", "oas", "cbt", "agent")
 
@@ -179,7 +180,7 @@ def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
         elif isinstance(item, dict):
             for key, child in item.items():
                 yield f"a key of {where}", str(key)
-                stack.append((child, f"{where}.{key}"[:200]))
+                stack.append((child, f"{where}.{strip_terminal_controls(key)[:40]}"[:200]))
         elif isinstance(item, list):
             stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
 

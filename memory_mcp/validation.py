@@ -16,6 +16,7 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 64
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 20
+MAX_ARGUMENT_VALUES = 100_000  # strings, numbers, lists... in one call's arguments
 # Dates are kept as UNIX seconds and shown as ISO 8601, so every date must be one that
 # datetime can hold in UTC after any offset is applied; expiry is at most 100 years away.
 MAX_FUTURE_SECONDS = 100 * 365 * 86_400
@@ -164,13 +165,17 @@ def _check_json_tree(value: Any, field: str) -> None:
 
 def check_arguments(arguments: dict[str, Any]) -> None:
     """What every tool argument must satisfy before any typed parsing: valid Unicode in
-    every string (keys included) and bounded nesting. One walk, stopping at the first
-    problem, which names the argument."""
+    every string (keys included), bounded nesting and a bounded number of values. One walk,
+    stopping at the first problem, which names the argument."""
+    budget = MAX_ARGUMENT_VALUES
     for name, value in arguments.items():
         refuse_unpaired_surrogates(name, "arguments")
         stack: list[tuple[Any, int]] = [(value, 0)]
         while stack:
             item, depth = stack.pop()
+            budget -= 1
+            if budget < 0:
+                raise InvalidInputError(name, f"holds more than {MAX_ARGUMENT_VALUES:,} values")
             if depth > MAX_METADATA_DEPTH:
                 raise InvalidInputError(
                     name, f"is nested more than {MAX_METADATA_DEPTH} levels deep"

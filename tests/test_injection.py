@@ -124,7 +124,7 @@ async def test_export_writes_terminal_controls_as_escapes(
     async with opened(make_settings()) as app:
         await app.service.store_memory(Caller("a1", Role.WORKER, "s1"), "k", value)
         out = io.StringIO()
-        assert await export_lines(app.service, out) == 1
+        assert await export_lines(app.service.all_records(), out) == 1
     line = out.getvalue()
     for raw in ("\x9b", "\x1b", "\u202e", "\x7f", "\u2028"):
         assert raw not in line

@@ -161,6 +161,9 @@ async def test_sizes_are_checked_before_per_item_work(server_for: Callable[..., 
         assert "invalid metadata: is larger than 16,384 bytes" in error
         error = await call_error(client, "store_memory", key="k" * 100_000, value="v")
         assert "invalid key: is 100,000 characters" in error
+        error = await call_error(client, "store_memory", key="k", value="v",
+                                 metadata={"many": list(range(150_000))})
+        assert "invalid metadata: holds more than 100,000 values" in error
 
 
 async def test_dates_are_bounded_and_nothing_is_half_stored(
