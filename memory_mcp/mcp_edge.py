@@ -20,7 +20,6 @@ import anyio
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -102,17 +101,6 @@ class MemoryMCPServer(MCPServer[AppContext]):
                 message = describe_validation_error(exc.__cause__)
                 raise ToolError(f"Error executing tool {name}: {message}") from exc.__cause__
             raise
-
-    async def run_stdio_async(self) -> None:
-        # As MCPServer.run_stdio_async, with the read side wrapped so no request line goes
-        # unanswered. `_lowlevel_server` is the SDK's own attribute (mcp 2.x).
-        async with stdio_server() as (read_stream, write_stream):
-            lowlevel = self._lowlevel_server
-            await lowlevel.run(
-                AnswerUnreadableLines(read_stream, write_stream),
-                write_stream,
-                lowlevel.create_initialization_options(),
-            )
 
 
 def reply_to_unreadable_line(line: str) -> types.JSONRPCMessage | None:

@@ -17,7 +17,7 @@ from memory_mcp import __version__
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.mcp_edge import MemoryMCPServer
+from memory_mcp.mcp_edge import AnswerUnreadableLines, MemoryMCPServer
 from memory_mcp.memories_block import memories_block
 from memory_mcp.models import MemoryRecord
 from memory_mcp.service import MemoryService, SearchHit
@@ -359,7 +359,12 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
 async def serve_stdio(server: MCPServer) -> None:
     """What MCPServer.run("stdio") does, with a stdin whose reads never hold up shutdown
     (memory_mcp/stdin_lines.py): one Ctrl-C in a terminal stops the server. The SDK still
-    claims stdout (stray prints go to stderr, not into the protocol)."""
+    claims stdout (stray prints go to stderr, not into the protocol). Lines the SDK cannot
+    parse are answered, not dropped (mcp_edge.AnswerUnreadableLines)."""
     lowlevel = server._lowlevel_server  # run_stdio_async's own three lines, with our stdin
     async with stdio_server(stdin=cast(Any, StdinLines())) as (read_stream, write_stream):
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await lowlevel.run(
+            AnswerUnreadableLines(read_stream, write_stream),
+            write_stream,
+            lowlevel.create_initialization_options(),
+        )
