@@ -12,6 +12,7 @@ from typing import Any
 
 DEFAULT_LATENCY_WORKDIR = Path("bench/results/latency")
 DEFAULT_STARTUP_WORKDIR = Path("bench/results/startup")
+DEFAULT_STRESS_WORKDIR = Path("bench/results/stress")
 
 
 def add_commands(commands: Any) -> None:
@@ -48,6 +49,25 @@ def add_commands(commands: Any) -> None:
                               f"(default: {DEFAULT_STARTUP_WORKDIR})")
     startup.add_argument("--json", type=Path, help="also write every number to this file")
 
+    stress = kinds.add_parser(
+        "stress", help="real server processes on one SQLite file: concurrent writers and "
+        "readers, lost writes, integrity, latency under a burst"
+    )
+    stress.add_argument("--processes", type=int, default=8, help="server processes (default 8)")
+    stress.add_argument("--writers", type=int, default=8,
+                        help="concurrent store_memory callers per process (default 8)")
+    stress.add_argument("--readers", type=int, default=2,
+                        help="concurrent search/get callers per process (default 2)")
+    stress.add_argument("--stores", type=int, default=25,
+                        help="store_memory calls per writer (default 25)")
+    stress.add_argument("--burst", type=int, default=200,
+                        help="searches sent at once to one process at the end (default 200)")
+    stress.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                        help="start writing while the servers still load the model")
+    stress.add_argument("--workdir", type=Path, default=DEFAULT_STRESS_WORKDIR,
+                        help=f"the database and server logs (default: {DEFAULT_STRESS_WORKDIR})")
+    stress.add_argument("--json", type=Path, help="also write every number to this file")
+
 
 def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
@@ -61,6 +81,8 @@ def _write_json(path: Path | None, data: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bench == "stress":  # the servers load their own models
+        return run_stress(args)
     import anyio
 
     from memory_mcp.app import embedder_from
@@ -108,4 +130,20 @@ def run(args: argparse.Namespace) -> int:
         print(render(results))
         _write_json(args.json, {"benchmark": "latency", "sizes": [r.summary() for r in results]})
     _say(f"done in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def run_stress(args: argparse.Namespace) -> int:
+    import anyio
+
+    from memory_mcp.benchmark.stress import StressConfig
+    from memory_mcp.benchmark.stress import run_stress as measure
+
+    config = StressConfig(
+        workdir=args.workdir, processes=args.processes, writers=args.writers,
+        readers=args.readers, stores=args.stores, burst=args.burst, warm_up=args.warm_up,
+    )
+    report = anyio.run(measure, config, _say)
+    print(report.render())
+    _write_json(args.json, report.to_json())
     return 0
