@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -30,6 +30,7 @@ EMBED_POLL_SECONDS = 1.0
 # waits for at most one such call.
 EMBED_BATCH_CHARS = 2_000
 EMBED_CALL_CHARS = 1_000
+ACCESS_FLUSH_SECONDS = 1.0
 
 
 @dataclass
@@ -39,6 +40,8 @@ class AppContext:
     caller: Caller
     notes: NoteIndexer
     watcher: NoteWatcher | None = None  # running when the app has background workers
+    # Tool calls worked on at once; the others wait their turn in arrival order.
+    turns: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(8))
 
 
 def policy_from(settings: Settings) -> Policy:
@@ -111,7 +114,7 @@ async def open_app(
     `create=False` (commands that only read) raises StoreMissingError instead of creating
     a store."""
     prepare_store_location(settings, create)
-    store = MemoryStore(create_engines(settings.database_url))
+    store = MemoryStore(create_engines(settings.database_url, settings.synchronous))
     try:
         await store.init_schema()
         service = MemoryService(
@@ -119,17 +122,19 @@ async def open_app(
         )
         caller = Caller(settings.agent_id, settings.role, settings.session_id)
         notes = note_indexer(settings, service, caller)
+        turns = anyio.Semaphore(settings.max_concurrent_calls)
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped
-            yield AppContext(settings, service, caller, notes)
+            yield AppContext(settings, service, caller, notes, turns=turns)
             return
         watcher = NoteWatcher(notes) if settings.watch else None
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(embedding_worker, service)
             tasks.start_soon(purge_worker, service, settings.purge_interval_seconds)
+            tasks.start_soon(access_worker, service)
             if watcher is not None:
                 tasks.start_soon(watcher.run)
             try:
-                yield AppContext(settings, service, caller, notes, watcher)
+                yield AppContext(settings, service, caller, notes, watcher, turns)
             finally:
                 if watcher is not None:
                     watcher.stop()
@@ -179,3 +184,14 @@ async def purge_worker(service: MemoryService, interval: float) -> None:
         except Exception:  # a top-level loop: log and keep serving
             log.exception("purge failed; retrying later")
         await anyio.sleep(interval)
+
+
+async def access_worker(service: MemoryService) -> None:
+    """Write the reads counted by memory-get, in one batch a second (store/access.py)."""
+    while True:
+        await anyio.sleep(ACCESS_FLUSH_SECONDS)
+        try:
+            with anyio.CancelScope(shield=True):  # see embedding_worker
+                await service.store.flush_accesses()
+        except Exception:  # a top-level loop: log and keep serving; the counts are kept
+            log.exception("saving read counts failed; retrying")

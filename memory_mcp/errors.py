@@ -48,3 +48,27 @@ class StoreUnavailableError(MemoryMcpError):
 
 class StoreMissingError(StoreUnavailableError):
     """A command that only reads found no store: it never creates one."""
+
+
+class StoreBusyError(MemoryMcpError):
+    """Other writers held the store for longer than we wait. Nothing was written; the same
+    call a moment later can succeed."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the memory store is busy (other processes are writing to it); "
+            "nothing was changed; retry in a moment"
+        )
+
+
+class DamagedMemoryError(MemoryMcpError):
+    """A stored row holds a value no valid write could have produced (edited by hand, or
+    written by an older version). Readers skip it; reading it by id says so."""
+
+    def __init__(self, memory_id: int, problem: str) -> None:
+        self.memory_id = memory_id
+        self.problem = problem
+        super().__init__(
+            f"memory {memory_id} cannot be read: its stored data is damaged ({problem}); "
+            "the store skips it everywhere else"
+        )

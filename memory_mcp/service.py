@@ -316,8 +316,8 @@ class MemoryService:
     async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
         record = await self._visible_record(caller, v.clean_id(memory_id))
         now = self.clock()
-        await self.store.touch(record.id, now)
-        record.access_count += 1
+        # Counted in memory and written later in a batch: a read never waits for writers.
+        record.access_count += self.store.touch(record.id, now)
         record.last_accessed_at = now
         return record
 

@@ -121,6 +121,10 @@ class Settings(BaseSettings):
     recency_half_life_days: float | None = Field(None, gt=0)
     purge_interval_seconds: float = Field(3600, gt=0)
 
+    # Durability and load (README, "Durability and concurrency").
+    synchronous: Literal["full", "normal"] = "full"  # SQLite's fsync on every commit, or not
+    max_concurrent_calls: int = Field(8, ge=1)  # tool calls worked on at once, first come first
+
     # File notes (memory_mcp/notes): folders whose .md/.markdown/.txt files are memories.
     memory_dir: Path | None = None  # personal, agent scope; see personal_memory_dir
     shared_memory_dir: Path | None = None  # shared, swarm scope; off when unset

@@ -4,9 +4,11 @@ service decides who may do what and hands the store finished decisions."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
+import anyio
 import numpy as np
 from sqlalchemy import and_, case, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -14,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
+    MemoryMcpError,
     NotFoundError,
     PermissionDeniedError,
     StoreUnavailableError,
@@ -21,13 +24,15 @@ from memory_mcp.errors import (
 )
 from memory_mcp.models import MemoryRecord, NewMemory, Scope, Source, UpsertOutcome, Visibility
 from memory_mcp.store import fulltext, migrations, writes
+from memory_mcp.store.access import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.rows import (
     MEMORIES,
     IndexDelta,
-    IndexRow,
     M,
     content_hash,
+    index_row,
+    readable_records,
     record_from_row,
     visible_to,
 )
@@ -42,16 +47,26 @@ from memory_mcp.store.schema import (
     TombstoneRow,
 )
 
+log = logging.getLogger(__name__)
+
 
 class MemoryStore:
     def __init__(self, engines: Engines) -> None:
         self._engines = engines
+        self._accesses = AccessTally()
 
     @property
     def supports_keyword_search(self) -> bool:
         return self._engines.is_sqlite
 
     async def close(self) -> None:
+        # Reads counted since the last flush; a store too busy to take them within a few
+        # seconds loses them (a read count, never a memory).
+        with anyio.move_on_after(5, shield=True):
+            try:
+                await self.flush_accesses()
+            except MemoryMcpError as exc:
+                log.warning("read counts not saved: %s", exc)
         await self._engines.dispose()
 
     async def init_schema(self) -> None:
@@ -64,7 +79,7 @@ class MemoryStore:
             ) from exc
 
     async def _init_schema(self) -> None:
-        async with self._engines.writer.begin() as conn:
+        async with self._engines.write() as conn:
             await conn.run_sync(Base.metadata.create_all)
             if self._engines.is_sqlite:
                 for ddl in SQLITE_FTS_DDL:
@@ -95,12 +110,18 @@ class MemoryStore:
         service makes; it is checked here, on the row read under the write lock, so no
         other writer can slip in between the check and the write."""
         for attempt in range(3):
+            reads: dict[int, PendingAccess] = {}
             try:
-                async with self._engines.writer.begin() as conn:
+                async with self._engines.write() as conn:
+                    # This process's counted reads go first, so eviction sees them.
+                    reads = await self._write_accesses(conn)
                     return await self._upsert(
                         conn, new, expected_version, now, cap, may_overwrite_others
                     )
-            except IntegrityError:
+            except BaseException as exc:
+                self._accesses.put_back(reads)
+                if not isinstance(exc, IntegrityError):
+                    raise
                 # Another writer created the same identity between our read and insert
                 # (possible on PostgreSQL); the retry sees it and updates instead.
                 if attempt == 2:
@@ -212,30 +233,53 @@ class MemoryStore:
         record = await writes.fetch(conn, existing.id)
         return UpsertOutcome(record=record, created=False, changed=True)
 
-    async def touch(self, memory_id: int, now: float) -> None:
-        """Count a read: access_count + 1 and the LRU clock. No revision: search is unaffected."""
-        async with self._engines.writer.begin() as conn:
+    def touch(self, memory_id: int, now: float) -> int:
+        """Count a read without writing now (store/access.py): returns how many of this
+        memory's reads are not in the store yet, this one included."""
+        return self._accesses.add(memory_id, now)
+
+    async def flush_accesses(self) -> int:
+        """Write the counted reads now (the server does it every second); on failure they
+        are kept for the next try."""
+        reads: dict[int, PendingAccess] = {}
+        if not len(self._accesses):
+            return 0
+        try:
+            async with self._engines.write() as conn:
+                reads = await self._write_accesses(conn)
+        except BaseException:
+            self._accesses.put_back(reads)
+            raise
+        return len(reads)
+
+    async def _write_accesses(self, conn: AsyncConnection) -> dict[int, PendingAccess]:
+        """access_count, last_accessed_at and the LRU clock of every memory read since the
+        last write. No revision: search is unaffected. Returns what it took."""
+        reads = self._accesses.take()
+        greatest = func.max if self._engines.is_sqlite else func.greatest
+        for memory_id, entry in reads.items():
             await conn.execute(
                 update(MEMORIES)
                 .where(M.id == memory_id)
                 .values(
-                    access_count=M.access_count + 1,
-                    last_accessed_at=now,
-                    last_used_at=func.max(M.last_used_at, now)
-                    if self._engines.is_sqlite
-                    else func.greatest(M.last_used_at, now),
+                    access_count=M.access_count + entry.count,
+                    last_accessed_at=greatest(
+                        func.coalesce(M.last_accessed_at, entry.last), entry.last
+                    ),
+                    last_used_at=greatest(M.last_used_at, entry.last),
                 )
             )
+        return reads
 
     async def delete(self, memory_ids: Sequence[int]) -> int:
         if not memory_ids:
             return 0
-        async with self._engines.writer.begin() as conn:
+        async with self._engines.write() as conn:
             revision = await writes.next_revision(conn)
             return await writes.delete_ids(conn, list(memory_ids), revision)
 
     async def purge_expired(self, now: float) -> int:
-        async with self._engines.writer.begin() as conn:
+        async with self._engines.write() as conn:
             ids = list(
                 (
                     await conn.scalars(
@@ -254,7 +298,7 @@ class MemoryStore:
         """Store vectors by content hash and bump the revision of the memories that use them."""
         if not items:
             return
-        async with self._engines.writer.begin() as conn:
+        async with self._engines.write() as conn:
             known = set(
                 (
                     await conn.scalars(
@@ -301,7 +345,7 @@ class MemoryStore:
             rows = await conn.execute(
                 select(MEMORIES).where(M.id.in_(list(memory_ids)))
             )
-            return {row.id: record_from_row(row) for row in rows}
+            return {record.id: record for record in readable_records(rows)}
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
@@ -312,7 +356,7 @@ class MemoryStore:
                 .order_by(M.pinned.desc(), M.last_used_at.desc(), M.id.desc())
                 .limit(limit)
             )
-            return [record_from_row(row) for row in rows]
+            return readable_records(rows)
 
     # -- file-backed memories (notes) -------------------------------------------------------
 
@@ -333,7 +377,7 @@ class MemoryStore:
                 .where(M.file_path == file_path, self._file_owner(scope, agent_id, source))
                 .order_by(M.id)
             )
-            return [record_from_row(row) for row in rows]
+            return readable_records(rows)
 
     async def file_paths(
         self, prefix: str, scope: Scope, agent_id: str | None, source: Source
@@ -355,7 +399,7 @@ class MemoryStore:
         same); the revision moves so every process's vector index sees the new expiry."""
         if not memory_ids:
             return
-        async with self._engines.writer.begin() as conn:
+        async with self._engines.write() as conn:
             revision = await writes.next_revision(conn)
             await conn.execute(
                 update(MemoryRow)
@@ -463,15 +507,14 @@ class MemoryStore:
                 )
                 .where(M.revision > revision)
             )
+            damaged = []
             for row in rows:
-                vector = np.frombuffer(row.vector, dtype=np.float32) if row.vector else None
-                delta.upserted.append(
-                    IndexRow(
-                        row.id, row.agent_id, row.scope, row.session_id, row.source,
-                        row.expires_at, json.loads(row.tags), vector,
-                    )
-                )
-            delta.deleted = list(
+                entry = index_row(row)
+                if entry is None:
+                    damaged.append(row.id)
+                else:
+                    delta.upserted.append(entry)
+            delta.deleted = damaged + list(
                 (
                     await conn.scalars(
                         select(TombstoneRow.memory_id).where(TombstoneRow.revision > revision)
@@ -494,8 +537,8 @@ class MemoryStore:
                 rows = (await conn.execute(stmt.order_by(M.id).limit(batch))).all()
             if not rows:
                 return
-            for row in rows:
-                yield record_from_row(row)
+            for record in readable_records(rows):
+                yield record
             last = rows[-1].id
 
     async def history(self, memory_id: int) -> list[dict[str, Any]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -12,8 +14,11 @@ import numpy as np
 from sqlalchemy import Table, and_, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
+from memory_mcp.errors import DamagedMemoryError
 from memory_mcp.models import MemoryRecord, Scope, Source, Visibility
 from memory_mcp.store.schema import MemoryRow, MemoryTagRow
+
+log = logging.getLogger(__name__)
 
 MEMORIES = cast(Table, MemoryRow.__table__)
 M = MEMORIES.c
@@ -40,31 +45,114 @@ class IndexDelta:
     deleted: list[int] = field(default_factory=list)
 
 
+# What datetime can show (years 1 to 9999, UTC): a stored time outside it cannot be read back.
+MIN_TIMESTAMP = -62_135_596_800.0
+MAX_TIMESTAMP = 253_402_300_799.0
+
+_reported_damage: set[tuple[int, str]] = set()
+
+
+def _timestamp(row: Any, name: str, optional: bool = False) -> float | None:
+    value = getattr(row, name)
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name} is not a number")
+    if not MIN_TIMESTAMP <= value <= MAX_TIMESTAMP:  # also false for NaN
+        raise ValueError(f"{name} is outside the years 1-9999")
+    return float(value)
+
+
+def _json(row: Any, name: str, kind: type) -> Any:
+    try:
+        value: Any = json.loads(getattr(row, name))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} is not valid JSON") from None
+    if not isinstance(value, kind):
+        raise ValueError(f"{name} is not a JSON {kind.__name__}")
+    if kind is list and not all(isinstance(item, str) for item in cast(list[Any], value)):
+        raise ValueError(f"{name} holds something other than text")
+    return value
+
+
+def _check_damage(row: Any) -> None:
+    """Types SQLite lets through (its columns take any value) and json.loads would not catch."""
+    for name in ("key", "value", "agent_id", "session_id", "content_hash"):
+        if not isinstance(getattr(row, name), str):
+            raise ValueError(f"{name} is not text")
+    for name in ("version", "access_count"):
+        value = getattr(row, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} is not a whole number")
+    confidence = row.confidence
+    if confidence is not None and (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0.0 <= confidence <= 1.0
+    ):
+        raise ValueError("confidence is not a number in [0, 1]")
+
+
 def record_from_row(row: Any) -> MemoryRecord:
-    return MemoryRecord(
-        id=row.id,
-        key=row.key,
-        value=row.value,
-        scope=Scope(row.scope),
-        agent_id=row.agent_id,
-        session_id=row.session_id,
-        source=Source(row.source),
-        tags=json.loads(row.tags),
-        metadata=json.loads(row.metadata),
-        flags=json.loads(row.flags),
-        confidence=row.confidence,
-        pinned=bool(row.pinned),
-        version=row.version,
-        content_hash=row.content_hash,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        expires_at=row.expires_at,
-        last_accessed_at=row.last_accessed_at,
-        access_count=row.access_count,
-        file_path=row.file_path,
-        updated_by=row.updated_by or row.agent_id,
-        about_agent=row.about_agent,
-    )
+    """The row as a record, or DamagedMemoryError if it holds what no valid write stores
+    (malformed JSON, an unknown scope, a time datetime cannot show...)."""
+    try:
+        _check_damage(row)
+        return MemoryRecord(
+            id=row.id,
+            key=row.key,
+            value=row.value,
+            scope=Scope(row.scope),
+            agent_id=row.agent_id,
+            session_id=row.session_id,
+            source=Source(row.source),
+            tags=_json(row, "tags", list),
+            metadata=_json(row, "metadata", dict),
+            flags=_json(row, "flags", list),
+            confidence=None if row.confidence is None else float(row.confidence),
+            pinned=bool(row.pinned),
+            version=row.version,
+            content_hash=row.content_hash,
+            created_at=cast(float, _timestamp(row, "created_at")),
+            updated_at=cast(float, _timestamp(row, "updated_at")),
+            expires_at=_timestamp(row, "expires_at", optional=True),
+            last_accessed_at=_timestamp(row, "last_accessed_at", optional=True),
+            access_count=row.access_count,
+            file_path=row.file_path if isinstance(row.file_path, str) else None,
+            updated_by=row.updated_by or row.agent_id,
+            about_agent=row.about_agent,
+        )
+    except ValueError as exc:  # enum values raise ValueError too
+        raise DamagedMemoryError(row.id, str(exc)) from None
+
+
+def readable_records(rows: Iterable[Any]) -> list[MemoryRecord]:
+    """The rows that can be read; a damaged one is skipped and logged (once per process),
+    so one bad row never breaks a search, a prompt block or an export."""
+    records = []
+    for row in rows:
+        try:
+            records.append(record_from_row(row))
+        except DamagedMemoryError as exc:
+            if (exc.memory_id, exc.problem) not in _reported_damage:
+                _reported_damage.add((exc.memory_id, exc.problem))
+                log.warning("skipping damaged memory %s: %s", exc.memory_id, exc.problem)
+    return records
+
+
+def index_row(row: Any) -> IndexRow | None:
+    """What the vector index needs of a row, or None if the row is damaged: the index
+    drops it, and the record itself is skipped wherever it is read."""
+    try:
+        scope, source = Scope(row.scope).value, Source(row.source).value
+        tags = _json(row, "tags", list)
+        expires_at = _timestamp(row, "expires_at", optional=True)
+        if not isinstance(row.agent_id, str) or not isinstance(row.session_id, str):
+            raise ValueError("owner is not text")
+    except ValueError:
+        return None
+    vector = np.frombuffer(row.vector, dtype=np.float32) if row.vector else None
+    return IndexRow(row.id, row.agent_id, scope, row.session_id, source, expires_at, tags, vector)
 
 
 def visible_to(vis: Visibility) -> ColumnElement[bool]:

@@ -1,0 +1,30 @@
+"""Several real `memory-mcp serve` processes on one SQLite file, each with concurrent writers
+and readers, as a lead and its workers load a store: no call fails, no acknowledged write is
+lost, the file stays sound. (The harness is `memory-mcp bench stress`, which also prints the
+latencies; a test asserts outcomes, not times.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_mcp.benchmark.stress import StressConfig, run_stress
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_four_processes_of_eight_writers_lose_nothing_and_fail_nothing(
+    tmp_path: Path,
+) -> None:
+    config = StressConfig(
+        workdir=tmp_path, processes=4, writers=8, readers=2, stores=25, burst=0,
+        warm_up=False,  # the models load while the writes run, as after a real start
+    )
+    report = await run_stress(config, progress=print)
+    print(report.render())
+    assert report.stores.errors == {} and report.reads.errors == {}
+    assert len(report.acknowledged) == 4 * 8 * 25
+    assert report.missing == 0
+    assert (report.integrity, report.fts_integrity) == ("ok", "ok")
+    assert report.tracebacks == 0, "nothing unexpected in the servers' logs"

@@ -1,0 +1,203 @@
+"""Behaviour under load and with a damaged store, through the in-process MCP client on a real
+SQLite file: reads never wait for writers, a busy store says so, unexpected failures never
+leak their text, damaged rows are skipped, tool calls take turns, commits are fsynced.
+(Real server processes on one file: tests/test_processes.py and tests/test_crash.py.)"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from memory_mcp.cli import main
+from memory_mcp.jsonl import export_lines
+from memory_mcp import mcp_server
+from memory_mcp.mcp_server import build_server
+from memory_mcp.service import MemoryService
+from memory_mcp.settings import Settings
+from memory_mcp.store import engine
+from tests.conftest import FakeEmbedder, call, call_error, opened
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
+    return lambda **overrides: make_settings(**{"watch": False, **overrides})
+
+
+@contextmanager
+def write_lock_held(db: Path) -> Iterator[sqlite3.Connection]:
+    """Another connection holds SQLite's write lock (as a long import or the sqlite3 shell
+    would) until the block ends."""
+    conn = sqlite3.connect(db, isolation_level=None, timeout=60)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+def db_path(settings: Settings) -> Path:
+    assert settings.db is not None
+    return Path(settings.db)
+
+
+async def test_get_answers_while_another_connection_holds_the_write_lock(
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings()
+    async with Client(build_server(settings, FakeEmbedder())) as client:
+        stored = await call(client, "store_memory", key="k", value="the ferry leaves at nine")
+        with write_lock_held(db_path(settings)):
+            with anyio.fail_after(20):  # on a busy store the old get waited 30 s, then failed
+                first = await call(client, "memory-get", id=stored["id"])
+                second = await call(client, "memory-get", id=stored["id"])
+        assert (first["access_count"], second["access_count"]) == (1, 2)
+    # The counts reach the file (at the latest when the server stops).
+    with sqlite3.connect(db_path(settings)) as conn:
+        count = conn.execute("SELECT access_count FROM memories").fetchone()[0]
+    assert count == 2
+
+
+async def test_a_busy_store_says_so_and_that_a_retry_helps(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 300)  # give up quickly for the test
+    settings = make_settings()
+    async with Client(build_server(settings, FakeEmbedder())) as client:
+        await call(client, "store_memory", key="k", value="first")
+        with write_lock_held(db_path(settings)):
+            text = await call_error(client, "store_memory", key="k2", value="second")
+        assert "busy" in text and "retry" in text
+        assert "database is locked" not in text  # the driver's words stay in the log
+        await call(client, "store_memory", key="k2", value="second")  # the retry works
+
+
+async def test_an_unexpected_failure_is_named_without_its_internals(
+    make_settings: Callable[..., Settings],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("no such column: secret_col in SELECT * FROM /srv/db/memory.db")
+
+    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+        monkeypatch.setattr(MemoryService, "search", broken)
+        with caplog.at_level(logging.ERROR):
+            text = await call_error(client, "memory-search", query="anything")
+    assert text.endswith(mcp_server.INTERNAL_ERROR_MESSAGE) and "secret_col" not in text
+    assert "secret_col" in caplog.text, "the details go to the server log"
+
+
+DAMAGE = {
+    # A date no valid write can produce (year 9999 at a negative UTC offset), as older
+    # versions stored it; and JSON columns edited by hand.
+    "expires_at": "UPDATE memories SET expires_at = 253402318800.0 WHERE key = 'bad-date'",
+    "tags": "UPDATE memories SET tags = '[\"unclosed' WHERE key = 'bad-tags'",
+    "metadata": "UPDATE memories SET metadata = '{nope' WHERE key = 'bad-meta'",
+    "scope": "UPDATE memories SET scope = 'planet' WHERE key = 'bad-scope'",
+}
+
+
+async def test_damaged_rows_are_skipped_by_every_read_path(
+    make_settings: Callable[..., Settings],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = make_settings()
+    async with Client(build_server(settings, FakeEmbedder())) as client:
+        good = await call(client, "store_memory", key="good", value="otter notes", scope="swarm")
+        bad_ids = []
+        for key in ("bad-date", "bad-tags", "bad-meta", "bad-scope"):
+            stored = await call(client, "store_memory", key=key, value=f"otter {key}",
+                                scope="swarm", tags=["t"])
+            bad_ids.append(stored["id"])
+    with sqlite3.connect(db_path(settings)) as conn:
+        for statement in DAMAGE.values():
+            assert conn.execute(statement).rowcount == 1
+
+    with caplog.at_level(logging.WARNING):
+        async with Client(build_server(settings, FakeEmbedder())) as client:
+            found = await call(client, "memory-search", query="otter", limit=50)
+            assert [r["key"] for r in found["results"]] == ["good"]
+            assert (await call(client, "memory-get", id=good["id"]))["key"] == "good"
+            for bad_id in bad_ids:
+                text = await call_error(client, "memory-get", id=bad_id)
+                assert "damaged" in text and "Traceback" not in text
+            prompt = await client.get_prompt("memory-context", {"query": "otter"})
+            prompt_text = prompt.messages[0].content.text  # type: ignore[union-attr]
+            assert 'key="good"' in prompt_text and "bad-" not in prompt_text
+            resource = await client.read_resource("memory://context")
+            resource_text = resource.contents[0].text  # type: ignore[union-attr]
+            assert 'key="good"' in resource_text and "bad-" not in resource_text
+        async with opened(settings) as app:
+            out = io.StringIO()
+            assert await export_lines(app.service, out) == 1
+            assert '"key": "good"' in out.getvalue()
+    skipped = [r for r in caplog.records if "skipping damaged memory" in r.getMessage()]
+    assert len({r.getMessage() for r in skipped}) == 4, "each bad row is logged"
+    assert all("\n" not in r.getMessage() for r in skipped), "one line each"
+
+    # The command a user runs: exit 0, the good memory exported.
+    export = ["export", "--db", str(db_path(settings)), "--output", str(tmp_path / "out.jsonl")]
+    assert await anyio.to_thread.run_sync(main, export) == 0
+    assert '"key": "good"' in (tmp_path / "out.jsonl").read_text()
+    capsys.readouterr()
+
+
+async def test_tool_calls_take_turns_in_arrival_order(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A burst is worked on a few calls at a time, first come first served, so the early
+    calls finish early (the latency numbers are in `memory-mcp bench stress`)."""
+    real_search = MemoryService.search
+    running = 0
+    most_running = 0
+    started: list[str] = []
+
+    async def counting_search(self: MemoryService, caller: object, query: str,
+                              *args: object) -> object:
+        nonlocal running, most_running
+        running += 1
+        most_running = max(most_running, running)
+        started.append(query)
+        try:
+            await anyio.sleep(0.01)  # hold the turn across a few scheduler rounds
+            return await real_search(self, caller, query, *args)  # type: ignore[arg-type]
+        finally:
+            running -= 1
+
+    monkeypatch.setattr(MemoryService, "search", counting_search)
+    settings = make_settings(max_concurrent_calls=3)
+    async with Client(build_server(settings, FakeEmbedder())) as client:
+        await call(client, "store_memory", key="k", value="heron")
+        queries = [f"heron {i}" for i in range(30)]
+        async with anyio.create_task_group() as tasks:
+            for query in queries:
+                tasks.start_soon(lambda q=query: call(client, "memory-search", query=q))
+                await anyio.sleep(0)  # send them in this order
+    assert most_running == 3
+    assert started == queries
+
+
+async def test_commits_are_fsynced_unless_told_otherwise(
+    make_settings: Callable[..., Settings],
+) -> None:
+    for setting, expected in ((None, 2), ("normal", 1)):  # PRAGMA synchronous: 2 FULL, 1 NORMAL
+        overrides = {} if setting is None else {"synchronous": setting}
+        async with opened(make_settings(**overrides)) as app:
+            engines = app.service.store._engines  # the pragma is per connection
+            for eng in (engines.reader, engines.writer):
+                async with eng.connect() as conn:
+                    value = (await conn.exec_driver_sql("PRAGMA synchronous")).scalar()
+                assert value == expected, (setting, eng)
