@@ -48,15 +48,23 @@ class FileWriteLock:
         self.path = path
         self._fd: int | None = None
 
-    def _acquire(self) -> None:
+    def _open(self) -> int:
         if self._fd is None:  # opened on the first write: read-only commands create nothing
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self._fd
+
+    def _wait(self) -> None:
+        fcntl.flock(self._open(), fcntl.LOCK_EX)
 
     async def acquire(self) -> None:
+        try:  # free: take it here, without a trip to a thread and back
+            fcntl.flock(self._open(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
         # Not abandoned on cancel: a thread left blocked in flock would take the lock later
         # and never give it back. Cancellation waits for the lock, then releases it.
-        await anyio.to_thread.run_sync(self._acquire)
+        await anyio.to_thread.run_sync(self._wait)
 
     def release(self) -> None:
         if self._fd is not None:
