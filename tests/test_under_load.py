@@ -16,9 +16,9 @@ import anyio
 import pytest
 from mcp import Client
 
+from memory_mcp import mcp_server
 from memory_mcp.cli import main
 from memory_mcp.jsonl import export_lines
-from memory_mcp import mcp_server
 from memory_mcp.mcp_server import build_server
 from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
@@ -142,14 +142,15 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
             assert 'key="good"' in resource_text and "bad-" not in resource_text
         async with opened(settings) as app:
             out = io.StringIO()
-            assert await export_lines(app.service, out) == 1
+            assert await export_lines(app.service.store.iter_records(), out) == 1
             assert '"key": "good"' in out.getvalue()
     skipped = [r for r in caplog.records if "skipping damaged memory" in r.getMessage()]
     assert len({r.getMessage() for r in skipped}) == 4, "each bad row is logged"
     assert all("\n" not in r.getMessage() for r in skipped), "one line each"
 
     # The command a user runs: exit 0, the good memory exported.
-    export = ["export", "--db", str(db_path(settings)), "--output", str(tmp_path / "out.jsonl")]
+    export = ["export", "--all", "--db", str(db_path(settings)),
+              "--output", str(tmp_path / "out.jsonl")]
     assert await anyio.to_thread.run_sync(main, export) == 0
     assert '"key": "good"' in (tmp_path / "out.jsonl").read_text()
     capsys.readouterr()
