@@ -74,6 +74,9 @@ def unembedded(db: Path) -> int:
 def kill_9(proc: subprocess.Popen[str]) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            pipe.close()
     assert proc.returncode == -signal.SIGKILL
 
 
