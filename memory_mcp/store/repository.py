@@ -72,10 +72,15 @@ class MemoryStore:
     async def init_schema(self) -> None:
         try:
             await self._init_schema()
-        except DBAPIError as exc:
+        except (DBAPIError, StoreUnavailableError) as exc:
+            # Opening is the operator's business (CLI, server start): name the file and the
+            # driver's reason, which the engine's error hook keeps out of tool errors.
+            cause = exc if isinstance(exc, DBAPIError) else exc.__cause__
+            if not isinstance(cause, DBAPIError):
+                raise
             url = self._engines.writer.url.render_as_string(hide_password=True)
             raise StoreUnavailableError(
-                f"cannot open the memory store {url}: {exc.orig}"
+                f"cannot open the memory store {url}: {cause.orig}"
             ) from exc
 
     async def _init_schema(self) -> None:
