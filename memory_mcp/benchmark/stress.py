@@ -160,7 +160,8 @@ async def _timed(client: Client, log: CallLog, tool: str, arguments: dict[str, A
 async def _wait_for_model(client: Client, deadline: float) -> None:
     while time.monotonic() < deadline:
         result = await client.call_tool("memory-search", {"query": "warm up"})
-        if not result.is_error and not (result.structured_content or {}).get("notices"):
+        data = result.structured_content or {}
+        if not result.is_error and data.get("semantic", not data.get("notices")):
             return
         await anyio.sleep(1.0)
     raise TimeoutError("the embedding model did not load in time")
