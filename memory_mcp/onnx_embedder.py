@@ -18,17 +18,14 @@ import atexit
 import json
 import logging
 import os
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import numpy as np
 
-from memory_mcp.embeddings import MODEL_NAME, EmbeddingUnavailableError
+from memory_mcp.embeddings import BackgroundLoadedEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -38,85 +35,53 @@ BATCH_THREADS = max(1, min(2, os.cpu_count() or 1))
 EXIT_WAIT_SECONDS = 10.0
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(BackgroundLoadedEmbedder):
     """all-MiniLM-L6-v2 from an ONNX file, loaded in a daemon thread.
 
     `locate_model` returns the ONNX file's path and may take long (it exports the model in
     a child process the first time); it runs in the loading thread, never in the caller's."""
 
-    model_name = MODEL_NAME
-
     def __init__(self, locate_model: Callable[[], Path], weights: Path | None = None) -> None:
+        super().__init__()
         self._locate_model = locate_model
         self._weights = weights
         self._session: Any = None
         self._tokenizer: Any = None
         self._pool: ThreadPoolExecutor | None = None
-        self._error: BaseException | None = None
-        self._loaded = threading.Event()
-        self._started = False
-        self._start_lock = threading.Lock()
 
-    def start(self) -> None:
-        """Begin loading in a daemon thread; returns at once."""
-        with self._start_lock:
-            if not self._started:
-                self._started = True
-                threading.Thread(target=self._load, name="embedding-model", daemon=True).start()
-                # A process that exits while ONNX Runtime is still building its session
-                # aborts ("terminate called without an active exception"): let the load
-                # finish first, within a bound.
-                atexit.register(self._loaded.wait, EXIT_WAIT_SECONDS)
+    def _on_started(self) -> None:
+        # A process that exits while ONNX Runtime is still building its session aborts
+        # ("terminate called without an active exception"): let the load finish first,
+        # within a bound.
+        atexit.register(self._loaded.wait, EXIT_WAIT_SECONDS)
 
     def _load(self) -> None:
-        try:
-            import onnxruntime
-            from tokenizers import Tokenizer
+        import onnxruntime
+        from tokenizers import Tokenizer
 
-            from memory_mcp.onnx_model import weights_dir
+        from memory_mcp.onnx_model import weights_dir
 
-            weights = self._weights or weights_dir()
-            path = self._locate_model()
-            tokenizer = Tokenizer.from_file(str(weights / "tokenizer.json"))
-            tokenizer.enable_truncation(max_length=_max_seq_length(weights))
-            # The file pads every text to 128; pad to the longest of each batch instead.
-            padding = tokenizer.padding or {}
-            tokenizer.enable_padding(
-                pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]")
-            )
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = 1
-            options.inter_op_num_threads = 1
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.log_severity_level = 3  # warnings from the graph optimiser are noise
-            self._session = onnxruntime.InferenceSession(
-                str(path), options, providers=["CPUExecutionProvider"]
-            )
-            self._tokenizer = tokenizer
-            if BATCH_THREADS > 1:
-                self._pool = ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="embed")
-            log.info("embedding model %s loaded (ONNX Runtime, %s)", self.model_name, path)
-        except BaseException as exc:  # reported to every caller of wait_ready
-            log.exception("could not load the embedding model")
-            self._error = exc
-        finally:
-            self._loaded.set()
-
-    def is_ready(self) -> bool:
-        return self._loaded.is_set() and self._session is not None
-
-    async def wait_ready(self) -> None:
-        self.start()
-        while not self._loaded.is_set():
-            # abandon_on_cancel: a caller that stops waiting (a search's bound) is not
-            # held until this poll ends.
-            await anyio.to_thread.run_sync(self._loaded.wait, 0.2, abandon_on_cancel=True)
-        if self._session is None:
-            raise EmbeddingUnavailableError(f"embedding model failed to load: {self._error}")
-
-    async def embed(self, texts: list[str]) -> np.ndarray:
-        await self.wait_ready()
-        return await anyio.to_thread.run_sync(self.encode, texts)
+        weights = self._weights or weights_dir()
+        path = self._locate_model()
+        tokenizer = Tokenizer.from_file(str(weights / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=_max_seq_length(weights))
+        # The file pads every text to 128; pad to the longest of each batch instead.
+        padding = tokenizer.padding or {}
+        tokenizer.enable_padding(
+            pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]")
+        )
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3  # warnings from the graph optimiser are noise
+        self._session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = tokenizer
+        if BATCH_THREADS > 1:
+            self._pool = ThreadPoolExecutor(BATCH_THREADS, thread_name_prefix="embed")
+        log.info("embedding model %s loaded (ONNX Runtime, %s)", self.model_name, path)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text (blocking)."""

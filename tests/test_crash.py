@@ -10,25 +10,18 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-EXE = str(Path(sys.executable).with_name("memory-mcp"))
+from tests.test_stdio_e2e import EXE, server_env
+
 DEADLINE_SECONDS = 300
 
 
 def env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "xdg"),
-        "MEMORY_MCP_MEMORY_DIR": str(tmp_path / "notes"),
-        "MEMORY_MCP_WATCH": "false",
-        "HF_HUB_OFFLINE": "1",
-    }
+    return {**server_env(tmp_path), "MEMORY_MCP_WATCH": "false"}
 
 
 def query(db: Path, sql: str) -> list[tuple[Any, ...]]:
