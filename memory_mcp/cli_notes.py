@@ -23,19 +23,24 @@ NOTES_FLAGS = {"memory_dir": "memory_dir", "shared_memory_dir": "shared_memory_d
 
 def add_folder_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--memory-dir", type=Path,
+        "--memory-dir",
+        type=Path,
         help="personal notes folder, indexed for this agent (env MEMORY_MCP_MEMORY_DIR; "
         "default /workspace/personal/memory if it exists, else <data dir>/memory)",
     )
     parser.add_argument(
-        "--shared-memory-dir", type=Path,
+        "--shared-memory-dir",
+        type=Path,
         help="shared notes folder, indexed for every agent (env MEMORY_MCP_SHARED_MEMORY_DIR)",
     )
 
 
 def add_watch_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--no-watch", dest="watch", action="store_false", default=None,
+        "--no-watch",
+        dest="watch",
+        action="store_false",
+        default=None,
         help="do not watch or index the memory folders (env MEMORY_MCP_WATCH=false)",
     )
 
@@ -70,13 +75,16 @@ def add_commands(
     store_flags(context)
     add_folder_flags(context)
     context.add_argument(
-        "--query", "-q",
+        "--query",
+        "-q",
         help="the memories best matching this (by words and by meaning), instead. Loads the "
         f"embedding model first: a few seconds, at most {MODEL_WAIT_SECONDS:g} s, after which "
         "it searches by words only and says so",
     )
     context.add_argument(
-        "--limit", type=context_limit, default=MAX_BLOCK_ITEMS,
+        "--limit",
+        type=context_limit,
+        default=MAX_BLOCK_ITEMS,
         help=f"at most this many memories (1-{MAX_BLOCK_ITEMS}, default {MAX_BLOCK_ITEMS})",
     )
 

@@ -70,4 +70,3 @@ def content_flags(*texts: str) -> list[str]:
     if any(has_hidden_characters(text) for text in texts):
         flags.append("hidden-characters")
     return flags
-

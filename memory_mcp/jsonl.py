@@ -94,9 +94,20 @@ def prepare_lines(
         try:
             written_at = parse_datetime(line.updated_at, "updated_at") if line.updated_at else None
             memory = service.prepare_memory(
-                caller, line.key, line.value, line.scope, line.tags, line.metadata,
-                line.ttl_seconds, line.expires_at, line.source, line.confidence, line.pinned,
-                allowed_sources=tuple(Source), now=written_at, about_agent=line.about_agent,
+                caller,
+                line.key,
+                line.value,
+                line.scope,
+                line.tags,
+                line.metadata,
+                line.ttl_seconds,
+                line.expires_at,
+                line.source,
+                line.confidence,
+                line.pinned,
+                allowed_sources=tuple(Source),
+                now=written_at,
+                about_agent=line.about_agent,
             )
         except MemoryMcpError as exc:
             errors.append(f"line {number}: {exc}")

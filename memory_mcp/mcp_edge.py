@@ -133,8 +133,7 @@ def reply_to_unreadable_line(line: str) -> types.JSONRPCMessage | None:
     try:
         check_arguments(arguments)
         problem = (
-            "the request contains an unpaired surrogate (invalid Unicode) "
-            "or is nested too deeply"
+            "the request contains an unpaired surrogate (invalid Unicode) or is nested too deeply"
         )
     except InvalidInputError as exc:
         problem = str(exc)

@@ -182,8 +182,10 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         scope: Annotated[
             str,
             _one_of("session", "agent", "swarm", "global"),
-            Field(description="session: this session only; agent: you, across sessions; "
-                  "swarm (alias global): every agent."),
+            Field(
+                description="session: this session only; agent: you, across sessions; "
+                "swarm (alias global): every agent."
+            ),
         ] = "agent",
         tags: Annotated[list[str], Field(description="Labels to filter by later.")] = [],  # noqa: B006
         metadata: Annotated[dict[str, Any], Field(description="Any JSON object.")] = {},  # noqa: B006
@@ -197,8 +199,10 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         source: Annotated[
             str,
             _one_of("manual", "task_completion", "session_summary"),
-            Field(description="Where it came from; sets the default lifetime "
-                  "(task_completion 7 days, session_summary 3 days, manual never)."),
+            Field(
+                description="Where it came from; sets the default lifetime "
+                "(task_completion 7 days, session_summary 3 days, manual never)."
+            ),
         ] = "manual",
         confidence: Annotated[
             float | None, Field(strict=True, description="0-1, how sure you are.")
@@ -208,8 +212,10 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         ] = False,
         expected_version: Annotated[
             int | None,
-            Field(strict=True,
-                  description="Only update if the memory is at this version (0: only create)."),
+            Field(
+                strict=True,
+                description="Only update if the memory is at this version (0: only create).",
+            ),
         ] = None,
     ) -> dict[str, Any]:
         """Save a memory, or update the one with the same key and scope (an upsert).
@@ -225,9 +231,19 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         result = await _guard(
             app,
             app.service.store_memory(
-                app.caller, key, value, scope, tags, metadata, ttl_seconds, expires_at,
-                source, confidence, pinned, expected_version,
-            )
+                app.caller,
+                key,
+                value,
+                scope,
+                tags,
+                metadata,
+                ttl_seconds,
+                expires_at,
+                source,
+                confidence,
+                pinned,
+                expected_version,
+            ),
         )
         record = result.record
         return {
@@ -275,10 +291,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         Example: memory-search(query="how do we deploy to staging?", limit=5)."""
         app = _app(ctx)
         result = await _guard(
-            app,
-            app.service.search(
-                app.caller, query, limit, scope, tags, source, include_expired
-            )
+            app, app.service.search(app.caller, query, limit, scope, tags, source, include_expired)
         )
         max_chars = app.settings.search_value_chars
         data: dict[str, Any] = {"results": [hit_json(h, max_chars) for h in result.hits]}
@@ -340,8 +353,10 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         ],
         agent_id: Annotated[
             str | None,
-            Field(description="The worker it is about, if any (kept as `about_agent`; "
-                  "the learning belongs to you, the lead)."),
+            Field(
+                description="The worker it is about, if any (kept as `about_agent`; "
+                "the learning belongs to you, the lead)."
+            ),
         ] = None,
     ) -> dict[str, Any]:
         """Lead agent only: push a learning into the swarm memory so every worker recalls it.
@@ -390,9 +405,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
     )
     async def memory_context_prompt(ctx: Context, query: str | None = None) -> str:
         app = _app(ctx)
-        block = await _guard(
-            app, memories_block(app.service, app.caller, query), _prompt_error
-        )
+        block = await _guard(app, memories_block(app.service, app.caller, query), _prompt_error)
         return block or NO_MEMORIES
 
     return server

@@ -88,7 +88,7 @@ class OnnxEmbedder(BackgroundLoadedEmbedder):
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        chunks = [order[k:k + BATCH_CHUNK] for k in range(0, len(order), BATCH_CHUNK)]
+        chunks = [order[k : k + BATCH_CHUNK] for k in range(0, len(order), BATCH_CHUNK)]
         if self._pool is not None and len(chunks) > 1:
             parts = list(self._pool.map(lambda c: self._run([texts[i] for i in c]), chunks))
         else:

@@ -146,7 +146,9 @@ def export(weights: Path, target: Path) -> Path:
             self.model = model
 
         def forward(
-            self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
             token_type_ids: torch.Tensor,
         ) -> torch.Tensor:
             out = self.model(
@@ -192,8 +194,9 @@ def prepare(data_dir: Path, override: Path | None = None, force: bool = False) -
         raise OSError(f"no writable folder for the ONNX model (tried {folders})")
     started = time.perf_counter()
     export(model.weights, model.target)
-    log.info("exported the embedding model to %s in %.1f s",
-             model.target, time.perf_counter() - started)
+    log.info(
+        "exported the embedding model to %s in %.1f s", model.target, time.perf_counter() - started
+    )
     return model.target
 
 
@@ -203,8 +206,12 @@ def prepare_in_child(data_dir: Path, override: Path | None = None) -> Path:
     if override is not None:
         command += ["--model-dir", str(override)]
     done = subprocess.run(
-        command, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=EXPORT_TIMEOUT_SECONDS, check=False,
+        command,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=EXPORT_TIMEOUT_SECONDS,
+        check=False,
     )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]

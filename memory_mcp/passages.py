@@ -41,10 +41,10 @@ def context_label(text: str) -> tuple[str, str]:
     """(label to repeat in every passage, the rest of the text)."""
     heading = _HEADING_LINE.match(text)
     if heading:
-        return heading.group(0).strip() + "\n", text[heading.end():]
+        return heading.group(0).strip() + "\n", text[heading.end() :]
     label = _LABEL.match(text)
     if label:
-        return label.group(1).strip() + ": ", text[label.end():]
+        return label.group(1).strip() + ": ", text[label.end() :]
     return "", text
 
 

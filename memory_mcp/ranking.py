@@ -136,9 +136,11 @@ def fuse(
     total = vector_weight + keyword_weight or 1.0
     confidence = search_confidence(keyword_hits, cosines)
     for item in fused.values():
-        item.relevance = confidence * (
-            vector_weight * (item.vector or 0.0) + keyword_weight * (item.keyword or 0.0)
-        ) / total
+        item.relevance = (
+            confidence
+            * (vector_weight * (item.vector or 0.0) + keyword_weight * (item.keyword or 0.0))
+            / total
+        )
     return fused
 
 

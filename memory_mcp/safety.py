@@ -85,9 +85,7 @@ _SECRETS: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
 ]
 
 # scheme://user:password@host. The password group is checked against placeholders.
-_URL_PASSWORD = re.compile(
-    r"://[^\s/:@\"'<>]{0,256}:([^\s/@\"'<>]{1,256})@"
-)
+_URL_PASSWORD = re.compile(r"://[^\s/:@\"'<>]{0,256}:([^\s/@\"'<>]{1,256})@")
 
 # password = value, secret: "value", api_key=value, aws_secret_access_key=... Matched on
 # lower-cased text (no (?i): it is several times slower); the value is read from the

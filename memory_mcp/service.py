@@ -99,9 +99,7 @@ def can_see(caller: Caller, record: MemoryRecord) -> bool:
 def may_change(caller: Caller, record: MemoryRecord) -> bool:
     """Update or delete a memory it can see: its owner, or the lead for a swarm memory.
     (Only swarm memories can be reached by another agent: the others are invisible.)"""
-    return record.agent_id == caller.agent_id or (
-        record.scope is Scope.SWARM and caller.is_lead
-    )
+    return record.agent_id == caller.agent_id or (record.scope is Scope.SWARM and caller.is_lead)
 
 
 class MemoryService:
@@ -155,8 +153,20 @@ class MemoryService:
         agent indexes the file keeps it in step."""
         now = written_at if written_at is not None else self.clock()
         new = self.prepare_memory(
-            caller, key, value, scope, tags, metadata, ttl_seconds, expires_at, source,
-            confidence, pinned, allowed_sources=allowed_sources, file_path=file_path, now=now,
+            caller,
+            key,
+            value,
+            scope,
+            tags,
+            metadata,
+            ttl_seconds,
+            expires_at,
+            source,
+            confidence,
+            pinned,
+            allowed_sources=allowed_sources,
+            file_path=file_path,
+            now=now,
             about_agent=about_agent,
         )
         version = self.check_expected_version(expected_version)
@@ -325,8 +335,9 @@ class MemoryService:
         record = await self.store.get(memory_id)
         if record is None or not can_see(caller, record):
             # The same answer whether it is missing or someone else's: existence is private.
-            raise NotFoundError(memory_id, f"no memory {memory_id} is visible to agent "
-                                f"{caller.agent_id!r}")
+            raise NotFoundError(
+                memory_id, f"no memory {memory_id} is visible to agent {caller.agent_id!r}"
+            )
         return record
 
     def is_expired(self, record: MemoryRecord) -> bool:
@@ -450,9 +461,7 @@ class MemoryService:
             model, record.content_hash
         ):
             vector = (await embed_memories(self.embedder, [record.value]))[0]
-            await self.store.save_embeddings(
-                model, [(record.content_hash, vector)], self.clock()
-            )
+            await self.store.save_embeddings(model, [(record.content_hash, vector)], self.clock())
 
     async def embed_pending(
         self,

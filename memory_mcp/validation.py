@@ -131,9 +131,7 @@ def _check_json_tree(value: Any, field: str) -> None:
     while stack:
         item, depth = stack.pop()
         if depth > MAX_METADATA_DEPTH:
-            raise InvalidInputError(
-                field, f"is nested more than {MAX_METADATA_DEPTH} levels deep"
-            )
+            raise InvalidInputError(field, f"is nested more than {MAX_METADATA_DEPTH} levels deep")
         budget -= 8
         if isinstance(item, str):
             budget -= len(item)
@@ -301,6 +299,6 @@ def clean_id(memory_id: Any) -> int:
 def iso(timestamp: float | None) -> str | None:
     if timestamp is None:
         return None
-    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds").replace(
-        "+00:00", "Z"
+    return (
+        datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     )

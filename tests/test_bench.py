@@ -92,9 +92,7 @@ def test_synthetic_text_is_deterministic_and_zipfian() -> None:
 
 
 @pytest.mark.anyio
-async def test_latency_harness_on_a_small_store(
-    tmp_path: Path, real_embedder: Embedder
-) -> None:
+async def test_latency_harness_on_a_small_store(tmp_path: Path, real_embedder: Embedder) -> None:
     result = await measure_size(tmp_path / "store", 300, real_embedder, queries=6)
     assert result.build_seconds is not None and result.build_seconds > 0
     summary = result.summary()
@@ -103,7 +101,10 @@ async def test_latency_harness_on_a_small_store(
     assert all(ms["p50"] > 0 for ms in summary["search_ms"].values())
     assert set(summary["part_ms_p50"]) == {"selective", "common", "question"}
     assert set(summary["part_ms_p50"]["common"]) == {
-        "embed query", "keyword (FTS5)", "vector scan", "fetch records"
+        "embed query",
+        "keyword (FTS5)",
+        "vector scan",
+        "fetch records",
     }
     again = await measure_size(tmp_path / "store", 300, real_embedder, queries=3)
     assert again.build_seconds is None  # the built store is reused

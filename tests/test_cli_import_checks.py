@@ -109,8 +109,10 @@ def test_ctrl_c_during_import_says_how_far_it_got_and_a_rerun_finishes(
     tmp_path: Path,
 ) -> None:
     """A real process and a real SIGINT, with the real model."""
-    lines = [{"key": f"fact-{i}", "value": f"Fact number {i} about subsystem {i % 37}"}
-             for i in range(200)]
+    lines = [
+        {"key": f"fact-{i}", "value": f"Fact number {i} about subsystem {i % 37}"}
+        for i in range(200)
+    ]
     source = write_jsonl(tmp_path / "big.jsonl", lines)
     command = [EXE, "import", str(source), "--db", str(tmp_path / "m.db")]
     env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}

@@ -20,16 +20,31 @@ EXE = str(Path(sys.executable).with_name("memory-mcp"))
 
 LINES = [
     {"key": "deploy", "value": "Deploys use blue-green switching", "tags": ["ops"]},
-    {"key": "team-rule", "value": "Two reviewers per change", "scope": "swarm",
-     "agent_id": "lead", "updated_at": "2026-01-02T03:04:05Z"},
-    {"key": "scratch", "value": "Trying the flaky test again", "scope": "session",
-     "session_id": "sess-9", "source": "task_completion", "pinned": True},
+    {
+        "key": "team-rule",
+        "value": "Two reviewers per change",
+        "scope": "swarm",
+        "agent_id": "lead",
+        "updated_at": "2026-01-02T03:04:05Z",
+    },
+    {
+        "key": "scratch",
+        "value": "Trying the flaky test again",
+        "scope": "session",
+        "session_id": "sess-9",
+        "source": "task_completion",
+        "pinned": True,
+    },
 ]
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [EXE, *args], capture_output=True, text=True, timeout=300, input=stdin,
+        [EXE, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        input=stdin,
         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": "/tmp"},
     )
 

@@ -23,8 +23,12 @@ EXE = str(Path(sys.executable).with_name("memory-mcp"))
 def test_serve_refuses_a_bad_database_clearly(db: str, message: str, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("plain text, not SQLite\n" * 200)
     result = subprocess.run(
-        [EXE, "serve", "--db", db, "--no-watch"], capture_output=True, text=True,
-        timeout=60, stdin=subprocess.DEVNULL, cwd=tmp_path,
+        [EXE, "serve", "--db", db, "--no-watch"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
     )
     assert result.returncode == 1
     assert message in result.stderr and "Traceback" not in result.stderr

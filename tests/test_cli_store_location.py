@@ -73,7 +73,11 @@ def test_a_db_in_a_missing_folder_is_an_error_not_a_new_folder(
     (tmp_path / "in.jsonl").write_text('{"key": "k", "value": "v"}\n')
     result = subprocess.run(
         [EXE, *command, "--db", str(tmp_path / "no" / "such" / "x.db")],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     assert result.returncode == 1
@@ -101,7 +105,8 @@ def test_context_limit_is_1_to_12(
 
 
 def test_context_query_searches_by_meaning(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     real_embedder: Embedder,
 ) -> None:
     settings = Settings(db=str(tmp_path / "m.db"), data_dir=tmp_path / "data", watch=False)

@@ -56,7 +56,9 @@ def test_precedence_is_flags_then_env_then_file_then_defaults(
 
 
 def test_memory_mcp_config_points_elsewhere_and_a_typo_there_is_an_error(
-    config_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    config_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     other = write_config(tmp_path, tmp_path, agent="elsewhere")
@@ -71,9 +73,7 @@ def test_memory_mcp_config_points_elsewhere_and_a_typo_there_is_an_error(
     assert "cannot read" in capsys.readouterr().err
 
 
-def test_the_hooks_read_the_same_file_as_the_server(
-    config_dir: Path, tmp_path: Path
-) -> None:
+def test_the_hooks_read_the_same_file_as_the_server(config_dir: Path, tmp_path: Path) -> None:
     """The shipped hooks config sets no agent id: the file gives it to the hooks too, so
     a session's summary lands under the agent the server serves, not under `default`."""
     write_config(config_dir, tmp_path, agent="claude-code")
@@ -109,15 +109,25 @@ def test_doctor_flags_a_server_flag_the_hooks_do_not_share(
     config_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_config(config_dir, tmp_path)
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"memory": {
-        "command": "/opt/memory-mcp/.venv/bin/memory-mcp",
-        "args": ["serve", "--agent-id", "claude-code"],
-        "env": {"MEMORY_MCP_MEMORY_DIR": str(tmp_path / "elsewhere")},
-    }}}))
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "memory": {
+                        "command": "/opt/memory-mcp/.venv/bin/memory-mcp",
+                        "args": ["serve", "--agent-id", "claude-code"],
+                        "env": {"MEMORY_MCP_MEMORY_DIR": str(tmp_path / "elsewhere")},
+                    }
+                }
+            }
+        )
+    )
     assert main(["doctor"]) == 1  # ./.mcp.json is read by default
     out = capsys.readouterr().out
-    assert "mismatch: agent_id is claude-code for the server [flag in .mcp.json] but " \
-           "from-file for the hooks [config file]" in out
+    assert (
+        "mismatch: agent_id is claude-code for the server [flag in .mcp.json] but "
+        "from-file for the hooks [config file]" in out
+    )
     assert "mismatch: memory_dir" in out and "env MEMORY_MCP_MEMORY_DIR in .mcp.json" in out
     assert "mismatch: db" not in out
 
@@ -148,6 +158,8 @@ def test_doctor_flags_hooks_whose_env_disagrees_with_the_settings_file(
     (tmp_path / ".claude" / "settings.json").write_text(json.dumps(settings))
     assert main(["doctor"]) == 1  # ./.claude/settings.json is read by default
     out = capsys.readouterr().out
-    assert "mismatch: agent_id is from-file for the server [config file] but me for the " \
-           "hooks [env MEMORY_MCP_AGENT_ID in .claude/settings.json]" in out
+    assert (
+        "mismatch: agent_id is from-file for the server [config file] but me for the "
+        "hooks [env MEMORY_MCP_AGENT_ID in .claude/settings.json]" in out
+    )
     assert "the memory-mcp hooks set different MEMORY_MCP_* variables" in out

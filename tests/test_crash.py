@@ -58,10 +58,15 @@ def assert_sound(db: Path) -> None:
 
 
 def unembedded(db: Path) -> int:
-    return int(query(db, """
+    return int(
+        query(
+            db,
+            """
         SELECT count(*) FROM memories m
         WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash)
-    """)[0][0])
+    """,
+        )[0][0]
+    )
 
 
 def kill_9(proc: subprocess.Popen[str]) -> None:
@@ -85,8 +90,9 @@ def test_a_killed_import_keeps_its_committed_prefix_and_a_rerun_finishes(
             out.write(json.dumps(line) + "\n")
 
     args = [EXE, "import", str(source), "--db", str(db), "--agent-id", "importer"]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            text=True, env=env(tmp_path))
+    proc = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env(tmp_path)
+    )
     try:
         wait_for(lambda: count(db) >= 200 or proc.poll() is not None, "the import to store")
     finally:
@@ -99,8 +105,9 @@ def test_a_killed_import_keeps_its_committed_prefix_and_a_rerun_finishes(
     assert 0 < len(kept) < total
     assert kept == {f"imported-{i}" for i in range(len(kept))}, "a prefix of the file"
 
-    rerun = subprocess.run(args, capture_output=True, text=True, timeout=DEADLINE_SECONDS * 2,
-                           env=env(tmp_path))
+    rerun = subprocess.run(
+        args, capture_output=True, text=True, timeout=DEADLINE_SECONDS * 2, env=env(tmp_path)
+    )
     assert rerun.returncode == 0, rerun.stderr
     assert_sound(db)
     assert count(db) == total
@@ -114,13 +121,23 @@ class RawServer:
     def __init__(self, tmp_path: Path, db: Path) -> None:
         self.proc = subprocess.Popen(
             [EXE, "serve", "--db", str(db), "--agent-id", "writer"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, env=env(tmp_path),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env(tmp_path),
         )
         self.next_id = 0
-        self.request({"method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "crash-test", "version": "0"}}})
+        self.request(
+            {
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "crash-test", "version": "0"},
+                },
+            }
+        )
         self.read()
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -135,8 +152,12 @@ class RawServer:
         return self.next_id
 
     def store(self, key: str, value: str) -> int:
-        return self.request({"method": "tools/call", "params": {
-            "name": "store_memory", "arguments": {"key": key, "value": value}}})
+        return self.request(
+            {
+                "method": "tools/call",
+                "params": {"name": "store_memory", "arguments": {"key": key, "value": value}},
+            }
+        )
 
     def read(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
@@ -164,7 +185,9 @@ def test_a_killed_server_loses_no_acknowledged_write_and_a_restart_embeds_all(
             assert not reply["result"].get("isError"), reply
             acknowledged[key] = f"{value} about herons"
             pending[server.store(f"k{sent}", f"fact {sent} about herons")] = (
-                f"k{sent}", f"fact {sent}")
+                f"k{sent}",
+                f"fact {sent}",
+            )
             sent += 1
     finally:
         kill_9(server.proc)

@@ -19,8 +19,11 @@ from tests.test_hooks import settings_for, write_transcript
 def summaries(tmp_path: Path) -> list[MemoryRecord]:
     async def read() -> list[MemoryRecord]:
         async with opened(settings_for(tmp_path)) as app:
-            return [r async for r in app.service.store.iter_records()
-                    if r.key == "session-summary:eb5b0174"]
+            return [
+                r
+                async for r in app.service.store.iter_records()
+                if r.key == "session-summary:eb5b0174"
+            ]
 
     return anyio.run(read)
 
@@ -37,8 +40,14 @@ def test_a_stop_hook_on_an_unchanged_transcript_keeps_the_version(
     monkeypatch.setenv("MEMORY_MCP_AGENT_ID", settings.agent_id)
     transcript = tmp_path / "eb5b0174.jsonl"
     write_transcript(transcript, events=-1)
-    stop = json.dumps({"session_id": "eb5b0174", "transcript_path": str(transcript),
-                       "hook_event_name": "Stop", "stop_hook_active": False}).encode()
+    stop = json.dumps(
+        {
+            "session_id": "eb5b0174",
+            "transcript_path": str(transcript),
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+        }
+    ).encode()
 
     for _ in range(3):
         assert hook_main(["stop"], stop, watchdog=False) == 0

@@ -68,10 +68,25 @@ def test_the_key_is_checked_too() -> None:
 
 def _record(value: str, key: str = "k") -> MemoryRecord:
     return MemoryRecord(
-        id=1, key=key, value=value, scope=Scope.AGENT, agent_id="a", session_id="",
-        source=Source.MANUAL, tags=[], metadata={}, flags=[], confidence=None, pinned=False,
-        version=1, access_count=0, created_at=0.0, updated_at=0.0, last_accessed_at=None,
-        expires_at=None, content_hash="h",
+        id=1,
+        key=key,
+        value=value,
+        scope=Scope.AGENT,
+        agent_id="a",
+        session_id="",
+        source=Source.MANUAL,
+        tags=[],
+        metadata={},
+        flags=[],
+        confidence=None,
+        pinned=False,
+        version=1,
+        access_count=0,
+        created_at=0.0,
+        updated_at=0.0,
+        last_accessed_at=None,
+        expires_at=None,
+        content_hash="h",
     )
 
 

@@ -7,7 +7,10 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "memory_mcp"
 EDGES = (
-    "memory_mcp.mcp_server", "memory_mcp.mcp_edge", "memory_mcp.cli", "memory_mcp.cli_notes",
+    "memory_mcp.mcp_server",
+    "memory_mcp.mcp_edge",
+    "memory_mcp.cli",
+    "memory_mcp.cli_notes",
     "memory_mcp.hooks",
 )
 
@@ -34,9 +37,14 @@ def module_files(prefix: str = "") -> dict[str, Path]:
 
 def test_store_knows_nothing_above_it() -> None:
     for name, path in module_files("memory_mcp.store").items():
-        bad = {i for i in imports_of(path) if i.startswith("memory_mcp.") and not (
-            i.startswith("memory_mcp.store") or i in ("memory_mcp.models", "memory_mcp.errors")
-        )}
+        bad = {
+            i
+            for i in imports_of(path)
+            if i.startswith("memory_mcp.")
+            and not (
+                i.startswith("memory_mcp.store") or i in ("memory_mcp.models", "memory_mcp.errors")
+            )
+        }
         assert not bad, f"{name} imports {bad}"
         assert not any(i == "mcp" or i.startswith("mcp.") for i in imports_of(path))
 

@@ -121,8 +121,9 @@ async def test_rewrite_replaces_without_duplicates_and_keeps_unchanged_chunks(
 
         # A line added above shifts the staging chunk's lines: metadata changes, its
         # text does not, so its vector is reused.
-        note.write_text(NOTE.replace("switches.", "switches.\nTwice a week.").replace(
-            "nightly", "every hour"))
+        note.write_text(
+            NOTE.replace("switches.", "switches.\nTwice a week.").replace("nightly", "every hour")
+        )
         await app.notes.index_path(note)
         await app.service.embed_pending()
         shifted = {r.key: r for r in await records(app, note)}

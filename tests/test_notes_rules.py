@@ -81,7 +81,9 @@ async def test_binary_content_is_refused_with_a_warning_and_its_old_memories_go(
         with caplog.at_level(logging.WARNING):
             outcomes = await app.notes.apply([str(with_nul), str(no_nul), str(note)])
         assert {o.path.rsplit("/", 1)[1]: o.action for o in outcomes} == {
-            "photo.md": "skipped", "packed.md": "skipped", "was-text.md": "removed",
+            "photo.md": "skipped",
+            "packed.md": "skipped",
+            "was-text.md": "removed",
         }
         assert all("binary content" in o.detail for o in outcomes)
         assert await app.service.store.count() == 0
@@ -154,8 +156,9 @@ async def test_the_embedding_queue_takes_turns_between_notes_in_short_batches(
     make_settings: Callable[..., Settings], memory_dir: Path
 ) -> None:
     big = memory_dir / "big.md"
-    big.write_text("\n\n".join(f"# Part {n}\n" + f"Paragraph {n} of the manual. " * 60
-                               for n in range(30)))
+    big.write_text(
+        "\n\n".join(f"# Part {n}\n" + f"Paragraph {n} of the manual. " * 60 for n in range(30))
+    )
     small = memory_dir / "small.md"
     small.write_text("The pager goes to Marisol this week.")
     async with opened(make_settings()) as app:

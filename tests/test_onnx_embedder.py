@@ -74,11 +74,22 @@ async def test_two_processes_exporting_at_once_leave_one_whole_file(
     the result is one complete file that loads and gives the prepared file's vectors, and
     no temporary file is left."""
     folder = tmp_path / "models"
-    command = [sys.executable, "-m", "memory_mcp.onnx_model", "--data-dir",
-               str(tmp_path / "data"), "--model-dir", str(folder)]
+    command = [
+        sys.executable,
+        "-m",
+        "memory_mcp.onnx_model",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--model-dir",
+        str(folder),
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outputs]
     name = file_name(weights_digest(weights_dir()))

@@ -35,18 +35,26 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         Client(server("w2")) as w2,
         Client(server("lead", "lead")) as lead,
     ):
-        first = await call(w1, "store_memory", key="team-rule", value="Two reviewers",
-                           tags=["process"], scope="swarm")
+        first = await call(
+            w1,
+            "store_memory",
+            key="team-rule",
+            value="Two reviewers",
+            tags=["process"],
+            scope="swarm",
+        )
         assert (first["agent_id"], first["updated_by"]) == ("w1", "w1")
 
-        error = await call_error(w2, "store_memory", key="team-rule", value="No reviews",
-                                 scope="global")
+        error = await call_error(
+            w2, "store_memory", key="team-rule", value="No reviews", scope="global"
+        )
         assert "agent 'w1'" in error and "owner or the lead" in error
         kept = await call(w2, "memory-get", id=first["id"])
         assert (kept["value"], kept["version"], kept["tags"]) == ("Two reviewers", 1, ["process"])
 
-        by_lead = await call(lead, "store_memory", key="team-rule", value="Three reviewers",
-                             scope="swarm")
+        by_lead = await call(
+            lead, "store_memory", key="team-rule", value="Three reviewers", scope="swarm"
+        )
         assert by_lead["id"] == first["id"] and by_lead["version"] == 2
         assert (by_lead["agent_id"], by_lead["updated_by"]) == ("w1", "lead")
         got = await call(w2, "memory-get", id=first["id"])
@@ -54,8 +62,9 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         found = await call(w2, "memory-search", query="reviewers")
         assert [(r["id"], r["updated_by"]) for r in found["results"]] == [(first["id"], "lead")]
 
-        by_owner = await call(w1, "store_memory", key="team-rule", value="Two reviewers again",
-                              scope="swarm")
+        by_owner = await call(
+            w1, "store_memory", key="team-rule", value="Two reviewers again", scope="swarm"
+        )
         assert (by_owner["version"], by_owner["updated_by"]) == (3, "w1")
 
     async with opened(make_settings()) as app:
@@ -77,14 +86,21 @@ async def test_the_store_refuses_an_overwrite_under_its_write_lock(
         store = app.service.store
 
         def swarm(agent_id: str, value: str) -> NewMemory:
-            return NewMemory(key="k", value=value, scope=Scope.SWARM, agent_id=agent_id,
-                             session_id="", source=Source.MANUAL)
+            return NewMemory(
+                key="k",
+                value=value,
+                scope=Scope.SWARM,
+                agent_id=agent_id,
+                session_id="",
+                source=Source.MANUAL,
+            )
 
         await store.upsert(swarm("w1", "mine"), expected_version=None, now=1.0, cap=0)
         with pytest.raises(PermissionDeniedError, match="agent 'w1'"):
             await store.upsert(swarm("w2", "theirs"), expected_version=None, now=2.0, cap=0)
-        allowed = await store.upsert(swarm("w2", "theirs"), expected_version=None, now=3.0,
-                                     cap=0, may_overwrite_others=True)
+        allowed = await store.upsert(
+            swarm("w2", "theirs"), expected_version=None, now=3.0, cap=0, may_overwrite_others=True
+        )
         assert (allowed.record.agent_id, allowed.record.updated_by) == ("w1", "w2")
 
 
@@ -93,13 +109,16 @@ async def test_the_store_refuses_an_overwrite_under_its_write_lock(
 
 def seed(db: Path) -> None:
     """w1 and w2 each store one memory per scope, in session s1."""
+
     async def store_all() -> None:
         for agent in ("w1", "w2"):
             settings = Settings(db=str(db), agent_id=agent, session_id="s1", watch=False)
             async with opened(settings) as app:
                 for scope in Scope:
                     await app.service.store_memory(
-                        app.caller, f"{agent}-{scope.value}", f"{agent} {scope.value} note",
+                        app.caller,
+                        f"{agent}-{scope.value}",
+                        f"{agent} {scope.value} note",
                         scope=scope.value,
                     )
 
@@ -128,7 +147,8 @@ def test_export_holds_what_the_agent_may_see_and_all_needs_asking(
     assert export(tmp_path, "--agent-id", "w2") == (0, {"w2-agent", "w1-swarm", "w2-swarm"})
     # In its session, its session memory too.
     assert export(tmp_path, "--agent-id", "w2", "--session-id", "s1") == (
-        0, {"w2-session", "w2-agent", "w1-swarm", "w2-swarm"}
+        0,
+        {"w2-session", "w2-agent", "w1-swarm", "w2-swarm"},
     )
     # The whole store only on purpose, and not mixed up with one agent's view.
     everything = {f"{agent}-{scope.value}" for agent in ("w1", "w2") for scope in Scope}

@@ -116,9 +116,13 @@ class World:
 
     def settings(self, viewer: Viewer) -> Settings:
         return Settings(
-            db=str(self.db), agent_id=viewer.agent, role=AGENTS[viewer.agent],
-            session_id=viewer.session, data_dir=self.tmp / "data",
-            memory_dir=self.tmp / "notes", watch=False,
+            db=str(self.db),
+            agent_id=viewer.agent,
+            role=AGENTS[viewer.agent],
+            session_id=viewer.session,
+            data_dir=self.tmp / "data",
+            memory_dir=self.tmp / "notes",
+            watch=False,
         )
 
     def by_id(self) -> dict[int, Memory]:
@@ -137,22 +141,29 @@ async def with_clients(world: World, job: Callable[[dict[Viewer, Client]], Await
 
 
 async def store(client: Client, memory: Memory) -> None:
-    result = await call(client, "store_memory", key=memory.key, scope=memory.scope,
-                        value=f"{WORD} {memory.key}")
+    result = await call(
+        client, "store_memory", key=memory.key, scope=memory.scope, value=f"{WORD} {memory.key}"
+    )
     memory.id, memory.version = result["id"], result["version"]
 
 
 async def inject(client: Client, memory: Memory) -> None:
-    result = await call(client, "inject-learning", learning=f"{WORD} always rebase first",
-                        category="best-practice", agent_id="w2")
+    result = await call(
+        client,
+        "inject-learning",
+        learning=f"{WORD} always rebase first",
+        category="best-practice",
+        agent_id="w2",
+    )
     memory.key, memory.id, memory.version = result["key"], result["id"], result["version"]
 
 
 async def populate(world: World, clients: dict[Viewer, Client]) -> None:
     for viewer in VIEWERS:
         for scope in SCOPES:
-            memory = Memory(f"{viewer.agent}.{scope}.{viewer.session}", viewer.agent, scope,
-                            viewer.session)
+            memory = Memory(
+                f"{viewer.agent}.{scope}.{viewer.session}", viewer.agent, scope, viewer.session
+            )
             await store(clients[viewer], memory)
             world.memories.append(memory)
     learning = Memory("", "lead", "swarm", "s1")
@@ -250,8 +261,14 @@ TOOL_PATHS = {
 
 
 def viewer_flags(viewer: Viewer) -> list[str]:
-    return ["--agent-id", viewer.agent, "--session-id", viewer.session,
-            "--role", AGENTS[viewer.agent]]
+    return [
+        "--agent-id",
+        viewer.agent,
+        "--session-id",
+        viewer.session,
+        "--role",
+        AGENTS[viewer.agent],
+    ]
 
 
 def cli_export(world: World, viewer: Viewer, capsys: pytest.CaptureFixture[str]) -> set[int]:
@@ -266,9 +283,7 @@ def cli_context(world: World, viewer: Viewer, capsys: pytest.CaptureFixture[str]
     return {int(i) for i in BLOCK_ID.findall(capsys.readouterr().out)}
 
 
-def cli_context_query(
-    world: World, viewer: Viewer, capsys: pytest.CaptureFixture[str]
-) -> set[int]:
+def cli_context_query(world: World, viewer: Viewer, capsys: pytest.CaptureFixture[str]) -> set[int]:
     argv = ["context", "--db", str(world.db), "--query", WORD, *viewer_flags(viewer)]
     assert cli.main(argv) == 0
     return {int(i) for i in BLOCK_ID.findall(capsys.readouterr().out)}
@@ -282,8 +297,9 @@ def session_start_hook(
         env.setenv("MEMORY_MCP_AGENT_ID", viewer.agent)
         env.setenv("MEMORY_MCP_SESSION_ID", viewer.session)
         env.setenv("MEMORY_MCP_ROLE", AGENTS[viewer.agent])
-        payload = json.dumps({"session_id": "claude-1", "hook_event_name": "SessionStart",
-                              "source": "startup"}).encode()
+        payload = json.dumps(
+            {"session_id": "claude-1", "hook_event_name": "SessionStart", "source": "startup"}
+        ).encode()
         assert runner.main(["session-start"], stdin=payload, watchdog=False) == 0
     captured = capsys.readouterr()
     assert "memory-mcp hook" not in captured.err, captured.err
@@ -381,8 +397,9 @@ def test_store_memory_overwrite_follows_the_rules(tmp_path: Path) -> None:
             client = clients[viewer]
             value = f"{WORD} rewritten by {viewer}"
             try:
-                result = await call(client, "store_memory", key=memory.key, value=value,
-                                    scope=memory.scope)
+                result = await call(
+                    client, "store_memory", key=memory.key, value=value, scope=memory.scope
+                )
             except ToolFailed as failed:
                 actual = "refused" if f"agent '{memory.owner}'" in str(failed) else str(failed)
             else:
@@ -392,15 +409,18 @@ def test_store_memory_overwrite_follows_the_rules(tmp_path: Path) -> None:
             if actual == "updated":
                 memory.version += 1
                 if (now["value"], now["updated_by"], now["agent_id"]) != (
-                    value, viewer.agent, memory.owner
+                    value,
+                    viewer.agent,
+                    memory.owner,
                 ):
                     wrong.append(f"{viewer} updated {memory.key} but it reads {now}")
             elif actual == "separate":
                 # The caller's own memory; remove it so the world stays as it was.
                 await call(client, "memory-delete", id=result["id"])
             if now["version"] != memory.version:
-                wrong.append(f"{viewer} on {memory.key}: version {now['version']}, "
-                             f"expected {memory.version}")
+                wrong.append(
+                    f"{viewer} on {memory.key}: version {now['version']}, expected {memory.version}"
+                )
             if actual != expected:
                 wrong.append(f"{viewer} storing {memory.key}: {actual}, expected {expected}")
         return wrong
@@ -410,12 +430,15 @@ def test_store_memory_overwrite_follows_the_rules(tmp_path: Path) -> None:
 
 def test_the_matrix_covers_every_outcome() -> None:
     """The rules above are not vacuous: each outcome occurs, for workers and the lead."""
-    memories = [Memory(f"{v.agent}.{s}.{v.session}", v.agent, s, v.session)
-                for v in VIEWERS for s in SCOPES]
+    memories = [
+        Memory(f"{v.agent}.{s}.{v.session}", v.agent, s, v.session) for v in VIEWERS for s in SCOPES
+    ]
     memories.append(Memory("learning", "lead", "swarm", "s1"))
     deletes = {(v.is_lead, delete_outcome(v, m)) for v in VIEWERS for m in memories}
     writes = {(v.is_lead, overwrite_outcome(v, m)) for v in VIEWERS for m in memories}
-    assert deletes == {(lead, outcome) for lead in (True, False)
-                       for outcome in ("deleted", "not found", "refused")} - {(True, "refused")}
-    assert writes == {(lead, outcome) for lead in (True, False)
-                      for outcome in ("updated", "separate", "refused")} - {(True, "refused")}
+    assert deletes == {
+        (lead, outcome) for lead in (True, False) for outcome in ("deleted", "not found", "refused")
+    } - {(True, "refused")}
+    assert writes == {
+        (lead, outcome) for lead in (True, False) for outcome in ("updated", "separate", "refused")
+    } - {(True, "refused")}

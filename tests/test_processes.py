@@ -18,7 +18,12 @@ async def test_four_processes_of_eight_writers_lose_nothing_and_fail_nothing(
     tmp_path: Path,
 ) -> None:
     config = StressConfig(
-        workdir=tmp_path, processes=4, writers=8, readers=2, stores=25, burst=0,
+        workdir=tmp_path,
+        processes=4,
+        writers=8,
+        readers=2,
+        stores=25,
+        burst=0,
         warm_up=False,  # the models load while the writes run, as after a real start
     )
     report = await run_stress(config, progress=print)

@@ -82,9 +82,7 @@ def test_not_identifiers(token: str) -> None:
 
 
 def test_identifier_tokens_of_a_query() -> None:
-    assert identifier_tokens("Where is PaymentService.refund called?") == [
-        "PaymentService.refund"
-    ]
+    assert identifier_tokens("Where is PaymentService.refund called?") == ["PaymentService.refund"]
     # Sentence punctuation is not part of the identifier; each is kept once, first spelling.
     assert identifier_tokens("see gen-0042. Then GEN-0042, and ERR_42!") == [
         "gen-0042",
@@ -238,7 +236,9 @@ async def test_the_key_lookup_uses_an_index_also_in_an_older_store(
     build_old_store(path)
     async with opened(make_settings(db=str(path))) as app:
         assert await keys(app, "RELEASE-DAY") == ["release-day"]
-    plan = sqlite3.connect(path).execute(
-        "EXPLAIN QUERY PLAN SELECT id FROM memories WHERE lower(key) = lower(?)", ("x",)
-    ).fetchall()
+    plan = (
+        sqlite3.connect(path)
+        .execute("EXPLAIN QUERY PLAN SELECT id FROM memories WHERE lower(key) = lower(?)", ("x",))
+        .fetchall()
+    )
     assert "ix_memories_key_lower" in str(plan)

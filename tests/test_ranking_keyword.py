@@ -19,7 +19,9 @@ from tests.conftest import FakeEmbedder, opened
 
 def test_query_terms_drop_stopwords_and_keep_identifiers() -> None:
     assert query_terms("What did we decide about the ERR_CONN_42 error?") == [
-        "decide", "err_conn_42", "error"
+        "decide",
+        "err_conn_42",
+        "error",
     ]
     assert query_terms("what is it") == ["what", "is", "it"]  # nothing else left
     assert match_any(["a.b", "c"]) == '"a.b" OR "c"'

@@ -85,9 +85,11 @@ async def test_the_subject_of_a_long_memory_is_found_by_meaning(
     async with opened(make_settings(), real_embedder) as app:
         await app.service.store_memory(app.caller, "chatty", chatty)
         for i, other in enumerate(
-            ["Joanna: I baked a vanilla cake with strawberry filling today.",
-             "Nate: My gaming team won the regional tournament last weekend.",
-             "Joanna: The screenplay draft is almost finished, two scenes left."]
+            [
+                "Joanna: I baked a vanilla cake with strawberry filling today.",
+                "Nate: My gaming team won the regional tournament last weekend.",
+                "Joanna: The screenplay draft is almost finished, two scenes left.",
+            ]
         ):
             await app.service.store_memory(app.caller, f"other-{i}", other)
         hits = (await app.service.search(app.caller, "Where did Nate take his pets?")).hits

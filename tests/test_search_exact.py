@@ -65,9 +65,7 @@ async def test_a_key_among_2000_generated_ones_comes_first(
         assert keys_of(hits)[0] == "gen-1234"  # keys match whatever the case
 
         # An identifier inside a question: the memory holding it, then the others.
-        hits = (
-            await app.service.search(app.caller, "what did gen-1999 say about the cache?")
-        ).hits
+        hits = (await app.service.search(app.caller, "what did gen-1999 say about the cache?")).hits
         assert keys_of(hits)[0] == "gen-1999"
         assert_scores_in_order(hits)
 

@@ -14,9 +14,14 @@ from pathlib import Path
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
 
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-               "clientInfo": {"name": "test", "version": "0"}},
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
 }
 
 
@@ -25,7 +30,10 @@ def test_one_sigint_stops_a_server_waiting_on_stdin(tmp_path: Path) -> None:
     env.update(HF_HUB_OFFLINE="1", XDG_CONFIG_HOME=str(tmp_path / "config"))
     with subprocess.Popen(
         [EXE, "serve", "--db", str(tmp_path / "m.db"), "--memory-dir", str(tmp_path / "notes")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
         text=True,
     ) as process:
         assert process.stdin and process.stdout and process.stderr

@@ -18,8 +18,18 @@ from mcp import Client, StdioServerParameters
 from tests.conftest import call
 from tests.test_stdio_e2e import EXE, server_env
 
-HEAVY = ("sqlalchemy", "aiosqlite", "numpy", "mcp", "torch", "onnxruntime", "tokenizers",
-         "sentence_transformers", "memory_mcp.store", "memory_mcp.app")
+HEAVY = (
+    "sqlalchemy",
+    "aiosqlite",
+    "numpy",
+    "mcp",
+    "torch",
+    "onnxruntime",
+    "tokenizers",
+    "sentence_transformers",
+    "memory_mcp.store",
+    "memory_mcp.app",
+)
 
 
 def pids_running(marker: str) -> list[int]:
@@ -41,8 +51,11 @@ async def test_serve_exports_a_missing_model_in_a_child_and_never_loads_torch(
 ) -> None:
     db = tmp_path / "startup.db"
     models = tmp_path / "models"  # empty: the server must export the model itself
-    env = {**server_env(tmp_path), "MEMORY_MCP_MODEL_DIR": str(models),
-           "MEMORY_MCP_SEARCH_MODEL_WAIT_SECONDS": "0"}
+    env = {
+        **server_env(tmp_path),
+        "MEMORY_MCP_MODEL_DIR": str(models),
+        "MEMORY_MCP_SEARCH_MODEL_WAIT_SECONDS": "0",
+    }
     params = StdioServerParameters(command=EXE, args=["serve", "--db", str(db)], env=env)
     async with Client(params, read_timeout_seconds=120) as client:
         await call(client, "store_memory", key="pets", value="The office cat is called Miso")
@@ -84,8 +97,13 @@ except SystemExit as exit:
     code = exit.code
 print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, cwd=Path(__file__).parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parent.parent,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["code"] in (0, None)

@@ -36,7 +36,8 @@ def server_env(tmp_path: Path) -> dict[str, str]:
 @asynccontextmanager
 async def spawned(tmp_path: Path, *args: str) -> AsyncIterator[Client]:
     params = StdioServerParameters(
-        command=EXE, args=["serve", "--db", str(tmp_path / "shared.db"), *args],
+        command=EXE,
+        args=["serve", "--db", str(tmp_path / "shared.db"), *args],
         env=server_env(tmp_path),
     )
     async with Client(params, read_timeout_seconds=120) as client:
@@ -47,19 +48,41 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
     """Raw pipes, no SDK on the client side: every stdout line must be JSON-RPC, and the
     handshake is answered before the model has loaded."""
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw-test", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "store_memory", "arguments": {"key": "k", "value": "lemur migration"}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "memory-search", "arguments": {"query": "lemur"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "store_memory",
+                "arguments": {"key": "k", "value": "lemur migration"},
+            },
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "memory-search", "arguments": {"query": "lemur"}},
+        },
     ]
     start = time.monotonic()
     proc = subprocess.Popen(
-        [EXE, "serve", "--db", str(tmp_path / "raw.db")], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server_env(tmp_path),
+        [EXE, "serve", "--db", str(tmp_path / "raw.db")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=server_env(tmp_path),
     )
     assert proc.stdin and proc.stdout
     replies: dict[int, dict] = {}  # type: ignore[type-arg]
@@ -101,10 +124,19 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
         clients = {"w1": w1, "w2": w2, "lead": lead}
 
         for name, client in clients.items():
-            await call(client, "store_memory", key=f"{name}-private",
-                       value=f"{name} keeps the gazebo key under the mat")
-            await call(client, "store_memory", key=f"{name}-shared", scope="swarm",
-                       value=f"{name} says the gazebo is painted green")
+            await call(
+                client,
+                "store_memory",
+                key=f"{name}-private",
+                value=f"{name} keeps the gazebo key under the mat",
+            )
+            await call(
+                client,
+                "store_memory",
+                key=f"{name}-shared",
+                scope="swarm",
+                value=f"{name} says the gazebo is painted green",
+            )
         for name, client in clients.items():
             found = await call(client, "memory-search", query="gazebo", limit=50)
             keys = {r["key"] for r in found["results"]}
@@ -114,9 +146,15 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
         async def burst(name: str, client: Client) -> None:
             async with anyio.create_task_group() as tasks:
                 for i in range(20):
-                    tasks.start_soon(lambda i=i: call(
-                        client, "store_memory", key=f"burst-{name}-{i}", scope="swarm",
-                        value=f"burst note {i} from {name} about the aviary"))
+                    tasks.start_soon(
+                        lambda i=i: call(
+                            client,
+                            "store_memory",
+                            key=f"burst-{name}-{i}",
+                            scope="swarm",
+                            value=f"burst note {i} from {name} about the aviary",
+                        )
+                    )
 
         async with anyio.create_task_group() as tasks:
             for name, client in clients.items():
@@ -146,9 +184,14 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
                 while True:
                     current = await call(client, "memory-get", id=counter["id"])
                     try:
-                        await call(client, "store_memory", key="counter", scope="swarm",
-                                   value=str(int(current["value"]) + 1),
-                                   expected_version=current["version"])
+                        await call(
+                            client,
+                            "store_memory",
+                            key="counter",
+                            scope="swarm",
+                            value=str(int(current["value"]) + 1),
+                            expected_version=current["version"],
+                        )
                         increments.append(name)
                         break
                     except ToolFailed as conflict:
@@ -162,8 +205,9 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
 
         # Semantic search across processes: once w2's model is loaded, it finds by meaning
         # a memory that another process wrote.
-        await call(w1, "store_memory", key="pets", scope="swarm",
-                   value="The office cat is called Miso")
+        await call(
+            w1, "store_memory", key="pets", scope="swarm", value="The office cat is called Miso"
+        )
         # Its vector may come from any of the three processes' workers: poll with a deadline.
         deadline = time.monotonic() + 180
         while True:
@@ -178,8 +222,10 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
 
 def test_python_server_py_is_memory_mcp_serve(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "server.py", "--help"], capture_output=True, text=True, timeout=60,
+        [sys.executable, "server.py", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
         cwd=Path(__file__).parent.parent,
     )
     assert proc.returncode == 0 and "--agent-id" in proc.stdout
-

@@ -27,14 +27,24 @@ def _deep(levels: int) -> dict[str, Any]:
 
 
 def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                       "params": {"name": tool, "arguments": arguments}})
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+    )
 
 
 def test_requests_the_sdk_cannot_parse_still_get_answers(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [EXE, "serve", "--db", str(tmp_path / "hostile.db")], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=server_env(tmp_path),
+        [EXE, "serve", "--db", str(tmp_path / "hostile.db")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=server_env(tmp_path),
     )
     assert proc.stdin and proc.stdout
     lines: queue.Queue[str] = queue.Queue()
@@ -64,9 +74,20 @@ def test_requests_the_sdk_cannot_parse_still_get_answers(tmp_path: Path) -> None
         raise AssertionError(f"no answer to request {request_id!r} within {TIMEOUT} s")
 
     try:
-        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "hostile-test", "version": "0"}}}))
+        send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "hostile-test", "version": "0"},
+                    },
+                }
+            )
+        )
         answer(1)
         send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
 
@@ -84,8 +105,16 @@ def test_requests_the_sdk_cannot_parse_still_get_answers(tmp_path: Path) -> None
         send(_call(4, "store_memory", {"key": "k", "value": "v", "metadata": {"\ud800": 1}}))
         assert "surrogate" in answer(4)["result"]["content"][0]["text"]
 
-        send(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "resources/read",
-                         "params": {"uri": "memory://context\ud800"}}))
+        send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "resources/read",
+                    "params": {"uri": "memory://context\ud800"},
+                }
+            )
+        )
         assert answer(5)["error"]["code"] == -32602
 
         send('{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": ')

@@ -20,20 +20,66 @@ pytestmark = pytest.mark.anyio
 OLD_SCHEMA = Path(__file__).parent / "data" / "schema_before_ownership.sql"
 COLUMNS = ", ".join(
     [
-        "id", "identity", "key", "value", "scope", "agent_id", "session_id", "source", "tags",
-        "metadata", "flags", "confidence", "pinned", "version", "content_hash", "created_at",
-        "updated_at", "expires_at", "last_accessed_at", "last_used_at", "access_count",
-        "file_path", "revision",
+        "id",
+        "identity",
+        "key",
+        "value",
+        "scope",
+        "agent_id",
+        "session_id",
+        "source",
+        "tags",
+        "metadata",
+        "flags",
+        "confidence",
+        "pinned",
+        "version",
+        "content_hash",
+        "created_at",
+        "updated_at",
+        "expires_at",
+        "last_accessed_at",
+        "last_used_at",
+        "access_count",
+        "file_path",
+        "revision",
     ]
 )
 
 
-def old_row(memory_id: int, key: str, value: str, agent: str, meta: dict[str, str],
-            tags: list[str], version: int = 1) -> tuple[object, ...]:
+def old_row(
+    memory_id: int,
+    key: str,
+    value: str,
+    agent: str,
+    meta: dict[str, str],
+    tags: list[str],
+    version: int = 1,
+) -> tuple[object, ...]:
     return (
-        memory_id, f"swarm\x1f{key}", key, value, "swarm", agent, "", "manual",
-        json.dumps(tags), json.dumps(meta), "[]", None, 0, version, f"hash{memory_id}",
-        1_700_000_000.0, 1_700_000_100.0, None, None, 1_700_000_100.0, 0, None, memory_id,
+        memory_id,
+        f"swarm\x1f{key}",
+        key,
+        value,
+        "swarm",
+        agent,
+        "",
+        "manual",
+        json.dumps(tags),
+        json.dumps(meta),
+        "[]",
+        None,
+        0,
+        version,
+        f"hash{memory_id}",
+        1_700_000_000.0,
+        1_700_000_100.0,
+        None,
+        None,
+        1_700_000_100.0,
+        0,
+        None,
+        memory_id,
     )
 
 
@@ -45,7 +91,9 @@ def build_old_store(path: Path) -> None:
     rows = [
         old_row(1, "release-day", "We release on Thursdays", "w1", {}, ["process"], 2),
         old_row(
-            2, "learning:mistake-pattern:abc", "Run migrations before the API tests",
+            2,
+            "learning:mistake-pattern:abc",
+            "Run migrations before the API tests",
             "worker-2",
             {"injected_by": "lead", "category": "mistake-pattern", "target_agent": "worker-2"},
             ["mistake-pattern", "learning"],
@@ -78,8 +126,9 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
     path = tmp_path / "old.db"
     build_old_store(path)
     assert "updated_by" not in columns(path, "memories")
-    settings = Settings(db=str(path), data_dir=tmp_path / "data", memory_dir=tmp_path / "m",
-                        watch=False)
+    settings = Settings(
+        db=str(path), data_dir=tmp_path / "data", memory_dir=tmp_path / "m", watch=False
+    )
     worker = Caller("worker-2", Role.WORKER, "s")
     for _ in range(2):  # the second open must find nothing to do, and not fail
         async with opened(settings) as app:

@@ -37,34 +37,73 @@ WRONG_TYPES: list[tuple[str, dict[str, Any], str]] = [
     ("memory-get", {"id": True}, "invalid id: must be a whole number, got true"),
     ("memory-get", {"id": 1.0}, "invalid id: must be a whole number, got 1.0"),
     ("memory-delete", {"id": "1"}, "invalid id: must be a whole number, got a string"),
-    ("store_memory", {"key": "k", "value": "v", "pinned": "yes"},
-     "invalid pinned: must be true or false, got a string"),
-    ("store_memory", {"key": "k", "value": "v", "pinned": 1},
-     "invalid pinned: must be true or false, got 1"),
-    ("store_memory", {"key": "k", "value": "v", "ttl_seconds": "5"},
-     "invalid ttl_seconds: must be a number, got a string"),
-    ("store_memory", {"key": "k", "value": "v", "ttl_seconds": True},
-     "invalid ttl_seconds: must be a number, got true"),
-    ("store_memory", {"key": "k", "value": "v", "confidence": "0.5"},
-     "invalid confidence: must be a number, got a string"),
-    ("store_memory", {"key": "k", "value": "v", "expected_version": "1"},
-     "invalid expected_version: must be a whole number, got a string"),
-    ("store_memory", {"key": "k", "value": "v", "tags": "build"},
-     "invalid tags: must be a list, got a string"),
-    ("store_memory", {"key": "k", "value": "v", "tags": ["a", 7]},
-     "invalid tags: item 1 must be a string, got 7"),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "pinned": "yes"},
+        "invalid pinned: must be true or false, got a string",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "pinned": 1},
+        "invalid pinned: must be true or false, got 1",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "ttl_seconds": "5"},
+        "invalid ttl_seconds: must be a number, got a string",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "ttl_seconds": True},
+        "invalid ttl_seconds: must be a number, got true",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "confidence": "0.5"},
+        "invalid confidence: must be a number, got a string",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "expected_version": "1"},
+        "invalid expected_version: must be a whole number, got a string",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "tags": "build"},
+        "invalid tags: must be a list, got a string",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "tags": ["a", 7]},
+        "invalid tags: item 1 must be a string, got 7",
+    ),
     ("store_memory", {"key": 5, "value": "v"}, "invalid key: must be a string, got 5"),
     ("store_memory", {"value": "v"}, "invalid key: is required"),
-    ("memory-search", {"query": "x", "limit": "5"},
-     "invalid limit: must be a whole number, got a string"),
-    ("memory-search", {"query": "x", "include_expired": "no"},
-     "invalid include_expired: must be true or false, got a string"),
-    ("store_memory", {"key": "k", "value": "v", "scope": "planet"},
-     "invalid scope: 'planet' is not one of session, agent, swarm (or global)"),
-    ("store_memory", {"key": "k", "value": "v", "source": "rumour"},
-     "invalid source: 'rumour' is not one of manual, task_completion, session_summary"),
-    ("memory-search", {"query": "x", "scope": "planet"},
-     "invalid scope: 'planet' is not one of all, session, agent, swarm"),
+    (
+        "memory-search",
+        {"query": "x", "limit": "5"},
+        "invalid limit: must be a whole number, got a string",
+    ),
+    (
+        "memory-search",
+        {"query": "x", "include_expired": "no"},
+        "invalid include_expired: must be true or false, got a string",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "scope": "planet"},
+        "invalid scope: 'planet' is not one of session, agent, swarm (or global)",
+    ),
+    (
+        "store_memory",
+        {"key": "k", "value": "v", "source": "rumour"},
+        "invalid source: 'rumour' is not one of manual, task_completion, session_summary",
+    ),
+    (
+        "memory-search",
+        {"query": "x", "scope": "planet"},
+        "invalid scope: 'planet' is not one of all, session, agent, swarm",
+    ),
 ]
 
 
@@ -156,13 +195,13 @@ async def test_sizes_are_checked_before_per_item_work(server_for: Callable[..., 
     async with Client(server_for()) as client:
         error = await call_error(client, "store_memory", key="k", value="v", tags=tags)
         assert "invalid tags: at most 20 tags, got 50,002" in error
-        error = await call_error(client, "store_memory", key="k", value="v",
-                                 metadata=big_metadata)
+        error = await call_error(client, "store_memory", key="k", value="v", metadata=big_metadata)
         assert "invalid metadata: is larger than 16,384 bytes" in error
         error = await call_error(client, "store_memory", key="k" * 100_000, value="v")
         assert "invalid key: is 100,000 characters" in error
-        error = await call_error(client, "store_memory", key="k", value="v",
-                                 metadata={"many": list(range(150_000))})
+        error = await call_error(
+            client, "store_memory", key="k", value="v", metadata={"many": list(range(150_000))}
+        )
         assert "invalid metadata: holds more than 100,000 values" in error
 
 
@@ -184,8 +223,9 @@ async def test_dates_are_bounded_and_nothing_is_half_stored(
             assert f"invalid expires_at: {when!r} {problem}" in error, error
         # The store still answers every read.
         assert await _stored_keys(client) == ["baseline"]
-        ok = await call(client, "store_memory", key="k", value="v",
-                        expires_at="2030-01-01T00:00:00-05:00")
+        ok = await call(
+            client, "store_memory", key="k", value="v", expires_at="2030-01-01T00:00:00-05:00"
+        )
         assert ok["expires_at"] == "2030-01-01T05:00:00Z"
 
 

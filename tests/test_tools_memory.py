@@ -21,6 +21,7 @@ def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Setti
     """These tests are about the tools, not the notes folder: no watcher."""
     return lambda **overrides: make_settings(**{"watch": False, **overrides})
 
+
 TOOLS = {"store_memory", "memory-search", "memory-get", "memory-delete", "inject-learning"}
 
 
@@ -66,9 +67,7 @@ async def test_expected_version_conflict_states_current_version(
     async with Client(build_server(make_settings(), FakeEmbedder())) as client:
         await call(client, "store_memory", key="plan", value="v1")
         await call(client, "store_memory", key="plan", value="v2")
-        error = await call_error(
-            client, "store_memory", key="plan", value="v3", expected_version=1
-        )
+        error = await call_error(client, "store_memory", key="plan", value="v3", expected_version=1)
         assert "current version is 2" in error
         ok = await call(client, "store_memory", key="plan", value="v3", expected_version=2)
         assert ok["version"] == 3
@@ -90,9 +89,7 @@ async def test_ttl_default_by_source_and_explicit(make_settings: Callable[..., S
         manual = await call(client, "store_memory", key="m", value="forever")
         assert manual["expires_at"] is None
         task = await call(client, "store_memory", key="t", value="done", source="task_completion")
-        summary = await call(
-            client, "store_memory", key="s", value="sum", source="session_summary"
-        )
+        summary = await call(client, "store_memory", key="s", value="sum", source="session_summary")
         explicit = await call(
             client, "store_memory", key="e", value="soon", expires_at="2099-01-01T00:00:00Z"
         )
@@ -180,17 +177,26 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
         )
         assert "lead" in refused
         first = await call(
-            boss, "inject-learning", learning="Run migrations before the API tests",
-            category="mistake-pattern", agent_id="w1",
+            boss,
+            "inject-learning",
+            learning="Run migrations before the API tests",
+            category="mistake-pattern",
+            agent_id="w1",
         )
         again = await call(
-            boss, "inject-learning", learning="Run migrations before the API tests",
-            category="mistake-pattern", agent_id="w1",
+            boss,
+            "inject-learning",
+            learning="Run migrations before the API tests",
+            category="mistake-pattern",
+            agent_id="w1",
         )
         assert again["id"] == first["id"] and again["version"] == 1
         spaced = await call(
-            boss, "inject-learning", learning="Run  migrations before the API tests ",
-            category="mistake-pattern", agent_id="w1",
+            boss,
+            "inject-learning",
+            learning="Run  migrations before the API tests ",
+            category="mistake-pattern",
+            agent_id="w1",
         )
         assert spaced["id"] == first["id"], "whitespace does not make a new learning"
         found = await call(w, "memory-search", query="migrations", tags=["mistake-pattern"])

@@ -120,8 +120,9 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
         good = await call(client, "store_memory", key="good", value="otter notes", scope="swarm")
         bad_ids = []
         for key in ("bad-date", "bad-tags", "bad-meta", "bad-scope"):
-            stored = await call(client, "store_memory", key=key, value=f"otter {key}",
-                                scope="swarm", tags=["t"])
+            stored = await call(
+                client, "store_memory", key=key, value=f"otter {key}", scope="swarm", tags=["t"]
+            )
             bad_ids.append(stored["id"])
     with sqlite3.connect(db_path(settings)) as conn:
         for statement in DAMAGE.values():
@@ -150,8 +151,14 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
     assert all("\n" not in r.getMessage() for r in skipped), "one line each"
 
     # The command a user runs: exit 0, the good memory exported.
-    export = ["export", "--all", "--db", str(db_path(settings)),
-              "--output", str(tmp_path / "out.jsonl")]
+    export = [
+        "export",
+        "--all",
+        "--db",
+        str(db_path(settings)),
+        "--output",
+        str(tmp_path / "out.jsonl"),
+    ]
     assert await anyio.to_thread.run_sync(main, export) == 0
     assert '"key": "good"' in (tmp_path / "out.jsonl").read_text()
     capsys.readouterr()
@@ -167,8 +174,9 @@ async def test_tool_calls_take_turns_in_arrival_order(
     most_running = 0
     started: list[str] = []
 
-    async def counting_search(self: MemoryService, caller: object, query: str,
-                              *args: object) -> object:
+    async def counting_search(
+        self: MemoryService, caller: object, query: str, *args: object
+    ) -> object:
         nonlocal running, most_running
         running += 1
         most_running = max(most_running, running)

@@ -25,47 +25,91 @@ def add_commands(commands: Any) -> None:
     )
     locomo.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
     locomo.add_argument("--json", type=Path, help="also write every number to this file")
-    locomo.add_argument("--limit-conversations", type=int, metavar="N",
-                        help="only the first N conversations (by file name)")
+    locomo.add_argument(
+        "--limit-conversations",
+        type=int,
+        metavar="N",
+        help="only the first N conversations (by file name)",
+    )
 
     latency = kinds.add_parser("latency", help="search latency on large synthetic stores")
-    latency.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000],
-                         metavar="N", help="store sizes (default: 10000 100000)")
+    latency.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[10_000, 100_000],
+        metavar="N",
+        help="store sizes (default: 10000 100000)",
+    )
     latency.add_argument("--queries", type=int, default=150, help="searches per size")
-    latency.add_argument("--workdir", type=Path, default=DEFAULT_LATENCY_WORKDIR,
-                         help=f"where built stores are kept for reuse "
-                              f"(default: {DEFAULT_LATENCY_WORKDIR})")
+    latency.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_LATENCY_WORKDIR,
+        help=f"where built stores are kept for reuse (default: {DEFAULT_LATENCY_WORKDIR})",
+    )
     latency.add_argument("--json", type=Path, help="also write every number to this file")
 
     startup = kinds.add_parser(
-        "startup", help="spawn -> initialize, spawn -> first search by meaning, peak RSS, "
-                        "query embedding and search latency"
+        "startup",
+        help="spawn -> initialize, spawn -> first search by meaning, peak RSS, "
+        "query embedding and search latency",
     )
     startup.add_argument("--runs", type=int, default=3, help="server spawns (default 3)")
-    startup.add_argument("--latency-size", type=int, default=10_000, metavar="N",
-                         help="also search latency at N memories (0: skip; default 10000)")
-    startup.add_argument("--workdir", type=Path, default=DEFAULT_STARTUP_WORKDIR,
-                         help=f"where the 2,000-memory store is kept for reuse "
-                              f"(default: {DEFAULT_STARTUP_WORKDIR})")
+    startup.add_argument(
+        "--latency-size",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="also search latency at N memories (0: skip; default 10000)",
+    )
+    startup.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_STARTUP_WORKDIR,
+        help=f"where the 2,000-memory store is kept for reuse (default: {DEFAULT_STARTUP_WORKDIR})",
+    )
     startup.add_argument("--json", type=Path, help="also write every number to this file")
 
     stress = kinds.add_parser(
-        "stress", help="real server processes on one SQLite file: concurrent writers and "
-        "readers, lost writes, integrity, latency under a burst"
+        "stress",
+        help="real server processes on one SQLite file: concurrent writers and "
+        "readers, lost writes, integrity, latency under a burst",
     )
     stress.add_argument("--processes", type=int, default=8, help="server processes (default 8)")
-    stress.add_argument("--writers", type=int, default=8,
-                        help="concurrent store_memory callers per process (default 8)")
-    stress.add_argument("--readers", type=int, default=2,
-                        help="concurrent search/get callers per process (default 2)")
-    stress.add_argument("--stores", type=int, default=25,
-                        help="store_memory calls per writer (default 25)")
-    stress.add_argument("--burst", type=int, default=200,
-                        help="searches sent at once to one process at the end (default 200)")
-    stress.add_argument("--no-warm-up", dest="warm_up", action="store_false",
-                        help="start writing while the servers still load the model")
-    stress.add_argument("--workdir", type=Path, default=DEFAULT_STRESS_WORKDIR,
-                        help=f"the database and server logs (default: {DEFAULT_STRESS_WORKDIR})")
+    stress.add_argument(
+        "--writers",
+        type=int,
+        default=8,
+        help="concurrent store_memory callers per process (default 8)",
+    )
+    stress.add_argument(
+        "--readers",
+        type=int,
+        default=2,
+        help="concurrent search/get callers per process (default 2)",
+    )
+    stress.add_argument(
+        "--stores", type=int, default=25, help="store_memory calls per writer (default 25)"
+    )
+    stress.add_argument(
+        "--burst",
+        type=int,
+        default=200,
+        help="searches sent at once to one process at the end (default 200)",
+    )
+    stress.add_argument(
+        "--no-warm-up",
+        dest="warm_up",
+        action="store_false",
+        help="start writing while the servers still load the model",
+    )
+    stress.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_STRESS_WORKDIR,
+        help=f"the database and server logs (default: {DEFAULT_STRESS_WORKDIR})",
+    )
     stress.add_argument("--json", type=Path, help="also write every number to this file")
 
 
@@ -109,8 +153,14 @@ def run(args: argparse.Namespace) -> int:
 
         settings = Settings()
         startup_report = anyio.run(
-            run_startup, args.workdir, settings.embedder, embedder, args.runs,
-            args.latency_size, DEFAULT_LATENCY_WORKDIR, _say,
+            run_startup,
+            args.workdir,
+            settings.embedder,
+            embedder,
+            args.runs,
+            args.latency_size,
+            DEFAULT_LATENCY_WORKDIR,
+            _say,
         )
         print(startup_report.render())
         _write_json(args.json, {"benchmark": "startup", **startup_report.summary()})
@@ -140,8 +190,13 @@ def run_stress(args: argparse.Namespace) -> int:
     from memory_mcp.benchmark.stress import run_stress as measure
 
     config = StressConfig(
-        workdir=args.workdir, processes=args.processes, writers=args.writers,
-        readers=args.readers, stores=args.stores, burst=args.burst, warm_up=args.warm_up,
+        workdir=args.workdir,
+        processes=args.processes,
+        writers=args.writers,
+        readers=args.readers,
+        stores=args.stores,
+        burst=args.burst,
+        warm_up=args.warm_up,
     )
     report = anyio.run(measure, config, _say)
     print(report.render())

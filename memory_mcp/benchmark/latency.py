@@ -134,7 +134,9 @@ class SizeResult:
 def _settings(directory: Path) -> Settings:
     # No per-agent cap: one agent owns every synthetic memory (a cap is a user setting).
     return Settings(
-        db=str(directory / "memory.db"), data_dir=directory, max_memories_per_agent=0,
+        db=str(directory / "memory.db"),
+        data_dir=directory,
+        max_memories_per_agent=0,
         agent_id="bench",
     )
 
@@ -165,7 +167,10 @@ async def build_store(
 
 
 async def measure_size(
-    directory: Path, size: int, embedder: Embedder, queries: int,
+    directory: Path,
+    size: int,
+    embedder: Embedder,
+    queries: int,
     progress: Callable[[str], None] | None = None,
 ) -> SizeResult:
     await embedder.wait_ready()
@@ -219,6 +224,8 @@ def render(results: list[SizeResult]) -> str:
     for r in results:
         s = r.summary()
         built = "reused" if s["build_seconds"] is None else f"built in {s['build_seconds']} s"
-        lines.append(f"{r.size:,} memories: store {built}; vector index loaded in "
-                     f"{s['index_load_seconds']} s")
+        lines.append(
+            f"{r.size:,} memories: store {built}; vector index loaded in "
+            f"{s['index_load_seconds']} s"
+        )
     return "\n".join(lines)

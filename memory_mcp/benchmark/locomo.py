@@ -78,7 +78,8 @@ def load_conversation(path: Path) -> Conversation:
     sessions = sorted(
         (int(name.removeprefix("session_")), turns)
         for name, turns in data.items()
-        if name.startswith("session_") and name.removeprefix("session_").isdigit()
+        if name.startswith("session_")
+        and name.removeprefix("session_").isdigit()
         and isinstance(turns, list)
     )
     turns = [
@@ -87,8 +88,11 @@ def load_conversation(path: Path) -> Conversation:
         for turn in session
     ]
     questions = [
-        Question(text=str(qa["question"]), category=int(qa["category"]),
-                 evidence=[str(e) for e in qa["evidence"]])
+        Question(
+            text=str(qa["question"]),
+            category=int(qa["category"]),
+            evidence=[str(e) for e in qa["evidence"]],
+        )
         for qa in data.get("qa", [])
         if qa.get("category") in ANSWERABLE_CATEGORIES and qa.get("evidence")
     ]
@@ -133,8 +137,12 @@ async def run_conversation(
             retrieved = [hit.record.key for hit in result.hits]
             run.results.append(
                 QuestionResult(
-                    conversation.name, question.text, question.category, question.evidence,
-                    retrieved, {k: recall_at(question.evidence, retrieved, k) for k in CUTOFFS},
+                    conversation.name,
+                    question.text,
+                    question.category,
+                    question.evidence,
+                    retrieved,
+                    {k: recall_at(question.evidence, retrieved, k) for k in CUTOFFS},
                     seconds,
                 )
             )
@@ -185,9 +193,7 @@ class LocomoReport:
             "by_category": {
                 str(c): recalls([r for r in results if r.category == c]) for c in categories
             },
-            "by_conversation": {
-                run.name: recalls(run.results) for run in self.runs
-            },
+            "by_conversation": {run.name: recalls(run.results) for run in self.runs},
             "ingest_turns_per_second": round(turns / ingest, 1) if ingest else 0.0,
             "search_ms_p50": round(percentile_ms(seconds, 50), 2),
             "search_ms_p95": round(percentile_ms(seconds, 95), 2),
@@ -206,11 +212,13 @@ class LocomoReport:
             ["all", s["overall"]["questions"], s["overall"]["recall@5"], s["overall"]["recall@10"]]
         ]
         for name, part in s["by_category"].items():
-            rows.append([f"category {name}", part["questions"], part["recall@5"],
-                         part["recall@10"]])
+            rows.append(
+                [f"category {name}", part["questions"], part["recall@5"], part["recall@10"]]
+            )
         for name, part in s["by_conversation"].items():
-            rows.append([f"conversation {name}", part["questions"], part["recall@5"],
-                         part["recall@10"]])
+            rows.append(
+                [f"conversation {name}", part["questions"], part["recall@5"], part["recall@10"]]
+            )
         lines = [
             table(["LoCoMo (turn level)", "questions", "R@5", "R@10"], rows),
             "",

@@ -36,9 +36,14 @@ STORE_SIZE = 2_000
 TARGET_KEY = "pets"
 TARGET_VALUE = "The office cat is called Miso and sleeps on the printer."
 MEANING_QUERY = "what is the name of our feline?"
-QUERIES = ["how do we run the tests?", "which database does staging use",
-           "what did we decide about deploys", "the user's favourite snack",
-           "who owns the release checklist", "name of our feline"]
+QUERIES = [
+    "how do we run the tests?",
+    "which database does staging use",
+    "what did we decide about deploys",
+    "the user's favourite snack",
+    "who owns the release checklist",
+    "name of our feline",
+]
 GIVE_UP_SECONDS = 300.0
 
 
@@ -73,8 +78,10 @@ class StartupReport:
             "first_meaning_search_s_median": median([r.meaning_seconds for r in self.runs]),
             "keyword_only_answers": [r.keyword_only_answers for r in self.runs],
             "peak_rss_mb_median": median([r.peak_rss_mb for r in self.runs]),
-            "query_embed_ms": {"p50": round(percentile_ms(self.query_embed_seconds, 50), 2),
-                               "p95": round(percentile_ms(self.query_embed_seconds, 95), 2)},
+            "query_embed_ms": {
+                "p50": round(percentile_ms(self.query_embed_seconds, 50), 2),
+                "p95": round(percentile_ms(self.query_embed_seconds, 95), 2),
+            },
             "latency": None if self.latency is None else self.latency.summary(),
         }
 
@@ -84,12 +91,16 @@ class StartupReport:
             ["spawn -> initialize (median)", f"{s['initialize_s_median']:.2f} s"],
             ["bare `import mcp.server.mcpserver`", f"{s['bare_mcp_import_s_median']:.2f} s"],
             ["initialize / bare import", f"{s['initialize_over_bare_import']}x"],
-            [f"spawn -> first meaning search ({STORE_SIZE:,} memories)",
-             f"{s['first_meaning_search_s_median']:.2f} s"],
+            [
+                f"spawn -> first meaning search ({STORE_SIZE:,} memories)",
+                f"{s['first_meaning_search_s_median']:.2f} s",
+            ],
             ["keyword-only answers before it, per run", str(s["keyword_only_answers"])],
             ["server peak RSS (median)", f"{s['peak_rss_mb_median']:.0f} MB"],
-            ["query embedding p50 / p95",
-             f"{s['query_embed_ms']['p50']:.1f} / {s['query_embed_ms']['p95']:.1f} ms"],
+            [
+                "query embedding p50 / p95",
+                f"{s['query_embed_ms']['p50']:.1f} / {s['query_embed_ms']['p95']:.1f} ms",
+            ],
         ]
         text = f"embedder: {self.embedder}, {len(self.runs)} runs\n"
         text += table(["measure", "value"], rows)
@@ -104,8 +115,9 @@ async def build_startup_store(directory: Path, embedder: Embedder) -> Path:
     marker = directory / "target-embedded"
     await build_store(directory, STORE_SIZE - 1, embedder.model_name)
     if not marker.exists():
-        settings = Settings(db=str(db), data_dir=directory, max_memories_per_agent=0,
-                            agent_id="bench")
+        settings = Settings(
+            db=str(db), data_dir=directory, max_memories_per_agent=0, agent_id="bench"
+        )
         async with open_app(settings, embedder, background=False) as app:
             await app.service.store_memory(app.caller, TARGET_KEY, TARGET_VALUE)
             while await app.service.embed_pending():
@@ -137,31 +149,62 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def spawn_once(exe: str, db: Path, embedder: str, scratch: Path) -> StartupRun:
-    env = {**os.environ, "MEMORY_MCP_EMBEDDER": embedder, "HF_HUB_OFFLINE": "1",
-           "MEMORY_MCP_MEMORY_DIR": str(scratch / "notes"), "MEMORY_MCP_WATCH": "false",
-           "XDG_DATA_HOME": str(scratch / "xdg")}
+    env = {
+        **os.environ,
+        "MEMORY_MCP_EMBEDDER": embedder,
+        "HF_HUB_OFFLINE": "1",
+        "MEMORY_MCP_MEMORY_DIR": str(scratch / "notes"),
+        "MEMORY_MCP_WATCH": "false",
+        "XDG_DATA_HOME": str(scratch / "xdg"),
+    }
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [exe, "serve", "--db", str(db), "--agent-id", "bench"], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        [exe, "serve", "--db", str(db), "--agent-id", "bench"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "bench-startup", "version": "0"}}})
+        _send(
+            proc.stdin,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench-startup", "version": "0"},
+                },
+            },
+        )
         _reply(proc.stdout, 1)
         initialized = time.perf_counter() - started
         _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         keyword_only = 0
         for request_id in range(2, 100_000):
-            _send(proc.stdin, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                               "params": {"name": "memory-search", "arguments": {
-                                   "query": MEANING_QUERY, "limit": 3}}})
+            _send(
+                proc.stdin,
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "memory-search",
+                        "arguments": {"query": MEANING_QUERY, "limit": 3},
+                    },
+                },
+            )
             result = _reply(proc.stdout, request_id)["result"]["structuredContent"]
             hits = result["results"]
-            if result.get("semantic", "notices" not in result) and hits \
-                    and hits[0]["key"] == TARGET_KEY:
+            if (
+                result.get("semantic", "notices" not in result)
+                and hits
+                and hits[0]["key"] == TARGET_KEY
+            ):
                 break
             keyword_only += 1
             if time.perf_counter() - started > GIVE_UP_SECONDS:
@@ -181,8 +224,13 @@ def bare_mcp_import_seconds() -> float:
 
 
 async def run_startup(
-    workdir: Path, embedder_name: str, embedder: Embedder, runs: int, latency_size: int,
-    latency_workdir: Path, say: Callable[[str], None],
+    workdir: Path,
+    embedder_name: str,
+    embedder: Embedder,
+    runs: int,
+    latency_size: int,
+    latency_workdir: Path,
+    say: Callable[[str], None],
 ) -> StartupReport:
     report = StartupReport(embedder_name)
     await embedder.wait_ready()
@@ -193,8 +241,10 @@ async def run_startup(
         for run in range(runs):
             report.bare_import_seconds.append(bare_mcp_import_seconds())
             one = spawn_once(exe, db, embedder_name, Path(scratch))
-            say(f"run {run + 1}: initialize {one.initialize_seconds:.2f} s, meaning search "
-                f"{one.meaning_seconds:.2f} s, peak RSS {one.peak_rss_mb:.0f} MB")
+            say(
+                f"run {run + 1}: initialize {one.initialize_seconds:.2f} s, meaning search "
+                f"{one.meaning_seconds:.2f} s, peak RSS {one.peak_rss_mb:.0f} MB"
+            )
             report.runs.append(one)
     for i in range(5):  # warm-up
         await embedder.embed([QUERIES[i % len(QUERIES)]])

@@ -84,13 +84,21 @@ class StressReport:
         c = self.config
         return {
             "benchmark": "stress",
-            "processes": c.processes, "writers": c.writers, "readers": c.readers,
-            "stores_per_writer": c.stores, "burst": c.burst,
-            "stores": self.stores.summary(), "acknowledged": len(self.acknowledged),
-            "missing": self.missing, "reads": self.reads.summary(),
-            "burst_searches": self.burst.summary(), "integrity_check": self.integrity,
-            "fts_integrity_check": self.fts_integrity, "tracebacks_in_stderr": self.tracebacks,
-            "database_is_locked_in_stderr": self.locked_lines, "seconds": round(self.seconds, 1),
+            "processes": c.processes,
+            "writers": c.writers,
+            "readers": c.readers,
+            "stores_per_writer": c.stores,
+            "burst": c.burst,
+            "stores": self.stores.summary(),
+            "acknowledged": len(self.acknowledged),
+            "missing": self.missing,
+            "reads": self.reads.summary(),
+            "burst_searches": self.burst.summary(),
+            "integrity_check": self.integrity,
+            "fts_integrity_check": self.fts_integrity,
+            "tracebacks_in_stderr": self.tracebacks,
+            "database_is_locked_in_stderr": self.locked_lines,
+            "seconds": round(self.seconds, 1),
         }
 
     def render(self) -> str:
@@ -107,8 +115,7 @@ class StressReport:
             f"burst:   {c.burst} searches at once to one process: {b['ok']} answered, "
             f"{b['failed']} failed; answered after p50 {b['p50_ms']:.0f} ms, "
             f"p99 {b['p99_ms']:.0f} ms",
-            f"file:    integrity_check {self.integrity}; FTS5 integrity-check "
-            f"{self.fts_integrity}",
+            f"file:    integrity_check {self.integrity}; FTS5 integrity-check {self.fts_integrity}",
             f"stderr:  {self.tracebacks} tracebacks, {self.locked_lines} 'database is locked'",
         ]
         for name, log in (("store", self.stores), ("read", self.reads), ("burst", self.burst)):
@@ -132,8 +139,15 @@ def _server_env(config: StressConfig) -> dict[str, str]:
 async def _server(config: StressConfig, index: int, errlog: TextIO) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memory_mcp.cli", "serve", "--db", str(config.workdir / "stress.db"),
-              "--agent-id", f"stress-{index}"],
+        args=[
+            "-m",
+            "memory_mcp.cli",
+            "serve",
+            "--db",
+            str(config.workdir / "stress.db"),
+            "--agent-id",
+            f"stress-{index}",
+        ],
         env=_server_env(config),
     )
     async with Client(
@@ -179,8 +193,12 @@ async def _load_one(client: Client, index: int, config: StressConfig, report: St
         for k in range(config.stores):
             key = f"p{index}-w{w}-{k}"
             value = f"{key}: {_sentence(rng)}"
-            out = await _timed(client, report.stores, "store_memory",
-                               {"key": key, "value": value, "tags": ["stress"]})
+            out = await _timed(
+                client,
+                report.stores,
+                "store_memory",
+                {"key": key, "value": value, "tags": ["stress"]},
+            )
             if out is not None:
                 report.acknowledged.append((f"stress-{index}", key, value))
                 ids.append(int(out["id"]))
@@ -191,8 +209,12 @@ async def _load_one(client: Client, index: int, config: StressConfig, report: St
             if ids and rng.random() < 0.5:
                 await _timed(client, report.reads, "memory-get", {"id": rng.choice(ids)})
             else:
-                await _timed(client, report.reads, "memory-search",
-                             {"query": " ".join(rng.sample(WORDS, 2)), "limit": 5})
+                await _timed(
+                    client,
+                    report.reads,
+                    "memory-search",
+                    {"query": " ".join(rng.sample(WORDS, 2)), "limit": 5},
+                )
 
     async with anyio.create_task_group() as readers:
         for r in range(config.readers):

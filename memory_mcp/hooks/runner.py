@@ -65,9 +65,7 @@ def _handler(event: str, payload: dict[str, Any]) -> Callable[[], int] | None:
     raise ValueError(f"unknown event; expected one of {', '.join(EVENTS)}")
 
 
-def main(
-    argv: list[str] | None = None, stdin: bytes | None = None, watchdog: bool = True
-) -> int:
+def main(argv: list[str] | None = None, stdin: bytes | None = None, watchdog: bool = True) -> int:
     """`watchdog=False` is for running a hook inside another process (tests): the
     watchdog ends the whole process, which is right for a hook and wrong for pytest."""
     args = sys.argv[1:] if argv is None else argv

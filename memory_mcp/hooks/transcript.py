@@ -16,8 +16,12 @@ from memory_mcp.safety import refuse_secrets
 
 MAX_TRANSCRIPT_BYTES = 32_000_000
 MAX_LINE_BYTES = 4_000_000  # longer lines (huge tool results) are skipped unparsed
-FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
+FILE_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 _COMMAND = re.compile(
@@ -47,7 +51,8 @@ def _texts(content: Any) -> list[str]:
     return [
         block["text"]
         for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
+        if isinstance(block, dict)
+        and block.get("type") == "text"
         and isinstance(block.get("text"), str)
     ]
 

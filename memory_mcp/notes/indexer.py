@@ -166,7 +166,9 @@ class NoteIndexer:
         except NoteSkipped as skipped:
             log.log(
                 logging.WARNING if skipped.warn else logging.DEBUG,
-                "note %s skipped: %s", path, skipped.reason,
+                "note %s skipped: %s",
+                path,
+                skipped.reason,
             )
             if not skipped.remove:
                 return NoteOutcome(path, "skipped", skipped.reason)
@@ -200,8 +202,10 @@ class NoteIndexer:
                 notes[note.path] = note
                 continue
             path = canonical(raw)
-            if path is not None and not path.name.startswith(".") and (
-                path.is_dir() or not path.exists()
+            if (
+                path is not None
+                and not path.name.startswith(".")
+                and (path.is_dir() or not path.exists())
             ):
                 directories.append(path)
         ordered = sorted(notes.values(), key=lambda n: (n.path.exists(), _size(n), str(n.path)))

@@ -120,7 +120,10 @@ class NoteWatcher:
             return
         log.info(
             "memory folder %s: %d notes indexed, %d unchanged, %d removed",
-            folder.root, report.indexed, report.unchanged, report.removed,
+            folder.root,
+            report.indexed,
+            report.unchanged,
+            report.removed,
         )
 
     async def _listen(self, roots: list[Path], send: MemoryObjectSendStream[set[str]]) -> None:
@@ -144,7 +147,8 @@ class NoteWatcher:
                 except Exception:  # a top-level loop: log, then degrade instead of dying
                     log.exception(
                         "watching the memory folders failed%s",
-                        "; notes are now indexed only at start" if polling
+                        "; notes are now indexed only at start"
+                        if polling
                         else "; falling back to polling",
                     )
 

@@ -143,9 +143,7 @@ class MemoryStore:
         may_overwrite_others: bool,
     ) -> UpsertOutcome:
         existing = (
-            await conn.execute(
-                select(MEMORIES).where(M.identity == new.identity).with_for_update()
-            )
+            await conn.execute(select(MEMORIES).where(M.identity == new.identity).with_for_update())
         ).first()
         digest = content_hash(new.value)
         values = {
@@ -347,9 +345,7 @@ class MemoryStore:
         if not memory_ids:
             return {}
         async with self._engines.reader.connect() as conn:
-            rows = await conn.execute(
-                select(MEMORIES).where(M.id.in_(list(memory_ids)))
-            )
+            rows = await conn.execute(select(MEMORIES).where(M.id.in_(list(memory_ids))))
             return {record.id: record for record in readable_records(rows)}
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
@@ -503,7 +499,13 @@ class MemoryStore:
                 return delta
             rows = await conn.execute(
                 select(
-                    M.id, M.agent_id, M.scope, M.session_id, M.source, M.expires_at, M.tags,
+                    M.id,
+                    M.agent_id,
+                    M.scope,
+                    M.session_id,
+                    M.source,
+                    M.expires_at,
+                    M.tags,
                     EmbeddingRow.vector,
                 )
                 .outerjoin(
@@ -584,9 +586,7 @@ class MemoryStore:
         wanted = list(dict.fromkeys(identities))
         async with self._engines.reader.connect() as conn:
             counted = int(
-                await conn.scalar(
-                    select(func.count()).where(*writes.counted_toward_cap(agent_id))
-                )
+                await conn.scalar(select(func.count()).where(*writes.counted_toward_cap(agent_id)))
                 or 0
             )
             stored = 0

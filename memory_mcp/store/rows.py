@@ -162,9 +162,7 @@ def visible_to(vis: Visibility) -> ColumnElement[bool]:
     by_scope = {
         Scope.SWARM: M.scope == Scope.SWARM.value,
         Scope.AGENT: and_(M.scope == Scope.AGENT.value, own),
-        Scope.SESSION: and_(
-            M.scope == Scope.SESSION.value, own, M.session_id == caller.session_id
-        ),
+        Scope.SESSION: and_(M.scope == Scope.SESSION.value, own, M.session_id == caller.session_id),
     }
     conditions = [by_scope[vis.scope] if vis.scope else or_(*by_scope.values())]
     if not vis.include_expired:

@@ -40,9 +40,7 @@ async def delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> in
     await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
     await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
     result = await conn.execute(delete(MEMORIES).where(M.id.in_(ids)))
-    await conn.execute(
-        insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids]
-    )
+    await conn.execute(insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids])
     return int(result.rowcount or 0)
 
 
