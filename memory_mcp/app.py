@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError, SentenceTransformerEmbedder
+from memory_mcp.embeddings import Embedder, SentenceTransformerEmbedder
 from memory_mcp.errors import InvalidInputError, StoreMissingError
 from memory_mcp.file_index import FileIndexService
 from memory_mcp.models import Caller, Source
@@ -24,12 +24,6 @@ from memory_mcp.store.engine import create_engines
 
 log = logging.getLogger(__name__)
 
-EMBED_POLL_SECONDS = 1.0
-# One background batch is about one note chunk (a note saved meanwhile is in the next: see
-# MemoryStore.missing_embeddings), embedded in short calls: a search's query embedding
-# waits for at most one such call.
-EMBED_BATCH_CHARS = 2_000
-EMBED_CALL_CHARS = 1_000
 ACCESS_FLUSH_SECONDS = 1.0
 
 
@@ -126,7 +120,7 @@ async def open_app(
             return
         watcher = NoteWatcher(notes) if settings.watch else None
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(embedding_worker, service)
+            tasks.start_soon(service.vectors.keep_embedded)
             tasks.start_soon(purge_worker, service, settings.purge_interval_seconds)
             tasks.start_soon(access_worker, service)
             if watcher is not None:
@@ -141,41 +135,10 @@ async def open_app(
         await store.close()
 
 
-async def embedding_worker(service: MemoryService) -> None:
-    """Load the model, then keep every stored text embedded, including texts written by
-    other processes (the CLI, hooks, other servers) on the same database."""
-    try:
-        await service.embedder.wait_ready()
-    except EmbeddingUnavailableError as exc:
-        log.error("semantic search is off: %s; keyword search still works", exc)
-        return
-    checked_revision = -1
-    while True:
-        try:
-            # Each step is shielded: shutdown waits for the current batch instead of
-            # cutting a query off, which would leave a half-closed aiosqlite connection.
-            with anyio.CancelScope(shield=True):
-                revision = await service.store.current_revision()
-            if revision != checked_revision:
-                while True:
-                    with anyio.CancelScope(shield=True):
-                        if not await service.embed_pending(
-                            max_batches=1,
-                            batch_chars=EMBED_BATCH_CHARS,
-                            call_chars=EMBED_CALL_CHARS,
-                        ):
-                            await service.sync_index()
-                            break
-                checked_revision = revision
-        except Exception:  # a top-level loop: log and keep serving
-            log.exception("embedding worker failed; retrying")
-        await anyio.sleep(EMBED_POLL_SECONDS)
-
-
 async def purge_worker(service: MemoryService, interval: float) -> None:
     while True:
         try:
-            with anyio.CancelScope(shield=True):  # see embedding_worker
+            with anyio.CancelScope(shield=True):  # see Vectors.keep_embedded
                 purged = await service.purge_expired()
             if purged:
                 log.info("purged %d expired memories", purged)
@@ -189,7 +152,7 @@ async def access_worker(service: MemoryService) -> None:
     while True:
         await anyio.sleep(ACCESS_FLUSH_SECONDS)
         try:
-            with anyio.CancelScope(shield=True):  # see embedding_worker
+            with anyio.CancelScope(shield=True):  # see Vectors.keep_embedded
                 await service.store.flush_accesses()
         except Exception:  # a top-level loop: log and keep serving; the counts are kept
             log.exception("saving read counts failed; retrying")

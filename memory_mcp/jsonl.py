@@ -171,7 +171,7 @@ async def embed_all(
 ) -> bool:
     """Embed everything still without a vector, a batch at a time: searchable when this
     returns True; False if `stop()` said to stop (between batches, never mid-query)."""
-    if not await service.store.missing_embeddings(service.vector_model, 1):
+    if not await service.vectors.has_pending():
         return True  # nothing to embed: no need to load the model
     while not service.embedder.is_ready():
         if stop():

@@ -15,19 +15,17 @@ from typing import Any
 import anyio
 import numpy as np
 
-from memory_mcp import passages
 from memory_mcp import validation as v
-from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError
+from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
 from memory_mcp.injection import content_flags
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, Visibility
-from memory_mcp.passages import embed_memories
 from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
 from memory_mcp.safety import refuse_secrets, refuse_secrets_in
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.keyword import query_terms
-from memory_mcp.vector_index import VectorIndex
+from memory_mcp.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +37,6 @@ KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5)
 # Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
 # can take a note's identity or be taken over by the indexer.
 NOTE_KEY_PREFIX = "file:"
-QUERY_YIELD_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -109,15 +106,14 @@ class MemoryService:
         embedder: Embedder,
         policy: Policy | None = None,
         clock: Callable[[], float] = time.time,
+        vectors: Vectors | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.policy = policy or Policy()
         self.clock = clock
-        self.index = VectorIndex()
-        self._index_lock = anyio.Lock()
-        self._embed_lock = anyio.Lock()
-        self._queries_waiting = 0  # query embeddings in flight; background batches wait
+        # Embedding, storing and searching vectors (memory_mcp/vectors.py tells the story).
+        self.vectors = vectors or Vectors.in_process(store.vectors, embedder, clock)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -261,7 +257,7 @@ class MemoryService:
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
         if outcome.changed and embed_now:
-            await self._embed_now_if_ready(outcome.record)
+            await self.vectors.embed_written(outcome.record)
         return StoreResult(outcome.record, outcome.created, outcome.changed)
 
     async def inject_learning(
@@ -372,7 +368,7 @@ class MemoryService:
         keyword_hits: list[tuple[int, float]] = []
         terms = query_terms(text)
         vector_hits: list[tuple[int, float]] = []
-        semantic = await self._model_ready(self.policy.search_model_wait_seconds)
+        semantic = await self.vectors.model_ready(self.policy.search_model_wait_seconds)
         query_vectors: list[np.ndarray] = []
         exact: list[ExactMatches] = []
 
@@ -384,8 +380,8 @@ class MemoryService:
             exact.append(await find_exact_matches(self.store, text, vis))
 
         async def embed_query() -> None:
-            query_vectors.append(await self._embed_query(text))
-            await self.sync_index()
+            query_vectors.append(await self.vectors.embed_query(text))
+            await self.vectors.catch_up()
 
         # The query embedding (a model thread) and the FTS5 query (a database thread)
         # overlap instead of adding up.
@@ -398,7 +394,7 @@ class MemoryService:
         if semantic:
             query_vector = query_vectors[0]
             # The keyword candidates get their cosine too, so both arms judge each one.
-            vector_hits = self.index.search(
+            vector_hits = await self.vectors.nearest(
                 query_vector, vis, pool, also=[memory_id for memory_id, _ in keyword_hits]
             )
         else:
@@ -418,50 +414,15 @@ class MemoryService:
             hits.append(SearchHit(record, score, rel.relevance, rel.matched_by))
         return SearchResult(exact_first(hits, exact[0])[:limit], notices, semantic)
 
-    async def _model_ready(self, wait_seconds: float) -> bool:
-        """Whether the vector arm can run: a model still loading gets a bounded wait, so
-        a client that asks at once gets the same recall as one that waits."""
-        if not self.embedder.is_ready():
-            with anyio.move_on_after(wait_seconds):
-                try:
-                    await self.embedder.wait_ready()
-                except EmbeddingUnavailableError:
-                    return False
-        return self.embedder.is_ready()
-
-    # -- embeddings -------------------------------------------------------------------------
+    # -- embeddings (the Vectors component; these stay for the service's callers) ---------
 
     @property
     def vector_model(self) -> str:
-        """What memory vectors are stored under: the model and how texts become vectors."""
-        return passages.vector_model(self.embedder.model_name)
+        return self.vectors.model
 
     async def sync_index(self) -> None:
         """Bring the vector index up to the store's revision (other processes included)."""
-        async with self._index_lock:
-            delta = await self.store.changes_since(self.index.revision, self.vector_model)
-            if delta.revision != self.index.revision:
-                self.index.apply(delta)
-
-    async def _embed_query(self, text: str) -> np.ndarray:
-        """The model embeds one call at a time: a query waits for the background batch in
-        progress, and embed_pending starts no new batch while a query is waiting."""
-        self._queries_waiting += 1
-        try:
-            return (await self.embedder.embed([text]))[0]
-        finally:
-            self._queries_waiting -= 1
-
-    async def _embed_now_if_ready(self, record: MemoryRecord) -> None:
-        """Embed inline when the model is loaded (milliseconds), so meaning-search sees the
-        memory at once; otherwise the background worker does it when the model arrives.
-        Vectors are per content: a change of tags, metadata or expiry alone reuses it."""
-        model = self.vector_model
-        if self.embedder.is_ready() and not await self.store.has_embedding(
-            model, record.content_hash
-        ):
-            vector = (await embed_memories(self.embedder, [record.value]))[0]
-            await self.store.save_embeddings(model, [(record.content_hash, vector)], self.clock())
+        await self.vectors.catch_up()
 
     async def embed_pending(
         self,
@@ -471,37 +432,10 @@ class MemoryService:
         batch_chars: int | None = None,
         call_chars: int | None = None,
     ) -> int:
-        """Embed stored contents that have no vector from the current model yet, in the
-        store's fair order (MemoryStore.missing_embeddings): all of them, or at most
-        `max_batches` batches.
-        `batch_chars` cuts each batch to about that many characters (at least one text):
-        the model embeds one call at a time, so with `call_chars` (see
-        passages.embed_memories) a search's query embedding waits for at most one short
-        call."""
-        done = 0
-        batches = 0
-        async with self._embed_lock:
-            while max_batches is None or batches < max_batches:
-                batches += 1
-                missing = await self.store.missing_embeddings(self.vector_model, batch_size)
-                if not missing:
-                    return done
-                if batch_chars is not None:
-                    missing = _first_within(missing, batch_chars)
-                while self._queries_waiting:  # searches first
-                    await anyio.sleep(QUERY_YIELD_SECONDS)
-                vectors = await embed_memories(
-                    self.embedder, [text for _, text in missing], call_chars
-                )
-                await self.store.save_embeddings(
-                    self.vector_model,
-                    [(digest, vectors[i]) for i, (digest, _) in enumerate(missing)],
-                    self.clock(),
-                )
-                done += len(missing)
-                if progress:
-                    progress(len(missing))
-        return done
+        """Embed stored texts that have no vector yet: see Vectors.embed_pending."""
+        return await self.vectors.embed_pending(
+            batch_size, progress, max_batches, batch_chars, call_chars
+        )
 
 
 def _refuse_note_key(key: Any, source: Source) -> None:
@@ -529,17 +463,6 @@ def _refuse_deleting_a_live_note(record: MemoryRecord) -> None:
         f"memory {record.id} mirrors note {path}{lines}; edit or delete the file instead "
         "(its memories follow it)"
     )
-
-
-def _first_within(items: list[tuple[str, str]], max_chars: int) -> list[tuple[str, str]]:
-    """The leading (digest, text) pairs whose texts total at most `max_chars`; at least one."""
-    taken, total = 0, 0
-    for _, text in items:
-        if taken and total + len(text) > max_chars:
-            break
-        taken += 1
-        total += len(text)
-    return items[:taken]
 
 
 __all__ = [

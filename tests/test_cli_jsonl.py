@@ -61,7 +61,7 @@ async def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path) 
     async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
         records = {r.key: r async for r in app.service.store.iter_records()}
         # Finished when it exits: every text already has its vector from the real model.
-        assert await app.service.store.missing_embeddings(vector_model(MODEL_NAME), 10) == []
+        assert await app.service.store.vectors.missing(vector_model(MODEL_NAME), 10) == []
     assert records["deploy"].agent_id == "me" and records["deploy"].tags == ["ops"]
     assert records["team-rule"].agent_id == "lead"
     assert records["team-rule"].updated_at == 1767323045.0, "the exported time is kept"

@@ -71,3 +71,17 @@ def test_only_the_mcp_edge_imports_the_sdk() -> None:
             continue  # the server edges, and the stress benchmark (a client of real servers)
         sdk = {i for i in imports_of(path) if i == "mcp" or i.startswith("mcp.")}
         assert not sdk, f"{name} imports the MCP SDK {sdk}"
+
+
+def test_one_component_owns_the_vectors() -> None:
+    """The numpy index and the store's vector statements are reached only through
+    memory_mcp/vectors.py (the store builds its StoredVectors), so a second vector
+    backend replaces one component."""
+    owners = {
+        "memory_mcp.vector_index": {"memory_mcp.vectors"},
+        "memory_mcp.store.vectors": {"memory_mcp.vectors", "memory_mcp.store.repository"},
+    }
+    for name, path in module_files().items():
+        for owned, allowed in owners.items():
+            if owned in imports_of(path):
+                assert name in allowed, f"{name} imports {owned}"

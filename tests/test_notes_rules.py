@@ -166,10 +166,10 @@ async def test_the_embedding_queue_takes_turns_between_notes_in_short_batches(
         await app.notes.index_path(small)
         model = app.service.vector_model
         (small_memory,) = await records(app, small)
-        assert not await app.service.store.has_embedding(model, small_memory.content_hash)
+        assert not await app.service.store.vectors.has(model, small_memory.content_hash)
 
         # One short batch, as the background worker takes it: the newest note is in it.
         done = await app.service.embed_pending(max_batches=1, batch_chars=2_000)
         assert done <= 2, "about 2,000 characters: the small note and one big chunk at most"
-        assert await app.service.store.has_embedding(model, small_memory.content_hash)
+        assert await app.service.store.vectors.has(model, small_memory.content_hash)
         assert done + await app.service.embed_pending() == len(await records(app, big)) + 1

@@ -201,7 +201,7 @@ async def measure_size(
             )
             parts["keyword (FTS5)"].append(time.perf_counter() - started)
             started = time.perf_counter()
-            nearest = service.index.search(vector, vis, 50, also=[i for i, _ in keyword])
+            nearest = await service.vectors.nearest(vector, vis, 50, also=[i for i, _ in keyword])
             parts["vector scan"].append(time.perf_counter() - started)
             started = time.perf_counter()
             await service.store.fetch_many(list({i for i, _ in keyword + nearest}))

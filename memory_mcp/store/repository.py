@@ -3,24 +3,19 @@ service decides who may do what and hands the store finished decisions."""
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import anyio
-import numpy as np
-from sqlalchemy import and_, case, delete, func, insert, select, update
+from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
     MemoryMcpError,
-    NotFoundError,
-    PermissionDeniedError,
     StoreUnavailableError,
-    VersionConflictError,
 )
 from memory_mcp.models import MemoryRecord, NewMemory, Scope, Source, UpsertOutcome, Visibility
 from memory_mcp.store import fulltext, migrations, writes
@@ -28,10 +23,7 @@ from memory_mcp.store.access import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.rows import (
     MEMORIES,
-    IndexDelta,
     M,
-    content_hash,
-    index_row,
     readable_records,
     record_from_row,
     visible_to,
@@ -39,13 +31,11 @@ from memory_mcp.store.rows import (
 from memory_mcp.store.schema import (
     SQLITE_FTS_DDL,
     Base,
-    EmbeddingRow,
     MemoryHistoryRow,
     MemoryRow,
-    MemoryTagRow,
     StoreMetaRow,
-    TombstoneRow,
 )
+from memory_mcp.store.vectors import StoredVectors
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +44,8 @@ class MemoryStore:
     def __init__(self, engines: Engines) -> None:
         self._engines = engines
         self._accesses = AccessTally()
+        # Vectors have their own statements (store/vectors.py); memory_mcp/vectors.py uses them.
+        self.vectors = StoredVectors(engines)
 
     @property
     def supports_keyword_search(self) -> bool:
@@ -142,99 +134,15 @@ class MemoryStore:
         cap: int,
         may_overwrite_others: bool,
     ) -> UpsertOutcome:
+        """Read the row by identity, locked for this transaction, then insert or update."""
         existing = (
             await conn.execute(select(MEMORIES).where(M.identity == new.identity).with_for_update())
         ).first()
-        digest = content_hash(new.value)
-        values = {
-            "key": new.key,
-            "value": new.value,
-            "source": new.source.value,
-            "tags": json.dumps(new.tags),
-            "metadata": json.dumps(new.metadata, sort_keys=True),
-            "flags": json.dumps(new.flags),
-            "confidence": new.confidence,
-            "pinned": new.pinned,
-            "content_hash": digest,
-            "expires_at": new.expires_at,
-            "file_path": new.file_path,
-            "about_agent": new.about_agent,
-        }
         if existing is None:
-            if expected_version not in (None, 0):
-                raise NotFoundError(
-                    new.key, f"no memory with this key exists to update at {expected_version=}"
-                )
-            revision = await writes.next_revision(conn)
-            result = await conn.execute(
-                insert(MEMORIES)
-                .values(
-                    identity=new.identity,
-                    scope=new.scope.value,
-                    agent_id=new.agent_id,
-                    session_id=new.session_id,
-                    updated_by=new.agent_id,
-                    version=1,
-                    created_at=now,
-                    updated_at=now,
-                    last_used_at=now,
-                    access_count=0,
-                    revision=revision,
-                    **values,
-                )
-                .returning(M.id)
-            )
-            memory_id = result.scalar_one()
-            await writes.write_tags(conn, memory_id, new.tags)
-            evicted = (
-                []
-                if new.source is Source.FILE_INDEX
-                else await writes.evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
-            )
-            record = await writes.fetch(conn, memory_id)
-            return UpsertOutcome(record=record, created=True, changed=True, evicted_ids=evicted)
-
-        if existing.agent_id != new.agent_id and not may_overwrite_others:
-            raise PermissionDeniedError(
-                f"memory {existing.id} ({new.key!r}) is a {existing.scope} memory of agent "
-                f"{existing.agent_id!r}; only its owner or the lead may update it "
-                f"(store it under another key to keep your own version)"
-            )
-        if expected_version is not None and expected_version != existing.version:
-            raise VersionConflictError(new.key, expected_version, existing.version)
-        unchanged = all(getattr(existing, name) == value for name, value in values.items())
-        if unchanged:
-            return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
-        revision = await writes.next_revision(conn)
-        await conn.execute(
-            insert(MemoryHistoryRow).values(
-                memory_id=existing.id,
-                version=existing.version,
-                value=existing.value,
-                tags=existing.tags,
-                meta=existing.metadata,
-                source=existing.source,
-                replaced_at=now,
-                updated_by=existing.updated_by or existing.agent_id,
-            )
+            return await writes.insert_memory(conn, new, expected_version, now, cap)
+        return await writes.update_memory(
+            conn, existing, new, expected_version, now, may_overwrite_others
         )
-        await conn.execute(
-            update(MEMORIES)
-            .where(M.id == existing.id)
-            .values(
-                version=existing.version + 1,
-                updated_by=new.agent_id,
-                updated_at=now,
-                last_used_at=now,
-                revision=revision,
-                **values,
-            )
-        )
-        if values["tags"] != existing.tags:
-            await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
-            await writes.write_tags(conn, existing.id, new.tags)
-        record = await writes.fetch(conn, existing.id)
-        return UpsertOutcome(record=record, created=False, changed=True)
 
     def touch(self, memory_id: int, now: float) -> int:
         """Count a read without writing now (store/access.py): returns how many of this
@@ -294,47 +202,6 @@ class MemoryStore:
                 return 0
             revision = await writes.next_revision(conn)
             return await writes.delete_ids(conn, ids, revision)
-
-    async def save_embeddings(
-        self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float
-    ) -> None:
-        """Store vectors by content hash and bump the revision of the memories that use them."""
-        if not items:
-            return
-        async with self._engines.write() as conn:
-            known = set(
-                (
-                    await conn.scalars(
-                        select(EmbeddingRow.content_hash).where(
-                            EmbeddingRow.model == model,
-                            EmbeddingRow.content_hash.in_([h for h, _ in items]),
-                        )
-                    )
-                ).all()
-            )
-            fresh = [(h, v) for h, v in items if h not in known]
-            if fresh:
-                await conn.execute(
-                    insert(EmbeddingRow),
-                    [
-                        {
-                            "content_hash": h,
-                            "model": model,
-                            "dimension": int(v.shape[0]),
-                            "vector": np.asarray(v, dtype=np.float32).tobytes(),
-                            "created_at": now,
-                        }
-                        for h, v in fresh
-                    ],
-                )
-            revision = await writes.next_revision(conn)
-            await conn.execute(
-                update(MEMORIES)
-                .where(M.content_hash.in_([h for h, _ in items]))
-                .values(revision=revision)
-            )
-
-    # -- reads ----------------------------------------------------------------------------
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
         async with self._engines.reader.connect() as conn:
@@ -408,15 +275,6 @@ class MemoryStore:
                 .values(expires_at=expires_at, revision=revision)
             )
 
-    async def has_embedding(self, model: str, digest: str) -> bool:
-        async with self._engines.reader.connect() as conn:
-            found = await conn.scalar(
-                select(EmbeddingRow.content_hash).where(
-                    EmbeddingRow.model == model, EmbeddingRow.content_hash == digest
-                )
-            )
-            return found is not None
-
     async def keyword_search(
         self,
         terms: Sequence[str],
@@ -461,75 +319,6 @@ class MemoryStore:
             ]
             return keyed, holding
 
-    async def missing_embeddings(self, model: str, limit: int) -> list[tuple[str, str]]:
-        """(content hash, text) of memories that have no vector from `model` yet, in turns:
-        every memory not from a file, and the first waiting chunk of every file, then the
-        second chunk of every file, and so on; the most recently written first within a
-        turn. A small note saved while a big one waits is in the next batch."""
-        turn = case(
-            (M.file_path.is_(None), 1),
-            else_=func.row_number().over(partition_by=M.file_path, order_by=M.id),
-        )
-        waiting = (
-            select(M.content_hash, M.value, M.revision, turn.label("turn"))
-            .outerjoin(
-                EmbeddingRow,
-                and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
-            )
-            .where(EmbeddingRow.content_hash.is_(None))
-            .subquery()
-        )
-        stmt = (
-            select(waiting.c.content_hash, func.min(waiting.c.value))
-            .group_by(waiting.c.content_hash)
-            .order_by(func.min(waiting.c.turn), func.max(waiting.c.revision).desc())
-            .limit(limit)
-        )
-        async with self._engines.reader.connect() as conn:
-            return [(row[0], row[1]) for row in await conn.execute(stmt)]
-
-    async def changes_since(self, revision: int, model: str) -> IndexDelta:
-        """Everything the vector index must apply to catch up, read in one snapshot."""
-        async with self._engines.reader.begin() as conn:
-            current = await conn.scalar(
-                select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
-            )
-            delta = IndexDelta(revision=int(current or 0))
-            if delta.revision == revision:
-                return delta
-            rows = await conn.execute(
-                select(
-                    M.id,
-                    M.agent_id,
-                    M.scope,
-                    M.session_id,
-                    M.source,
-                    M.expires_at,
-                    M.tags,
-                    EmbeddingRow.vector,
-                )
-                .outerjoin(
-                    EmbeddingRow,
-                    and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
-                )
-                .where(M.revision > revision)
-            )
-            damaged = []
-            for row in rows:
-                entry = index_row(row)
-                if entry is None:
-                    damaged.append(row.id)
-                else:
-                    delta.upserted.append(entry)
-            delta.deleted = damaged + list(
-                (
-                    await conn.scalars(
-                        select(TombstoneRow.memory_id).where(TombstoneRow.revision > revision)
-                    )
-                ).all()
-            )
-            return delta
-
     async def iter_records(
         self, vis: Visibility | None = None, batch: int = 500
     ) -> AsyncIterator[MemoryRecord]:
@@ -565,13 +354,6 @@ class MemoryStore:
                 }
                 for r in rows
             ]
-
-    async def current_revision(self) -> int:
-        async with self._engines.reader.connect() as conn:
-            value = await conn.scalar(
-                select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
-            )
-            return int(value or 0)
 
     async def count(self, agent_id: str | None = None) -> int:
         stmt = select(func.count()).select_from(MemoryRow)

@@ -2,14 +2,132 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
-from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import MemoryRecord, Source
-from memory_mcp.store.rows import MEMORIES, M, record_from_row
+from memory_mcp.errors import (
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    VersionConflictError,
+)
+from memory_mcp.models import MemoryRecord, NewMemory, Source, UpsertOutcome
+from memory_mcp.store.rows import MEMORIES, M, content_hash, record_from_row
 from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
+
+
+def content_values(new: NewMemory) -> dict[str, Any]:
+    """The columns a write sets from its content, on insert and update alike."""
+    return {
+        "key": new.key,
+        "value": new.value,
+        "source": new.source.value,
+        "tags": json.dumps(new.tags),
+        "metadata": json.dumps(new.metadata, sort_keys=True),
+        "flags": json.dumps(new.flags),
+        "confidence": new.confidence,
+        "pinned": new.pinned,
+        "content_hash": content_hash(new.value),
+        "expires_at": new.expires_at,
+        "file_path": new.file_path,
+        "about_agent": new.about_agent,
+    }
+
+
+async def insert_memory(
+    conn: AsyncConnection, new: NewMemory, expected_version: int | None, now: float, cap: int
+) -> UpsertOutcome:
+    """The insert half of MemoryStore.upsert: no row has `new.identity` yet."""
+    if expected_version not in (None, 0):
+        raise NotFoundError(
+            new.key, f"no memory with this key exists to update at {expected_version=}"
+        )
+    revision = await next_revision(conn)
+    result = await conn.execute(
+        insert(MEMORIES)
+        .values(
+            identity=new.identity,
+            scope=new.scope.value,
+            agent_id=new.agent_id,
+            session_id=new.session_id,
+            updated_by=new.agent_id,
+            version=1,
+            created_at=now,
+            updated_at=now,
+            last_used_at=now,
+            access_count=0,
+            revision=revision,
+            **content_values(new),
+        )
+        .returning(M.id)
+    )
+    memory_id = result.scalar_one()
+    await write_tags(conn, memory_id, new.tags)
+    evicted = (
+        []
+        if new.source is Source.FILE_INDEX
+        else await evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
+    )
+    record = await fetch(conn, memory_id)
+    return UpsertOutcome(record=record, created=True, changed=True, evicted_ids=evicted)
+
+
+async def update_memory(
+    conn: AsyncConnection,
+    existing: Any,
+    new: NewMemory,
+    expected_version: int | None,
+    now: float,
+    may_overwrite_others: bool,
+) -> UpsertOutcome:
+    """The update half of MemoryStore.upsert: `existing` is the row with `new.identity`,
+    read under the write lock, so the ownership and version checks see what is stored."""
+    if existing.agent_id != new.agent_id and not may_overwrite_others:
+        raise PermissionDeniedError(
+            f"memory {existing.id} ({new.key!r}) is a {existing.scope} memory of agent "
+            f"{existing.agent_id!r}; only its owner or the lead may update it "
+            f"(store it under another key to keep your own version)"
+        )
+    if expected_version is not None and expected_version != existing.version:
+        raise VersionConflictError(new.key, expected_version, existing.version)
+    values = content_values(new)
+    unchanged = all(getattr(existing, name) == value for name, value in values.items())
+    if unchanged:
+        return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
+    revision = await next_revision(conn)
+    await conn.execute(
+        insert(MemoryHistoryRow).values(
+            memory_id=existing.id,
+            version=existing.version,
+            value=existing.value,
+            tags=existing.tags,
+            meta=existing.metadata,
+            source=existing.source,
+            replaced_at=now,
+            updated_by=existing.updated_by or existing.agent_id,
+        )
+    )
+    await conn.execute(
+        update(MEMORIES)
+        .where(M.id == existing.id)
+        .values(
+            version=existing.version + 1,
+            updated_by=new.agent_id,
+            updated_at=now,
+            last_used_at=now,
+            revision=revision,
+            **values,
+        )
+    )
+    if values["tags"] != existing.tags:
+        await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
+        await write_tags(conn, existing.id, new.tags)
+    record = await fetch(conn, existing.id)
+    return UpsertOutcome(record=record, created=False, changed=True)
 
 
 async def next_revision(conn: AsyncConnection) -> int:

@@ -1,0 +1,149 @@
+"""The store's vector statements: the `embeddings` table (one vector per content hash and
+model) and the feed of the in-process vector index (rows changed since a revision, and
+tombstones). memory_mcp/vectors.py tells who calls them and when."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy import and_, case, func, insert, select, update
+
+from memory_mcp.store import writes
+from memory_mcp.store.engine import Engines
+from memory_mcp.store.rows import MEMORIES, IndexDelta, M, index_row
+from memory_mcp.store.schema import EmbeddingRow, StoreMetaRow, TombstoneRow
+
+
+class StoredVectors:
+    """Vectors as rows. Every method is one transaction (a write takes its turn through
+    `Engines.write()`); none knows who is asking: visibility is the caller's business."""
+
+    def __init__(self, engines: Engines) -> None:
+        self._engines = engines
+
+    async def save(self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float) -> None:
+        """Store vectors by content hash and bump the revision of the memories that use
+        them, so every process's index picks them up."""
+        if not items:
+            return
+        async with self._engines.write() as conn:
+            known = set(
+                (
+                    await conn.scalars(
+                        select(EmbeddingRow.content_hash).where(
+                            EmbeddingRow.model == model,
+                            EmbeddingRow.content_hash.in_([h for h, _ in items]),
+                        )
+                    )
+                ).all()
+            )
+            fresh = [(h, v) for h, v in items if h not in known]
+            if fresh:
+                await conn.execute(
+                    insert(EmbeddingRow),
+                    [
+                        {
+                            "content_hash": h,
+                            "model": model,
+                            "dimension": int(v.shape[0]),
+                            "vector": np.asarray(v, dtype=np.float32).tobytes(),
+                            "created_at": now,
+                        }
+                        for h, v in fresh
+                    ],
+                )
+            revision = await writes.next_revision(conn)
+            await conn.execute(
+                update(MEMORIES)
+                .where(M.content_hash.in_([h for h, _ in items]))
+                .values(revision=revision)
+            )
+
+    async def has(self, model: str, digest: str) -> bool:
+        async with self._engines.reader.connect() as conn:
+            found = await conn.scalar(
+                select(EmbeddingRow.content_hash).where(
+                    EmbeddingRow.model == model, EmbeddingRow.content_hash == digest
+                )
+            )
+            return found is not None
+
+    async def missing(self, model: str, limit: int) -> list[tuple[str, str]]:
+        """(content hash, text) of memories that have no vector from `model` yet, in turns:
+        every memory not from a file, and the first waiting chunk of every file, then the
+        second chunk of every file, and so on; the most recently written first within a
+        turn. A small note saved while a big one waits is in the next batch."""
+        turn = case(
+            (M.file_path.is_(None), 1),
+            else_=func.row_number().over(partition_by=M.file_path, order_by=M.id),
+        )
+        waiting = (
+            select(M.content_hash, M.value, M.revision, turn.label("turn"))
+            .outerjoin(
+                EmbeddingRow,
+                and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
+            )
+            .where(EmbeddingRow.content_hash.is_(None))
+            .subquery()
+        )
+        stmt = (
+            select(waiting.c.content_hash, func.min(waiting.c.value))
+            .group_by(waiting.c.content_hash)
+            .order_by(func.min(waiting.c.turn), func.max(waiting.c.revision).desc())
+            .limit(limit)
+        )
+        async with self._engines.reader.connect() as conn:
+            return [(row[0], row[1]) for row in await conn.execute(stmt)]
+
+    async def revision(self) -> int:
+        """The store's revision: moves with every committed change to memories or vectors."""
+        async with self._engines.reader.connect() as conn:
+            value = await conn.scalar(
+                select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
+            )
+            return int(value or 0)
+
+    async def changes_since(self, revision: int, model: str) -> IndexDelta:
+        """Everything an in-process index at `revision` must apply to catch up, read in one
+        snapshot: rows changed since (with their `model` vector, or None while it is
+        missing), and the ids deleted since (tombstones, and damaged rows)."""
+        async with self._engines.reader.begin() as conn:
+            current = await conn.scalar(
+                select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
+            )
+            delta = IndexDelta(revision=int(current or 0))
+            if delta.revision == revision:
+                return delta
+            rows = await conn.execute(
+                select(
+                    M.id,
+                    M.agent_id,
+                    M.scope,
+                    M.session_id,
+                    M.source,
+                    M.expires_at,
+                    M.tags,
+                    EmbeddingRow.vector,
+                )
+                .outerjoin(
+                    EmbeddingRow,
+                    and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
+                )
+                .where(M.revision > revision)
+            )
+            damaged = []
+            for row in rows:
+                entry = index_row(row)
+                if entry is None:
+                    damaged.append(row.id)
+                else:
+                    delta.upserted.append(entry)
+            delta.deleted = damaged + list(
+                (
+                    await conn.scalars(
+                        select(TombstoneRow.memory_id).where(TombstoneRow.revision > revision)
+                    )
+                ).all()
+            )
+            return delta

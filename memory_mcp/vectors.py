@@ -1,0 +1,269 @@
+"""Vectors: the one component that owns meaning search — embedding memories and queries,
+storing their vectors, and finding the nearest ones. MemoryService holds one
+(`service.vectors`) and calls nothing else for vectors.
+
+Who writes vectors
+- `embed_written`, right after a write commits (MemoryService.write_memory), when the model
+  is loaded and the write asked for it: milliseconds, so a memory is found by meaning as
+  soon as store_memory returns. Notes never are (`embed_now=False`): a big note's chunks
+  would hold up every note saved after it.
+- `embed_pending`, for every stored text with no vector from the current model: texts
+  written while the model loaded, notes, and texts written by other processes (the CLI,
+  hooks, other servers). `keep_embedded` (the server's background worker) runs it whenever
+  the store's revision moves; `memory-mcp import` runs it directly. It takes texts in the
+  store's fair order (StoredVectors.missing: a small note is not queued behind a big one).
+Vectors are stored once per (content hash, model) (`embeddings`, store/vectors.py): a change
+of tags, metadata or expiry keeps the vector, and a text written twice is embedded once.
+Saving one bumps the revision of every memory using it, so every process's index sees it.
+
+When the index syncs
+- The search runs on a `NearestSearch`. The default, `InProcessIndex`, keeps every vector in
+  a numpy matrix with the facts needed to filter it (vector_index.py). Before each search,
+  and after each background pass, `catch_up` reads the rows whose revision is newer than
+  the index's plus the tombstones of deleted ones, in one snapshot, and applies them: a
+  write by any process is seen at the next search. A backend that searches inside the
+  database (pgvector) has nothing to catch up.
+
+What the locks protect
+- `InProcessIndex._lock`: one catch-up at a time. Two overlapping ones would read deltas
+  from the same revision, and the older could be applied after the newer, moving the index
+  back.
+- `Vectors._embed_lock`: one `embed_pending` at a time in a process (the background worker,
+  an import, a test), so no missing text is embedded twice.
+- `_queries_waiting` is a count, not a lock: the model embeds one call at a time, so a query
+  embedding waits for the background call in progress, and `embed_pending` starts no new
+  call while a query waits."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import anyio
+import numpy as np
+
+from memory_mcp import passages
+from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError
+from memory_mcp.models import MemoryRecord, Visibility
+from memory_mcp.passages import embed_memories
+from memory_mcp.store.vectors import StoredVectors
+from memory_mcp.vector_index import VectorIndex
+
+log = logging.getLogger(__name__)
+
+QUERY_YIELD_SECONDS = 0.01
+# The background worker: how often it looks for new texts, and how big a bite it takes.
+# One batch is about one note chunk (a note saved meanwhile is in the next), embedded in
+# short calls: a search's query embedding waits for at most one such call.
+EMBED_POLL_SECONDS = 1.0
+EMBED_BATCH_CHARS = 2_000
+EMBED_CALL_CHARS = 1_000
+
+
+class VectorRows(Protocol):
+    """Where vectors are kept: store/vectors.py's StoredVectors (SQLite and PostgreSQL
+    bytes); a pgvector table implements the same."""
+
+    async def save(
+        self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float
+    ) -> None: ...
+
+    async def has(self, model: str, digest: str) -> bool: ...
+
+    async def missing(self, model: str, limit: int) -> list[tuple[str, str]]: ...
+
+    async def revision(self) -> int: ...
+
+
+class NearestSearch(Protocol):
+    """Where the vector arm of a search runs."""
+
+    async def catch_up(self) -> None:
+        """See every committed write (of any process) from now on."""
+        ...
+
+    async def nearest(
+        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+    ) -> list[tuple[int, float]]:
+        """(memory id, cosine similarity) of the k nearest memories `vis` allows, best
+        first, then those of `also` (the keyword arm's candidates) that `vis` allows and
+        are not among them. A memory with no vector yet is not there."""
+        ...
+
+
+class InProcessIndex:
+    """Nearest-neighbour search over a numpy copy of the store's vectors, kept in step
+    through the store's revision counter (see the module docstring)."""
+
+    def __init__(self, rows: StoredVectors, model: str) -> None:
+        self.rows = rows
+        self.model = model
+        self.index = VectorIndex()
+        self._lock = anyio.Lock()
+
+    async def catch_up(self) -> None:
+        async with self._lock:
+            delta = await self.rows.changes_since(self.index.revision, self.model)
+            if delta.revision != self.index.revision:
+                self.index.apply(delta)
+
+    async def nearest(
+        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+    ) -> list[tuple[int, float]]:
+        return self.index.search(query, vis, k, also)
+
+
+class Vectors:
+    def __init__(
+        self,
+        rows: VectorRows,
+        embedder: Embedder,
+        clock: Callable[[], float],
+        search: NearestSearch,
+    ) -> None:
+        self.rows = rows
+        self.embedder = embedder
+        self.clock = clock
+        self.search = search
+        self._embed_lock = anyio.Lock()
+        self._queries_waiting = 0  # query embeddings in flight; background batches wait
+
+    @classmethod
+    def in_process(
+        cls, rows: StoredVectors, embedder: Embedder, clock: Callable[[], float]
+    ) -> Vectors:
+        """Vectors as rows of the store, searched in a numpy index in this process."""
+        model = passages.vector_model(embedder.model_name)
+        return cls(rows, embedder, clock, InProcessIndex(rows, model))
+
+    @property
+    def model(self) -> str:
+        """What memory vectors are stored under: the model and how texts become vectors."""
+        return passages.vector_model(self.embedder.model_name)
+
+    # -- searching --------------------------------------------------------------------------
+
+    async def model_ready(self, wait_seconds: float) -> bool:
+        """Whether the vector arm can run: a model still loading gets a bounded wait, so
+        a client that asks at once gets the same recall as one that waits."""
+        if not self.embedder.is_ready():
+            with anyio.move_on_after(wait_seconds):
+                try:
+                    await self.embedder.wait_ready()
+                except EmbeddingUnavailableError:
+                    return False
+        return self.embedder.is_ready()
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        """The model embeds one call at a time: a query waits for the background batch in
+        progress, and embed_pending starts no new batch while a query is waiting."""
+        self._queries_waiting += 1
+        try:
+            return (await self.embedder.embed([text]))[0]
+        finally:
+            self._queries_waiting -= 1
+
+    async def catch_up(self) -> None:
+        await self.search.catch_up()
+
+    async def nearest(
+        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+    ) -> list[tuple[int, float]]:
+        return await self.search.nearest(query, vis, k, also)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    async def embed_written(self, record: MemoryRecord) -> None:
+        """Embed a memory just written, when the model is loaded (milliseconds); otherwise
+        the background worker does it when the model arrives."""
+        model = self.model
+        if self.embedder.is_ready() and not await self.rows.has(model, record.content_hash):
+            vector = (await embed_memories(self.embedder, [record.value]))[0]
+            await self.rows.save(model, [(record.content_hash, vector)], self.clock())
+
+    async def has_pending(self) -> bool:
+        """Whether some stored text has no vector from the current model yet."""
+        return bool(await self.rows.missing(self.model, 1))
+
+    async def embed_pending(
+        self,
+        batch_size: int = 128,
+        progress: Callable[[int], None] | None = None,
+        max_batches: int | None = None,
+        batch_chars: int | None = None,
+        call_chars: int | None = None,
+    ) -> int:
+        """Embed stored contents that have no vector from the current model yet, in the
+        store's fair order (StoredVectors.missing): all of them, or at most `max_batches`
+        batches.
+        `batch_chars` cuts each batch to about that many characters (at least one text):
+        the model embeds one call at a time, so with `call_chars` (see
+        passages.embed_memories) a search's query embedding waits for at most one short
+        call."""
+        done = 0
+        batches = 0
+        async with self._embed_lock:
+            while max_batches is None or batches < max_batches:
+                batches += 1
+                missing = await self.rows.missing(self.model, batch_size)
+                if not missing:
+                    return done
+                if batch_chars is not None:
+                    missing = _first_within(missing, batch_chars)
+                while self._queries_waiting:  # searches first
+                    await anyio.sleep(QUERY_YIELD_SECONDS)
+                vectors = await embed_memories(
+                    self.embedder, [text for _, text in missing], call_chars
+                )
+                await self.rows.save(
+                    self.model,
+                    [(digest, vectors[i]) for i, (digest, _) in enumerate(missing)],
+                    self.clock(),
+                )
+                done += len(missing)
+                if progress:
+                    progress(len(missing))
+        return done
+
+    async def keep_embedded(self) -> None:
+        """The server's background worker: load the model, then keep every stored text
+        embedded, including texts written by other processes on the same database, and
+        the index caught up with them."""
+        try:
+            await self.embedder.wait_ready()
+        except EmbeddingUnavailableError as exc:
+            log.error("semantic search is off: %s; keyword search still works", exc)
+            return
+        checked_revision = -1
+        while True:
+            try:
+                # Each step is shielded: shutdown waits for the current batch instead of
+                # cutting a query off, which would leave a half-closed aiosqlite connection.
+                with anyio.CancelScope(shield=True):
+                    revision = await self.rows.revision()
+                if revision != checked_revision:
+                    while True:
+                        with anyio.CancelScope(shield=True):
+                            if not await self.embed_pending(
+                                max_batches=1,
+                                batch_chars=EMBED_BATCH_CHARS,
+                                call_chars=EMBED_CALL_CHARS,
+                            ):
+                                await self.catch_up()
+                                break
+                    checked_revision = revision
+            except Exception:  # a top-level loop: log and keep serving
+                log.exception("embedding worker failed; retrying")
+            await anyio.sleep(EMBED_POLL_SECONDS)
+
+
+def _first_within(items: list[tuple[str, str]], max_chars: int) -> list[tuple[str, str]]:
+    """The leading (digest, text) pairs whose texts total at most `max_chars`; at least one."""
+    taken, total = 0, 0
+    for _, text in items:
+        if taken and total + len(text) > max_chars:
+            break
+        taken += 1
+        total += len(text)
+    return items[:taken]
