@@ -4,9 +4,10 @@ Brute force in numpy: at 100k x 384 float32 one scan is a few milliseconds here,
 sqlite-vec, and exact. Filters (visibility, scope, source, tags, expiry) become a boolean
 mask applied before the top-k cut, so a filtered search never comes back short.
 
-The index follows the store's `revision` counter: before each search it asks the store for
-rows changed since its revision and tombstones of deleted ones, so writes by other processes
-on the same database are seen on the next search."""
+The index follows the store's `revision` counter: before each search its owner
+(`InProcessIndex` in vectors.py) asks the store for rows changed since its revision and
+tombstones of deleted ones and applies them here, so writes by other processes on the same
+database are seen on the next search."""
 
 from __future__ import annotations
 
@@ -135,6 +136,7 @@ class VectorIndex:
             & (scope == _SCOPE_CODE[Scope.SESSION.value])
             & (self.session[:n] == self._codes.lookup("session:" + caller.session_id)),
         }
+        mask: np.ndarray
         if vis.scope is None:
             mask = by_scope[Scope.SWARM] | by_scope[Scope.AGENT] | by_scope[Scope.SESSION]
         else:

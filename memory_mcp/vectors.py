@@ -160,7 +160,8 @@ class Vectors:
         progress, and embed_pending starts no new batch while a query is waiting."""
         self._queries_waiting += 1
         try:
-            return (await self.embedder.embed([text]))[0]
+            query: np.ndarray = (await self.embedder.embed([text]))[0]
+            return query
         finally:
             self._queries_waiting -= 1
 

@@ -1,0 +1,149 @@
+"""The visibility rule is written three times: `can_see` (service.py, one record: get,
+delete), SQL `visible_to` (store/rows.py: keyword arm, exact matches, prompt block,
+export) and the numpy mask (vector_index.py: the vector arm). This holds them against each
+other on one real SQLite file, over every scope (a private memory, a session memory, a
+swarm memory, a learning) x owner x session x tags x source x expiry, asked by every kind
+of caller with every filter a search can carry."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from memory_mcp.models import Caller, MemoryRecord, NewMemory, Role, Scope, Source, Visibility
+from memory_mcp.service import can_see
+from memory_mcp.settings import Settings
+from tests.conftest import opened
+
+pytestmark = pytest.mark.anyio
+
+WRITTEN_AT = 1_000_000.0
+NOW = 2_000_000.0
+
+
+# (owner, role, scope, session, about_agent, extra tags): who holds what.
+KINDS = [
+    ("alice", Role.WORKER, Scope.AGENT, "", None, ()),
+    ("alice", Role.WORKER, Scope.SESSION, "s1", None, ()),
+    ("alice", Role.WORKER, Scope.SESSION, "s2", None, ()),
+    ("alice", Role.WORKER, Scope.SESSION, "", None, ()),  # written with no session
+    ("alice", Role.WORKER, Scope.SWARM, "", None, ()),
+    ("bob", Role.WORKER, Scope.AGENT, "", None, ()),
+    ("bob", Role.WORKER, Scope.SESSION, "s1", None, ()),
+    ("bob", Role.WORKER, Scope.SWARM, "", None, ()),
+    # A learning: the lead owns it, it is about alice (inject-learning's shape).
+    ("lead", Role.LEAD, Scope.SWARM, "", "alice", ("best-practice", "learning")),
+    ("lead", Role.LEAD, Scope.AGENT, "", None, ()),
+]
+TAGS = [(), ("red",), ("red", "blue")]
+SOURCES = [Source.MANUAL, Source.TASK_COMPLETION, Source.SESSION_SUMMARY, Source.FILE_INDEX]
+# Never, long gone, expiring exactly now (expired: `expires_at <= now`), still to come.
+EXPIRIES = [None, NOW - 86_400, NOW, NOW + 86_400]
+
+CALLERS = [
+    Caller("alice", Role.WORKER, "s1"),
+    Caller("alice", Role.WORKER, "s2"),
+    Caller("alice", Role.WORKER, ""),
+    Caller("bob", Role.WORKER, "s1"),
+    Caller("lead", Role.LEAD, "s1"),
+    Caller("carol", Role.WORKER, "s1"),  # owns nothing
+]
+QUERY_SCOPES = [None, Scope.SESSION, Scope.AGENT, Scope.SWARM]
+QUERY_TAGS = [(), ("red",), ("red", "blue"), ("blue",), ("learning",), ("absent",)]
+QUERY_SOURCES = [None, Source.MANUAL, Source.SESSION_SUMMARY, Source.FILE_INDEX]
+
+
+def rows_to_write() -> list[NewMemory]:
+    rows = []
+    for n, (kind, tags, source, expires_at) in enumerate(
+        itertools.product(KINDS, TAGS, SOURCES, EXPIRIES)
+    ):
+        owner, _, scope, session, about, extra = kind
+        rows.append(
+            NewMemory(
+                key=f"memory-{n}",
+                value=f"memory number {n} of {owner}",
+                scope=scope,
+                agent_id=owner,
+                session_id=session,
+                source=source,
+                tags=[*tags, *extra],
+                expires_at=expires_at,
+                file_path=f"/notes/{n}.md" if source is Source.FILE_INDEX else None,
+                about_agent=about,
+            )
+        )
+    return rows
+
+
+def reference(vis: Visibility, record: MemoryRecord) -> bool:
+    """can_see, plus a search's filters as the README states them."""
+    return (
+        can_see(vis.caller, record)
+        and (vis.scope is None or record.scope is vis.scope)
+        and set(vis.tags) <= set(record.tags)
+        and (vis.source is None or record.source is vis.source)
+        and (vis.include_expired or record.expires_at is None or record.expires_at > vis.now)
+    )
+
+
+def queries(caller: Caller) -> list[Visibility]:
+    return [
+        Visibility(caller, scope, tags, source, include_expired, NOW)
+        for scope, tags, source, include_expired in itertools.product(
+            QUERY_SCOPES, QUERY_TAGS, QUERY_SOURCES, (False, True)
+        )
+    ]
+
+
+def describe(vis: Visibility) -> str:
+    c = vis.caller
+    return (
+        f"{c.agent_id}/{c.session_id or '-'} scope={vis.scope} tags={vis.tags} "
+        f"source={vis.source} include_expired={vis.include_expired}"
+    )
+
+
+@pytest.mark.parametrize("caller", CALLERS, ids=lambda c: f"{c.agent_id}-{c.session_id or 'none'}")
+async def test_the_three_visibility_rules_agree(
+    caller: Caller, make_settings: Callable[..., Settings]
+) -> None:
+    async with opened(make_settings()) as app:
+        store, vectors = app.service.store, app.service.vectors
+        for new in rows_to_write():
+            await store.upsert(
+                new, expected_version=None, now=WRITTEN_AT, cap=0, may_overwrite_others=True
+            )
+        await vectors.embed_pending()
+        await vectors.catch_up()
+        records = [record async for record in store.iter_records()]
+        query_vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
+
+        answers: set[frozenset[int]] = set()
+        sql_disagrees: list[str] = []
+        numpy_disagrees: list[str] = []
+        for vis in queries(caller):
+            expected = {r.id for r in records if reference(vis, r)}
+            by_sql = {r.id async for r in store.iter_records(vis)}
+            by_mask = {i for i, _ in await vectors.nearest(query_vector, vis, len(records))}
+            answers.add(frozenset(expected))
+            if by_sql != expected:
+                sql_disagrees.append(
+                    f"{describe(vis)}: SQL also {sorted(by_sql - expected)}, "
+                    f"misses {sorted(expected - by_sql)}"
+                )
+            if by_mask != expected:
+                numpy_disagrees.append(
+                    f"{describe(vis)}: mask also {sorted(by_mask - expected)}, "
+                    f"misses {sorted(expected - by_mask)}"
+                )
+
+    assert len(records) == len(KINDS) * len(TAGS) * len(SOURCES) * len(EXPIRIES)
+    assert sql_disagrees == []
+    assert numpy_disagrees == []
+    # The table tells the rules apart: many distinct answers, some of them empty.
+    assert len(answers) >= 20
+    assert frozenset() in answers
