@@ -44,8 +44,14 @@ lint: $(VENV)/.installed-dev
 test: lint model
 	$(BIN)/pytest -q
 
+# LoCoMo conversation files (*.json); not in the repository: `make bench LOCOMO_DATA=DIR`.
+LOCOMO_DATA ?= ../shared/bench-data/locomo-dev
+
 bench: $(VENV)/.installed model
-	$(BIN)/memory-mcp bench locomo ../shared/bench-data/locomo-dev
+	@test -d "$(LOCOMO_DATA)" || { echo "make bench: no LoCoMo data in $(LOCOMO_DATA): give a \
+	folder of LoCoMo conversation files, make bench LOCOMO_DATA=DIR (see bench/README.md)" >&2; \
+	exit 2; }
+	$(BIN)/memory-mcp bench locomo "$(LOCOMO_DATA)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -14,7 +14,6 @@ import anyio
 from pydantic import ValidationError
 
 from memory_mcp import __version__, cli_doctor, cli_model, cli_notes
-from memory_mcp.benchmark import command as bench_command
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.settings import Settings
 
@@ -83,9 +82,25 @@ def build_parser() -> argparse.ArgumentParser:
     _store_flags(purge)
     cli_notes.add_commands(commands, _store_flags)
     cli_doctor.add_command(commands, _store_flags, cli_notes.add_folder_flags)
-    bench_command.add_commands(commands)
+    _add_bench(commands)
     cli_model.add_commands(commands)
     return parser
+
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _add_bench(commands: Any) -> None:
+    """`bench` comes from the repository's bench/ folder, next to memory_mcp/ in a clone
+    (editable install); it is not part of the installed package."""
+    if (REPO_ROOT / "bench" / "command.py").is_file():
+        if str(REPO_ROOT) not in sys.path:
+            sys.path.insert(0, str(REPO_ROOT))
+        from bench import command
+
+        command.add_commands(commands)
+    else:
+        commands.add_parser("bench", help="benchmarks: run from a clone of the repository")
 
 
 def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -189,6 +204,19 @@ def cmd_purge(settings: Settings) -> int:
     return _run_with_app(settings, job)
 
 
+def _run_bench(args: argparse.Namespace) -> int:
+    if not hasattr(args, "bench"):
+        print(
+            "memory-mcp: the benchmarks are not installed with the package; run them from a "
+            "clone of the repository (bench/, see bench/README.md)",
+            file=sys.stderr,
+        )
+        return 2
+    from bench import command
+
+    return command.run(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "hook":  # before anything that could exit non-zero: hooks exit 0
@@ -196,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging()
     try:
         if args.command == "bench":  # its own stores in temporary or --workdir folders
-            return bench_command.run(args)
+            return _run_bench(args)
         if args.command == "doctor":
             return cli_doctor.run(
                 flag_overrides(args), args.mcp_config, args.hooks_config, serve_flags

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from memory_mcp.benchmark.latency import SyntheticText, measure_size
-from memory_mcp.benchmark.latency import render as render_latency
-from memory_mcp.benchmark.locomo import load_conversation, recall_at, run_locomo
-from memory_mcp.benchmark.stats import percentile_ms, table
+from bench.command import main as bench_main
+from bench.latency import SyntheticText, measure_size
+from bench.latency import render as render_latency
+from bench.locomo import load_conversation, recall_at, run_locomo
+from bench.settings import server_env, store_settings
+from bench.stats import percentile_ms, table
 from memory_mcp.cli import main
 from memory_mcp.embeddings import Embedder
 
@@ -109,3 +111,36 @@ async def test_latency_harness_on_a_small_store(tmp_path: Path, real_embedder: E
     again = await measure_size(tmp_path / "store", 300, real_embedder, queries=3)
     assert again.build_seconds is None  # the built store is reused
     assert "300" in render_latency([result, again])
+
+
+def test_bench_settings_ignore_the_users_environment_and_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("max_value_chars = 70\n", encoding="utf-8")
+    monkeypatch.setenv("MEMORY_MCP_CONFIG", str(config))
+    monkeypatch.setenv("MEMORY_MCP_AGENT_ID", "someone")
+    monkeypatch.setenv("MEMORY_MCP_SEARCH_VALUE_CHARS", "60")
+    settings = store_settings(tmp_path)
+    assert settings.agent_id == "bench"
+    assert settings.search_value_chars == 1_000
+    assert settings.max_value_chars == 65_536
+    assert settings.database_file == (tmp_path / "memory.db").resolve()
+
+
+def test_bench_servers_get_none_of_the_users_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORY_MCP_DB", "/somewhere/else.db")
+    monkeypatch.setenv("MEMORY_MCP_CONFIG", "/somewhere/config.toml")
+    env = server_env(tmp_path / "scratch", embedder="sentence-transformers")
+    assert "MEMORY_MCP_DB" not in env
+    assert Path(env["MEMORY_MCP_CONFIG"]).read_text(encoding="utf-8") == ""
+    assert env["MEMORY_MCP_EMBEDDER"] == "sentence-transformers"
+
+
+def test_python_dash_m_bench_runs_the_same_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        bench_main(["latency", "--help"])
+    assert exited.value.code == 0
+    assert "--sizes" in capsys.readouterr().out

@@ -59,7 +59,7 @@ def test_only_the_store_speaks_sql() -> None:
 
 def test_rules_never_call_the_edges() -> None:
     for name, path in module_files().items():
-        if name.startswith(EDGES) or name.startswith("memory_mcp.benchmark"):
+        if name.startswith(EDGES):
             continue
         bad = {i for i in imports_of(path) if i.startswith(EDGES)}
         assert not bad, f"{name} imports the edge {bad}"
@@ -67,8 +67,8 @@ def test_rules_never_call_the_edges() -> None:
 
 def test_only_the_mcp_edge_imports_the_sdk() -> None:
     for name, path in module_files().items():
-        if name in ("memory_mcp.mcp_server", "memory_mcp.mcp_edge", "memory_mcp.benchmark.stress"):
-            continue  # the server edges, and the stress benchmark (a client of real servers)
+        if name in ("memory_mcp.mcp_server", "memory_mcp.mcp_edge"):
+            continue  # the server edges
         sdk = {i for i in imports_of(path) if i == "mcp" or i.startswith("mcp.")}
         assert not sdk, f"{name} imports the MCP SDK {sdk}"
 
@@ -85,3 +85,12 @@ def test_one_component_owns_the_vectors() -> None:
         for owned, allowed in owners.items():
             if owned in imports_of(path):
                 assert name in allowed, f"{name} imports {owned}"
+
+
+def test_the_package_never_imports_the_benchmarks() -> None:
+    # bench/ is not installed with the package; only the CLI's `bench` command reaches it.
+    for name, path in module_files().items():
+        if name == "memory_mcp.cli":
+            continue
+        bench = {i for i in imports_of(path) if i == "bench" or i.startswith("bench.")}
+        assert not bench, f"{name} imports the benchmarks {bench}"

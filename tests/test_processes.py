@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_mcp.benchmark.stress import StressConfig, run_stress
+from bench.stress import StressConfig, run_stress
 
 pytestmark = pytest.mark.anyio
 

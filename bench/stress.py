@@ -9,7 +9,6 @@ with fair (first-in, first-out) queueing the early ones finish early."""
 
 from __future__ import annotations
 
-import os
 import random
 import sqlite3
 import sys
@@ -25,7 +24,8 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from memory_mcp.benchmark.stats import percentile_ms
+from bench.settings import server_env
+from bench.stats import percentile_ms
 
 WORDS = (
     "harbor lantern quartz meadow falcon copper violet glacier orchard tundra ember cobalt "
@@ -125,14 +125,7 @@ class StressReport:
 
 
 def _server_env(config: StressConfig) -> dict[str, str]:
-    return {
-        **os.environ,
-        "XDG_DATA_HOME": str(config.workdir / "xdg"),
-        "MEMORY_MCP_MEMORY_DIR": str(config.workdir / "notes"),
-        "MEMORY_MCP_WATCH": "false",
-        "HF_HUB_OFFLINE": "1",
-        **config.env,
-    }
+    return {**server_env(config.workdir), **config.env}
 
 
 @asynccontextmanager

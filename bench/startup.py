@@ -15,7 +15,6 @@ by the real model."""
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -26,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from bench.latency import build_store, measure_size, render
+from bench.settings import server_env, store_settings
+from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
-from memory_mcp.benchmark.latency import build_store, measure_size, render
-from memory_mcp.benchmark.stats import percentile_ms, table
 from memory_mcp.embeddings import Embedder
-from memory_mcp.settings import Settings
 
 STORE_SIZE = 2_000
 TARGET_KEY = "pets"
@@ -115,9 +114,7 @@ async def build_startup_store(directory: Path, embedder: Embedder) -> Path:
     marker = directory / "target-embedded"
     await build_store(directory, STORE_SIZE - 1, embedder.model_name)
     if not marker.exists():
-        settings = Settings(
-            db=str(db), data_dir=directory, max_memories_per_agent=0, agent_id="bench"
-        )
+        settings = store_settings(directory)
         async with open_app(settings, embedder, background=False) as app:
             await app.service.store_memory(app.caller, TARGET_KEY, TARGET_VALUE)
             while await app.service.embed_pending():
@@ -149,14 +146,7 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def spawn_once(exe: str, db: Path, embedder: str, scratch: Path) -> StartupRun:
-    env = {
-        **os.environ,
-        "MEMORY_MCP_EMBEDDER": embedder,
-        "HF_HUB_OFFLINE": "1",
-        "MEMORY_MCP_MEMORY_DIR": str(scratch / "notes"),
-        "MEMORY_MCP_WATCH": "false",
-        "XDG_DATA_HOME": str(scratch / "xdg"),
-    }
+    env = server_env(scratch, embedder=embedder)
     started = time.perf_counter()
     proc = subprocess.Popen(
         [exe, "serve", "--db", str(db), "--agent-id", "bench"],

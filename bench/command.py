@@ -1,5 +1,6 @@
-"""`memory-mcp bench locomo DIR`, `memory-mcp bench latency` and `memory-mcp bench startup`:
-tables on stdout, progress on stderr, and with --json the full numbers for comparing runs."""
+"""`memory-mcp bench locomo DIR|latency|startup|stress` (or `python -m bench ...` from the
+repository's root): tables on stdout, progress on stderr, and with --json the full numbers
+for comparing runs. Settings are the benchmarks' own (bench/settings.py), not the user's."""
 
 from __future__ import annotations
 
@@ -15,9 +16,14 @@ DEFAULT_STARTUP_WORKDIR = Path("bench/results/startup")
 DEFAULT_STRESS_WORKDIR = Path("bench/results/stress")
 
 
-def add_commands(commands: Any) -> None:
+def add_commands(commands: Any) -> argparse.ArgumentParser:
     """Add `bench` and its subcommands to the CLI's subparsers."""
     bench = commands.add_parser("bench", help="measure retrieval quality and search latency")
+    add_arguments(bench)
+    return bench
+
+
+def add_arguments(bench: argparse.ArgumentParser) -> None:
     kinds = bench.add_subparsers(dest="bench", required=True)
 
     locomo = kinds.add_parser(
@@ -25,6 +31,7 @@ def add_commands(commands: Any) -> None:
     )
     locomo.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
     locomo.add_argument("--json", type=Path, help="also write every number to this file")
+    _embedder_flag(locomo)
     locomo.add_argument(
         "--limit-conversations",
         type=int,
@@ -49,6 +56,7 @@ def add_commands(commands: Any) -> None:
         help=f"where built stores are kept for reuse (default: {DEFAULT_LATENCY_WORKDIR})",
     )
     latency.add_argument("--json", type=Path, help="also write every number to this file")
+    _embedder_flag(latency)
 
     startup = kinds.add_parser(
         "startup",
@@ -70,6 +78,7 @@ def add_commands(commands: Any) -> None:
         help=f"where the 2,000-memory store is kept for reuse (default: {DEFAULT_STARTUP_WORKDIR})",
     )
     startup.add_argument("--json", type=Path, help="also write every number to this file")
+    _embedder_flag(startup)
 
     stress = kinds.add_parser(
         "stress",
@@ -111,6 +120,23 @@ def add_commands(commands: Any) -> None:
         help=f"the database and server logs (default: {DEFAULT_STRESS_WORKDIR})",
     )
     stress.add_argument("--json", type=Path, help="also write every number to this file")
+    _embedder_flag(stress)
+
+
+def _embedder_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--embedder",
+        choices=["onnx", "sentence-transformers"],
+        default="onnx",
+        help="embedding runtime measured (default onnx; MEMORY_MCP_EMBEDDER is not read)",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bench ...`: the same commands without the installed CLI."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 def _say(message: str) -> None:
@@ -129,13 +155,13 @@ def run(args: argparse.Namespace) -> int:
         return run_stress(args)
     import anyio
 
+    from bench.settings import BenchSettings
     from memory_mcp.app import embedder_from
-    from memory_mcp.settings import Settings
 
-    embedder = embedder_from(Settings())  # MEMORY_MCP_EMBEDDER picks the runtime
+    embedder = embedder_from(BenchSettings(embedder=args.embedder))
     started = time.perf_counter()
     if args.bench == "locomo":
-        from memory_mcp.benchmark.locomo import load_conversations, run_locomo
+        from bench.locomo import load_conversations, run_locomo
 
         try:
             conversations = load_conversations(args.dir, args.limit_conversations)
@@ -149,13 +175,12 @@ def run(args: argparse.Namespace) -> int:
         print(report.render())
         _write_json(args.json, report.to_json())
     elif args.bench == "startup":
-        from memory_mcp.benchmark.startup import run_startup
+        from bench.startup import run_startup
 
-        settings = Settings()
         startup_report = anyio.run(
             run_startup,
             args.workdir,
-            settings.embedder,
+            args.embedder,
             embedder,
             args.runs,
             args.latency_size,
@@ -165,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         print(startup_report.render())
         _write_json(args.json, {"benchmark": "startup", **startup_report.summary()})
     else:
-        from memory_mcp.benchmark.latency import measure_size, render
+        from bench.latency import measure_size, render
 
         async def measure_all() -> list[Any]:
             results = []
@@ -186,8 +211,8 @@ def run(args: argparse.Namespace) -> int:
 def run_stress(args: argparse.Namespace) -> int:
     import anyio
 
-    from memory_mcp.benchmark.stress import StressConfig
-    from memory_mcp.benchmark.stress import run_stress as measure
+    from bench.stress import StressConfig
+    from bench.stress import run_stress as measure
 
     config = StressConfig(
         workdir=args.workdir,
@@ -197,6 +222,7 @@ def run_stress(args: argparse.Namespace) -> int:
         stores=args.stores,
         burst=args.burst,
         warm_up=args.warm_up,
+        env={"MEMORY_MCP_EMBEDDER": args.embedder},
     )
     report = anyio.run(measure, config, _say)
     print(report.render())

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from bench.settings import store_settings
+from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
-from memory_mcp.benchmark.stats import percentile_ms, table
 from memory_mcp.embeddings import Embedder
 from memory_mcp.models import Visibility
 from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
-from memory_mcp.settings import Settings
 from memory_mcp.store.keyword import query_terms
 
 GENERATOR_VERSION = 1
@@ -131,16 +131,6 @@ class SizeResult:
         }
 
 
-def _settings(directory: Path) -> Settings:
-    # No per-agent cap: one agent owns every synthetic memory (a cap is a user setting).
-    return Settings(
-        db=str(directory / "memory.db"),
-        data_dir=directory,
-        max_memories_per_agent=0,
-        agent_id="bench",
-    )
-
-
 async def build_store(
     directory: Path, size: int, model_name: str, progress: Callable[[str], None] | None = None
 ) -> float | None:
@@ -154,7 +144,7 @@ async def build_store(
     text = SyntheticText()
     started = time.perf_counter()
     embedder = SyntheticDocumentEmbedder(model_name)
-    async with open_app(_settings(directory), embedder, background=False) as app:
+    async with open_app(store_settings(directory), embedder, background=False) as app:
         service, caller = app.service, app.caller
         for i in range(size):
             await service.store_memory(caller, f"note-{i}", text.memory())
@@ -176,7 +166,7 @@ async def measure_size(
     await embedder.wait_ready()
     built = await build_store(directory, size, embedder.model_name, progress)
     text = SyntheticText(seed=size)
-    async with open_app(_settings(directory), embedder, background=False) as app:
+    async with open_app(store_settings(directory), embedder, background=False) as app:
         service, caller = app.service, app.caller
         started = time.perf_counter()
         await service.sync_index()  # what the first search after a start pays

@@ -21,11 +21,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.settings import BenchSettings
+from bench.stats import mean, percentile_ms, table
 from memory_mcp.app import open_app
-from memory_mcp.benchmark.stats import mean, percentile_ms, table
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.settings import Settings
 
 ANSWERABLE_CATEGORIES = (1, 2, 3, 4)
 SEARCH_LIMIT = 10
@@ -116,7 +116,7 @@ async def run_conversation(
     conversation: Conversation, embedder: Embedder, workdir: Path
 ) -> ConversationRun:
     """Ingest every turn into a fresh store, then ask every question."""
-    settings = Settings(db=str(workdir / "memory.db"), data_dir=workdir)
+    settings = BenchSettings(db=str(workdir / "memory.db"), data_dir=workdir)
     async with open_app(settings, embedder, background=False) as app:
         service, caller = app.service, app.caller
         refused: list[str] = []
