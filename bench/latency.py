@@ -26,7 +26,7 @@ from bench.settings import store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
 from memory_mcp.embeddings import Embedder
-from memory_mcp.models import Visibility
+from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.store.keyword import query_terms
 
@@ -147,7 +147,7 @@ async def build_store(
     async with open_app(store_settings(directory), embedder, background=False) as app:
         service, caller = app.service, app.caller
         for i in range(size):
-            await service.store_memory(caller, f"note-{i}", text.memory())
+            await service.store_memory(caller, StoreRequest(f"note-{i}", text.memory()))
             if progress and (i + 1) % 10_000 == 0:
                 progress(f"  {i + 1:,} / {size:,} memories written")
         embedder.ready = True

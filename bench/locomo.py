@@ -26,6 +26,7 @@ from bench.stats import mean, percentile_ms, table
 from memory_mcp.app import open_app
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import MemoryMcpError
+from memory_mcp.models import StoreRequest
 
 ANSWERABLE_CATEGORIES = (1, 2, 3, 4)
 SEARCH_LIMIT = 10
@@ -123,7 +124,7 @@ async def run_conversation(
         started = time.perf_counter()
         for turn in conversation.turns:
             try:
-                await service.store_memory(caller, turn.key, turn.value)
+                await service.store_memory(caller, StoreRequest(turn.key, turn.value))
             except MemoryMcpError:
                 refused.append(turn.key)
         await service.embed_pending()  # normally a no-op: store_memory embeds inline

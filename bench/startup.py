@@ -30,6 +30,7 @@ from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
 from memory_mcp.embeddings import Embedder
+from memory_mcp.models import StoreRequest
 
 STORE_SIZE = 2_000
 TARGET_KEY = "pets"
@@ -116,7 +117,7 @@ async def build_startup_store(directory: Path, embedder: Embedder) -> Path:
     if not marker.exists():
         settings = store_settings(directory)
         async with open_app(settings, embedder, background=False) as app:
-            await app.service.store_memory(app.caller, TARGET_KEY, TARGET_VALUE)
+            await app.service.store_memory(app.caller, StoreRequest(TARGET_KEY, TARGET_VALUE))
             while await app.service.embed_pending():
                 pass
         marker.write_text("1\n")

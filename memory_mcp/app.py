@@ -11,8 +11,8 @@ import anyio
 
 from memory_mcp.embeddings import Embedder, SentenceTransformerEmbedder
 from memory_mcp.errors import InvalidInputError, StoreMissingError
-from memory_mcp.file_index import FileIndexService
 from memory_mcp.models import Caller, Source
+from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.watcher import NoteWatcher
@@ -153,6 +153,6 @@ async def access_worker(service: MemoryService) -> None:
         await anyio.sleep(ACCESS_FLUSH_SECONDS)
         try:
             with anyio.CancelScope(shield=True):  # see Vectors.keep_embedded
-                await service.store.flush_accesses()
+                await service.flush_accesses()
         except Exception:  # a top-level loop: log and keep serving; the counts are kept
             log.exception("saving read counts failed; retrying")

@@ -212,7 +212,7 @@ def _check_store(settings: Settings) -> tuple[str, bool]:
 
     async def count() -> int:  # the embedder is created but never loaded
         async with open_app(settings, background=False, create=False) as app:
-            return await app.service.store.count()
+            return await app.service.count()
 
     where = settings.database_file or settings.database_url
     try:

@@ -13,10 +13,15 @@ import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source
+from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source, StoreRequest
 from memory_mcp.service import MemoryService
 from memory_mcp.text_safety import json_text_for_terminal
-from memory_mcp.validation import iso, parse_datetime
+from memory_mcp.validation import (
+    iso,
+    parse_optional_datetime,
+    parse_source,
+    parse_store_scope,
+)
 
 
 class MemoryLine(BaseModel):
@@ -39,6 +44,24 @@ class MemoryLine(BaseModel):
     about_agent: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
+
+    def store_request(self) -> StoreRequest:
+        """The memory to store, dated by the line's `updated_at` (its own time); names the
+        field at fault (InvalidInputError). Every source is allowed: an export holds them."""
+        return StoreRequest(
+            key=self.key,
+            value=self.value,
+            scope=parse_store_scope(self.scope),
+            tags=self.tags,
+            metadata=self.metadata,
+            ttl_seconds=self.ttl_seconds,
+            expires_at=parse_optional_datetime(self.expires_at, "expires_at"),
+            source=parse_source(self.source, tuple(Source)),
+            confidence=self.confidence,
+            pinned=self.pinned,
+            about_agent=self.about_agent,
+            written_at=parse_optional_datetime(self.updated_at, "updated_at"),
+        )
 
 
 @dataclass
@@ -92,27 +115,12 @@ def prepare_lines(
             line.agent_id or default.agent_id, default.role, line.session_id or default.session_id
         )
         try:
-            written_at = parse_datetime(line.updated_at, "updated_at") if line.updated_at else None
-            memory = service.prepare_memory(
-                caller,
-                line.key,
-                line.value,
-                line.scope,
-                line.tags,
-                line.metadata,
-                line.ttl_seconds,
-                line.expires_at,
-                line.source,
-                line.confidence,
-                line.pinned,
-                allowed_sources=tuple(Source),
-                now=written_at,
-                about_agent=line.about_agent,
-            )
+            request = line.store_request()
+            memory = service.prepare_memory(caller, request)
         except MemoryMcpError as exc:
             errors.append(f"line {number}: {exc}")
             continue
-        prepared.append(PreparedLine(number, caller, memory, written_at))
+        prepared.append(PreparedLine(number, caller, memory, request.written_at))
     return prepared, errors
 
 
@@ -131,7 +139,7 @@ async def check_cap(service: MemoryService, lines: list[PreparedLine]) -> None:
         if line.memory.source is not Source.FILE_INDEX:  # notes do not count (see the store)
             by_agent.setdefault(line.memory.agent_id, []).append(line.memory.identity)
     for agent_id, identities in sorted(by_agent.items()):
-        stored, new = await service.store.cap_usage(agent_id, identities)
+        stored, new = await service.cap_usage(agent_id, identities)
         if stored + new > cap:
             raise CapExceededError(
                 f"agent {agent_id!r} would hold {stored + new:,} memories ({stored:,} stored "

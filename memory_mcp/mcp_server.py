@@ -16,13 +16,21 @@ from mcp.types import INTERNAL_ERROR, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from memory_mcp import __version__
+from memory_mcp import validation as v
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp_edge import AnswerUnreadableLines, MemoryMCPServer
 from memory_mcp.memories_block import memories_block
-from memory_mcp.models import MemoryRecord
-from memory_mcp.service import MemoryService, SearchHit
+from memory_mcp.models import (
+    LearningCategory,
+    MemoryRecord,
+    Scope,
+    Source,
+    StoreRequest,
+    UpsertOutcome,
+)
+from memory_mcp.service import MemoryService, SearchHit, SearchResult
 from memory_mcp.settings import Settings
 from memory_mcp.stdin_lines import StdinLines
 from memory_mcp.validation import iso
@@ -82,7 +90,7 @@ def _prompt_error(message: str) -> Exception:
 def _one_of(*choices: str, optional: bool = False) -> WithJsonSchema:
     """The choices, published in the tool's schema; the service checks them and says what
     is allowed, so a wrong one gets the same message here as from the CLI or an import."""
-    schema: dict[str, Any] = {"type": "string", "enum": list(choices)}
+    schema: dict[str, Any] = {"type": "string", "enum": [str(choice) for choice in choices]}
     if optional:
         schema = {"anyOf": [schema, {"type": "null"}]}
     return WithJsonSchema(schema)
@@ -181,7 +189,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         value: Annotated[str, Field(description="The content to remember (plain text).")],
         scope: Annotated[
             str,
-            _one_of("session", "agent", "swarm", "global"),
+            _one_of(*Scope, *v.SCOPE_ALIASES),
             Field(
                 description="session: this session only; agent: you, across sessions; "
                 "swarm (alias global): every agent."
@@ -198,7 +206,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         ] = None,
         source: Annotated[
             str,
-            _one_of("manual", "task_completion", "session_summary"),
+            _one_of(*v.TOOL_SOURCES),
             Field(
                 description="Where it came from; sets the default lifetime "
                 "(task_completion 7 days, session_summary 3 days, manual never)."
@@ -228,23 +236,24 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         Example: store_memory(key="test-command", value="Run `make test`; it sets up .venv",
         tags=["build"]). Never store secrets (tokens, keys, passwords): they are refused."""
         app = _app(ctx)
-        result = await _guard(
-            app,
-            app.service.store_memory(
-                app.caller,
-                key,
-                value,
-                scope,
-                tags,
-                metadata,
-                ttl_seconds,
-                expires_at,
-                source,
-                confidence,
-                pinned,
-                expected_version,
-            ),
-        )
+
+        async def store() -> UpsertOutcome:
+            request = StoreRequest(
+                key=key,
+                value=value,
+                scope=v.parse_store_scope(scope),
+                tags=tags,
+                metadata=metadata,
+                ttl_seconds=ttl_seconds,
+                expires_at=v.parse_optional_datetime(expires_at, "expires_at"),
+                source=v.parse_source(source, v.TOOL_SOURCES),
+                confidence=confidence,
+                pinned=pinned,
+                expected_version=expected_version,
+            )
+            return await app.service.store_memory(app.caller, request)
+
+        result = await _guard(app, store())
         record = result.record
         return {
             "id": record.id,
@@ -268,13 +277,13 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         limit: Annotated[int, Field(strict=True, description="How many results, 1-50.")] = 10,
         scope: Annotated[
             str,
-            _one_of("all", "session", "agent", "swarm", "global"),
+            _one_of("all", *Scope, *v.SCOPE_ALIASES),
             Field(description="Restrict to one scope; 'all' searches everything you can see."),
         ] = "all",
         tags: Annotated[list[str], Field(description="Only memories with all these tags.")] = [],  # noqa: B006
         source: Annotated[
             str | None,
-            _one_of("manual", "task_completion", "session_summary", "file_index", optional=True),
+            _one_of(*Source, optional=True),
             Field(description="Only memories from this source."),
         ] = None,
         include_expired: Annotated[
@@ -290,9 +299,19 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         `semantic: false` means the results come from keyword search only (see notices).
         Example: memory-search(query="how do we deploy to staging?", limit=5)."""
         app = _app(ctx)
-        result = await _guard(
-            app, app.service.search(app.caller, query, limit, scope, tags, source, include_expired)
-        )
+
+        async def search() -> SearchResult:
+            return await app.service.search(
+                app.caller,
+                query,
+                limit,
+                v.parse_scope(scope, allow_all=True),
+                tags,
+                None if source is None else v.parse_source(source, tuple(Source)),
+                include_expired,
+            )
+
+        result = await _guard(app, search())
         max_chars = app.settings.search_value_chars
         data: dict[str, Any] = {"results": [hit_json(h, max_chars) for h in result.hits]}
         data["semantic"] = result.semantic  # false: keyword search only, see notices
@@ -348,7 +367,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         ],
         category: Annotated[
             str,
-            _one_of("mistake-pattern", "best-practice", "codebase-knowledge", "preference"),
+            _one_of(*LearningCategory),
             Field(description="What kind of learning it is."),
         ],
         agent_id: Annotated[
@@ -366,9 +385,12 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         Example: inject-learning(learning="Run migrations before the API tests",
         category="mistake-pattern", agent_id="worker-2")."""
         app = _app(ctx)
-        result = await _guard(
-            app, app.service.inject_learning(app.caller, learning, category, agent_id)
-        )
+
+        async def inject() -> UpsertOutcome:
+            parsed = v.parse_learning_category(category)
+            return await app.service.inject_learning(app.caller, learning, parsed, agent_id)
+
+        result = await _guard(app, inject())
         record = result.record
         return {
             "id": record.id,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from memory_mcp.models import Caller, MemoryRecord, Visibility
+from memory_mcp.models import Caller, MemoryRecord
 from memory_mcp.ranking import prior
 from memory_mcp.service import MemoryService
 from memory_mcp.text_safety import for_display, strip_terminal_controls
@@ -52,7 +52,7 @@ async def select_memories(
         result = await service.search(caller, query, limit=min(limit, 50))
         return [hit.record for hit in result.hits if not service.is_expired(hit.record)]
     now = service.clock()
-    pool = await service.store.recent(Visibility(caller=caller, now=now), POOL)
+    pool = await service.recent_visible(caller, POOL)
     config = service.policy.ranking
     pool.sort(key=lambda r: (not r.pinned, -prior(r, now, config), -r.updated_at, r.id))
     return pool[:limit]

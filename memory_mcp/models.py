@@ -20,6 +20,15 @@ class Source(StrEnum):
     FILE_INDEX = "file_index"
 
 
+class LearningCategory(StrEnum):
+    """What kind of lesson an inject-learning carries (its tag, and part of its key)."""
+
+    MISTAKE_PATTERN = "mistake-pattern"
+    BEST_PRACTICE = "best-practice"
+    CODEBASE_KNOWLEDGE = "codebase-knowledge"
+    PREFERENCE = "preference"
+
+
 class Role(StrEnum):
     WORKER = "worker"
     LEAD = "lead"
@@ -64,6 +73,45 @@ class MemoryRecord:
     file_path: str | None = None
     updated_by: str = ""  # who wrote this version; agent_id is the owner
     about_agent: str | None = None  # a learning: the agent it is about (not its owner)
+
+
+@dataclass(frozen=True)
+class StoreRequest:
+    """One memory to store, as an edge (MCP tool, JSONL import line, hook) parsed it: the
+    types are settled here, once; MemoryService.store_memory applies the rules (sizes,
+    secrets, expiry bounds, the cap, permissions).
+
+    `expires_at` and `written_at` are UNIX seconds. `written_at` keeps a memory's own time
+    instead of now: an exported memory's (import), a transcript's last change (session
+    summaries)."""
+
+    key: str
+    value: str
+    scope: Scope = Scope.AGENT
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    ttl_seconds: float | None = None
+    expires_at: float | None = None
+    source: Source = Source.MANUAL
+    confidence: float | None = None
+    pinned: bool = False
+    expected_version: int | None = None
+    about_agent: str | None = None  # a learning, or an imported one: the agent it is about
+    written_at: float | None = None
+
+
+@dataclass(frozen=True)
+class NoteChunk:
+    """One chunk of a note file to mirror as a memory (source file_index): what the notes
+    feature hands the service (MemoryService.store_note_chunk). `key` is stable for the
+    chunk; `expires_at` (UNIX seconds) is the whole file's expiry."""
+
+    file_path: str
+    scope: Scope
+    key: str
+    value: str
+    metadata: dict[str, Any]
+    expires_at: float | None
 
 
 @dataclass

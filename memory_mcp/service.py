@@ -20,7 +20,18 @@ from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
 from memory_mcp.injection import content_flags
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, Visibility
+from memory_mcp.models import (
+    Caller,
+    LearningCategory,
+    MemoryRecord,
+    NewMemory,
+    NoteChunk,
+    Scope,
+    Source,
+    StoreRequest,
+    UpsertOutcome,
+    Visibility,
+)
 from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
 from memory_mcp.safety import refuse_secrets, refuse_secrets_in
 from memory_mcp.store import MemoryStore
@@ -29,8 +40,6 @@ from memory_mcp.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
-TOOL_SOURCES = (Source.MANUAL, Source.TASK_COMPLETION, Source.SESSION_SUMMARY)
-LEARNING_CATEGORIES = ("mistake-pattern", "best-practice", "codebase-knowledge", "preference")
 # BM25 column weights for (key, value, tags): a hit in the key or a tag says more than one
 # word somewhere in a long value.
 KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5)
@@ -41,33 +50,20 @@ NOTE_KEY_PREFIX = "file:"
 
 @dataclass(frozen=True)
 class Policy:
-    """The knobs of the rules, built from Settings by the composition root."""
+    """The knobs of the rules. Their defaults live in one place, Settings: the composition
+    root builds this from it (app.policy_from)."""
 
-    max_memories_per_agent: int = 10_000
-    max_value_chars: int = 65_536
-    search_value_chars: int = 1_000
-    ttl_days: dict[Source, float] = field(
-        default_factory=lambda: {
-            Source.MANUAL: 0.0,
-            Source.TASK_COMPLETION: 7.0,
-            Source.SESSION_SUMMARY: 3.0,
-            Source.FILE_INDEX: 30.0,
-        }
-    )
-    ranking: RankingConfig = field(default_factory=RankingConfig)
+    max_memories_per_agent: int
+    max_value_chars: int
+    search_value_chars: int
+    ttl_days: dict[Source, float]
+    ranking: RankingConfig
     # A search while the model is still loading waits this long before going keyword-only.
-    search_model_wait_seconds: float = 5.0
+    search_model_wait_seconds: float
 
     def default_ttl_seconds(self, source: Source) -> float | None:
         days = self.ttl_days.get(source, 0.0)
         return days * 86_400 if days else None
-
-
-@dataclass
-class StoreResult:
-    record: MemoryRecord
-    created: bool
-    changed: bool
 
 
 @dataclass
@@ -104,13 +100,13 @@ class MemoryService:
         self,
         store: MemoryStore,
         embedder: Embedder,
-        policy: Policy | None = None,
+        policy: Policy,
         clock: Callable[[], float] = time.time,
         vectors: Vectors | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
-        self.policy = policy or Policy()
+        self.policy = policy
         self.clock = clock
         # Embedding, storing and searching vectors (memory_mcp/vectors.py tells the story).
         self.vectors = vectors or Vectors.in_process(store.vectors, embedder, clock)
@@ -118,100 +114,73 @@ class MemoryService:
     # -- writing ----------------------------------------------------------------------------
 
     async def store_memory(
-        self,
-        caller: Caller,
-        key: Any,
-        value: Any,
-        scope: Any = "agent",
-        tags: Any = None,
-        metadata: Any = None,
-        ttl_seconds: Any = None,
-        expires_at: Any = None,
-        source: Any = "manual",
-        confidence: Any = None,
-        pinned: Any = False,
-        expected_version: Any = None,
-        *,
-        allowed_sources: tuple[Source, ...] = TOOL_SOURCES,
-        file_path: str | None = None,
-        written_at: float | None = None,
-        about_agent: str | None = None,
-        embed_now: bool = True,
-    ) -> StoreResult:
-        """`written_at` keeps a memory's own time instead of now: an exported memory's
-        (import), a transcript's last change (session summaries).
-        `embed_now=False` leaves the vector to the background worker (notes: a big note's
-        chunks must not hold up the notes saved after it).
+        self, caller: Caller, request: StoreRequest, *, embed_now: bool = True
+    ) -> UpsertOutcome:
+        """Store `request` for `caller` (an upsert on its identity).
+        `embed_now=False` leaves the vector to the background worker.
 
         A swarm memory with this key owned by another agent is updated only by the lead
-        (PermissionDeniedError names the owner). The one exception is a note from the
-        shared folder (`file_path`, source file_index): the folder owns it, and whichever
-        agent indexes the file keeps it in step."""
-        now = written_at if written_at is not None else self.clock()
-        new = self.prepare_memory(
-            caller,
-            key,
-            value,
-            scope,
-            tags,
-            metadata,
-            ttl_seconds,
-            expires_at,
-            source,
-            confidence,
-            pinned,
-            allowed_sources=allowed_sources,
-            file_path=file_path,
-            now=now,
-            about_agent=about_agent,
-        )
-        version = self.check_expected_version(expected_version)
+        (PermissionDeniedError names the owner)."""
+        now = request.written_at if request.written_at is not None else self.clock()
+        new = self.prepare_memory(caller, request)
+        version = self.check_expected_version(request.expected_version)
         return await self.write_memory(caller, new, version, now, embed_now=embed_now)
 
-    def prepare_memory(
-        self,
-        caller: Caller,
-        key: Any,
-        value: Any,
-        scope: Any = "agent",
-        tags: Any = None,
-        metadata: Any = None,
-        ttl_seconds: Any = None,
-        expires_at: Any = None,
-        source: Any = "manual",
-        confidence: Any = None,
-        pinned: Any = False,
-        *,
-        allowed_sources: tuple[Source, ...] = TOOL_SOURCES,
-        file_path: str | None = None,
-        now: float | None = None,
-        about_agent: str | None = None,
-    ) -> NewMemory:
+    def prepare_memory(self, caller: Caller, request: StoreRequest) -> NewMemory:
         """Every check of store_memory, without writing: the memory that would be stored.
         `import` checks a whole file with this before it writes anything."""
-        now = now if now is not None else self.clock()
-        parsed_scope = v.parse_scope(scope)
-        assert parsed_scope is not None
-        parsed_source = v.parse_source(source, allowed_sources)
-        _refuse_note_key(key, parsed_source)
-        clean_value = v.clean_value(value, self.policy.max_value_chars)
-        if not isinstance(pinned, bool):
-            raise InvalidInputError("pinned", "must be true or false")
+        now = request.written_at if request.written_at is not None else self.clock()
+        _refuse_note_key(request.key, request.source)
+        return self._new_memory(
+            caller,
+            key=request.key,
+            value=request.value,
+            scope=request.scope,
+            source=request.source,
+            tags=v.clean_tags(request.tags),
+            metadata=request.metadata,
+            confidence=v.clean_confidence(request.confidence),
+            pinned=request.pinned,
+            expires_at=v.resolve_expiry(
+                request.ttl_seconds,
+                request.expires_at,
+                self.policy.default_ttl_seconds(request.source),
+                now,
+            ),
+            about_agent=request.about_agent,
+        )
+
+    def _new_memory(
+        self,
+        caller: Caller,
+        *,
+        key: str,
+        value: str,
+        scope: Scope,
+        source: Source,
+        tags: list[str],
+        metadata: dict[str, Any],
+        confidence: float | None = None,
+        pinned: bool = False,
+        expires_at: float | None,
+        file_path: str | None = None,
+        about_agent: str | None = None,
+    ) -> NewMemory:
+        """The rules every stored memory passes: sizes, plain JSON, no secrets; flagged if
+        it reads like instructions."""
         new = NewMemory(
             key=v.clean_key(key),
-            value=clean_value,
-            scope=parsed_scope,
+            value=v.clean_value(value, self.policy.max_value_chars),
+            scope=scope,
             agent_id=caller.agent_id,
-            session_id=caller.session_id if parsed_scope is Scope.SESSION else "",
-            source=parsed_source,
-            tags=v.clean_tags(tags),
+            session_id=caller.session_id if scope is Scope.SESSION else "",
+            source=source,
+            tags=tags,
             metadata=v.clean_metadata(metadata),
             flags=[],
-            confidence=v.clean_confidence(confidence),
+            confidence=confidence,
             pinned=pinned,
-            expires_at=v.resolve_expiry(
-                ttl_seconds, expires_at, self.policy.default_ttl_seconds(parsed_source), now
-            ),
+            expires_at=expires_at,
             file_path=file_path,
             about_agent=about_agent,
         )
@@ -223,12 +192,8 @@ class MemoryService:
         return new
 
     @staticmethod
-    def check_expected_version(expected_version: Any) -> int | None:
-        if expected_version is not None and (
-            isinstance(expected_version, bool)
-            or not isinstance(expected_version, int)
-            or expected_version < 0
-        ):
+    def check_expected_version(expected_version: int | None) -> int | None:
+        if expected_version is not None and expected_version < 0:
             raise InvalidInputError("expected_version", "must be a whole number >= 0")
         return expected_version
 
@@ -240,7 +205,7 @@ class MemoryService:
         now: float | None = None,
         *,
         embed_now: bool = True,
-    ) -> StoreResult:
+    ) -> UpsertOutcome:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
         then embed it if the model is loaded (and `embed_now`)."""
         now = now if now is not None else self.clock()
@@ -258,11 +223,61 @@ class MemoryService:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
         if outcome.changed and embed_now:
             await self.vectors.embed_written(outcome.record)
-        return StoreResult(outcome.record, outcome.created, outcome.changed)
+        return outcome
+
+    # -- notes (memory_mcp/notes/): memories that mirror a file ----------------------------
+
+    async def store_note_chunk(self, caller: Caller, chunk: NoteChunk) -> UpsertOutcome:
+        """Mirror one chunk of a note. The vector is left to the background worker, so a
+        big note's chunks never hold up the notes saved after it. A note from the shared
+        folder is a swarm memory the folder owns: whichever agent indexes the file keeps it
+        in step (write_memory lets it overwrite another agent's chunk)."""
+        new = self._new_memory(
+            caller,
+            key=chunk.key,
+            value=chunk.value,
+            scope=chunk.scope,
+            source=Source.FILE_INDEX,
+            tags=[],
+            metadata=chunk.metadata,
+            expires_at=chunk.expires_at,
+            file_path=chunk.file_path,
+        )
+        return await self.write_memory(caller, new, embed_now=False)
+
+    def _note_owner(self, caller: Caller, scope: Scope) -> str | None:
+        return caller.agent_id if scope is not Scope.SWARM else None
+
+    async def note_records(
+        self, caller: Caller, scope: Scope, file_path: str
+    ) -> list[MemoryRecord]:
+        """The memories mirroring `file_path` in `caller`'s folder of `scope`."""
+        return await self.store.records_for_file(
+            file_path, scope, self._note_owner(caller, scope), Source.FILE_INDEX
+        )
+
+    async def note_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]:
+        """The note files under `prefix` that have memories in `caller`'s folder of `scope`."""
+        return await self.store.file_paths(
+            prefix, scope, self._note_owner(caller, scope), Source.FILE_INDEX
+        )
+
+    async def forget_note_records(self, records: list[MemoryRecord]) -> int:
+        """Delete memories that note_records returned (their file or chunk is gone)."""
+        return await self.store.delete([r.id for r in records if r.source is Source.FILE_INDEX])
+
+    async def set_note_expiry(self, records: list[MemoryRecord], expires_at: float | None) -> None:
+        await self.store.set_expiry(
+            [r.id for r in records if r.source is Source.FILE_INDEX], expires_at
+        )
 
     async def inject_learning(
-        self, caller: Caller, learning: Any, category: Any, agent_id: Any = None
-    ) -> StoreResult:
+        self,
+        caller: Caller,
+        learning: str,
+        category: LearningCategory,
+        agent_id: str | None = None,
+    ) -> UpsertOutcome:
         """Lead only: a swarm-wide learning, tagged with its category. Idempotent: the key
         is derived from the category and the normalised text. The lead owns it (the agent
         it is about must not be able to delete it); `agent_id` is kept as `about_agent`."""
@@ -270,25 +285,21 @@ class MemoryService:
             raise PermissionDeniedError(
                 f"inject-learning is for the lead agent; {caller.agent_id!r} is a worker"
             )
-        if category not in LEARNING_CATEGORIES:
-            raise InvalidInputError(
-                "category", f"{category!r} is not one of {', '.join(LEARNING_CATEGORIES)}"
-            )
         text = v.clean_value(learning, self.policy.max_value_chars, field="learning")
         refuse_secrets(text, "learning")
         target = None if agent_id in (None, "") else v.clean_key(agent_id, "agent_id")
         normalised = " ".join(text.lower().split())
-        digest = hashlib.sha256(f"{category}\x1f{normalised}".encode()).hexdigest()[:16]
-        metadata: dict[str, Any] = {"injected_by": caller.agent_id, "category": category}
-        return await self.store_memory(
-            caller,
-            key=f"learning:{category}:{digest}",
+        digest = hashlib.sha256(f"{category.value}\x1f{normalised}".encode()).hexdigest()[:16]
+        metadata: dict[str, Any] = {"injected_by": caller.agent_id, "category": category.value}
+        request = StoreRequest(
+            key=f"learning:{category.value}:{digest}",
             value=text,
-            scope=Scope.SWARM.value,
-            tags=[category, "learning"],
+            scope=Scope.SWARM,
+            tags=[category.value, "learning"],
             metadata=metadata,
             about_agent=target,
         )
+        return await self.store_memory(caller, request)
 
     async def delete(self, caller: Caller, memory_id: Any) -> int:
         record = await self._visible_record(caller, v.clean_id(memory_id))
@@ -319,6 +330,23 @@ class MemoryService:
         async for record in self.store.iter_records():
             yield record
 
+    async def recent_visible(self, caller: Caller, limit: int) -> list[MemoryRecord]:
+        """The `limit` most recently updated unexpired memories `caller` may read."""
+        return await self.store.recent(Visibility(caller=caller, now=self.clock()), limit)
+
+    async def count(self) -> int:
+        """How many memories the store holds, every agent's (for operators: doctor)."""
+        return await self.store.count()
+
+    async def cap_usage(self, agent_id: str, identities: list[str]) -> tuple[int, int]:
+        """(memories `agent_id` holds that count against its cap, how many of the
+        `identities` (NewMemory.identity) would be new): an import checks before writing."""
+        return await self.store.cap_usage(agent_id, identities)
+
+    async def flush_accesses(self) -> None:
+        """Write the reads memory-get counted in memory (store/access.py)."""
+        await self.store.flush_accesses()
+
     async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
         record = await self._visible_record(caller, v.clean_id(memory_id))
         now = self.clock()
@@ -342,22 +370,21 @@ class MemoryService:
     async def search(
         self,
         caller: Caller,
-        query: Any,
-        limit: Any = 10,
-        scope: Any = "all",
-        tags: Any = None,
-        source: Any = None,
-        include_expired: Any = False,
+        query: str,
+        limit: int = 10,
+        scope: Scope | None = None,
+        tags: list[str] | None = None,
+        source: Source | None = None,
+        include_expired: bool = False,
     ) -> SearchResult:
+        """`scope` None: every scope the caller can see."""
         text = v.clean_query(query)
         limit = v.clean_limit(limit)
-        if not isinstance(include_expired, bool):
-            raise InvalidInputError("include_expired", "must be true or false")
         vis = Visibility(
             caller=caller,
-            scope=v.parse_scope(scope, allow_all=True),
-            tags=tuple(v.clean_tags(tags)),
-            source=None if source is None else v.parse_source(source, tuple(Source)),
+            scope=scope,
+            tags=tuple(v.clean_tags(tags or [])),
+            source=source,
             include_expired=include_expired,
             now=self.clock(),
         )
@@ -438,12 +465,8 @@ class MemoryService:
         )
 
 
-def _refuse_note_key(key: Any, source: Source) -> None:
-    if (
-        source is not Source.FILE_INDEX
-        and isinstance(key, str)
-        and key.strip().startswith(NOTE_KEY_PREFIX)
-    ):
+def _refuse_note_key(key: str, source: Source) -> None:
+    if source is not Source.FILE_INDEX and key.strip().startswith(NOTE_KEY_PREFIX):
         raise InvalidInputError(
             "key",
             f"keys starting with {NOTE_KEY_PREFIX!r} are reserved for notes indexed from "
@@ -466,12 +489,10 @@ def _refuse_deleting_a_live_note(record: MemoryRecord) -> None:
 
 
 __all__ = [
-    "LEARNING_CATEGORIES",
     "MemoryService",
     "Policy",
     "SearchHit",
     "SearchResult",
-    "StoreResult",
     "can_see",
     "may_change",
 ]

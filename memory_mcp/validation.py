@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Scope, Source
+from memory_mcp.models import LearningCategory, Scope, Source
 from memory_mcp.text_safety import forbidden_name_character, unpaired_surrogate
 
 MAX_KEY_CHARS = 256
@@ -26,6 +26,8 @@ MAX_QUERY_CHARS = 2_000
 MAX_SEARCH_LIMIT = 50
 
 SCOPE_ALIASES = {"global": Scope.SWARM}
+# The sources an agent may give a memory through the tools (file_index is the notes').
+TOOL_SOURCES = (Source.MANUAL, Source.TASK_COMPLETION, Source.SESSION_SUMMARY)
 
 
 def refuse_unpaired_surrogates(text: str, field: str) -> None:
@@ -47,9 +49,7 @@ def refuse_hidden_characters(name: str, field: str) -> None:
         )
 
 
-def clean_key(key: Any, field: str = "key") -> str:
-    if not isinstance(key, str):
-        raise InvalidInputError(field, f"must be a string, got {type(key).__name__}")
+def clean_key(key: str, field: str = "key") -> str:
     key = key.strip()
     if not key:
         raise InvalidInputError(field, "must not be empty")
@@ -59,9 +59,7 @@ def clean_key(key: Any, field: str = "key") -> str:
     return key
 
 
-def clean_value(value: Any, max_chars: int, field: str = "value") -> str:
-    if not isinstance(value, str):
-        raise InvalidInputError(field, f"must be a string, got {type(value).__name__}")
+def clean_value(value: str, max_chars: int, field: str = "value") -> str:
     if not value.strip():
         raise InvalidInputError(field, "must not be empty")
     if len(value) > max_chars:
@@ -102,18 +100,31 @@ def parse_source(source: Any, allowed: tuple[Source, ...]) -> Source:
     raise InvalidInputError("source", f"{source!r} is not one of {names}")
 
 
-def clean_tags(tags: Any) -> list[str]:
-    if tags is None:
-        return []
-    if not isinstance(tags, list):
-        raise InvalidInputError("tags", "must be a list of strings")
+def parse_store_scope(scope: str) -> Scope:
+    """The scope of a memory to store (`all` is for searching only)."""
+    parsed = parse_scope(scope)
+    assert parsed is not None  # parse_scope returns None only for `all`, when allowed
+    return parsed
+
+
+def parse_learning_category(category: str) -> LearningCategory:
+    try:
+        return LearningCategory(category)
+    except ValueError:
+        names = ", ".join(c.value for c in LearningCategory)
+        raise InvalidInputError("category", f"{category!r} is not one of {names}") from None
+
+
+def parse_optional_datetime(value: str | None, field: str) -> float | None:
+    return None if value is None else parse_datetime(value, field)
+
+
+def clean_tags(tags: list[str]) -> list[str]:
     # Sizes first: a huge list is refused before any per-tag work.
     if len(tags) > MAX_TAGS:
         raise InvalidInputError("tags", f"at most {MAX_TAGS} tags, got {len(tags):,}")
     cleaned: dict[str, None] = {}  # ordered, de-duplicated
     for index, tag in enumerate(tags):
-        if not isinstance(tag, str):
-            raise InvalidInputError("tags", f"tag {index} must be a string")
         tag = tag.strip().lower()
         if not tag or len(tag) > MAX_TAG_CHARS:
             raise InvalidInputError("tags", f"tag {index} must be 1-{MAX_TAG_CHARS} characters")
@@ -188,11 +199,7 @@ def check_arguments(arguments: dict[str, Any]) -> None:
                 stack.extend((child, depth + 1) for child in item)
 
 
-def clean_metadata(metadata: Any) -> dict[str, Any]:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, dict):
-        raise InvalidInputError("metadata", "must be a JSON object")
+def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     _check_json_tree(metadata, "metadata")
     encoded = json.dumps(metadata, sort_keys=True, allow_nan=False)
     if len(encoded.encode()) > MAX_METADATA_BYTES:
@@ -201,11 +208,9 @@ def clean_metadata(metadata: Any) -> dict[str, Any]:
     return loaded
 
 
-def clean_confidence(confidence: Any) -> float | None:
+def clean_confidence(confidence: float | None) -> float | None:
     if confidence is None:
         return None
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-        raise InvalidInputError("confidence", "must be a number between 0 and 1")
     if not math.isfinite(confidence) or not 0.0 <= confidence <= 1.0:
         raise InvalidInputError("confidence", f"{confidence} is not between 0 and 1")
     return float(confidence)
@@ -242,8 +247,8 @@ def parse_datetime(value: Any, field: str) -> float:
 
 
 def resolve_expiry(
-    ttl_seconds: Any,
-    expires_at: Any,
+    ttl_seconds: float | None,
+    expires_at: float | None,
     default_ttl_seconds: float | None,
     now: float,
 ) -> float | None:
@@ -251,32 +256,27 @@ def resolve_expiry(
     if ttl_seconds is not None and expires_at is not None:
         raise InvalidInputError("ttl_seconds", "give ttl_seconds or expires_at, not both")
     if ttl_seconds is not None:
-        if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int | float):
-            raise InvalidInputError("ttl_seconds", "must be a number of seconds")
         if not math.isfinite(ttl_seconds) or not 0 < ttl_seconds <= MAX_FUTURE_SECONDS:
             raise InvalidInputError("ttl_seconds", f"{ttl_seconds} must be > 0 and < 100 years")
         return now + float(ttl_seconds)
     if expires_at is not None:
-        when = parse_datetime(expires_at, "expires_at")
-        if when <= now:
-            raise InvalidInputError("expires_at", f"{expires_at!r} is already in the past")
-        if when > now + MAX_FUTURE_SECONDS:
-            raise InvalidInputError("expires_at", f"{expires_at!r} is more than 100 years away")
-        return when
+        if expires_at <= now:
+            raise InvalidInputError("expires_at", f"{iso(expires_at)!r} is already in the past")
+        if expires_at > now + MAX_FUTURE_SECONDS:
+            raise InvalidInputError(
+                "expires_at", f"{iso(expires_at)!r} is more than 100 years away"
+            )
+        return expires_at
     return now + default_ttl_seconds if default_ttl_seconds else None
 
 
-def clean_limit(limit: Any) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise InvalidInputError("limit", "must be a whole number")
+def clean_limit(limit: int) -> int:
     if not 1 <= limit <= MAX_SEARCH_LIMIT:
         raise InvalidInputError("limit", f"{limit} is not between 1 and {MAX_SEARCH_LIMIT}")
     return limit
 
 
-def clean_query(query: Any) -> str:
-    if not isinstance(query, str):
-        raise InvalidInputError("query", "must be a non-empty string")
+def clean_query(query: str) -> str:
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidInputError("query", f"is longer than {MAX_QUERY_CHARS} characters")
     if not query.strip():

@@ -17,6 +17,7 @@ import pytest
 from memory_mcp.cli import main
 from memory_mcp.embeddings import Embedder
 from memory_mcp.hooks.runner import main as hook_main
+from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import opened
 
@@ -118,7 +119,7 @@ def test_context_query_searches_by_meaning(
                 ("lunch", "The cafeteria serves lunch at noon on weekdays"),
                 ("style", "Python code is formatted with ruff"),
             ]:
-                await app.service.store_memory(app.caller, key, value)
+                await app.service.store_memory(app.caller, StoreRequest(key, value))
             await app.service.embed_pending()
 
     anyio.run(store)

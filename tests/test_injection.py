@@ -12,7 +12,7 @@ from mcp import Client
 from memory_mcp.injection import content_flags
 from memory_mcp.mcp_server import build_server
 from memory_mcp.memories_block import render_block
-from memory_mcp.models import MemoryRecord, Scope, Source
+from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call
 
@@ -137,7 +137,7 @@ async def test_export_writes_terminal_controls_as_escapes(
 
     value = "a\x9b2J b\x1b[31m c\u202e d\x7f e\u2028 é"
     async with opened(make_settings()) as app:
-        await app.service.store_memory(Caller("a1", Role.WORKER, "s1"), "k", value)
+        await app.service.store_memory(Caller("a1", Role.WORKER, "s1"), StoreRequest("k", value))
         out = io.StringIO()
         assert await export_lines(app.service.all_records(), out) == 1
     line = out.getvalue()

@@ -94,3 +94,21 @@ def test_the_package_never_imports_the_benchmarks() -> None:
             continue
         bench = {i for i in imports_of(path) if i == "bench" or i.startswith("bench.")}
         assert not bench, f"{name} imports the benchmarks {bench}"
+
+
+def _reaches_into_the_store(node: ast.AST) -> bool:
+    """`service.store` or `<anything>.service.store`."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "store"):
+        return False
+    owner = node.value
+    name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+    return name == "service"
+
+
+def test_nothing_outside_the_service_touches_its_store() -> None:
+    for name, path in module_files().items():
+        if name == "memory_mcp.service" or name.startswith("memory_mcp.benchmark"):
+            continue  # the benchmarks are leaving the package (bench/)
+        tree = ast.parse(path.read_text())
+        reaching = [node.lineno for node in ast.walk(tree) if _reaches_into_the_store(node)]
+        assert reaching == [], f"{name} uses service.store at lines {reaching}"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memory_mcp.app import AppContext
-from memory_mcp.models import Caller, Role, Scope, Source
+from memory_mcp.models import Caller, Role, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened
 
@@ -46,7 +46,7 @@ async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> li
 
 
 async def found(app: AppContext, query: str) -> list[str]:
-    result = await app.service.search(app.caller, query, source="file_index")
+    result = await app.service.search(app.caller, query, source=Source.FILE_INDEX)
     return [hit.record.key for hit in result.hits]
 
 
@@ -287,7 +287,7 @@ async def test_notes_neither_count_toward_the_cap_nor_get_evicted(
         await app.notes.index_path(note)
         caller = app.caller
         for key in caller_memories:
-            await app.service.store_memory(caller, key, f"{key} manual fact")
+            await app.service.store_memory(caller, StoreRequest(key, f"{key} manual fact"))
         kept = {r.key async for r in app.service.store.iter_records()}
         assert len(await records(app, note)) == 2, "the note's memories stay"
     assert {"second", "third"} <= kept and "first" not in kept, "manual ones obey the cap"

@@ -14,7 +14,7 @@ import pytest
 
 from memory_mcp.app import AppContext
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
-from memory_mcp.models import Scope, Source
+from memory_mcp.models import Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import opened
 
@@ -117,17 +117,21 @@ async def test_note_keys_are_reserved_for_notes(
         # Before the note exists in the store: a manual memory may not take its key (the
         # indexer would later take the memory over).
         with pytest.raises(InvalidInputError, match="reserved for notes"):
-            await app.service.store_memory(app.caller, key, "my own text")
+            await app.service.store_memory(app.caller, StoreRequest(key, "my own text"))
         with pytest.raises(InvalidInputError, match="reserved for notes"):
-            await app.service.store_memory(app.caller, "  file:anything", "x", scope="swarm")
+            await app.service.store_memory(
+                app.caller, StoreRequest("  file:anything", "x", scope=Scope.SWARM)
+            )
         await app.notes.index_path(note)
         # After: nobody overwrites the note's memory through store_memory.
         with pytest.raises(InvalidInputError, match="reserved for notes"):
-            await app.service.store_memory(app.caller, key, "overwritten", source="manual")
+            await app.service.store_memory(
+                app.caller, StoreRequest(key, "overwritten", source=Source.MANUAL)
+            )
         (stored,) = await records(app, note)
         assert stored.source is Source.FILE_INDEX and "Blue-green" in stored.value
         # Keys that merely mention files are fine.
-        await app.service.store_memory(app.caller, "profile:file", "a file: anything")
+        await app.service.store_memory(app.caller, StoreRequest("profile:file", "a file: anything"))
 
 
 async def test_deleting_a_notes_memory_points_at_the_file(

@@ -17,7 +17,7 @@ from memory_mcp import cli
 from memory_mcp.app import AppContext
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.mcp_server import build_server
-from memory_mcp.models import NewMemory, Scope, Source
+from memory_mcp.models import NewMemory, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, call_error, opened
 
@@ -117,9 +117,11 @@ def seed(db: Path) -> None:
                 for scope in Scope:
                     await app.service.store_memory(
                         app.caller,
-                        f"{agent}-{scope.value}",
-                        f"{agent} {scope.value} note",
-                        scope=scope.value,
+                        StoreRequest(
+                            f"{agent}-{scope.value}",
+                            f"{agent} {scope.value} note",
+                            scope=scope,
+                        ),
                     )
 
     anyio.run(store_all)
@@ -181,4 +183,6 @@ async def test_any_agent_keeps_the_shared_folder_in_step_but_workers_cannot_edit
         assert (record.agent_id, record.updated_by) == ("w1", "w2")
         # Note keys are reserved for the indexer: refused before any owner check.
         with pytest.raises(InvalidInputError, match="reserved for notes"):
-            await app.service.store_memory(app.caller, record.key, "Use black", scope="swarm")
+            await app.service.store_memory(
+                app.caller, StoreRequest(record.key, "Use black", scope=Scope.SWARM)
+            )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from memory_mcp.embeddings import Embedder
+from memory_mcp.models import StoreRequest
 from memory_mcp.ranking import (
     RankingConfig,
     Relevance,
@@ -98,7 +99,7 @@ async def test_a_small_store_returns_every_related_memory(
     """Min-max puts the worst candidate at 0; it must still be returned, not dropped."""
     async with opened(make_settings(), FakeEmbedder()) as app:
         for key, value in [("a", "red apples"), ("b", "red cars"), ("c", "red roses")]:
-            await app.service.store_memory(app.caller, key, value)
+            await app.service.store_memory(app.caller, StoreRequest(key, value))
         result = await app.service.search(app.caller, "red", limit=10)
     assert sorted(hit.record.key for hit in result.hits) == ["a", "b", "c"]
     assert all(0.0 <= hit.score <= 1.0 for hit in result.hits)
@@ -118,7 +119,7 @@ async def test_hybrid_search_finds_identifiers_and_paraphrases(
     await real_embedder.wait_ready()
     async with opened(make_settings(), real_embedder) as app:
         for key, value in memories.items():
-            await app.service.store_memory(app.caller, key, value)
+            await app.service.store_memory(app.caller, StoreRequest(key, value))
 
         async def top(query: str) -> str:
             hits = (await app.service.search(app.caller, query, limit=3)).hits

@@ -21,7 +21,7 @@ from memory_mcp.exact_match import (
     is_identifier,
     with_candidates,
 )
-from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, Visibility
+from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest, Visibility
 from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
@@ -165,12 +165,17 @@ async def test_an_identifier_beyond_the_keyword_pool_is_still_first(
     monkeypatch.setattr(fulltext, "MATCH_BUDGET", budget)
     async with opened(make_settings()) as app:
         filler = " ".join(f"word{i}" for i in range(300))
-        note = await app.service.store_memory(app.caller, "misc", f"{filler} gen-0042 {filler}")
+        note = await app.service.store_memory(
+            app.caller, StoreRequest("misc", f"{filler} gen-0042 {filler}")
+        )
         for i in range(200):  # so that the checklist words are not in half of all memories
-            await app.service.store_memory(app.caller, f"other-{i}", f"lunch order {i}")
+            await app.service.store_memory(
+                app.caller, StoreRequest(f"other-{i}", f"lunch order {i}")
+            )
         for i in range(60):
             await app.service.store_memory(
-                app.caller, f"deploy-checklist-{i}", "deploy checklist: deploy, then checklist"
+                app.caller,
+                StoreRequest(f"deploy-checklist-{i}", "deploy checklist: deploy, then checklist"),
             )
         query = "deploy checklist gen-0042"
         vis = Visibility(caller=app.caller, now=app.service.clock())
@@ -188,7 +193,9 @@ async def test_a_common_identifier_is_ranked_as_usual(
     """In more than 50 memories an identifier does not single one out: no exact level."""
     async with opened(make_settings()) as app:
         for i in range(51):
-            await app.service.store_memory(app.caller, f"n{i}", f"node.js note number {i}")
+            await app.service.store_memory(
+                app.caller, StoreRequest(f"n{i}", f"node.js note number {i}")
+            )
         result = await app.service.search(app.caller, "node.js upgrade", limit=5)
         assert max(hit.score for hit in result.hits) <= 2 / 3  # a fresh memory's best
 
@@ -200,10 +207,18 @@ async def test_exact_matches_stay_within_visibility_and_filters(
     settings = make_settings()
     async with opened(settings, FakeEmbedder()) as app:
         other = Caller("worker-2", Role.WORKER, "s2")
-        await app.service.store_memory(other, "gen-0042", "worker-2's private gen-0042")
-        await app.service.store_memory(app.caller, "mine", "my note on gen-0042", tags=["a"])
-        await app.service.store_memory(app.caller, "untagged", "gen-0042 without the tag")
-        await app.service.store_memory(other, "shared", "swarm gen-0042 note", scope="swarm")
+        await app.service.store_memory(
+            other, StoreRequest("gen-0042", "worker-2's private gen-0042")
+        )
+        await app.service.store_memory(
+            app.caller, StoreRequest("mine", "my note on gen-0042", tags=["a"])
+        )
+        await app.service.store_memory(
+            app.caller, StoreRequest("untagged", "gen-0042 without the tag")
+        )
+        await app.service.store_memory(
+            other, StoreRequest("shared", "swarm gen-0042 note", scope=Scope.SWARM)
+        )
 
         found = await keys(app, "gen-0042")
         assert "gen-0042" not in found  # another agent's private memory
@@ -220,8 +235,10 @@ async def test_fts_syntax_in_a_query_is_plain_text(
     make_settings: Callable[..., Settings], query: str
 ) -> None:
     async with opened(make_settings()) as app:
-        await app.service.store_memory(app.caller, query, "a memory keyed by odd text")
-        await app.service.store_memory(app.caller, "other", "gen-0042 is here")
+        await app.service.store_memory(
+            app.caller, StoreRequest(query, "a memory keyed by odd text")
+        )
+        await app.service.store_memory(app.caller, StoreRequest("other", "gen-0042 is here"))
         found = await keys(app, query)
         if any(ch.isalnum() for ch in query):
             assert found[0] in (query, "other")

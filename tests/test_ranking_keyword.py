@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from memory_mcp.app import AppContext
-from memory_mcp.models import Visibility
+from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
@@ -41,8 +41,12 @@ async def test_a_large_store_ranks_by_its_rarer_terms(
     monkeypatch.setattr(fulltext, "MATCH_BUDGET", 3)
     async with opened(make_settings(), FakeEmbedder()) as app:
         for i in range(6):
-            await app.service.store_memory(app.caller, f"note-{i}", f"shared word, note {i}")
-        await app.service.store_memory(app.caller, "target", "shared word and zanzibar")
+            await app.service.store_memory(
+                app.caller, StoreRequest(f"note-{i}", f"shared word, note {i}")
+            )
+        await app.service.store_memory(
+            app.caller, StoreRequest("target", "shared word and zanzibar")
+        )
         vis = Visibility(caller=app.caller, now=app.service.clock())
         store = app.service.store
 
@@ -66,9 +70,10 @@ async def test_filters_apply_before_the_keyword_cut(
     matches must still return every visible match."""
     async with opened(make_settings(), FakeEmbedder()) as app:
         for i in range(60):
-            await app.service.store_memory(app.caller, f"n{i}", f"deploy notes {i}")
+            await app.service.store_memory(app.caller, StoreRequest(f"n{i}", f"deploy notes {i}"))
         await app.service.store_memory(
-            app.caller, "tagged", "deploy checklist, long and detailed and wordy", tags=["ops"]
+            app.caller,
+            StoreRequest("tagged", "deploy checklist, long and detailed and wordy", tags=["ops"]),
         )
         result = await app.service.search(app.caller, "deploy", tags=["ops"], limit=5)
     assert [hit.record.key for hit in result.hits] == ["tagged"]

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from memory_mcp.embeddings import Embedder
+from memory_mcp.models import StoreRequest
 from memory_mcp.passages import (
     MAX_PASSAGES,
     context_label,
@@ -83,7 +84,7 @@ async def test_the_subject_of_a_long_memory_is_found_by_meaning(
     )
     await real_embedder.wait_ready()
     async with opened(make_settings(), real_embedder) as app:
-        await app.service.store_memory(app.caller, "chatty", chatty)
+        await app.service.store_memory(app.caller, StoreRequest("chatty", chatty))
         for i, other in enumerate(
             [
                 "Joanna: I baked a vanilla cake with strawberry filling today.",
@@ -91,6 +92,6 @@ async def test_the_subject_of_a_long_memory_is_found_by_meaning(
                 "Joanna: The screenplay draft is almost finished, two scenes left.",
             ]
         ):
-            await app.service.store_memory(app.caller, f"other-{i}", other)
+            await app.service.store_memory(app.caller, StoreRequest(f"other-{i}", other))
         hits = (await app.service.search(app.caller, "Where did Nate take his pets?")).hits
     assert hits[0].record.key == "chatty"

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from memory_mcp.embeddings import SentenceTransformerEmbedder
+from memory_mcp.models import StoreRequest
 from memory_mcp.service import SearchHit
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened
@@ -53,7 +54,7 @@ async def test_a_key_among_2000_generated_ones_comes_first(
     # batches (FAKE embedder that is never ready: nothing is embedded while storing).
     async with opened(settings, FakeEmbedder(ready=False)) as app:
         for i in range(2000):
-            await app.service.store_memory(app.caller, *generated(i))
+            await app.service.store_memory(app.caller, StoreRequest(*generated(i)))
     async with opened(settings, real_embedder) as app:
         assert await app.service.embed_pending() == 100
 
@@ -100,7 +101,7 @@ async def test_an_identifier_beats_memories_that_only_mean_the_same(
     await real_embedder.wait_ready()
     async with opened(make_settings(watch=False), real_embedder) as app:
         for key, value in CODE_NOTES.items():
-            await app.service.store_memory(app.caller, key, value)
+            await app.service.store_memory(app.caller, StoreRequest(key, value))
 
         for query in (
             "PaymentService.refund",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memory_mcp.errors import PermissionDeniedError
-from memory_mcp.models import Caller, Role
+from memory_mcp.models import Caller, Role, Scope, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import opened
 
@@ -154,9 +154,13 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
         with pytest.raises(PermissionDeniedError, match="'lead'"):
             await service.delete(worker, 2)
         with pytest.raises(PermissionDeniedError, match="agent 'w1'"):
-            await service.store_memory(worker, "release-day", "Any day", scope="swarm")
+            await service.store_memory(
+                worker, StoreRequest("release-day", "Any day", scope=Scope.SWARM)
+            )
         owner = Caller("w1", Role.WORKER, "s")
-        updated = await service.store_memory(owner, "release-day", "Mondays", scope="swarm")
+        updated = await service.store_memory(
+            owner, StoreRequest("release-day", "Mondays", scope=Scope.SWARM)
+        )
         assert (updated.record.version, updated.record.updated_by) == (3, "w1")
         lead = Caller("lead", Role.LEAD, "s")
         assert await service.delete(lead, 2) == 2

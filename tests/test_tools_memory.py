@@ -10,6 +10,7 @@ import pytest
 from mcp import Client
 
 from memory_mcp.mcp_server import build_server
+from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, call_error
 
@@ -135,8 +136,10 @@ async def test_purge_removes_expired(make_settings: Callable[..., Settings]) -> 
     async with open_app(settings, FakeEmbedder(), background=False) as app:
         now = [1_000_000.0]
         app.service.clock = lambda: now[0]
-        old = await app.service.store_memory(caller, "old", "stale fact", ttl_seconds=10)
-        await app.service.store_memory(caller, "new", "fresh fact")
+        old = await app.service.store_memory(
+            caller, StoreRequest("old", "stale fact", ttl_seconds=10)
+        )
+        await app.service.store_memory(caller, StoreRequest("new", "fresh fact"))
         now[0] += 11
         assert await app.service.purge_expired() == 1
         assert await app.service.store.get(old.record.id) is None

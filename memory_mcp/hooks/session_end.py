@@ -12,6 +12,7 @@ from memory_mcp.app import AppContext
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
 from memory_mcp.hooks.transcript import read_transcript
+from memory_mcp.models import Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 
 
@@ -50,19 +51,19 @@ def run(
         }
         if transcript.cwd:
             metadata["cwd"] = transcript.cwd
-        await app.service.store_memory(
-            app.caller,
+        request = StoreRequest(
             key=f"session-summary:{session}",
             value=summary,
-            scope="agent",
+            scope=Scope.AGENT,
             tags=["session-summary"],
             metadata=metadata,
-            source="session_summary",
+            source=Source.SESSION_SUMMARY,
             # Dated by the transcript's last change, not by this run: a Stop hook on an
             # unchanged transcript then writes exactly what is stored, and the store
             # leaves it alone (same version) instead of bumping it for a new expiry.
             written_at=last_change,
         )
+        await app.service.store_memory(app.caller, request)
 
     run_with_app(settings or Settings(), job)
     return 0

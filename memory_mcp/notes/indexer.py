@@ -18,9 +18,9 @@ from typing import TypeVar
 
 import anyio
 
-from memory_mcp.file_index import FileIndexReport, FileIndexService, FileMemory
 from memory_mcp.models import Caller
 from memory_mcp.notes.chunking import Chunk, chunk_note
+from memory_mcp.notes.file_memories import FileIndexReport, FileIndexService, FileMemory
 from memory_mcp.notes.paths import (
     NoteFolder,
     NotePath,

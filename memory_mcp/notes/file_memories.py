@@ -4,10 +4,11 @@ A file's memories are replaced as a set: chunks whose text and metadata are unch
 their id, version and vector; changed ones are updated in place (a new version, history
 kept); chunks that disappeared are deleted. They all expire together, `ttl_file_index_days`
 after the file's last modification, so a change anywhere in the file refreshes all of them
-and an untouched, unchanged file is left alone. Writes go through MemoryService.store_memory,
-so validation, the secret check and instruction flags apply to notes as to any memory; the
-vectors are left to the background worker, so a big note is keyword-searchable as soon as
-it is written and never holds up the notes saved after it.
+and an untouched, unchanged file is left alone. Writes go through
+MemoryService.store_note_chunk, so validation, the secret check and instruction flags
+apply to notes as to any memory; the vectors are left to the background worker, so a big
+note is keyword-searchable as soon as it is written and never holds up the notes saved
+after it.
 
 Who may change what: the personal folder's memories belong to the agent that indexes them;
 the shared folder's are swarm memories, and any agent watching that folder keeps them in
@@ -22,9 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Caller, MemoryRecord, Scope, Source
+from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source
 from memory_mcp.service import MemoryService
-from memory_mcp.validation import iso
 
 log = logging.getLogger(__name__)
 
@@ -65,27 +65,19 @@ class FileIndexReport:
 class FileIndexService:
     def __init__(self, service: MemoryService) -> None:
         self.service = service
-        self.store = service.store
-
-    def _owner(self, caller: Caller, scope: Scope) -> str | None:
-        return caller.agent_id if scope is not Scope.SWARM else None
-
-    async def records(self, caller: Caller, scope: Scope, file_path: str) -> list[MemoryRecord]:
-        return await self.store.records_for_file(
-            file_path, scope, self._owner(caller, scope), Source.FILE_INDEX
-        )
-
-    async def indexed_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]:
-        return await self.store.file_paths(
-            prefix, scope, self._owner(caller, scope), Source.FILE_INDEX
-        )
 
     def expiry_for(self, modified_at: float) -> float | None:
-        """Whole seconds, so the value survives the ISO round trip of store_memory exactly."""
+        """Whole seconds, as a file's expiry is shown (ISO 8601, seconds)."""
         ttl = self.service.policy.default_ttl_seconds(Source.FILE_INDEX)
         if ttl is None:
             return None
         return float(math.floor(min(modified_at, self.service.clock())) + math.ceil(ttl))
+
+    async def records(self, caller: Caller, scope: Scope, file_path: str) -> list[MemoryRecord]:
+        return await self.service.note_records(caller, scope, file_path)
+
+    async def indexed_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]:
+        return await self.service.note_paths(caller, scope, prefix)
 
     async def sync_file(
         self,
@@ -97,7 +89,7 @@ class FileIndexService:
     ) -> FileIndexReport:
         """Make the file's memories exactly `memories`."""
         report = FileIndexReport(file_path)
-        existing = {r.key: r for r in await self.records(caller, scope, file_path)}
+        existing = {r.key: r for r in await self.service.note_records(caller, scope, file_path)}
         # Lifetime counts from the last change we know of: the file's mtime, or when we
         # first indexed it if that is later. A note copied in with an old mtime (cp -p, a
         # restore) is therefore indexed, not born expired; restarts stay repeatable because
@@ -108,32 +100,29 @@ class FileIndexService:
         expires_at = self.expiry_for(max(modified_at, first_indexed))
         if expires_at is not None and expires_at <= self.service.clock():
             report.expired = True
-            report.removed = await self.store.delete([r.id for r in existing.values()])
+            report.removed = await self.service.forget_note_records(list(existing.values()))
             return report
 
         kept: set[str] = set()
-        refresh: list[int] = []
+        refresh: list[MemoryRecord] = []
         for memory in memories:
             old = existing.get(memory.key)
             if old is not None and old.value == memory.value and old.metadata == memory.metadata:
                 kept.add(memory.key)
                 report.unchanged += 1
                 if old.expires_at != expires_at:
-                    refresh.append(old.id)
+                    refresh.append(old)
                 continue
+            chunk = NoteChunk(
+                file_path=file_path,
+                scope=scope,
+                key=memory.key,
+                value=memory.value,
+                metadata=memory.metadata,
+                expires_at=expires_at,
+            )
             try:
-                result = await self.service.store_memory(
-                    caller,
-                    memory.key,
-                    memory.value,
-                    scope=scope.value,
-                    metadata=memory.metadata,
-                    expires_at=iso(expires_at),
-                    source=Source.FILE_INDEX.value,
-                    allowed_sources=(Source.FILE_INDEX,),
-                    file_path=file_path,
-                    embed_now=False,  # the background worker embeds, newest notes first
-                )
+                result = await self.service.store_note_chunk(caller, chunk)
             except InvalidInputError as exc:  # e.g. a secret in this section: skip it only
                 log.warning("%s: chunk %s not indexed: %s", file_path, memory.key, exc)
                 report.refused.append(f"{memory.key}: {exc}")
@@ -143,11 +132,11 @@ class FileIndexService:
                 report.created += 1
             else:
                 report.updated += 1
-        stale = [r.id for key, r in existing.items() if key not in kept]
-        report.removed = await self.store.delete(stale)
-        await self.store.set_expiry(refresh, expires_at)
+        stale = [r for key, r in existing.items() if key not in kept]
+        report.removed = await self.service.forget_note_records(stale)
+        await self.service.set_note_expiry(refresh, expires_at)
         return report
 
     async def remove_file(self, caller: Caller, scope: Scope, file_path: str) -> int:
-        records = await self.records(caller, scope, file_path)
-        return await self.store.delete([r.id for r in records])
+        records = await self.service.note_records(caller, scope, file_path)
+        return await self.service.forget_note_records(records)
