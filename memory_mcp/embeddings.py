@@ -12,6 +12,8 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
+from memory_mcp.errors import EmbeddingUnavailableError as EmbeddingUnavailableError
+
 log = logging.getLogger(__name__)
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -27,10 +29,6 @@ class Embedder(Protocol):
     async def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         ...
-
-
-class EmbeddingUnavailableError(RuntimeError):
-    pass
 
 
 class BackgroundLoadedEmbedder:

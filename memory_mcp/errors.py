@@ -17,12 +17,28 @@ class InvalidInputError(MemoryMcpError):
 
 
 class NotFoundError(MemoryMcpError):
-    """No memory with this id exists for the caller (it may exist for someone else)."""
+    """Nothing the caller may see matches (it may exist for someone else)."""
 
-    def __init__(self, memory_id: int | str, detail: str = "") -> None:
+
+class MemoryNotFoundError(NotFoundError):
+    """No memory with this id is visible to the caller: the same answer whether it is
+    missing or someone else's (existence is private)."""
+
+    def __init__(self, memory_id: int) -> None:
         self.memory_id = memory_id
-        message = f"memory {memory_id} not found"
-        super().__init__(f"{message}: {detail}" if detail else message)
+        super().__init__(f"memory {memory_id} not found (no memory with this id is visible to you)")
+
+
+class KeyNotFoundError(NotFoundError):
+    """An update at a version (expected_version > 0) of a key that holds no memory."""
+
+    def __init__(self, key: str, expected_version: int) -> None:
+        self.key = key
+        self.expected_version = expected_version
+        super().__init__(
+            f"memory with key {key!r} not found, so it cannot be updated at version "
+            f"{expected_version}; to create it, use expected_version 0 or leave it out"
+        )
 
 
 class PermissionDeniedError(MemoryMcpError):
@@ -72,3 +88,12 @@ class DamagedMemoryError(MemoryMcpError):
             f"memory {memory_id} cannot be read: its stored data is damaged ({problem}); "
             "the store skips it everywhere else"
         )
+
+
+class CapExceededError(MemoryMcpError):
+    """An agent's cap on memories leaves no room: every memory it could evict is pinned,
+    or an import would push it over (and so evict memories)."""
+
+
+class EmbeddingUnavailableError(MemoryMcpError):
+    """The embedding model could not be loaded; keyword search still works."""

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memory_mcp.errors import MemoryMcpError
+from memory_mcp.errors import CapExceededError, MemoryMcpError
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source, StoreRequest
 from memory_mcp.service import MemoryService
 from memory_mcp.text_safety import json_text_for_terminal
@@ -124,10 +124,6 @@ def prepare_lines(
     return prepared, errors
 
 
-class CapExceededError(MemoryMcpError):
-    """An import would push an agent past its cap (and so evict memories)."""
-
-
 async def check_cap(service: MemoryService, lines: list[PreparedLine]) -> None:
     """Refuse, before writing anything, an import that would take an agent past its cap:
     storing it would evict the least recently used memories, the imported ones first."""
@@ -174,7 +170,7 @@ async def write_lines(
 async def embed_all(
     service: MemoryService,
     report: ImportReport,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,
     stop: Callable[[], bool] = lambda: False,
 ) -> bool:
     """Embed everything still without a vector, a batch at a time: searchable when this

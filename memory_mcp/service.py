@@ -17,7 +17,7 @@ import numpy as np
 
 from memory_mcp import validation as v
 from memory_mcp.embeddings import Embedder
-from memory_mcp.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from memory_mcp.errors import InvalidInputError, MemoryNotFoundError, PermissionDeniedError
 from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
 from memory_mcp.injection import content_flags
 from memory_mcp.models import (
@@ -359,9 +359,7 @@ class MemoryService:
         record = await self.store.get(memory_id)
         if record is None or not can_see(caller, record):
             # The same answer whether it is missing or someone else's: existence is private.
-            raise NotFoundError(
-                memory_id, f"no memory {memory_id} is visible to agent {caller.agent_id!r}"
-            )
+            raise MemoryNotFoundError(memory_id)
         return record
 
     def is_expired(self, record: MemoryRecord) -> bool:

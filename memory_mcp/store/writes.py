@@ -10,8 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
-    InvalidInputError,
-    NotFoundError,
+    CapExceededError,
+    KeyNotFoundError,
     PermissionDeniedError,
     VersionConflictError,
 )
@@ -43,9 +43,7 @@ async def insert_memory(
 ) -> UpsertOutcome:
     """The insert half of MemoryStore.upsert: no row has `new.identity` yet."""
     if expected_version not in (None, 0):
-        raise NotFoundError(
-            new.key, f"no memory with this key exists to update at {expected_version=}"
-        )
+        raise KeyNotFoundError(new.key, expected_version)
     revision = await next_revision(conn)
     result = await conn.execute(
         insert(MEMORIES)
@@ -192,10 +190,9 @@ async def evict_over_cap(
         ).all()
     )
     if len(victims) < excess:
-        raise InvalidInputError(
-            "pinned",
+        raise CapExceededError(
             f"agent {agent_id!r} is at its cap of {cap} memories and the rest are pinned; "
-            "unpin or delete some first",
+            "nothing was stored: unpin or delete some first"
         )
     await delete_ids(conn, victims, revision)
     return victims
