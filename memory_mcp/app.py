@@ -21,6 +21,8 @@ from memory_mcp.service import MemoryService, Policy
 from memory_mcp.settings import Settings
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.engine import create_engines
+from memory_mcp.store.tokens import TokenStore
+from memory_mcp.tokens import AgentTokens
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,7 @@ class AppContext:
     service: MemoryService
     caller: Caller
     notes: NoteIndexer
+    tokens: AgentTokens  # bearer tokens of the HTTP transports (memory_mcp/tokens.py)
     watcher: NoteWatcher | None = None  # running when the app has background workers
     # Tool calls worked on at once; the others wait their turn in arrival order.
     turns: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(8))
@@ -108,7 +111,9 @@ async def open_app(
     `create=False` (commands that only read) raises StoreMissingError instead of creating
     a store."""
     prepare_store_location(settings, create)
-    store = MemoryStore(create_engines(settings.database_url, settings.synchronous))
+    engines = create_engines(settings.database_url, settings.synchronous)
+    store = MemoryStore(engines)
+    tokens = AgentTokens(TokenStore(engines))
     try:
         await store.init_schema()
         service = MemoryService(store, embedder or embedder_from(settings), policy_from(settings))
@@ -116,7 +121,7 @@ async def open_app(
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped
-            yield AppContext(settings, service, caller, notes, turns=turns)
+            yield AppContext(settings, service, caller, notes, tokens, turns=turns)
             return
         watcher = NoteWatcher(notes) if settings.watch else None
         async with anyio.create_task_group() as tasks:
@@ -126,7 +131,7 @@ async def open_app(
             if watcher is not None:
                 tasks.start_soon(watcher.run)
             try:
-                yield AppContext(settings, service, caller, notes, watcher, turns)
+                yield AppContext(settings, service, caller, notes, tokens, watcher, turns)
             finally:
                 if watcher is not None:
                     watcher.stop()

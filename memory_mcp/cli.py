@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ValidationError
 
-from memory_mcp import __version__, cli_doctor, cli_model, cli_notes
+from memory_mcp import __version__, cli_doctor, cli_model, cli_notes, cli_token
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.settings import Settings
 
@@ -42,7 +42,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the MCP server (stdio)")
     _store_flags(serve)
-    serve.add_argument("--transport", choices=["stdio"], help="env MEMORY_MCP_TRANSPORT")
+    serve.add_argument(
+        "--transport",
+        choices=["stdio", "streamable-http", "sse"],
+        help="env MEMORY_MCP_TRANSPORT; default stdio (one agent); the HTTP transports serve "
+        "many agents, each with a token (`memory-mcp token add`)",
+    )
+    serve.add_argument("--host", help="HTTP: address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP: port (default 8765)")
+    serve.add_argument(
+        "--allowed-hosts",
+        nargs="+",
+        help="HTTP: host names clients use, for the Host/Origin check (env "
+        'MEMORY_MCP_ALLOWED_HOSTS=\'["a","b"]\')',
+    )
     cli_notes.add_folder_flags(serve)
     cli_notes.add_watch_flag(serve)
     serve.add_argument(
@@ -84,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_doctor.add_command(commands, _store_flags, cli_notes.add_folder_flags)
     _add_bench(commands)
     cli_model.add_commands(commands)
+    cli_token.add_commands(commands, _store_flags)
     return parser
 
 
@@ -110,6 +124,9 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
         **_STORE_FLAGS,
         **cli_notes.NOTES_FLAGS,
         "transport": "transport",
+        "host": "host",
+        "port": "port",
+        "allowed_hosts": "allowed_hosts",
         "watch": "watch",
         "embedder": "embedder",
     }
@@ -154,6 +171,14 @@ def _run_with_app(
 
 
 def cmd_serve(settings: Settings) -> int:
+    if settings.transport != "stdio":
+        from memory_mcp.http_server import serve_http
+
+        try:
+            anyio.run(serve_http, settings)
+        except KeyboardInterrupt:
+            return 130
+        return 0
     from memory_mcp.mcp_server import build_server, serve_stdio
 
     log.info(
@@ -249,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_notes.cmd_context(settings, args.query, args.limit)
         if args.command == "model":
             return cli_model.run(args, settings)
+        if args.command == "token":
+            return cli_token.run(args, settings)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         print(f"memory-mcp: bad configuration: {problems}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Annotated, Any, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -20,6 +20,7 @@ from memory_mcp import validation as v
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import MemoryMcpError
+from memory_mcp.http_identity import caller_of
 from memory_mcp.mcp_edge import AnswerUnreadableLines, MemoryMCPServer
 from memory_mcp.memories_block import memories_block
 from memory_mcp.models import (
@@ -159,14 +160,25 @@ def hit_json(hit: SearchHit, max_chars: int) -> dict[str, Any]:
     return data
 
 
-def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPServer[AppContext]:
+def build_server(
+    settings: Settings,
+    embedder: Embedder | None = None,
+    opened: AppContext | None = None,
+    **sdk_options: Any,
+) -> MCPServer[AppContext]:
+    """`opened`: an app opened by the caller and shared by every connection (the HTTP
+    transports: one store, one model, one vector index for all agents; the SDK enters the
+    lifespan once per SSE connection). `sdk_options` go to MCPServer (auth, token_verifier)."""
     # The open app, for the memory://context resource: mcp 2.x gives static resources no
     # Context to reach the lifespan through.
     running: list[AppContext] = []
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
-        async with open_app(settings, embedder) as app:
+        async with AsyncExitStack() as stack:
+            app = opened
+            if app is None:
+                app = await stack.enter_async_context(open_app(settings, embedder))
             running.append(app)
             try:
                 yield app
@@ -174,7 +186,11 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
                 running.remove(app)
 
     server: MCPServer[AppContext] = MemoryMCPServer(
-        name="memory-mcp", version=__version__, instructions=INSTRUCTIONS, lifespan=lifespan
+        name="memory-mcp",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        **sdk_options,
     )
 
     @server.tool(
@@ -251,7 +267,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
                 pinned=pinned,
                 expected_version=expected_version,
             )
-            return await app.service.store_memory(app.caller, request)
+            return await app.service.store_memory(caller_of(app), request)
 
         result = await _guard(app, store())
         record = result.record
@@ -302,7 +318,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
 
         async def search() -> SearchResult:
             return await app.service.search(
-                app.caller,
+                caller_of(app),
                 query,
                 limit,
                 v.parse_scope(scope, allow_all=True),
@@ -335,7 +351,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         Expired memories are still returned here, with `expired: true`.
         Example: memory-get(id=42)."""
         app = _app(ctx)
-        record = await _guard(app, app.service.get(app.caller, id))
+        record = await _guard(app, app.service.get(caller_of(app), id))
         return memory_json(app.service, record)
 
     @server.tool(
@@ -351,7 +367,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         """Delete a memory for good. You may delete your own memories; the lead may also
         delete swarm memories. Example: memory-delete(id=42)."""
         app = _app(ctx)
-        deleted = await _guard(app, app.service.delete(app.caller, id))
+        deleted = await _guard(app, app.service.delete(caller_of(app), id))
         return {"deleted": True, "id": deleted}
 
     @server.tool(
@@ -388,7 +404,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
 
         async def inject() -> UpsertOutcome:
             parsed = v.parse_learning_category(category)
-            return await app.service.inject_learning(app.caller, learning, parsed, agent_id)
+            return await app.service.inject_learning(caller_of(app), learning, parsed, agent_id)
 
         result = await _guard(app, inject())
         record = result.record
@@ -416,7 +432,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
         if not running:
             return NO_MEMORIES
         app = running[-1]
-        block = await _guard(app, memories_block(app.service, app.caller), ResourceError)
+        block = await _guard(app, memories_block(app.service, caller_of(app)), ResourceError)
         return block or NO_MEMORIES
 
     @server.prompt(
@@ -427,7 +443,7 @@ def build_server(settings: Settings, embedder: Embedder | None = None) -> MCPSer
     )
     async def memory_context_prompt(ctx: Context, query: str | None = None) -> str:
         app = _app(ctx)
-        block = await _guard(app, memories_block(app.service, app.caller, query), _prompt_error)
+        block = await _guard(app, memories_block(app.service, caller_of(app), query), _prompt_error)
         return block or NO_MEMORIES
 
     return server

@@ -106,7 +106,14 @@ class Settings(BaseSettings):
     agent_id: str = "default"
     role: Role = Role.WORKER
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
-    transport: Literal["stdio"] = "stdio"
+    # stdio: one agent, the one above. The HTTP transports serve many agents at once, each
+    # known by its bearer token (`memory-mcp token add`); see memory_mcp/http_server.py.
+    transport: Literal["stdio", "streamable-http", "sse"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    # Host names clients use to reach a server bound to all interfaces (0.0.0.0, ::); the
+    # SDK's DNS-rebinding check accepts only these (and loopback) in the Host header.
+    allowed_hosts: list[str] = Field(default_factory=list)
 
     # Limits that protect the store and the client's context window.
     max_memories_per_agent: int = Field(10_000, ge=0)

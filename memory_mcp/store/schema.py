@@ -134,3 +134,18 @@ SQLITE_FTS_DDL = [
         VALUES (new.id, new.key, new.value, new.tags);
     END""",
 ]
+
+
+class AgentTokenRow(Base):
+    """A bearer token for the HTTP transports: who it is (agent, role), never the token
+    itself, only its SHA-256. Kept in the store so every server process on it agrees, and
+    a revocation (the row deleted) is seen by the next request of every one of them."""
+
+    __tablename__ = "agent_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    agent_id: Mapped[str] = mapped_column(String(128), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[float] = mapped_column(Float)
+    last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -1,0 +1,71 @@
+"""`memory-mcp token add|list|revoke`: the bearer tokens agents use to reach an HTTP server.
+A new token is printed once, alone on the last line of stdout; the store keeps its hash."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+if TYPE_CHECKING:
+    from memory_mcp.app import AppContext
+    from memory_mcp.settings import Settings
+
+
+def add_commands(commands: Any, store_flags: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add `token` and its subcommands to the CLI's subparsers."""
+    token = commands.add_parser("token", help="bearer tokens for the HTTP transports")
+    kinds = token.add_subparsers(dest="token_command", required=True)
+    add = kinds.add_parser("add", help="create a token for an agent (printed once)")
+    add.add_argument("agent", metavar="AGENT_ID")
+    add.add_argument("--role", choices=["worker", "lead"], default="worker")
+    add.add_argument("--db", help="SQLite file or SQLAlchemy URL (env MEMORY_MCP_DB)")
+    listing = kinds.add_parser("list", help="agents, roles, created, last used (never tokens)")
+    listing.add_argument("--db", help="SQLite file or SQLAlchemy URL (env MEMORY_MCP_DB)")
+    revoke = kinds.add_parser("revoke", help="refuse every token of an agent from now on")
+    revoke.add_argument("agent", metavar="AGENT_ID")
+    revoke.add_argument("--db", help="SQLite file or SQLAlchemy URL (env MEMORY_MCP_DB)")
+
+
+def _when(seconds: float | None) -> str:
+    if seconds is None:
+        return "never"
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from memory_mcp.app import open_app
+
+    async def job(app: AppContext) -> int:
+        if args.token_command == "add":
+            token = await app.tokens.issue(args.agent, args.role)
+            print(
+                f"token for agent {args.agent!r} ({args.role}); it is shown only now: "
+                "put it in the client's Authorization header (Bearer ...)",
+                file=sys.stderr,
+            )
+            print(token, flush=True)
+            return 0
+        if args.token_command == "revoke":
+            count = await app.tokens.revoke(args.agent)
+            if not count:
+                print(f"memory-mcp: agent {args.agent!r} has no tokens", file=sys.stderr)
+                return 1
+            print(f"revoked {count} token(s) of agent {args.agent!r}", file=sys.stderr)
+            return 0
+        rows = await app.tokens.listing()
+        print("agent\trole\tcreated\tlast used")
+        for row in rows:
+            print(f"{row.agent_id}\t{row.role}\t{_when(row.created_at)}\t{_when(row.last_used_at)}")
+        return 0
+
+    async def runner() -> int:
+        create = args.token_command == "add"  # list and revoke never create a store
+        async with open_app(settings, background=False, create=create) as app:
+            return await job(app)
+
+    return anyio.run(runner)

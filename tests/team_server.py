@@ -1,0 +1,155 @@
+"""A real team server for tests: `memory-mcp serve --transport streamable-http|sse` spawned
+on 127.0.0.1 with a free port, tokens made by the real `memory-mcp token add`, and the SDK's
+own HTTP clients. Used by the HTTP tests, the permission matrix over HTTP and the hooks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+EXE = str(Path(sys.executable).with_name("memory-mcp"))
+TRANSPORTS = ("streamable-http", "sse")
+START_DEADLINE_SECONDS = 120.0  # a busy 2-core machine; normally ~2 s
+
+
+def server_env(tmp: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "HOME": str(tmp / "home"),
+        "XDG_DATA_HOME": str(tmp / "xdg"),
+        "MEMORY_MCP_MEMORY_DIR": str(tmp / "notes"),
+        "HF_HUB_OFFLINE": "1",
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def token_add(db: Path, agent: str, role: str = "worker") -> str:
+    """The real CLI; the token is the last stdout line."""
+    done = subprocess.run(
+        [EXE, "token", "add", agent, "--role", role, "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=server_env(db.parent),
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+def token_revoke(db: Path, agent: str) -> None:
+    subprocess.run(
+        [EXE, "token", "revoke", agent, "--db", str(db)],
+        capture_output=True,
+        env=server_env(db.parent),
+        timeout=120,
+        check=True,
+    )
+
+
+@dataclass
+class TeamServer:
+    transport: str
+    base: str  # http://127.0.0.1:PORT
+    db: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/sse" if self.transport == "sse" else f"{self.base}/mcp"
+
+    def health(self) -> httpx2.Response:
+        return httpx2.get(f"{self.base}/healthz", timeout=10)
+
+    def wait_healthy(self, deadline_seconds: float = START_DEADLINE_SECONDS) -> dict[str, Any]:
+        """Poll /healthz until store and model are up (the model loads in the background)."""
+        deadline = time.monotonic() + deadline_seconds
+        while True:
+            body: dict[str, Any] = self.health().json()
+            if body.get("model") == "up" or time.monotonic() > deadline:
+                return body
+            time.sleep(0.2)
+
+    @asynccontextmanager
+    async def client(self, token: str) -> AsyncIterator[Client]:
+        """One connection (one MCP session). Legacy mode: the initialize handshake and a
+        session, as Claude Code and Claude Desktop connect today."""
+        headers = {"Authorization": f"Bearer {token}"}
+        if self.transport == "sse":
+            transport = sse_client(self.url, headers=headers, timeout=60)
+            async with Client(transport, mode="legacy", read_timeout_seconds=120) as client:
+                yield client
+            return
+        async with create_mcp_http_client(headers=headers) as http:  # ours to close
+            transport = streamable_http_client(self.url, http_client=http)
+            async with Client(transport, mode="legacy", read_timeout_seconds=120) as client:
+                yield client
+
+
+def _listening(base: str) -> bool:
+    try:
+        httpx2.get(f"{base}/healthz", timeout=5)
+    except httpx2.TransportError:
+        return False
+    return True
+
+
+def start(tmp: Path, transport: str, db: Path, *args: str) -> TeamServer:
+    port = free_port()
+    with (tmp / f"server-{port}.log").open("wb") as log:  # the child keeps its own copy
+        process = subprocess.Popen(
+            [EXE, "serve", "--transport", transport, "--db", str(db), "--port", str(port), *args],
+            env=server_env(tmp),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process)
+    deadline = time.monotonic() + START_DEADLINE_SECONDS
+    while not _listening(server.base):
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited {process.returncode}: see {tmp}/server-{port}.log")
+        if time.monotonic() > deadline:
+            stop(server)
+            raise RuntimeError("server did not listen in time")
+        time.sleep(0.2)
+    return server
+
+
+def stop(server: TeamServer) -> None:
+    if server.process.poll() is None:
+        server.process.send_signal(signal.SIGTERM)
+        try:
+            server.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait(timeout=30)
+
+
+@contextmanager
+def running(tmp: Path, transport: str, db: Path, *args: str) -> Iterator[TeamServer]:
+    server = start(tmp, transport, db, *args)
+    try:
+        yield server
+    finally:
+        stop(server)
