@@ -9,6 +9,8 @@ PACKAGE = Path(__file__).parent.parent / "memory_mcp"
 EDGES = (
     "memory_mcp.mcp_server",
     "memory_mcp.mcp_edge",
+    "memory_mcp.http_server",
+    "memory_mcp.http_identity",
     "memory_mcp.cli",
     "memory_mcp.cli_notes",
     "memory_mcp.hooks",
@@ -67,7 +69,12 @@ def test_rules_never_call_the_edges() -> None:
 
 def test_only_the_mcp_edge_imports_the_sdk() -> None:
     for name, path in module_files().items():
-        if name in ("memory_mcp.mcp_server", "memory_mcp.mcp_edge"):
+        if name in (
+            "memory_mcp.mcp_server",
+            "memory_mcp.mcp_edge",
+            "memory_mcp.http_server",
+            "memory_mcp.http_identity",
+        ):
             continue  # the server edges
         sdk = {i for i in imports_of(path) if i == "mcp" or i.startswith("mcp.")}
         assert not sdk, f"{name} imports the MCP SDK {sdk}"
