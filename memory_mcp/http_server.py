@@ -23,6 +23,7 @@ from memory_mcp import __version__
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
 from memory_mcp.http_identity import ConnectionSession, StoreTokenVerifier
+from memory_mcp.http_notes import add_note_tool
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
 
@@ -98,6 +99,7 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
     server = build_server(
         settings, opened=app, auth=auth, token_verifier=StoreTokenVerifier(app.tokens)
     )
+    add_note_tool(server)  # the PostToolUse hook of agents on other machines
 
     @server.custom_route(HEALTH_PATH, methods=["GET"])
     async def healthz(_request: Request) -> Response:

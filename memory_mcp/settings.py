@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -114,6 +114,10 @@ class Settings(BaseSettings):
     # Host names clients use to reach a server bound to all interfaces (0.0.0.0, ::); the
     # SDK's DNS-rebinding check accepts only these (and loopback) in the Host header.
     allowed_hosts: list[str] = Field(default_factory=list)
+    # The hooks against a team server: its MCP URL (…/mcp, or …/sse) and this agent's
+    # token. Both set: the hooks talk to it instead of opening a database file.
+    url: str | None = None
+    token: SecretStr | None = None
 
     # Limits that protect the store and the client's context window.
     max_memories_per_agent: int = Field(10_000, ge=0)
@@ -156,6 +160,13 @@ class Settings(BaseSettings):
         if not value or len(value) > 128 or any(ord(ch) < 32 for ch in value):
             raise ValueError("must be 1-128 printable characters")
         return value
+
+    @property
+    def team_server(self) -> tuple[str, str] | None:
+        """(url, token) when the hooks should use a team server."""
+        if self.url and self.token is not None and self.token.get_secret_value():
+            return self.url, self.token.get_secret_value()
+        return None
 
     @property
     def database_url(self) -> str:

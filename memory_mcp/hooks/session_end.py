@@ -40,10 +40,7 @@ def run(
     session = _session_id(payload, path)
     summarizer = summarizer or ExtractiveSummarizer()
 
-    async def job(app: AppContext) -> None:
-        summary = await summarizer.summarize(transcript)
-        if not summary:
-            return
+    def _metadata() -> dict[str, Any]:
         metadata: dict[str, Any] = {
             "session_id": session,
             "transcript_path": str(path),
@@ -51,6 +48,13 @@ def run(
         }
         if transcript.cwd:
             metadata["cwd"] = transcript.cwd
+        return metadata
+
+    async def job(app: AppContext) -> None:
+        summary = await summarizer.summarize(transcript)
+        if not summary:
+            return
+        metadata = _metadata()
         request = StoreRequest(
             key=f"session-summary:{session}",
             value=summary,
@@ -65,5 +69,24 @@ def run(
         )
         await app.service.store_memory(app.caller, request)
 
-    run_with_app(settings or Settings(), job)
+    settings = settings or Settings()
+    if settings.team_server is not None:
+        from memory_mcp.hooks import team
+
+        async def remote(client: team.Client) -> None:
+            summary = await summarizer.summarize(transcript)
+            if summary:
+                arguments = {
+                    "key": f"session-summary:{session}",
+                    "value": summary,
+                    "scope": "agent",
+                    "tags": ["session-summary"],
+                    "metadata": _metadata(),
+                    "source": "session_summary",
+                }
+                await team.call(client, "store_memory", arguments)
+
+        team.run_remote(settings.team_server, remote)
+        return 0
+    run_with_app(settings, job)
     return 0

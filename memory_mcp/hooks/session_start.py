@@ -13,11 +13,20 @@ from memory_mcp.settings import Settings
 
 
 def run(payload: dict[str, Any], settings: Settings | None = None) -> int:
+    settings = settings or Settings()
+
     async def job(app: AppContext) -> str:
         return await memories_block(app.service, app.caller)
 
+    if settings.team_server is not None:
+        from memory_mcp.hooks import team
+
+        block = team.run_remote(settings.team_server, team.context_block)
+        if block:
+            print(block, flush=True)
+        return 0
     try:
-        block = run_with_app(settings or Settings(), job, create=False)
+        block = run_with_app(settings, job, create=False)
     except StoreMissingError:
         return 0  # nothing stored yet: nothing to recall, and reading creates nothing
     if block:
