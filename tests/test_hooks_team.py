@@ -5,15 +5,32 @@ and never open a database file; a server they cannot use is one line on stderr, 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from tests.conftest import call
 from tests.team_server import TRANSPORTS, TeamServer, free_port, running, token_add
-from tests.test_hooks import hook_env, run_hook, write_transcript
+from tests.test_hooks import HOOKS, hook_env, write_transcript
+
+
+def run_hook(
+    script: str, payload: dict[str, Any], env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], None]:
+    done = subprocess.run(
+        [str(HOOKS / script)],
+        input=json.dumps(payload),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=env["MEMORY_MCP_DATA_DIR"].rsplit("/", 1)[0],
+    )
+    return done, None
 
 
 @pytest.fixture(scope="module", params=TRANSPORTS)
@@ -31,6 +48,8 @@ def remote_env(tmp_path: Path, url: str, token: str) -> dict[str, str]:
     """The hook's settings point at a database file that must stay untouched."""
     env = hook_env(tmp_path, agent="not-the-token-agent")
     env.update(MEMORY_MCP_URL=url, MEMORY_MCP_TOKEN=token)
+    # The MCP client alone takes seconds to import on a busy machine; give it room.
+    env["MEMORY_MCP_HOOK_BUDGET_SECONDS"] = "60"
     (tmp_path / "data").mkdir(exist_ok=True)
     return env
 

@@ -28,6 +28,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -356,76 +357,76 @@ def cells() -> Iterator[tuple[Viewer, int]]:
             yield viewer, index
 
 
+async def delete_matrix(world: World, clients: dict[Viewer, Client]) -> list[str]:
+    wrong = []
+    for viewer, index in cells():
+        memory = world.memories[index]
+        expected = delete_outcome(viewer, memory)
+        result = await clients[viewer].call_tool("memory-delete", {"id": memory.id})
+        if not result.is_error:
+            actual = "deleted"
+        elif "not found" in text_of(result):
+            actual = "not found"
+        elif "only its owner or the lead" in text_of(result):
+            actual = "refused"
+        else:
+            actual = f"error: {text_of(result)}"
+        if actual != expected:
+            wrong.append(f"{viewer} deleting {memory.key}: {actual}, expected {expected}")
+        owner = clients[Viewer(memory.owner, memory.session)]
+        still_there = not (await owner.call_tool("memory-get", {"id": memory.id})).is_error
+        if still_there == (actual == "deleted"):
+            wrong.append(f"{viewer} deleting {memory.key}: {actual} but there={still_there}")
+        if actual == "deleted":
+            await restore(clients, memory)
+    return wrong
+
+
 def test_memory_delete_follows_the_rules(tmp_path: Path) -> None:
     world = new_world(tmp_path)
+    assert anyio.run(with_clients, world, partial(delete_matrix, world)) == []
 
-    async def job(clients: dict[Viewer, Client]) -> list[str]:
-        wrong = []
-        for viewer, index in cells():
-            memory = world.memories[index]
-            expected = delete_outcome(viewer, memory)
-            result = await clients[viewer].call_tool("memory-delete", {"id": memory.id})
-            if not result.is_error:
-                actual = "deleted"
-            elif "not found" in text_of(result):
-                actual = "not found"
-            elif "only its owner or the lead" in text_of(result):
-                actual = "refused"
-            else:
-                actual = f"error: {text_of(result)}"
-            if actual != expected:
-                wrong.append(f"{viewer} deleting {memory.key}: {actual}, expected {expected}")
-            owner = clients[Viewer(memory.owner, memory.session)]
-            still_there = not (await owner.call_tool("memory-get", {"id": memory.id})).is_error
-            if still_there == (actual == "deleted"):
-                wrong.append(f"{viewer} deleting {memory.key}: {actual} but there={still_there}")
-            if actual == "deleted":
-                await restore(clients, memory)
-        return wrong
 
-    assert anyio.run(with_clients, world, job) == []
+async def overwrite_matrix(world: World, clients: dict[Viewer, Client]) -> list[str]:
+    wrong = []
+    for viewer, index in cells():
+        memory = world.memories[index]
+        expected = overwrite_outcome(viewer, memory)
+        client = clients[viewer]
+        value = f"{WORD} rewritten by {viewer}"
+        try:
+            result = await call(
+                client, "store_memory", key=memory.key, value=value, scope=memory.scope
+            )
+        except ToolFailed as failed:
+            actual = "refused" if f"agent '{memory.owner}'" in str(failed) else str(failed)
+        else:
+            actual = "updated" if result["id"] == memory.id else "separate"
+        owner = clients[Viewer(memory.owner, memory.session)]
+        now = await call(owner, "memory-get", id=memory.id)
+        if actual == "updated":
+            memory.version += 1
+            if (now["value"], now["updated_by"], now["agent_id"]) != (
+                value,
+                viewer.agent,
+                memory.owner,
+            ):
+                wrong.append(f"{viewer} updated {memory.key} but it reads {now}")
+        elif actual == "separate":
+            # The caller's own memory; remove it so the world stays as it was.
+            await call(client, "memory-delete", id=result["id"])
+        if now["version"] != memory.version:
+            wrong.append(
+                f"{viewer} on {memory.key}: version {now['version']}, expected {memory.version}"
+            )
+        if actual != expected:
+            wrong.append(f"{viewer} storing {memory.key}: {actual}, expected {expected}")
+    return wrong
 
 
 def test_store_memory_overwrite_follows_the_rules(tmp_path: Path) -> None:
     world = new_world(tmp_path)
-
-    async def job(clients: dict[Viewer, Client]) -> list[str]:
-        wrong = []
-        for viewer, index in cells():
-            memory = world.memories[index]
-            expected = overwrite_outcome(viewer, memory)
-            client = clients[viewer]
-            value = f"{WORD} rewritten by {viewer}"
-            try:
-                result = await call(
-                    client, "store_memory", key=memory.key, value=value, scope=memory.scope
-                )
-            except ToolFailed as failed:
-                actual = "refused" if f"agent '{memory.owner}'" in str(failed) else str(failed)
-            else:
-                actual = "updated" if result["id"] == memory.id else "separate"
-            owner = clients[Viewer(memory.owner, memory.session)]
-            now = await call(owner, "memory-get", id=memory.id)
-            if actual == "updated":
-                memory.version += 1
-                if (now["value"], now["updated_by"], now["agent_id"]) != (
-                    value,
-                    viewer.agent,
-                    memory.owner,
-                ):
-                    wrong.append(f"{viewer} updated {memory.key} but it reads {now}")
-            elif actual == "separate":
-                # The caller's own memory; remove it so the world stays as it was.
-                await call(client, "memory-delete", id=result["id"])
-            if now["version"] != memory.version:
-                wrong.append(
-                    f"{viewer} on {memory.key}: version {now['version']}, expected {memory.version}"
-                )
-            if actual != expected:
-                wrong.append(f"{viewer} storing {memory.key}: {actual}, expected {expected}")
-        return wrong
-
-    assert anyio.run(with_clients, world, job) == []
+    assert anyio.run(with_clients, world, partial(overwrite_matrix, world)) == []
 
 
 def test_the_matrix_covers_every_outcome() -> None:
