@@ -80,6 +80,18 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     startup.add_argument("--json", type=Path, help="also write every number to this file")
     _embedder_flag(startup)
 
+    team = kinds.add_parser(
+        "team",
+        help="a team server over HTTP: 16 clients x 200 mixed operations, then kill -9 "
+        "mid write burst (bench/team_load.py)",
+    )
+    team.add_argument("--db", help="store for the server (default: a new SQLite file)")
+    team.add_argument("--workdir", type=Path, default=Path("bench/results/team"))
+    team.add_argument("--clients", type=int, default=16)
+    team.add_argument("--ops", type=int, default=200, help="operations per client")
+    team.add_argument("--transport", choices=["streamable-http", "sse"], default="streamable-http")
+    team.add_argument("--kill-after", type=int, default=300, help="acknowledged writes")
+
     stress = kinds.add_parser(
         "stress",
         help="real server processes on one SQLite file: concurrent writers and "
@@ -153,6 +165,10 @@ def _write_json(path: Path | None, data: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.bench == "stress":  # the servers load their own models
         return run_stress(args)
+    if args.bench == "team":  # likewise: one real HTTP server process
+        from bench import team_load
+
+        return team_load.run(team_load.options_from(args))
     import anyio
 
     from bench.settings import BenchSettings
