@@ -1,4 +1,5 @@
-"""`memory-mcp import FILE`: check the whole file, then store and embed it, stoppable."""
+"""`memory-mcp import FILE`: check the whole file, then store and embed it in batches,
+with a progress bar on a terminal; stoppable, and safe to kill and run again."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TextIO
 
 import anyio
 
@@ -16,20 +18,20 @@ from memory_mcp.settings import Settings
 
 
 def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> int:
-    """Check every line first (store_memory's rules, and the cap), store nothing if one is
-    bad unless `skip_invalid`; then store and embed. Ctrl-C stops between two writes or two
-    batches and says how far it got (exit 130); running again finishes the job."""
-    from tqdm import tqdm
-
+    """Check every line first (store_memory's rules, ownership of swarm keys, and the
+    cap), store nothing if one is bad unless `skip_invalid`; then store in batches (one
+    transaction each) and embed. Ctrl-C stops between two batches and says how far it got
+    (exit 130); running again finishes the job (import_batches.py)."""
     from memory_mcp.embeddings import EmbeddingUnavailableError
-    from memory_mcp.jsonl import (
+    from memory_mcp.import_batches import (
         ImportReport,
-        check_cap,
-        embed_all,
-        prepare_lines,
-        read_lines,
-        write_lines,
+        embed_batches,
+        load_model_quietly,
+        ownership_problems,
+        texts_to_embed,
+        write_batches,
     )
+    from memory_mcp.jsonl import check_cap, prepare_lines, read_lines
 
     try:
         lines, errors = read_lines(path)
@@ -41,7 +43,8 @@ def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> in
     async def job(app: AppContext) -> int:
         nonlocal skipped
         prepared, invalid = prepare_lines(app.service, lines, app.caller)
-        bad = sorted(errors + invalid, key=_line_number)
+        refused = await ownership_problems(app.service, prepared)
+        bad = sorted(errors + invalid + refused, key=_line_number)
         for error in bad:
             print(f"memory-mcp: {path}: {error}", file=sys.stderr)
         if bad and not skip_invalid:
@@ -52,13 +55,25 @@ def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> in
             )
             return 1
         skipped = len(bad)
+        refused_numbers = {_line_number(problem) for problem in refused}
+        prepared = [line for line in prepared if line.number not in refused_numbers]
         await check_cap(app.service, prepared)
-        if not await write_lines(app.service, prepared, report, stop=interrupt.is_set):
-            return 130
+        async with anyio.create_task_group() as loading:
+            if await app.service.vectors.unembedded(texts_to_embed(prepared, report)):
+                # The model loads while the rows are written.
+                loading.start_soon(load_model_quietly, app.service)
+            with _progress(len(prepared), "storing", "line") as bar:
+                written = await write_batches(
+                    app.service, prepared, report, progress=bar, stop=interrupt.is_set
+                )
+            if not written:
+                loading.cancel_scope.cancel()
+                return 130
+        texts = await app.service.vectors.unembedded(texts_to_embed(prepared, report))
         print(f"stored {report.stored} memories; embedding", file=sys.stderr, flush=True)
-        with tqdm(desc="embedding", unit="text", file=sys.stderr) as bar:
-            finished = await embed_all(
-                app.service, report, progress=bar.update, stop=interrupt.is_set
+        with _progress(len(texts), "embedding", "text") as bar:
+            finished = await embed_batches(
+                app.service, texts, report, progress=bar, stop=interrupt.is_set
             )
         return (1 if report.refused else 0) if finished else 130
 
@@ -94,6 +109,17 @@ def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> in
             file=sys.stderr,
         )
     return code
+
+
+@contextmanager
+def _progress(total: int, what: str, unit: str, stream: TextIO | None = None) -> Iterator[Any]:
+    """A progress bar on stderr when it is a terminal; nothing at all otherwise (a log
+    file or a pipe gets the one-line summary only)."""
+    from tqdm import tqdm
+
+    stream = stream or sys.stderr
+    with tqdm(total=total, desc=what, unit=unit, file=stream, disable=not stream.isatty()) as bar:
+        yield bar.update
 
 
 def _line_number(error: str) -> int:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory_mcp.errors import CapExceededError, MemoryMcpError
@@ -62,18 +61,6 @@ class MemoryLine(BaseModel):
             about_agent=self.about_agent,
             written_at=parse_optional_datetime(self.updated_at, "updated_at"),
         )
-
-
-@dataclass
-class ImportReport:
-    """Counts so far: read while an import runs, so an interrupted one can say where it was."""
-
-    stored: int = 0
-    unchanged: int = 0
-    embedded: int = 0
-    # Lines the store refused while writing, for reasons no line can show on its own
-    # (a swarm key that another agent owns): named, never silent.
-    refused: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -143,53 +130,6 @@ async def check_cap(service: MemoryService, lines: list[PreparedLine]) -> None:
                 "(MEMORY_MCP_MAX_MEMORIES_PER_AGENT); importing would evict memories, so "
                 "nothing was imported. Raise the cap, delete memories or split the file."
             )
-
-
-async def write_lines(
-    service: MemoryService,
-    lines: list[PreparedLine],
-    report: ImportReport,
-    stop: Callable[[], bool] = lambda: False,
-) -> bool:
-    """Write checked lines one by one; False if `stop()` said to stop between two lines."""
-    for line in lines:
-        if stop():
-            return False
-        try:
-            result = await service.write_memory(line.caller, line.memory, now=line.written_at)
-        except MemoryMcpError as exc:
-            report.refused.append(f"line {line.number}: {exc}")
-            continue
-        if result.changed:
-            report.stored += 1
-        else:
-            report.unchanged += 1
-    return True
-
-
-async def embed_all(
-    service: MemoryService,
-    report: ImportReport,
-    progress: Callable[[int], object] | None = None,
-    stop: Callable[[], bool] = lambda: False,
-) -> bool:
-    """Embed everything still without a vector, a batch at a time: searchable when this
-    returns True; False if `stop()` said to stop (between batches, never mid-query)."""
-    if not await service.vectors.has_pending():
-        return True  # nothing to embed: no need to load the model
-    while not service.embedder.is_ready():
-        if stop():
-            return False
-        with anyio.move_on_after(0.2):
-            await service.embedder.wait_ready()
-    while not stop():
-        done = await service.embed_pending(max_batches=1)
-        if not done:
-            return True
-        report.embedded += done
-        if progress:
-            progress(done)
-    return False
 
 
 async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None = None) -> int:

@@ -161,3 +161,25 @@ class UpsertOutcome:
     created: bool
     changed: bool
     evicted_ids: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One memory of a batch write (import): what to write, the time it is written at
+    (its own, for an exported memory), and whether it may update another agent's."""
+
+    memory: NewMemory
+    now: float
+    may_overwrite_others: bool = False
+
+
+@dataclass
+class BatchOutcome:
+    """What one committed batch did. `refused` holds (index in the batch, reason) for the
+    items the store refused (another agent's swarm memory): nothing of them was written."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    refused: list[tuple[int, str]] = field(default_factory=list)
+    evicted_ids: list[int] = field(default_factory=list)

@@ -8,7 +8,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,8 @@ from memory_mcp.errors import InvalidInputError, MemoryNotFoundError, Permission
 from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
 from memory_mcp.injection import content_flags
 from memory_mcp.models import (
+    BatchItem,
+    BatchOutcome,
     Caller,
     LearningCategory,
     MemoryRecord,
@@ -209,15 +211,12 @@ class MemoryService:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
         then embed it if the model is loaded (and `embed_now`)."""
         now = now if now is not None else self.clock()
-        mirrors_shared_file = new.file_path is not None and new.source is Source.FILE_INDEX
         outcome = await self.store.upsert(
             new,
             expected_version=expected_version,
             now=now,
             cap=self.policy.max_memories_per_agent,
-            # The same rule as delete (may_change), applied by the store to the row it
-            # reads under the write lock.
-            may_overwrite_others=caller.is_lead or mirrors_shared_file,
+            may_overwrite_others=may_overwrite_others(caller, new),
         )
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
@@ -270,6 +269,46 @@ class MemoryService:
         await self.store.set_expiry(
             [r.id for r in records if r.source is Source.FILE_INDEX], expires_at
         )
+
+    async def write_batch(
+        self, memories: Sequence[tuple[Caller, NewMemory, float | None]]
+    ) -> BatchOutcome:
+        """Write memories that prepare_memory built, each at its own time (None: now), in
+        ONE transaction: committed whole or not at all (import). Vectors are left to
+        `vectors.embed_texts` or the background worker."""
+        now = self.clock()
+        items = [
+            BatchItem(new, at if at is not None else now, may_overwrite_others(caller, new))
+            for caller, new, at in memories
+        ]
+        outcome = await self.store.upsert_many(items, cap=self.policy.max_memories_per_agent)
+        if outcome.evicted_ids:
+            log.info("over the cap: evicted %s", outcome.evicted_ids)
+        return outcome
+
+    async def ownership_refusals(
+        self, memories: Sequence[tuple[Caller, NewMemory]]
+    ) -> dict[int, str]:
+        """The writes, in this order, that the store would refuse because the memory is
+        another agent's (stored, or created by an earlier one of these): index -> reason.
+        An import checks this before it writes anything."""
+        stored = await self.store.owners([new.identity for _, new in memories])
+        owners = {identity: agent for identity, (_, agent) in stored.items()}
+        refused: dict[int, str] = {}
+        for index, (caller, new) in enumerate(memories):
+            owner = owners.setdefault(new.identity, new.agent_id)
+            if owner == new.agent_id or may_overwrite_others(caller, new):
+                continue
+            where = (
+                f"memory {stored[new.identity][0]}"
+                if new.identity in stored
+                else "a memory created earlier in this file"
+            )
+            refused[index] = (
+                f"{where} ({new.key!r}) is a {new.scope.value} memory of agent {owner!r}; "
+                "only its owner or the lead may update it"
+            )
+        return refused
 
     async def inject_learning(
         self,
@@ -461,6 +500,15 @@ class MemoryService:
         return await self.vectors.embed_pending(
             batch_size, progress, max_batches, batch_chars, call_chars
         )
+
+
+def may_overwrite_others(caller: Caller, new: NewMemory) -> bool:
+    """Whether `caller` may update this memory if another agent owns it: the same rule as
+    delete (may_change), applied by the store to the row it reads under the write lock.
+    A note from the shared folder is the folder's: whichever agent indexes the file keeps
+    it in step."""
+    mirrors_shared_file = new.file_path is not None and new.source is Source.FILE_INDEX
+    return caller.is_lead or mirrors_shared_file
 
 
 def _refuse_note_key(key: str, source: Source) -> None:

@@ -37,7 +37,7 @@ What the locks protect
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 import anyio
@@ -47,6 +47,7 @@ from memory_mcp import passages
 from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError
 from memory_mcp.models import MemoryRecord, Visibility
 from memory_mcp.passages import embed_memories
+from memory_mcp.store.rows import content_hash
 from memory_mcp.store.vectors import StoredVectors
 from memory_mcp.vector_index import VectorIndex
 
@@ -72,6 +73,8 @@ class VectorRows(Protocol):
     async def has(self, model: str, digest: str) -> bool: ...
 
     async def missing(self, model: str, limit: int) -> list[tuple[str, str]]: ...
+
+    async def embedded(self, model: str, digests: Collection[str]) -> set[str]: ...
 
     async def revision(self) -> int: ...
 
@@ -226,6 +229,30 @@ class Vectors:
                 if progress:
                     progress(len(missing))
         return done
+
+    async def unembedded(self, texts: Sequence[str]) -> list[str]:
+        """The distinct `texts` (memory values) with no vector from the current model, in
+        their order."""
+        by_hash = {content_hash(text): text for text in texts}
+        done = await self.rows.embedded(self.model, list(by_hash))
+        return [text for digest, text in by_hash.items() if digest not in done]
+
+    async def embed_texts(self, texts: Sequence[str]) -> int:
+        """Embed those of `texts` (memory values, e.g. a batch of an import) that have no
+        vector from the current model yet, in one model call (the embedder spreads a call
+        over its threads): how many were embedded."""
+        model = self.model
+        async with self._embed_lock:
+            missing = [(content_hash(text), text) for text in await self.unembedded(texts)]
+            if not missing:
+                return 0
+            while self._queries_waiting:  # searches first
+                await anyio.sleep(QUERY_YIELD_SECONDS)
+            vectors = await embed_memories(self.embedder, [text for _, text in missing])
+            await self.rows.save(
+                model, [(d, vectors[i]) for i, (d, _) in enumerate(missing)], self.clock()
+            )
+        return len(missing)
 
     async def keep_embedded(self) -> None:
         """The server's background worker: load the model, then keep every stored text

@@ -15,9 +15,19 @@ from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
     MemoryMcpError,
+    PermissionDeniedError,
     StoreUnavailableError,
 )
-from memory_mcp.models import MemoryRecord, NewMemory, Scope, Source, UpsertOutcome, Visibility
+from memory_mcp.models import (
+    BatchItem,
+    BatchOutcome,
+    MemoryRecord,
+    NewMemory,
+    Scope,
+    Source,
+    UpsertOutcome,
+    Visibility,
+)
 from memory_mcp.store import fulltext, migrations, writes
 from memory_mcp.store.access import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
@@ -143,6 +153,81 @@ class MemoryStore:
         return await writes.update_memory(
             conn, existing, new, expected_version, now, may_overwrite_others
         )
+
+    async def upsert_many(self, items: Sequence[BatchItem], *, cap: int) -> BatchOutcome:
+        """Write a batch in ONE transaction (import): all of it is committed or none, so a
+        process killed at any moment leaves whole batches. Memories not stored yet are
+        inserted in a few statements; identical ones are skipped without a write; the
+        rest (updates, a key repeated in the batch) go through `_upsert` in order. An item
+        the store refuses (another agent's swarm memory) is named in the outcome and
+        nothing of it is written; the others are. The cap is enforced once per batch."""
+        for attempt in range(3):
+            reads: dict[int, PendingAccess] = {}
+            try:
+                async with self._engines.write() as conn:
+                    reads = await self._write_accesses(conn)
+                    return await self._upsert_many(conn, items, cap)
+            except BaseException as exc:
+                self._accesses.put_back(reads)
+                if not isinstance(exc, IntegrityError) or attempt == 2:
+                    raise  # (IntegrityError: see upsert; the retry updates instead)
+        raise AssertionError("unreachable")
+
+    async def _upsert_many(
+        self, conn: AsyncConnection, items: Sequence[BatchItem], cap: int
+    ) -> BatchOutcome:
+        outcome = BatchOutcome()
+        identities = list(dict.fromkeys(item.memory.identity for item in items))
+        stored: dict[str, Any] = {}
+        for start in range(0, len(identities), writes.IN_CHUNK):
+            chunk = identities[start : start + writes.IN_CHUNK]
+            for found in await conn.execute(select(MEMORIES).where(M.identity.in_(chunk))):
+                stored[found.identity] = found
+        fresh: list[BatchItem] = []
+        one_by_one: list[tuple[int, BatchItem]] = []
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            new, row = item.memory, stored.get(item.memory.identity)
+            if new.identity in seen:
+                one_by_one.append((index, item))  # after the first of its key is written
+            elif row is None:
+                fresh.append(item)
+            elif (
+                row.agent_id == new.agent_id or item.may_overwrite_others
+            ) and writes.is_unchanged(row, writes.content_values(new)):
+                outcome.unchanged += 1
+            else:
+                one_by_one.append((index, item))
+            seen.add(new.identity)
+        if fresh:
+            revision = await writes.next_revision(conn)
+            ids = await writes.insert_new(conn, [(i.memory, i.now) for i in fresh], revision)
+            outcome.created += len(fresh)
+            newest: dict[str, int] = {}
+            for item in fresh:
+                if item.memory.source is not Source.FILE_INDEX:  # notes are not counted
+                    agent = item.memory.agent_id
+                    newest[agent] = max(newest.get(agent, 0), ids[item.memory.identity])
+            for agent, keep_id in sorted(newest.items()):
+                outcome.evicted_ids += await writes.evict_over_cap(
+                    conn, agent, cap, keep_id, revision
+                )
+        for index, item in one_by_one:
+            try:
+                result = await self._upsert(
+                    conn, item.memory, None, item.now, cap, item.may_overwrite_others
+                )
+            except PermissionDeniedError as exc:  # raised before anything is written
+                outcome.refused.append((index, str(exc)))
+                continue
+            outcome.evicted_ids += result.evicted_ids
+            if result.created:
+                outcome.created += 1
+            elif result.changed:
+                outcome.updated += 1
+            else:
+                outcome.unchanged += 1
+        return outcome
 
     def touch(self, memory_id: int, now: float) -> int:
         """Count a read without writing now (store/access.py): returns how many of this
@@ -274,6 +359,20 @@ class MemoryStore:
                 .where(M.id.in_(list(memory_ids)))
                 .values(expires_at=expires_at, revision=revision)
             )
+
+    async def owners(self, identities: Collection[str]) -> dict[str, tuple[int, str]]:
+        """(id, owner) of each of `identities` that is stored: an import checks before
+        writing that it may update them."""
+        wanted = list(dict.fromkeys(identities))
+        found: dict[str, tuple[int, str]] = {}
+        async with self._engines.reader.connect() as conn:
+            for start in range(0, len(wanted), writes.IN_CHUNK):
+                chunk = wanted[start : start + writes.IN_CHUNK]
+                rows = await conn.execute(
+                    select(M.identity, M.id, M.agent_id).where(M.identity.in_(chunk))
+                )
+                found.update({row[0]: (row[1], row[2]) for row in rows})
+        return found
 
     async def keyword_search(
         self,

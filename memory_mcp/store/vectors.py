@@ -4,7 +4,7 @@ tombstones). memory_mcp/vectors.py tells who calls them and when."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 from sqlalchemy import and_, case, func, insert, select, update
@@ -59,6 +59,22 @@ class StoredVectors:
                 .where(M.content_hash.in_([h for h, _ in items]))
                 .values(revision=revision)
             )
+
+    async def embedded(self, model: str, digests: Collection[str]) -> set[str]:
+        """Which of `digests` (content hashes) have a vector from `model`."""
+        wanted = list(dict.fromkeys(digests))
+        found: set[str] = set()
+        async with self._engines.reader.connect() as conn:
+            for start in range(0, len(wanted), writes.IN_CHUNK):
+                chunk = wanted[start : start + writes.IN_CHUNK]
+                found.update(
+                    await conn.scalars(
+                        select(EmbeddingRow.content_hash).where(
+                            EmbeddingRow.model == model, EmbeddingRow.content_hash.in_(chunk)
+                        )
+                    )
+                )
+        return found
 
     async def has(self, model: str, digest: str) -> bool:
         async with self._engines.reader.connect() as conn:

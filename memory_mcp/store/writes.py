@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import delete, func, insert, select, update
@@ -18,6 +19,9 @@ from memory_mcp.errors import (
 from memory_mcp.models import MemoryRecord, NewMemory, Source, UpsertOutcome
 from memory_mcp.store.rows import MEMORIES, M, content_hash, record_from_row
 from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
+
+# Identities per IN (...) list: well under SQLite's bound-variable limit.
+IN_CHUNK = 500
 
 
 def content_values(new: NewMemory) -> dict[str, Any]:
@@ -36,6 +40,51 @@ def content_values(new: NewMemory) -> dict[str, Any]:
         "file_path": new.file_path,
         "about_agent": new.about_agent,
     }
+
+
+def is_unchanged(row: Any, values: dict[str, Any]) -> bool:
+    return all(getattr(row, name) == value for name, value in values.items())
+
+
+async def insert_new(
+    conn: AsyncConnection, items: Sequence[tuple[NewMemory, float]], revision: int
+) -> dict[str, int]:
+    """Insert memories whose identities are not stored yet (with their tags) in a few
+    statements, each at its own write time: the id of each identity."""
+    await conn.execute(
+        insert(MEMORIES),
+        [
+            {
+                "identity": new.identity,
+                "scope": new.scope.value,
+                "agent_id": new.agent_id,
+                "session_id": new.session_id,
+                "updated_by": new.agent_id,
+                "version": 1,
+                "created_at": now,
+                "updated_at": now,
+                "last_used_at": now,
+                "access_count": 0,
+                "revision": revision,
+                **content_values(new),
+            }
+            for new, now in items
+        ],
+    )
+    ids = await ids_of(conn, [new.identity for new, _ in items])
+    tags = [{"memory_id": ids[new.identity], "tag": t} for new, _ in items for t in set(new.tags)]
+    if tags:
+        await conn.execute(insert(MemoryTagRow), tags)
+    return ids
+
+
+async def ids_of(conn: AsyncConnection, identities: Sequence[str]) -> dict[str, int]:
+    ids: dict[str, int] = {}
+    for start in range(0, len(identities), IN_CHUNK):
+        chunk = list(identities[start : start + IN_CHUNK])
+        rows = await conn.execute(select(M.identity, M.id).where(M.identity.in_(chunk)))
+        ids.update({row[0]: row[1] for row in rows})
+    return ids
 
 
 async def insert_memory(
@@ -93,8 +142,7 @@ async def update_memory(
     if expected_version is not None and expected_version != existing.version:
         raise VersionConflictError(new.key, expected_version, existing.version)
     values = content_values(new)
-    unchanged = all(getattr(existing, name) == value for name, value in values.items())
-    if unchanged:
+    if is_unchanged(existing, values):
         return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
     revision = await next_revision(conn)
     await conn.execute(
