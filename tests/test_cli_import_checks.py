@@ -109,9 +109,11 @@ def test_ctrl_c_during_import_says_how_far_it_got_and_a_rerun_finishes(
     tmp_path: Path,
 ) -> None:
     """A real process and a real SIGINT, with the real model."""
+    # Several embedding batches (import_batches.EMBED_BATCH_TEXTS), so Ctrl-C lands
+    # before the last one.
     lines = [
         {"key": f"fact-{i}", "value": f"Fact number {i} about subsystem {i % 37}"}
-        for i in range(200)
+        for i in range(1000)
     ]
     source = write_jsonl(tmp_path / "big.jsonl", lines)
     command = [EXE, "import", str(source), "--db", str(tmp_path / "m.db")]
@@ -122,7 +124,7 @@ def test_ctrl_c_during_import_says_how_far_it_got_and_a_rerun_finishes(
     assert process.stderr is not None
     seen = ""
     deadline = time.monotonic() + 240
-    while "stored 200 memories; embedding" not in seen:  # all written, now embedding
+    while "stored 1000 memories; embedding" not in seen:  # all written, now embedding
         assert time.monotonic() < deadline, seen
         assert process.poll() is None, seen + process.stderr.read()
         seen += process.stderr.readline()
@@ -130,9 +132,9 @@ def test_ctrl_c_during_import_says_how_far_it_got_and_a_rerun_finishes(
     _, rest = process.communicate(timeout=120)
     err = seen + rest
     assert process.returncode == 130, err
-    assert "interrupted: stored 200, embedded " in err and "run again to finish" in err
+    assert "interrupted: stored 1000, embedded " in err and "run again to finish" in err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
 
     again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert again.returncode == 0, again.stderr
-    assert "imported 0 memories (200 unchanged, 0 bad lines skipped, 0 refused" in again.stderr
+    assert "imported 0 memories (1000 unchanged, 0 bad lines skipped, 0 refused" in again.stderr
