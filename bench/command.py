@@ -14,6 +14,7 @@ from typing import Any
 DEFAULT_LATENCY_WORKDIR = Path("bench/results/latency")
 DEFAULT_STARTUP_WORKDIR = Path("bench/results/startup")
 DEFAULT_STRESS_WORKDIR = Path("bench/results/stress")
+DEFAULT_IMPORT_WORKDIR = Path("bench/results/import")
 
 
 def add_commands(commands: Any) -> argparse.ArgumentParser:
@@ -134,6 +135,23 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     stress.add_argument("--json", type=Path, help="also write every number to this file")
     _embedder_flag(stress)
 
+    importing = kinds.add_parser(
+        "import",
+        help="memory-mcp import of N short memories: rows/s, embedding rate, end to end",
+    )
+    importing.add_argument("--size", type=int, default=10_000, help="memories (default 10000)")
+    importing.add_argument("--runs", type=int, default=3, help="row-rate runs (default 3)")
+    importing.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_IMPORT_WORKDIR,
+        help=f"the file and databases (default: {DEFAULT_IMPORT_WORKDIR})",
+    )
+    importing.add_argument(
+        "--no-end-to-end", action="store_true", help="skip the real `memory-mcp import`"
+    )
+    importing.add_argument("--json", type=Path, help="also write every number to this file")
+
 
 def _embedder_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -169,6 +187,13 @@ def run(args: argparse.Namespace) -> int:
         from bench import team_load
 
         return team_load.run(team_load.options_from(args))
+    if args.bench == "import":
+        from bench.importing import format_report, measure_import
+
+        result = measure_import(args.workdir, args.size, args.runs, not args.no_end_to_end)
+        print(format_report(result))
+        _write_json(args.json, {"benchmark": "import", **result})
+        return 0
     import anyio
 
     from bench.settings import BenchSettings
