@@ -10,8 +10,10 @@ Who writes vectors
 - `embed_pending`, for every stored text with no vector from the current model: texts
   written while the model loaded, notes, and texts written by other processes (the CLI,
   hooks, other servers). `keep_embedded` (the server's background worker) runs it whenever
-  the store's revision moves; `memory-mcp import` runs it directly. It takes texts in the
-  store's fair order (StoredVectors.missing: a small note is not queued behind a big one).
+  the store's revision moves. It takes texts in the store's fair order
+  (StoredVectors.missing: a small note is not queued behind a big one).
+- `embed_texts`, for given texts (`memory-mcp import`, a batch of its file at a time): those
+  of them with no vector yet, in one model call, which the embedder spreads over its threads.
 Vectors are stored once per (content hash, model) (`embeddings`, store/vectors.py): a change
 of tags, metadata or expiry keeps the vector, and a text written twice is embedded once.
 Saving one bumps the revision of every memory using it, so every process's index sees it.
@@ -28,7 +30,7 @@ What the locks protect
 - `InProcessIndex._lock`: one catch-up at a time. Two overlapping ones would read deltas
   from the same revision, and the older could be applied after the newer, moving the index
   back.
-- `Vectors._embed_lock`: one `embed_pending` at a time in a process (the background worker,
+- `Vectors._embed_lock`: one `embed_pending` or `embed_texts` at a time in a process (the background worker,
   an import, a test), so no missing text is embedded twice.
 - `_queries_waiting` is a count, not a lock: the model embeds one call at a time, so a query
   embedding waits for the background call in progress, and `embed_pending` starts no new
