@@ -30,8 +30,8 @@ What the locks protect
 - `InProcessIndex._lock`: one catch-up at a time. Two overlapping ones would read deltas
   from the same revision, and the older could be applied after the newer, moving the index
   back.
-- `Vectors._embed_lock`: one `embed_pending` or `embed_texts` at a time in a process (the background worker,
-  an import, a test), so no missing text is embedded twice.
+- `Vectors._embed_lock`: one `embed_pending` or `embed_texts` at a time in a process (the
+  background worker, an import, a test), so no missing text is embedded twice.
 - `_queries_waiting` is a count, not a lock: the model embeds one call at a time, so a query
   embedding waits for the background call in progress, and `embed_pending` starts no new
   call while a query waits."""
