@@ -1,143 +1,128 @@
-"""`memory-mcp`: serve, import, export, purge, index, context, hook. Errors become one line
-on stderr and exit 1 (a hook always exits 0)."""
+"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, bench, model.
+Errors become one line on stderr and exit 1 (a hook always exits 0).
+
+Every command is registered in `build_parser` the same way: `_command(...)` adds the
+subparser, its settings flags (derived from `Settings.model_fields`) and its handler
+(`set_defaults(handler=...)`), then the command's own arguments. A handler takes the
+parsed arguments and returns the exit code; the ones that need the store run their work
+through `run_with_app`. Imports of the store, the model and the MCP SDK happen inside
+the handlers, and `--version` is answered before the parser (and pydantic) is built."""
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-from pydantic import ValidationError
+from memory_mcp import __version__
 
-from memory_mcp import __version__, cli_doctor, cli_model, cli_notes, cli_token
-from memory_mcp.errors import MemoryMcpError
-from memory_mcp.settings import Settings
+if TYPE_CHECKING:
+    import argparse
 
-if TYPE_CHECKING:  # imported where used: `--version` and hooks load no store, model or SDK
     from memory_mcp.app import AppContext
+    from memory_mcp.settings import Settings
 
-log = logging.getLogger("memory_mcp")
+T = TypeVar("T")
+Handler = Callable[["argparse.Namespace"], int]
 
-# argparse dest -> Settings field; every one also has a MEMORY_MCP_* variable.
-_STORE_FLAGS = {"db": "db", "agent_id": "agent_id", "role": "role", "session_id": "session_id"}
+REPO_ROOT = Path(__file__).resolve().parent.parent  # bench/ lies here in a clone
 
+# Which settings each command takes as flags (each also has a MEMORY_MCP_* variable and a
+# settings-file key). ALL (None) is every field of Settings: serve, import and doctor,
+# whose behaviour any setting can change.
+STORE = ("db", "data_dir", "agent_id", "role", "session_id")
+NOTES = ("memory_dir", "shared_memory_dir")
+NOTE_LIMITS = ("note_max_bytes", "note_max_chunks", "note_allow_hardlinks")
+MODEL = ("embedder", "model_dir")
+ALL = None
+# The hooks' team-server settings are not flags: the hooks get none, and a token on a
+# command line shows in `ps` (MEMORY_MCP_URL / MEMORY_MCP_TOKEN, or the settings file).
+NOT_FLAGS = ("url", "token")
 
-def _store_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", help="SQLite file or SQLAlchemy URL (env MEMORY_MCP_DB)")
-    parser.add_argument("--agent-id", help="this agent's id (env MEMORY_MCP_AGENT_ID)")
-    parser.add_argument("--role", choices=["worker", "lead"], help="env MEMORY_MCP_ROLE")
-    parser.add_argument("--session-id", help="default: a new id per process")
+MAX_BLOCK_ITEMS = 12  # memories_block.MAX_ITEMS (not imported: it pulls in the service)
+MODEL_WAIT_SECONDS = 60.0  # `context --query`: the model loads in ~5-15 s here
 
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="memory-mcp", description="A durable, searchable memory for AI agents (MCP)."
-    )
-    parser.add_argument("--version", action="version", version=f"memory-mcp {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    serve = commands.add_parser("serve", help="run the MCP server (stdio)")
-    _store_flags(serve)
-    serve.add_argument(
-        "--transport",
-        choices=["stdio", "streamable-http", "sse"],
-        help="env MEMORY_MCP_TRANSPORT; default stdio (one agent); the HTTP transports serve "
-        "many agents, each with a token (`memory-mcp token add`)",
-    )
-    serve.add_argument("--host", help="HTTP: address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="HTTP: port (default 8765)")
-    serve.add_argument(
-        "--allowed-hosts",
-        nargs="+",
-        help="HTTP: host names clients use, for the Host/Origin check (env "
-        'MEMORY_MCP_ALLOWED_HOSTS=\'["a","b"]\')',
-    )
-    cli_notes.add_folder_flags(serve)
-    cli_notes.add_watch_flag(serve)
-    serve.add_argument(
-        "--embedder",
-        choices=["onnx", "sentence-transformers"],
-        help="embedding runtime (env MEMORY_MCP_EMBEDDER; default onnx)",
-    )
-
-    imp = commands.add_parser("import", help="import memories from a JSONL file")
-    _store_flags(imp)
-    imp.add_argument("file", type=Path)
-    imp.add_argument(
-        "--skip-invalid",
-        action="store_true",
-        help="store the valid lines and skip the bad ones (still listed on stderr; exit 0). "
-        "Without it one bad line means nothing is stored (exit 1)",
-    )
-
-    exp = commands.add_parser(
-        "export",
-        help="write the memories an agent may see as JSONL",
-        description="Write, one JSON line each, the memories the agent (--agent-id, "
-        "--session-id) may see: its own of every scope and every swarm memory, the same "
-        "rules as the tools. --all writes every agent's memories instead.",
-    )
-    _store_flags(exp)
-    exp.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
-    exp.add_argument(
-        "--all",
-        dest="everyone",
-        action="store_true",
-        help="an operator's command: every memory of every agent, private ones included "
-        "(not with --agent-id)",
-    )
-
-    purge = commands.add_parser("purge", help="delete expired memories now")
-    _store_flags(purge)
-    cli_notes.add_commands(commands, _store_flags)
-    cli_doctor.add_command(commands, _store_flags, cli_notes.add_folder_flags)
-    _add_bench(commands)
-    cli_model.add_commands(commands)
-    cli_token.add_commands(commands, _store_flags)
-    return parser
+# Help for the flags a person reaches for most; the others say which variable they set.
+FLAG_HELP = {
+    "db": "SQLite file or SQLAlchemy URL",
+    "agent_id": "this agent's id",
+    "session_id": "default: a new id per process",
+    "data_dir": "where the default store and the model export live "
+    "(default $XDG_DATA_HOME/memory-mcp)",
+    "memory_dir": "personal notes folder, indexed for this agent (default "
+    "/workspace/personal/memory if it exists, else <data dir>/memory)",
+    "shared_memory_dir": "shared notes folder, indexed for every agent",
+    "watch": "watch and index the memory folders (--no-watch: do not)",
+    "embedder": "embedding runtime (default onnx)",
+    "model_dir": "where the ONNX export lives (default <venv>/share/memory-mcp)",
+    "transport": "default stdio (one agent); the HTTP transports serve many agents, each "
+    "with a token (`memory-mcp token add`)",
+    "host": "HTTP: address to listen on (default 127.0.0.1)",
+    "port": "HTTP: port (default 8765)",
+    "allowed_hosts": "HTTP: host names clients use, for the Host/Origin check "
+    '(env as JSON: \'["a","b"]\')',
+}
 
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+def _flag_kind(annotation: Any) -> dict[str, Any]:
+    """argparse keywords for a Settings field's type: choices for a Literal or an enum,
+    --x/--no-x for a bool, else a converter (pydantic validates the value afterwards)."""
+    import enum
+    import types
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]  # X | None
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is typing.Literal:
+        return {"choices": list(typing.get_args(annotation))}
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return {"choices": [member.value for member in annotation]}
+    if annotation is bool:
+        import argparse
+
+        return {"action": argparse.BooleanOptionalAction}
+    if typing.get_origin(annotation) is list:
+        return {"nargs": "+"}
+    if annotation in (int, float, Path):
+        return {"type": annotation, "metavar": annotation.__name__.upper()}
+    return {}
 
 
-def _add_bench(commands: Any) -> None:
-    """`bench` comes from the repository's bench/ folder, next to memory_mcp/ in a clone
-    (editable install); it is not part of the installed package."""
-    if (REPO_ROOT / "bench" / "command.py").is_file():
-        if str(REPO_ROOT) not in sys.path:
-            sys.path.insert(0, str(REPO_ROOT))
-        from bench import command
+def add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str] | None) -> None:
+    """One flag per setting (`--agent-id` for agent_id); default None = not given, so env,
+    the settings file and the defaults still apply."""
+    from memory_mcp.settings import ENV_PREFIX, Settings
 
-        command.add_commands(commands)
-    else:
-        commands.add_parser("bench", help="benchmarks: run from a clone of the repository")
+    group = parser.add_argument_group("settings (flags > MEMORY_MCP_* env > settings file)")
+    every = [name for name in Settings.model_fields if name not in NOT_FLAGS]
+    for name in names if names is not None else every:
+        field = Settings.model_fields[name]
+        env = f"env {ENV_PREFIX}{name.upper()}"
+        about = FLAG_HELP.get(name) or field.description
+        group.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=name,
+            default=None,
+            help=f"{about} ({env})" if about else env,
+            **_flag_kind(field.annotation),
+        )
 
 
 def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The settings given as flags (they win over env and the settings file)."""
-    overrides: dict[str, Any] = {}
-    flags = {
-        **_STORE_FLAGS,
-        **cli_notes.NOTES_FLAGS,
-        "transport": "transport",
-        "host": "host",
-        "port": "port",
-        "allowed_hosts": "allowed_hosts",
-        "watch": "watch",
-        "embedder": "embedder",
-    }
-    for dest, name in flags.items():
-        value = getattr(args, dest, None)
-        if value is not None:
-            overrides[name] = value
-    return overrides
+    from memory_mcp.settings import Settings
+
+    given = ((name, getattr(args, name, None)) for name in Settings.model_fields)
+    return {name: value for name, value in given if value is not None}
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
+    from memory_mcp.settings import Settings
+
     return Settings(**flag_overrides(args))
 
 
@@ -146,31 +131,34 @@ def serve_flags(argv: list[str]) -> dict[str, Any]:
     return flag_overrides(build_parser().parse_args(["serve", *argv]))
 
 
-def _setup_logging(verbose: bool = False) -> None:
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("torch").setLevel(logging.WARNING)  # its exit-time cache statistics
-
-
-def _run_with_app(
+def run_with_app(
     settings: Settings,
-    job: Callable[[AppContext], Awaitable[int]],
+    job: Callable[[AppContext], Awaitable[T]],
     background: bool = False,
     create: bool = True,
-) -> int:
+) -> T:
+    """Open the app (store, service, caller) for one command, run `job`, close it."""
+    import anyio
+
     from memory_mcp.app import open_app
 
-    async def runner() -> int:
+    async def runner() -> T:
         async with open_app(settings, background=background, create=create) as app:
             return await job(app)
 
     return anyio.run(runner)
 
 
-def cmd_serve(settings: Settings) -> int:
+# --- the commands' handlers (the bigger ones live in cli_notes, cli_import, cli_doctor,
+# cli_model and bench/, imported when the command runs)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    import anyio
+
+    settings = settings_from(args)
     if settings.transport != "stdio":
         from memory_mcp.http_server import serve_http
 
@@ -181,7 +169,7 @@ def cmd_serve(settings: Settings) -> int:
         return 0
     from memory_mcp.mcp_server import build_server, serve_stdio
 
-    log.info(
+    logging.getLogger("memory_mcp").info(
         "memory-mcp %s serving agent %r (%s), session %s, store %s",
         __version__,
         settings.agent_id,
@@ -189,11 +177,11 @@ def cmd_serve(settings: Settings) -> int:
         settings.session_id,
         settings.database_url,
     )
-    _run_with_app(settings, _store_opens)  # a bad --db is one line on stderr, not a crash
+    run_with_app(settings, _store_opens)  # a bad --db is one line on stderr, not a crash
     try:
         anyio.run(serve_stdio, build_server(settings))
     except KeyboardInterrupt:  # Ctrl-C: everything has been closed by now
-        log.info("stopped (Ctrl-C)")
+        logging.getLogger("memory_mcp").info("stopped (Ctrl-C)")
         return 130
     return 0
 
@@ -202,8 +190,20 @@ async def _store_opens(_app: AppContext) -> int:
     return 0
 
 
-def cmd_export(settings: Settings, output: Path | None, everyone: bool = False) -> int:
+def cmd_import(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_import
+
+    return cli_import.cmd_import(settings_from(args), args.file, args.skip_invalid)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
     from memory_mcp.jsonl import export_lines
+
+    if args.everyone and args.agent_id is not None:
+        print("memory-mcp: export takes --all or --agent-id, not both", file=sys.stderr)
+        return 2
+    output: Path | None = args.output
+    everyone: bool = args.everyone
 
     async def job(app: AppContext) -> int:
         service = app.service
@@ -217,19 +217,56 @@ def cmd_export(settings: Settings, output: Path | None, everyone: bool = False) 
         print(f"exported {count} memories ({whose})", file=sys.stderr)
         return 0
 
-    return _run_with_app(settings, job, create=False)  # reading never creates a store
+    return run_with_app(settings_from(args), job, create=False)  # reading never creates one
 
 
-def cmd_purge(settings: Settings) -> int:
+def cmd_purge(args: argparse.Namespace) -> int:
     async def job(app: AppContext) -> int:
         purged = await app.service.purge_expired()
         print(f"purged {purged} expired memories", file=sys.stderr)
         return 0
 
-    return _run_with_app(settings, job)
+    return run_with_app(settings_from(args), job)
 
 
-def _run_bench(args: argparse.Namespace) -> int:
+def cmd_index(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_notes
+
+    return cli_notes.cmd_index(settings_from(args), args.path)
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_notes
+
+    return cli_notes.cmd_context(settings_from(args), args.query, args.limit)
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from memory_mcp.hooks.runner import main
+
+    return main([args.event])
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_doctor
+
+    return cli_doctor.run(flag_overrides(args), args.mcp_config, args.hooks_config, serve_flags)
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_model
+
+    return cli_model.run(args, settings_from(args))
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_token
+
+    return cli_token.run(args, settings_from(args))
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Its own stores in temporary or --workdir folders, its own settings (bench/)."""
     if not hasattr(args, "bench"):
         print(
             "memory-mcp: the benchmarks are not installed with the package; run them from a "
@@ -242,40 +279,195 @@ def _run_bench(args: argparse.Namespace) -> int:
     return command.run(args)
 
 
+def context_limit(text: str) -> int:
+    import argparse
+
+    try:
+        limit = int(text)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= MAX_BLOCK_ITEMS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number from 1 to {MAX_BLOCK_ITEMS}"
+        )
+    return limit
+
+
+# --- registration
+
+
+def _command(
+    commands: Any,
+    name: str,
+    handler: Handler,
+    settings: Sequence[str] | None = (),
+    **parser_options: Any,
+) -> argparse.ArgumentParser:
+    """Add one command: its parser, its settings flags and its handler."""
+    parser: argparse.ArgumentParser = commands.add_parser(name, **parser_options)
+    parser.set_defaults(handler=handler)
+    if settings is None or settings:
+        add_setting_flags(parser, settings)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="memory-mcp", description="A durable, searchable memory for AI agents (MCP)."
+    )
+    parser.add_argument("--version", action="version", version=f"memory-mcp {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    _command(commands, "serve", cmd_serve, ALL, help="run the MCP server (stdio)")
+
+    imp = _command(commands, "import", cmd_import, ALL, help="import memories from a JSONL file")
+    imp.add_argument("file", type=Path)
+    imp.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="store the valid lines and skip the bad ones (still listed on stderr; exit 0). "
+        "Without it one bad line means nothing is stored (exit 1)",
+    )
+
+    exp = _command(
+        commands,
+        "export",
+        cmd_export,
+        STORE,
+        help="write the memories an agent may see as JSONL",
+        description="Write, one JSON line each, the memories the agent (--agent-id, "
+        "--session-id) may see: its own of every scope and every swarm memory, the same "
+        "rules as the tools. --all writes every agent's memories instead.",
+    )
+    exp.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
+    exp.add_argument(
+        "--all",
+        dest="everyone",
+        action="store_true",
+        help="an operator's command: every memory of every agent, private ones included "
+        "(not with --agent-id)",
+    )
+
+    _command(commands, "purge", cmd_purge, STORE, help="delete expired memories now")
+
+    index = _command(
+        commands,
+        "index",
+        cmd_index,
+        STORE + NOTES + NOTE_LIMITS,
+        help="index one note now (or remove it if it is gone), or reconcile a folder",
+    )
+    index.add_argument("path", type=Path, help="a note inside a memory folder, or the folder")
+
+    context = _command(
+        commands,
+        "context",
+        cmd_context,
+        STORE + NOTES + MODEL,
+        help="print the <memories> block a session starts with",
+    )
+    context.add_argument(
+        "--query",
+        "-q",
+        help="the memories best matching this (by words and by meaning), instead. Loads the "
+        f"embedding model first: a few seconds, at most {MODEL_WAIT_SECONDS:g} s, after which "
+        "it searches by words only and says so",
+    )
+    context.add_argument(
+        "--limit",
+        type=context_limit,
+        default=MAX_BLOCK_ITEMS,
+        help=f"at most this many memories (1-{MAX_BLOCK_ITEMS}, default {MAX_BLOCK_ITEMS})",
+    )
+
+    hook = _command(
+        commands,
+        "hook",
+        cmd_hook,
+        help="run a Claude Code hook (JSON on stdin); see hooks/ and the README",
+    )
+    hook.add_argument("event", help="post-tool-use, session-start, session-end or stop")
+
+    doctor = _command(
+        commands,
+        "doctor",
+        cmd_doctor,
+        ALL,
+        help="show the server's and the hooks' effective configuration, check the store "
+        "and the model, flag mismatches (reads only)",
+    )
+    doctor.add_argument(
+        "--hooks-config",
+        type=Path,
+        help="a Claude Code settings file with the hooks: use the MEMORY_MCP_* variables "
+        "its hook commands set (default: ./.claude/settings.json, else "
+        "~/.claude/settings.json, when present)",
+    )
+    doctor.add_argument(
+        "--mcp-config",
+        type=Path,
+        help="an MCP client config (.mcp.json, claude_desktop_config.json): use the flags "
+        "and env it gives the memory server (default: ./.mcp.json when present)",
+    )
+
+    token = _command(commands, "token", cmd_token, help="bearer tokens for the HTTP transports")
+    from memory_mcp import cli_token
+
+    cli_token.add_arguments(token)
+
+    bench = _command(
+        commands, "bench", cmd_bench, help="measure retrieval quality and search latency"
+    )
+    if (REPO_ROOT / "bench" / "command.py").is_file():  # a clone, installed editable
+        if str(REPO_ROOT) not in sys.path:
+            sys.path.insert(0, str(REPO_ROOT))
+        from bench import command
+
+        command.add_arguments(bench)
+
+    model = _command(
+        commands,
+        "model",
+        cmd_model,
+        ("data_dir", "model_dir"),
+        help="prepare the embedding model (ONNX export)",
+    )
+    kinds = model.add_subparsers(dest="model_command", required=True)
+    prepare = kinds.add_parser(
+        "prepare", help="export the bundled all-MiniLM-L6-v2 to ONNX unless already done"
+    )
+    prepare.add_argument("--force", action="store_true", help="export again even if present")
+    return parser
+
+
+def _setup_logging() -> None:
+    import logging
+
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("torch").setLevel(logging.WARNING)  # its exit-time cache statistics
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--version"]:  # without building the parser: no pydantic to import
+        print(f"memory-mcp {__version__}")
+        return 0
     args = build_parser().parse_args(argv)
     if args.command == "hook":  # before anything that could exit non-zero: hooks exit 0
-        return cli_notes.cmd_hook(args.event)
+        return int(args.handler(args))
     _setup_logging()
-    try:
-        if args.command == "bench":  # its own stores in temporary or --workdir folders
-            return _run_bench(args)
-        if args.command == "doctor":
-            return cli_doctor.run(
-                flag_overrides(args), args.mcp_config, args.hooks_config, serve_flags
-            )
-        settings = settings_from(args)
-        if args.command == "serve":
-            return cmd_serve(settings)
-        if args.command == "import":
-            from memory_mcp import cli_import
+    from pydantic import ValidationError
 
-            return cli_import.cmd_import(settings, args.file, args.skip_invalid)
-        if args.command == "export":
-            if args.everyone and args.agent_id is not None:
-                print("memory-mcp: export takes --all or --agent-id, not both", file=sys.stderr)
-                return 2
-            return cmd_export(settings, args.output, args.everyone)
-        if args.command == "purge":
-            return cmd_purge(settings)
-        if args.command == "index":
-            return cli_notes.cmd_index(settings, args.path)
-        if args.command == "context":
-            return cli_notes.cmd_context(settings, args.query, args.limit)
-        if args.command == "model":
-            return cli_model.run(args, settings)
-        if args.command == "token":
-            return cli_token.run(args, settings)
+    from memory_mcp.errors import MemoryMcpError
+
+    try:
+        return int(args.handler(args))
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         print(f"memory-mcp: bad configuration: {problems}", file=sys.stderr)
@@ -283,7 +475,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryMcpError as exc:
         print(f"memory-mcp: {exc}", file=sys.stderr)
         return 1
-    return 2
 
 
 if __name__ == "__main__":

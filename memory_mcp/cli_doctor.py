@@ -9,7 +9,6 @@ land under another agent than the one the server serves."""
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -54,33 +53,6 @@ class Side:
     settings: Settings
     sources: dict[str, str]
     notes: list[str] = field(default_factory=list)
-
-
-def add_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    store_flags: Callable[[argparse.ArgumentParser], None],
-    folder_flags: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    doctor = commands.add_parser(
-        "doctor",
-        help="show the server's and the hooks' effective configuration, check the store "
-        "and the model, flag mismatches (reads only)",
-    )
-    store_flags(doctor)
-    folder_flags(doctor)
-    doctor.add_argument(
-        "--hooks-config",
-        type=Path,
-        help="a Claude Code settings file with the hooks: use the MEMORY_MCP_* variables "
-        "its hook commands set (default: ./.claude/settings.json, else "
-        "~/.claude/settings.json, when present)",
-    )
-    doctor.add_argument(
-        "--mcp-config",
-        type=Path,
-        help="an MCP client config (.mcp.json, claude_desktop_config.json): use the flags "
-        "and env it gives the memory server (default: ./.mcp.json when present)",
-    )
 
 
 @contextmanager

@@ -11,9 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-import anyio
-
-from memory_mcp.app import AppContext, open_app
+from memory_mcp.app import AppContext
+from memory_mcp.cli import run_with_app
 from memory_mcp.settings import Settings
 
 
@@ -77,13 +76,9 @@ def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> in
             )
         return (1 if report.refused else 0) if finished else 130
 
-    async def runner() -> int:
-        async with open_app(settings, background=False) as app:
-            return await job(app)
-
     with _first_ctrl_c_stops_gently() as interrupt:
         try:
-            code = anyio.run(runner)
+            code = run_with_app(settings, job)
         except KeyboardInterrupt:  # a second Ctrl-C
             code = 130
         except EmbeddingUnavailableError as exc:

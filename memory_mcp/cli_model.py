@@ -1,24 +1,15 @@
-"""`memory-mcp model prepare`: export the bundled weights to ONNX once, from disk (the
-Makefile runs it at set-up; a server that finds no file exports it in the background)."""
+"""`memory-mcp model prepare` (registered in cli.py): export the bundled weights to ONNX
+once, from disk (the Makefile runs it at set-up; a server that finds no file exports it in
+the background)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memory_mcp.settings import Settings
-
-
-def add_commands(commands: Any) -> None:
-    """Add `model` and its subcommands to the CLI's subparsers."""
-    model = commands.add_parser("model", help="prepare the embedding model (ONNX export)")
-    kinds = model.add_subparsers(dest="model_command", required=True)
-    prepare = kinds.add_parser(
-        "prepare", help="export the bundled all-MiniLM-L6-v2 to ONNX unless already done"
-    )
-    prepare.add_argument("--force", action="store_true", help="export again even if present")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:

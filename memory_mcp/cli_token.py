@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -16,9 +15,8 @@ if TYPE_CHECKING:
     from memory_mcp.settings import Settings
 
 
-def add_commands(commands: Any, store_flags: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Add `token` and its subcommands to the CLI's subparsers."""
-    token = commands.add_parser("token", help="bearer tokens for the HTTP transports")
+def add_arguments(token: argparse.ArgumentParser) -> None:
+    """`token`'s subcommands (the command is registered in cli.py)."""
     kinds = token.add_subparsers(dest="token_command", required=True)
     add = kinds.add_parser("add", help="create a token for an agent (printed once)")
     add.add_argument("agent", metavar="AGENT_ID")

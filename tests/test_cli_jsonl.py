@@ -1,22 +1,23 @@
-"""`memory-mcp import` and `export` as a user runs them: real processes, the real model."""
+"""`memory-mcp import` and `export`, called in-process with the FAKE embedder (these tests
+are about what is stored and written, not about meaning; tests/test_cli.py runs both as
+real processes with the real model)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
-from memory_mcp.embeddings import MODEL_NAME
+from memory_mcp import app as app_module
+from memory_mcp.cli import main
 from memory_mcp.passages import vector_model
 from memory_mcp.settings import Settings
-from tests.conftest import opened
-
-pytestmark = pytest.mark.anyio
-
-EXE = str(Path(sys.executable).with_name("memory-mcp"))
+from tests.conftest import FakeEmbedder, opened
 
 LINES = [
     {"key": "deploy", "value": "Deploys use blue-green switching", "tags": ["ops"]},
@@ -38,18 +39,33 @@ LINES = [
 ]
 
 
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EXE, *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        input=stdin,
-        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": "/tmp"},
-    )
+@pytest.fixture(autouse=True)
+def fake_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(app_module, "embedder_from", lambda _settings: FakeEmbedder())
+    for name in list(os.environ):
+        if name.startswith("MEMORY_MCP_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
-async def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path) -> None:
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> object:
+    def run(*args: str) -> Ran:
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run
+
+
+def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path, run: Any) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in LINES))
     db = str(tmp_path / "a.db")
@@ -58,10 +74,14 @@ async def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path) 
     assert "imported 3 memories" in imported.stderr
     assert imported.stdout == ""
 
-    async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
-        records = {r.key: r async for r in app.service.store.iter_records()}
-        # Finished when it exits: every text already has its vector from the real model.
-        assert await app.service.store.vectors.missing(vector_model(MODEL_NAME), 10) == []
+    async def read() -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
+            records = {r.key: r async for r in app.service.store.iter_records()}
+            fake = vector_model(FakeEmbedder.model_name)
+            return records, await app.service.store.vectors.missing(fake, 10)
+
+    records, unembedded = anyio.run(read)
+    assert unembedded == [], "finished when it returns: every text has its vector"
     assert records["deploy"].agent_id == "me" and records["deploy"].tags == ["ops"]
     assert records["team-rule"].agent_id == "lead"
     assert records["team-rule"].updated_at == 1767323045.0, "the exported time is kept"
@@ -82,7 +102,7 @@ async def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path) 
     assert run("export", "--db", copy, "--all").stdout == exported.stdout
 
 
-async def test_a_malformed_file_imports_nothing_and_names_the_line(tmp_path: Path) -> None:
+def test_a_malformed_file_imports_nothing_and_names_the_line(tmp_path: Path, run: Any) -> None:
     source = tmp_path / "bad.jsonl"
     source.write_text(json.dumps(LINES[0]) + "\n{not json\n" + json.dumps({"key": "k"}) + "\n")
     db = str(tmp_path / "a.db")
@@ -90,11 +110,17 @@ async def test_a_malformed_file_imports_nothing_and_names_the_line(tmp_path: Pat
     assert result.returncode == 1
     assert "line 2" in result.stderr and "line 3" in result.stderr and "value" in result.stderr
     assert "nothing imported" in result.stderr
-    async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
-        assert await app.service.store.count() == 0
+
+    async def count() -> int:
+        async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
+            return await app.service.store.count()
+
+    assert anyio.run(count) == 0
 
 
 def test_a_missing_file_is_one_clear_line(tmp_path: Path) -> None:
-    result = run("import", str(tmp_path / "nope.jsonl"), "--db", str(tmp_path / "a.db"))
-    assert result.returncode != 0
-    assert "nope.jsonl" in result.stderr and "Traceback" not in result.stderr
+    # SystemExit with a message: the interpreter prints it on stderr and exits 1.
+    with pytest.raises(SystemExit) as exited:
+        main(["import", str(tmp_path / "nope.jsonl"), "--db", str(tmp_path / "a.db")])
+    assert "cannot read" in str(exited.value.code)
+    assert "nope.jsonl" in str(exited.value.code)

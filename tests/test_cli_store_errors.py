@@ -1,4 +1,5 @@
-"""A bad --db is one clear line on stderr and a non-zero exit, never a traceback."""
+"""A bad --db is one clear line on stderr and a non-zero exit, never a traceback: in
+process for each kind, and once as a real process."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from memory_mcp.cli import main
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
 
@@ -20,8 +23,25 @@ EXE = str(Path(sys.executable).with_name("memory-mcp"))
         (".", "is a folder"),
     ],
 )
-def test_serve_refuses_a_bad_database_clearly(db: str, message: str, tmp_path: Path) -> None:
+def test_serve_refuses_a_bad_database_clearly(
+    db: str,
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     (tmp_path / "notes.txt").write_text("plain text, not SQLite\n" * 200)
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", "--db", db, "--no-watch"]) == 1
+    out, err = capsys.readouterr()
+    assert message in err
+    assert out == ""
+    assert (tmp_path / "notes.txt").read_text().startswith("plain text"), "left untouched"
+
+
+def test_a_serve_process_refuses_a_bad_database_clearly(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("plain text, not SQLite\n" * 200)
+    db, message = "notes.txt", "file is not a database"
     result = subprocess.run(
         [EXE, "serve", "--db", db, "--no-watch"],
         capture_output=True,
