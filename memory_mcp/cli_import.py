@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+import anyio
+
 from memory_mcp.app import AppContext
 from memory_mcp.cli import run_with_app
 from memory_mcp.settings import Settings
