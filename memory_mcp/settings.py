@@ -60,7 +60,8 @@ def read_config_file(path: Path | None = None) -> dict[str, Any]:
 
 
 def database_url(db: str | None, data_dir: Path) -> str:
-    """A `--db` value is a path to a SQLite file or a `sqlite:///` URL. Other databases
+    """A `--db` value is a path to a SQLite file, a `sqlite:///` URL or a PostgreSQL URL
+    (`postgresql+asyncpg://`; `postgresql://` means the same). Other databases
     are refused by name rather than failing later on a missing driver. Nothing is created
     here (see app.prepare_store_location)."""
     if db and "://" in db:
@@ -68,8 +69,14 @@ def database_url(db: str | None, data_dir: Path) -> str:
             return db
         if db.startswith("sqlite://"):
             return "sqlite+aiosqlite://" + db.removeprefix("sqlite://")
+        if db.startswith("postgresql+asyncpg://"):
+            return db
+        if db.startswith(("postgresql://", "postgres://")):
+            return "postgresql+asyncpg://" + db.split("://", 1)[1]
         raise InvalidInputError(
-            "db", f"{db.split('://', 1)[0]!r} is not supported yet; give a SQLite file path"
+            "db",
+            f"{db.split('://', 1)[0]!r} is not supported; "
+            "give a SQLite file path or a postgresql:// URL",
         )
     path = Path(db).expanduser() if db else data_dir.expanduser() / "memory.db"
     if path.is_dir():

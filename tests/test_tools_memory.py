@@ -12,9 +12,9 @@ from mcp import Client
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call, call_error
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 @pytest.fixture

@@ -10,7 +10,13 @@ writers starve past any timeout while others write again and again (measured: p9
 transaction at a time ask for the lock (an anyio lock: first come, first served), and the
 processes hand it over through an OS file lock (`<db>-writelock`, flock), whose waiters the
 kernel wakes the moment it is released. SQLite's own lock and busy timeout stay underneath
-as the last line (a process that does not take the file lock, e.g. the sqlite3 shell)."""
+as the last line (a process that does not take the file lock, e.g. the sqlite3 shell).
+
+On PostgreSQL the hand-over between processes is a transaction-level advisory lock taken
+first in every write transaction (`pg_advisory_xact_lock`, released by commit or rollback,
+also when the process dies): writes keep the same one-at-a-time semantics as on SQLite
+(cap eviction, versions and the revision counter need no other locking), and readers never
+wait."""
 
 from __future__ import annotations
 
@@ -25,7 +31,7 @@ from typing import Any, Literal
 
 import anyio
 import anyio.to_thread
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -36,6 +42,8 @@ log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_MS = 30_000
 Synchronous = Literal["full", "normal"]
+# Any constant shared by every memory-mcp process on one PostgreSQL database.
+PG_WRITE_LOCK = text("SELECT pg_advisory_xact_lock(7303385861524116736)")
 BUSY_MARKERS = ("database is locked", "database table is locked", "database is busy")
 
 
@@ -81,6 +89,7 @@ class Engines:
     reader: AsyncEngine
     writer: AsyncEngine
     file_lock: FileWriteLock | None = None  # SQLite files only
+    advisory_lock: bool = False  # PostgreSQL
     _write_turn: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
@@ -94,6 +103,8 @@ class Engines:
         async with self._write_turn:
             if self.file_lock is None:
                 async with self.writer.begin() as conn:
+                    if self.advisory_lock:
+                        await conn.execute(PG_WRITE_LOCK)
                     yield conn
                 return
             with anyio.CancelScope(shield=True):
@@ -176,4 +187,4 @@ def create_engines(url: str, synchronous: Synchronous = "full") -> Engines:
         )
     engine = create_async_engine(url, pool_pre_ping=True)
     _translate_errors(engine)
-    return Engines(reader=engine, writer=engine)
+    return Engines(reader=engine, writer=engine, advisory_lock=engine.dialect.name == "postgresql")

@@ -31,6 +31,9 @@ from memory_mcp.models import (
 from memory_mcp.store import fulltext, migrations, writes
 from memory_mcp.store.access import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
+from memory_mcp.store.postgres import fulltext as pg_fulltext
+from memory_mcp.store.postgres.schema import create_postgres_objects
+from memory_mcp.store.postgres.vectors import PgStoredVectors
 from memory_mcp.store.rows import (
     MEMORIES,
     M,
@@ -54,12 +57,14 @@ class MemoryStore:
     def __init__(self, engines: Engines) -> None:
         self._engines = engines
         self._accesses = AccessTally()
-        # Vectors have their own statements (store/vectors.py); memory_mcp/vectors.py uses them.
-        self.vectors = StoredVectors(engines)
+        # Vectors have their own statements (store/vectors.py); memory_mcp/vectors.py uses
+        # them. The one place the dialect picks the PostgreSQL parts (store/postgres/).
+        self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
+        self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
 
     @property
     def supports_keyword_search(self) -> bool:
-        return self._engines.is_sqlite
+        return True  # FTS5 on SQLite, tsvector on PostgreSQL
 
     async def close(self) -> None:
         # Reads counted since the last flush; a store too busy to take them within a few
@@ -91,6 +96,8 @@ class MemoryStore:
             if self._engines.is_sqlite:
                 for ddl in SQLITE_FTS_DDL:
                     await conn.exec_driver_sql(ddl)
+            else:
+                await create_postgres_objects(conn)
             await migrations.migrate(conn)
             exists = await conn.scalar(
                 select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
@@ -386,7 +393,7 @@ class MemoryStore:
         if not self.supports_keyword_search:
             return []
         async with self._engines.reader.connect() as conn:
-            return await fulltext.keyword_search(
+            return await self._fulltext.keyword_search(
                 conn, terms, visible_to(vis), limit, column_weights
             )
 
@@ -413,7 +420,9 @@ class MemoryStore:
             if not self.supports_keyword_search:
                 return keyed, [[] for _ in identifiers]
             holding = [
-                await fulltext.holding_phrase(conn, identifier, visible_to(vis), identifier_limit)
+                await self._fulltext.holding_phrase(
+                    conn, identifier, visible_to(vis), identifier_limit
+                )
                 for identifier in identifiers
             ]
             return keyed, holding

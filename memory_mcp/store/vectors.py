@@ -5,6 +5,7 @@ tombstones). memory_mcp/vectors.py tells who calls them and when."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Any
 
 import numpy as np
 from sqlalchemy import and_, case, func, insert, select, update
@@ -75,6 +76,11 @@ class StoredVectors:
                     )
                 )
         return found
+
+    def database_search(self, model: str) -> Any:
+        """A NearestSearch that runs in the database, or None: on SQLite the vectors are
+        searched in a numpy index in the process (PgStoredVectors overrides this)."""
+        return None
 
     async def has(self, model: str, digest: str) -> bool:
         async with self._engines.reader.connect() as conn:

@@ -1,0 +1,66 @@
+"""Keyword search on PostgreSQL: the generated `search_text` tsvector and its GIN index
+(store/postgres/schema.py). The same contract as store/fulltext.py (SQLite FTS5): the
+caller's visibility and filters are part of the statement, so they apply before the cut."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Float, column, func, literal, select
+from sqlalchemy.dialects.postgresql import ARRAY, REAL
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import ColumnElement
+
+from memory_mcp.store.postgres.schema import TS_CONFIG
+from memory_mcp.store.rows import MEMORIES, M
+
+SEARCH_TEXT: ColumnElement[Any] = column("search_text")
+
+
+def _any_term(terms: Sequence[str]) -> ColumnElement[Any]:
+    """A tsquery matching any of `terms`, each parsed as plain text (no query syntax)."""
+    query: ColumnElement[Any] = func.plainto_tsquery(TS_CONFIG, terms[0])
+    for term in terms[1:]:
+        query = query.op("||")(func.plainto_tsquery(TS_CONFIG, term))
+    return query
+
+
+async def keyword_search(
+    conn: AsyncConnection,
+    terms: Sequence[str],
+    visible: ColumnElement[bool],
+    limit: int,
+    column_weights: tuple[float, float, float],
+) -> list[tuple[int, float]]:
+    """(id, ts_rank relevance, larger is better) of visible memories with any of `terms`."""
+    if not terms:
+        return []
+    query = _any_term(terms)
+    top = max(column_weights) or 1.0
+    key, value, tags = (w / top for w in column_weights)  # ts_rank wants weights in [0, 1]
+    weights = literal([0.0, tags, value, key], ARRAY(REAL))
+    rank = func.ts_rank(weights, SEARCH_TEXT, query, type_=Float)
+    stmt = (
+        select(M.id, rank)
+        .select_from(MEMORIES)
+        .where(SEARCH_TEXT.op("@@")(query), visible)
+        .order_by(rank.desc(), M.id.desc())
+        .limit(limit)
+    )
+    return [(row[0], float(row[1])) for row in await conn.execute(stmt)]
+
+
+async def holding_phrase(
+    conn: AsyncConnection, words: str, visible: ColumnElement[bool], limit: int
+) -> list[int]:
+    """Visible memories holding `words` as a phrase, in no order (the caller checks the
+    identifier verbatim)."""
+    query = func.phraseto_tsquery(TS_CONFIG, words)
+    stmt = (
+        select(M.id).select_from(MEMORIES).where(SEARCH_TEXT.op("@@")(query), visible).limit(limit)
+    )
+    return [row[0] for row in await conn.execute(stmt)]
+
+
+__all__ = ["holding_phrase", "keyword_search"]

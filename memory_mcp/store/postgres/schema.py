@@ -1,0 +1,39 @@
+"""PostgreSQL-only DDL, run after `create_all` in init_schema's write transaction (which
+holds the store's advisory lock, so two processes starting at once take turns). Every
+statement is idempotent."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+# The text search configuration: English stemming, like SQLite's porter tokenizer.
+TS_CONFIG = "english"
+
+# Key, value and tags weighted A, B, C (ts_rank's weights array is {D, C, B, A}); a
+# generated column, so the index is in step with the row in the writing transaction.
+PG_DDL = (
+    "CREATE EXTENSION IF NOT EXISTS vector",
+    f"""ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_text tsvector
+        GENERATED ALWAYS AS (
+            setweight(to_tsvector('{TS_CONFIG}', key), 'A')
+            || setweight(to_tsvector('{TS_CONFIG}', value), 'B')
+            || setweight(to_tsvector('{TS_CONFIG}', tags), 'C')
+        ) STORED""",
+    "CREATE INDEX IF NOT EXISTS ix_memories_search_text ON memories USING gin (search_text)",
+    # One pgvector column without a fixed dimension; each dimension in use gets its own
+    # partial HNSW index (hnsw_index_ddl), created the first time a vector of it is saved.
+    "ALTER TABLE embeddings ADD COLUMN IF NOT EXISTS embedding vector",
+)
+
+
+def hnsw_index_ddl(dimension: int) -> str:
+    return (
+        f"CREATE INDEX IF NOT EXISTS ix_embeddings_hnsw_{dimension} ON embeddings "
+        f"USING hnsw ((embedding::vector({dimension})) vector_cosine_ops) "
+        f"WHERE dimension = {dimension}"
+    )
+
+
+async def create_postgres_objects(conn: AsyncConnection) -> None:
+    for ddl in PG_DDL:
+        await conn.exec_driver_sql(ddl)
