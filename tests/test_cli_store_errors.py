@@ -18,7 +18,7 @@ EXE = str(Path(sys.executable).with_name("memory-mcp"))
     ("db", "message"),
     [
         ("notes.txt", "file is not a database"),
-        ("postgresql://user@host/memories", "not supported yet"),
+        ("mysql://user@host/memories", "not supported"),
         ("/proc/no-such-dir/memory.db", "does not exist"),
         (".", "is a folder"),
     ],
