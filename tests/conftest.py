@@ -102,6 +102,20 @@ def pg_url(pg_server: Any) -> Iterator[str]:
 
 # Test files whose tests must pass on both stores say `pytestmark = BOTH_BACKENDS`: each
 # test runs once on a SQLite file and once on a fresh PostgreSQL database.
+def initialize_request(client_name: str) -> dict[str, Any]:
+    """The raw JSON-RPC `initialize` a client sends first, for tests that speak the wire."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": client_name, "version": "0"},
+        },
+    }
+
+
 BOTH_BACKENDS = pytest.mark.parametrize("db_backend", ["sqlite", "postgresql"])
 
 

@@ -45,7 +45,7 @@ def hook_env(tmp_path: Path, agent: str = "hooked") -> dict[str, str]:
 
 
 def run_hook(
-    script: str, payload: dict[str, Any], env: dict[str, str]
+    script: str, payload: dict[str, Any], env: dict[str, str], timeout: float = 20
 ) -> tuple[subprocess.CompletedProcess[str], float]:
     start = time.monotonic()
     done = subprocess.run(
@@ -54,7 +54,7 @@ def run_hook(
         env=env,
         capture_output=True,
         text=True,
-        timeout=20,
+        timeout=timeout,
         cwd=env["MEMORY_MCP_DATA_DIR"].rsplit("/", 1)[0],
     )
     return done, time.monotonic() - start

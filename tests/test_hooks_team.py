@@ -15,22 +15,14 @@ import pytest
 
 from tests.conftest import call
 from tests.team_server import TRANSPORTS, TeamServer, free_port, running, token_add
-from tests.test_hooks import HOOKS, hook_env, write_transcript
+from tests.test_hooks import hook_env, run_hook, write_transcript
 
 
-def run_hook(
+def run_remote_hook(
     script: str, payload: dict[str, Any], env: dict[str, str]
-) -> tuple[subprocess.CompletedProcess[str], None]:
-    done = subprocess.run(
-        [str(HOOKS / script)],
-        input=json.dumps(payload),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=env["MEMORY_MCP_DATA_DIR"].rsplit("/", 1)[0],
-    )
-    return done, None
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """A hook against the team server: importing the MCP client is slow under load."""
+    return run_hook(script, payload, env, timeout=120)
 
 
 @pytest.fixture(scope="module", params=TRANSPORTS)
@@ -78,7 +70,7 @@ def test_session_start_prints_the_token_agents_memories(
     store(server, tokens["alice"], "alice.editor", "Alice edits with Helix")
     store(server, tokens["bob"], "bob.editor", "Bob edits with Emacs")
     env = remote_env(tmp_path, server.url, tokens["alice"])
-    done, _ = run_hook("session-start", {"session_id": "x", "source": "startup"}, env)
+    done, _ = run_remote_hook("session-start", {"session_id": "x", "source": "startup"}, env)
     assert "Alice edits with Helix" in done.stdout
     assert "Bob edits with Emacs" not in done.stdout
     assert not (tmp_path / "memory.db").exists()
@@ -97,7 +89,9 @@ def test_session_end_stores_the_summary_on_the_server(
         "hook_event_name": "SessionEnd",
         "reason": "exit",
     }
-    done, _ = run_hook("session-end", payload, remote_env(tmp_path, server.url, tokens["bob"]))
+    done, _ = run_remote_hook(
+        "session-end", payload, remote_env(tmp_path, server.url, tokens["bob"])
+    )
     assert done.returncode == 0
     assert f"session-summary:feedbeef-{server.transport}" in search_keys(
         server, tokens["bob"], "Fix the login bug in auth.py"
@@ -119,7 +113,7 @@ def test_post_tool_use_indexes_the_note_on_the_server(
         "tool_name": "Write",
         "tool_input": {"file_path": str(note), "content": note.read_text()},
     }
-    done, _ = run_hook("post-tool-use", payload, env)
+    done, _ = run_remote_hook("post-tool-use", payload, env)
     assert (done.returncode, done.stderr) == (0, "")
     keys = search_keys(server, tokens["alice"], "zephyrd")
     assert [k for k in keys if str(note) in k] != []
@@ -135,7 +129,7 @@ def test_a_note_indexed_for_alice_is_private_to_alice(
     note.parent.mkdir()
     note.write_text("Our quarterly plan mentions the codename bluefinch.")
     payload = {"cwd": str(tmp_path), "tool_name": "Write", "tool_input": {"file_path": str(note)}}
-    run_hook("post-tool-use", payload, env)
+    run_remote_hook("post-tool-use", payload, env)
     indexed = search_keys(server, tokens["alice"], "bluefinch")
     seen_by_bob = search_keys(server, tokens["bob"], "bluefinch")
     assert [k for k in indexed if "secret-plan" in k] != []
@@ -158,7 +152,7 @@ def test_an_unreachable_server_is_one_line_on_stderr_and_exit_0(tmp_path: Path, 
         "tool_name": "Write",
         "tool_input": {"file_path": str(note)},
     }
-    done, _ = run_hook(event, payload, env)
+    done, _ = run_remote_hook(event, payload, env)
     assert done.returncode == 0
     assert f"cannot use the team server at {url}" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -169,7 +163,7 @@ def test_a_refused_token_is_named_on_stderr(
 ) -> None:
     server, _ = team
     env = remote_env(tmp_path, server.url, "mmcp_revoked-or-never-issued")
-    done, _ = run_hook("session-start", {"session_id": "s"}, env)
+    done, _ = run_remote_hook("session-start", {"session_id": "s"}, env)
     assert done.returncode == 0
     assert "refused" in done.stderr
     assert json.dumps(done.stdout) == '""'

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.conftest import call, call_error
+from tests.conftest import call, call_error, initialize_request
 from tests.team_server import (
     EXE,
     TRANSPORTS,
@@ -41,16 +41,7 @@ def team(
 
 def post_mcp(server: TeamServer, headers: dict[str, str]) -> httpx2.Response:
     """An initialize request to the MCP endpoint (SSE: its message endpoint)."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
+    body = initialize_request("raw")
     path = "/messages/?session_id=0123456789abcdef" if server.transport == "sse" else "/mcp"
     return httpx2.post(
         f"{server.base}{path}",

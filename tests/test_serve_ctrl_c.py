@@ -11,18 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+from tests.conftest import initialize_request
+
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
+INITIALIZE = initialize_request("test")
 
 
 def test_one_sigint_stops_a_server_waiting_on_stdin(tmp_path: Path) -> None:

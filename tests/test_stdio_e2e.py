@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import ToolFailed, call, call_error
+from tests.conftest import ToolFailed, call, call_error, initialize_request
 
 pytestmark = pytest.mark.anyio
 
@@ -48,16 +48,7 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
     """Raw pipes, no SDK on the client side: every stdout line must be JSON-RPC, and the
     handshake is answered before the model has loaded."""
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        },
+        initialize_request("raw-test"),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import initialize_request
 from tests.test_stdio_e2e import EXE, server_env
 
 TIMEOUT = 120.0  # generous: the machine is shared; a missing answer fails only at the end
@@ -74,20 +75,7 @@ def test_requests_the_sdk_cannot_parse_still_get_answers(tmp_path: Path) -> None
         raise AssertionError(f"no answer to request {request_id!r} within {TIMEOUT} s")
 
     try:
-        send(
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-06-18",
-                        "capabilities": {},
-                        "clientInfo": {"name": "hostile-test", "version": "0"},
-                    },
-                }
-            )
-        )
+        send(json.dumps(initialize_request("hostile-test")))
         answer(1)
         send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
 
