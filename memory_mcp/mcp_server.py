@@ -1,5 +1,6 @@
 """The MCP edge: five tools over MemoryService. No rules live here, only translation:
-arguments in, plain JSON out, project errors turned into tool errors."""
+arguments parsed into the service's types, results as pydantic models (tool_results.py,
+published as each tool's outputSchema), project errors turned into tool errors."""
 
 from __future__ import annotations
 
@@ -25,16 +26,22 @@ from memory_mcp.mcp_edge import AnswerUnreadableLines, MemoryMCPServer
 from memory_mcp.memories_block import memories_block
 from memory_mcp.models import (
     LearningCategory,
-    MemoryRecord,
     Scope,
     Source,
     StoreRequest,
     UpsertOutcome,
 )
-from memory_mcp.service import MemoryService, SearchHit, SearchResult
+from memory_mcp.service import SearchResult
 from memory_mcp.settings import Settings
 from memory_mcp.stdin_lines import StdinLines
-from memory_mcp.validation import iso
+from memory_mcp.tool_results import (
+    DeleteResult,
+    Learning,
+    Memory,
+    SearchHit,
+    SearchResults,
+    StoredMemory,
+)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -99,65 +106,6 @@ def _one_of(*choices: str, optional: bool = False) -> WithJsonSchema:
 
 def _app(ctx: Context) -> AppContext:
     return cast(AppContext, ctx.request_context.lifespan_context)
-
-
-def memory_json(service: MemoryService, record: MemoryRecord) -> dict[str, Any]:
-    """The whole memory, as memory-get returns it."""
-    data: dict[str, Any] = {
-        "id": record.id,
-        "key": record.key,
-        "value": record.value,
-        "scope": record.scope.value,
-        "agent_id": record.agent_id,
-        "updated_by": record.updated_by,
-        "source": record.source.value,
-        "tags": record.tags,
-        "metadata": record.metadata,
-        "confidence": record.confidence,
-        "pinned": record.pinned,
-        "version": record.version,
-        "access_count": record.access_count,
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "last_accessed_at": iso(record.last_accessed_at),
-        "expires_at": iso(record.expires_at),
-        "expired": service.is_expired(record),
-    }
-    if record.about_agent:
-        data["about_agent"] = record.about_agent
-    if record.flags:
-        data["flags"] = record.flags
-    if record.file_path:
-        data["file_path"] = record.file_path
-    return data
-
-
-def hit_json(hit: SearchHit, max_chars: int) -> dict[str, Any]:
-    record = hit.record
-    value = record.value
-    data: dict[str, Any] = {
-        "id": record.id,
-        "key": record.key,
-        "value": value[:max_chars],
-        "scope": record.scope.value,
-        "agent_id": record.agent_id,
-        "updated_by": record.updated_by,
-        "source": record.source.value,
-        "tags": record.tags,
-        "score": round(hit.score, 4),
-        "matched_by": hit.matched_by,
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "expires_at": iso(record.expires_at),
-    }
-    if len(value) > max_chars:
-        data["truncated"] = True
-        data["full_length"] = len(value)
-    if record.about_agent:
-        data["about_agent"] = record.about_agent
-    if record.flags:
-        data["flags"] = record.flags
-    return data
 
 
 def build_server(
@@ -241,7 +189,7 @@ def build_server(
                 description="Only update if the memory is at this version (0: only create).",
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> StoredMemory:
         """Save a memory, or update the one with the same key and scope (an upsert).
 
         Updating bumps `version` and keeps the previous value in history; storing identical
@@ -269,19 +217,7 @@ def build_server(
             )
             return await app.service.store_memory(caller_of(app), request)
 
-        result = await _guard(app, store())
-        record = result.record
-        return {
-            "id": record.id,
-            "key": record.key,
-            "scope": record.scope.value,
-            "version": record.version,
-            "created": result.created,
-            "agent_id": record.agent_id,
-            "updated_by": record.updated_by,
-            "expires_at": iso(record.expires_at),
-            **({"flags": record.flags} if record.flags else {}),
-        }
+        return StoredMemory.of(await _guard(app, store()))
 
     @server.tool(
         name="memory-search",
@@ -305,7 +241,7 @@ def build_server(
         include_expired: Annotated[
             bool, Field(strict=True, description="Also return expired ones.")
         ] = False,
-    ) -> dict[str, Any]:
+    ) -> SearchResults:
         """Find memories by meaning and by exact words (hybrid search), best first.
 
         A memory whose key is the query, or that holds an identifier from it word for word
@@ -329,11 +265,14 @@ def build_server(
 
         result = await _guard(app, search())
         max_chars = app.settings.search_value_chars
-        data: dict[str, Any] = {"results": [hit_json(h, max_chars) for h in result.hits]}
-        data["semantic"] = result.semantic  # false: keyword search only, see notices
-        if result.notices:
-            data["notices"] = result.notices
-        return data
+        return SearchResults(
+            results=[
+                SearchHit.of(hit.record, hit.score, hit.matched_by, max_chars)
+                for hit in result.hits
+            ],
+            semantic=result.semantic,  # false: keyword search only, see notices
+            notices=result.notices or None,
+        )
 
     @server.tool(
         name="memory-get",
@@ -345,14 +284,14 @@ def build_server(
             int,
             Field(strict=True, description="The memory id from memory-search or store_memory."),
         ],
-    ) -> dict[str, Any]:
+    ) -> Memory:
         """Read one whole memory by id, with its version, access count and expiry.
 
         Expired memories are still returned here, with `expired: true`.
         Example: memory-get(id=42)."""
         app = _app(ctx)
         record = await _guard(app, app.service.get(caller_of(app), id))
-        return memory_json(app.service, record)
+        return Memory.of(record, expired=app.service.is_expired(record))
 
     @server.tool(
         name="memory-delete",
@@ -363,12 +302,12 @@ def build_server(
     async def memory_delete(
         ctx: Context,
         id: Annotated[int, Field(strict=True, description="The memory id to delete.")],
-    ) -> dict[str, Any]:
+    ) -> DeleteResult:
         """Delete a memory for good. You may delete your own memories; the lead may also
         delete swarm memories. Example: memory-delete(id=42)."""
         app = _app(ctx)
         deleted = await _guard(app, app.service.delete(caller_of(app), id))
-        return {"deleted": True, "id": deleted}
+        return DeleteResult(deleted=True, id=deleted)
 
     @server.tool(
         name="inject-learning",
@@ -393,7 +332,7 @@ def build_server(
                 "the learning belongs to you, the lead)."
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> Learning:
         """Lead agent only: push a learning into the swarm memory so every worker recalls it.
 
         Stored swarm-scoped and tagged with its category, owned by the lead (only a lead
@@ -402,22 +341,12 @@ def build_server(
         category="mistake-pattern", agent_id="worker-2")."""
         app = _app(ctx)
 
-        async def inject() -> UpsertOutcome:
+        async def inject() -> Learning:
             parsed = v.parse_learning_category(category)
-            return await app.service.inject_learning(caller_of(app), learning, parsed, agent_id)
+            outcome = await app.service.inject_learning(caller_of(app), learning, parsed, agent_id)
+            return Learning.of(outcome, parsed)
 
-        result = await _guard(app, inject())
-        record = result.record
-        return {
-            "id": record.id,
-            "key": record.key,
-            "scope": record.scope.value,
-            "version": record.version,
-            "created": result.created,
-            "category": category,
-            "agent_id": record.agent_id,
-            **({"about_agent": record.about_agent} if record.about_agent else {}),
-        }
+        return await _guard(app, inject())
 
     @server.resource(
         "memory://context",

@@ -12,6 +12,7 @@ EDGES = (
     "memory_mcp.http_server",
     "memory_mcp.http_identity",
     "memory_mcp.http_notes",
+    "memory_mcp.tool_results",
     "memory_mcp.cli",
     "memory_mcp.cli_notes",
     "memory_mcp.hooks",

@@ -32,6 +32,7 @@ from memory_mcp.notes.paths import (
     walk_notes,
 )
 from memory_mcp.service import NOTE_KEY_PREFIX
+from memory_mcp.validation import MAX_KEY_CHARS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -42,7 +43,6 @@ MAX_NOTE_BYTES = 1_000_000
 # structure (thousands of one-line sections) goes past, and it would cost minutes of work.
 MAX_NOTE_CHUNKS = 1_000
 MAX_FILES_PER_FOLDER = 20_000
-MAX_KEY_CHARS = 256
 
 
 @dataclass
