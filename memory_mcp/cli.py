@@ -265,6 +265,18 @@ def cmd_token(args: argparse.Namespace) -> int:
     return cli_token.run(args, settings_from(args))
 
 
+def cmd_ui(args: argparse.Namespace) -> int:
+    import anyio
+
+    from memory_mcp.web.server import serve_ui
+
+    try:
+        anyio.run(serve_ui, settings_from(args), args.port)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Its own stores in temporary or --workdir folders, its own settings (bench/)."""
     if not hasattr(args, "bench"):
@@ -416,6 +428,18 @@ def build_parser() -> argparse.ArgumentParser:
     from memory_mcp import cli_token
 
     cli_token.add_arguments(token)
+
+    ui = _command(
+        commands,
+        "ui",
+        cmd_ui,
+        ("db", "data_dir", "host", "allowed_hosts", *MODEL),
+        help="a read-only web view of the memories, for the agent of a token (browse, search)",
+        description="Serve the web view at http://HOST:PORT/ui/ (127.0.0.1 by default; "
+        "beyond loopback only once the store has a token). Each page shows what the agent "
+        "of the token given (Authorization header, or the login form) may see.",
+    )
+    ui.add_argument("--port", type=int, default=8766, help="port (default 8766)")
 
     bench = _command(
         commands, "bench", cmd_bench, help="measure retrieval quality and search latency"

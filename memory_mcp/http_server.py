@@ -100,6 +100,10 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
         settings, opened=app, auth=auth, token_verifier=StoreTokenVerifier(app.tokens)
     )
     add_note_tool(server)  # the PostToolUse hook of agents on other machines
+    from memory_mcp.web.server import web_routes  # here: the web view imports this module
+
+    for route in web_routes(settings, app):  # the read-only web view at /ui, same tokens
+        server.custom_route(route.path, route.methods)(route.endpoint)
 
     @server.custom_route(HEALTH_PATH, methods=["GET"])
     async def healthz(_request: Request) -> Response:

@@ -16,6 +16,7 @@ EDGES = (
     "memory_mcp.cli",
     "memory_mcp.cli_notes",
     "memory_mcp.hooks",
+    "memory_mcp.web",
 )
 
 

@@ -1,0 +1,132 @@
+"""Who may look, and what every answer carries.
+
+A page is for the agent of a bearer token: from the `Authorization: Bearer` header (curl,
+scripts) or from the cookie the login form sets (a browser). The token is checked against
+the store on every request, as the MCP routes do, so a revoked token is refused at once.
+The caller's session is a new one per request: the web view shows what the agent sees in
+a fresh session (its own agent and every swarm memory), never an MCP session's memories.
+
+Cross-site requests: every page only reads (GET); the one form that changes anything is
+the login (and logout), a POST whose Origin must be this server. The cookie is HttpOnly
+and SameSite=Strict, so another site's links and forms arrive without it. The Host header
+is checked as the MCP routes check it (DNS rebinding), and every answer forbids framing,
+scripts and caching (Content-Security-Policy, Cache-Control: no-store)."""
+
+from __future__ import annotations
+
+import uuid
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from memory_mcp.http_server import is_loopback, is_wildcard
+from memory_mcp.models import Caller
+from memory_mcp.settings import Settings
+from memory_mcp.tokens import AgentTokens
+
+COOKIE = "memory_mcp_ui"
+PREFIX = "/ui"
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+MAX_TOKEN_CHARS = 200  # AgentTokens.verify refuses longer ones too
+
+# No script may run at all (the pages have none), styles only from this server, nothing
+# may frame the page, forms post only here.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",  # private memories stay out of caches and history
+}
+
+
+def allowed_host_names(settings: Settings) -> frozenset[str] | None:
+    """The Host names a request may carry (without port); None: no check. The same rule
+    as the MCP routes' (http_server.transport_security): loopback names on loopback; else
+    the --host name, --allowed-hosts and loopback; all interfaces without --allowed-hosts
+    leave nothing to check against (the token is the gate)."""
+    if is_loopback(settings.host):
+        return LOOPBACK_NAMES
+    names = {name.lower() for name in settings.allowed_hosts}
+    if not is_wildcard(settings.host):
+        names.add(f"[{settings.host}]" if ":" in settings.host else settings.host.lower())
+    return frozenset(names | LOOPBACK_NAMES) if names else None
+
+
+def host_name(header: str) -> str:
+    """`example.org:8766` -> `example.org`; `[::1]:8766` -> `[::1]`."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header.split("]", 1)[0] + "]"
+    return header.split(":", 1)[0]
+
+
+def host_allowed(request: Request, names: frozenset[str] | None) -> bool:
+    return names is None or host_name(request.headers.get("host", "")) in names
+
+
+def same_origin(request: Request) -> bool:
+    """A browser names the page a POST comes from; it must be one of ours. No Origin at
+    all is a client that is not a browser (curl), which no other site can drive. The
+    scheme is not compared: behind a TLS proxy the browser says https, we see http."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
+
+
+def presented_token(request: Request) -> str | None:
+    """The Authorization header's bearer token if there is one, else the login cookie."""
+    header = request.headers.get("authorization")
+    if header is not None:
+        kind, _, token = header.partition(" ")
+        return token.strip() if kind.lower() == "bearer" else ""
+    return request.cookies.get(COOKIE)
+
+
+async def caller_of(request: Request, tokens: AgentTokens) -> Caller | None:
+    """The token's agent, or None (no token, or one the store does not hold)."""
+    token = presented_token(request)
+    if not token or len(token) > MAX_TOKEN_CHARS:
+        return None
+    holder = await tokens.verify(token)
+    if holder is None:
+        return None
+    return Caller(holder.agent_id, holder.role, f"web-{uuid.uuid4().hex[:12]}")
+
+
+def set_login_cookie(response: Response, request: Request, token: str) -> None:
+    response.set_cookie(
+        COOKIE,
+        token,
+        path=PREFIX,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+
+
+def clear_login_cookie(response: Response) -> None:
+    response.delete_cookie(COOKIE, path=PREFIX, httponly=True, samesite="strict")
+
+
+def with_security_headers(response: Response) -> Response:
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+__all__ = [
+    "COOKIE",
+    "PREFIX",
+    "allowed_host_names",
+    "caller_of",
+    "clear_login_cookie",
+    "host_allowed",
+    "same_origin",
+    "set_login_cookie",
+    "with_security_headers",
+]

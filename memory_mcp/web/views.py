@@ -1,0 +1,95 @@
+"""Records shaped for the templates: plain strings and numbers, times as ISO 8601 UTC.
+
+Nothing here marks text as safe HTML: the templates escape every value (autoescape), so a
+memory's key, value, tags or metadata are shown as text, whatever they contain."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from memory_mcp.models import MemoryRecord
+from memory_mcp.service import SearchHit
+from memory_mcp.validation import iso
+
+PREVIEW_CHARS = 280  # a list row shows this much of a value; the memory's page shows it all
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """One line of a list or of search results."""
+
+    id: int
+    key: str
+    preview: str
+    cut: bool  # the preview is shorter than the value
+    scope: str
+    agent_id: str
+    updated_by: str
+    source: str
+    tags: list[str]
+    version: int
+    updated_at: str
+    expired: bool
+    score: float | None = None
+    matched_by: str | None = None
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    """The whole memory."""
+
+    row: MemoryRow
+    value: str
+    metadata: str  # pretty JSON, or "" when there is none
+    flags: list[str]
+    confidence: float | None
+    pinned: bool
+    created_at: str
+    expires_at: str | None
+    last_accessed_at: str | None
+    access_count: int
+    file_path: str | None
+    about_agent: str | None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def memory_row(record: MemoryRecord, now: float, hit: SearchHit | None = None) -> MemoryRow:
+    preview = _one_line(record.value)
+    return MemoryRow(
+        id=record.id,
+        key=record.key,
+        preview=preview[:PREVIEW_CHARS],
+        cut=len(preview) > PREVIEW_CHARS,
+        scope=record.scope.value,
+        agent_id=record.agent_id,
+        updated_by=record.updated_by or record.agent_id,
+        source=record.source.value,
+        tags=list(record.tags),
+        version=record.version,
+        updated_at=iso(record.updated_at) or "",
+        expired=record.expires_at is not None and record.expires_at <= now,
+        score=round(hit.score, 3) if hit is not None else None,
+        matched_by=hit.matched_by if hit is not None else None,
+    )
+
+
+def memory_page(record: MemoryRecord, now: float) -> MemoryPage:
+    metadata = json.dumps(record.metadata, indent=2, ensure_ascii=False, sort_keys=True)
+    return MemoryPage(
+        row=memory_row(record, now),
+        value=record.value,
+        metadata=metadata if record.metadata else "",
+        flags=list(record.flags),
+        confidence=record.confidence,
+        pinned=record.pinned,
+        created_at=iso(record.created_at) or "",
+        expires_at=iso(record.expires_at),
+        last_accessed_at=iso(record.last_accessed_at),
+        access_count=record.access_count,
+        file_path=record.file_path,
+        about_agent=record.about_agent,
+    )
