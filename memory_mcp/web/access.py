@@ -39,7 +39,7 @@ SECURITY_HEADERS = {
     ),
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # "no-referrer" would make the login's Origin "null"
     "Cache-Control": "no-store",  # private memories stay out of caches and history
 }
 

@@ -33,7 +33,7 @@ from memory_mcp.web.access import (
     set_login_cookie,
     with_security_headers,
 )
-from memory_mcp.web.views import memory_page, memory_row
+from memory_mcp.web.views import memory_page, memory_row, when
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,7 @@ class WebPages:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.templates.filters["when"] = when
         self.stylesheet = files("memory_mcp.web").joinpath("static/style.css").read_text()
 
     def routes(self) -> list[WebRoute]:

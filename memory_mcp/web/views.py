@@ -53,6 +53,13 @@ class MemoryPage:
     about_agent: str | None
 
 
+def when(timestamp: str | None) -> str:
+    """An ISO 8601 UTC time (iso()) as people read it: `2026-11-23 17:05 UTC`."""
+    if not timestamp:
+        return ""
+    return f"{timestamp[:10]} {timestamp[11:16]} UTC"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
