@@ -22,10 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.jsonl import MemoryLine
-from memory_mcp.validation import iso
+from memory_mcp.validation import EPOCH, LATEST_DATE, iso, parse_datetime
 
 FORMAT = "mcp-memory-service"
 KEY_PREFIX = "mcp-memory-service:"
+EPOCH_SECONDS_RANGE = (EPOCH.timestamp(), LATEST_DATE.timestamp())  # as parse_datetime
 
 
 class ExportedMemory(BaseModel):
@@ -48,11 +49,17 @@ class ExportedMemory(BaseModel):
         return kept
 
     def written_at(self) -> str | None:
-        """ISO time of its last change (MemoryLine's `updated_at`)."""
-        when = self.updated_at if self.updated_at is not None else self.created_at
-        if isinstance(when, int | float):
-            return iso(when)
-        return when
+        """ISO time of its last change (MemoryLine's `updated_at`); a bad one is named by
+        the export's own field (InvalidInputError)."""
+        name = "updated_at" if self.updated_at is not None else "created_at"
+        when = getattr(self, name)
+        if when is None:
+            return None
+        if isinstance(when, str):
+            when = parse_datetime(when, name)
+        if not EPOCH_SECONDS_RANGE[0] <= when < EPOCH_SECONDS_RANGE[1]:
+            raise InvalidInputError(name, f"{when!r} is not a time between 1970 and 9000")
+        return iso(when)
 
     def memory_line(self, scope: str) -> MemoryLine:
         digest = self.content_hash or hashlib.sha256(self.content.encode()).hexdigest()
@@ -101,4 +108,6 @@ def read(path: Path, scope: str) -> tuple[list[tuple[int, MemoryLine]], list[str
             memories.append((number, ExportedMemory.model_validate(entry).memory_line(scope)))
         except ValidationError as exc:
             errors.append(f"memory {number}: {_problems(exc)}")
+        except InvalidInputError as exc:
+            errors.append(f"memory {number}: {exc}")
     return memories, errors
