@@ -15,6 +15,7 @@ import anyio
 
 from memory_mcp.app import AppContext
 from memory_mcp.cli import run_with_app
+from memory_mcp.importers import read_file
 from memory_mcp.settings import Settings
 
 
@@ -41,7 +42,6 @@ def cmd_import(
         texts_to_embed,
         write_batches,
     )
-    from memory_mcp.importers import read_file
     from memory_mcp.jsonl import check_cap, prepare_lines
 
     try:
@@ -61,8 +61,8 @@ def cmd_import(
             print(f"memory-mcp: {path}: {error}", file=sys.stderr)
         if bad and not skip_invalid:
             print(
-                f"memory-mcp: nothing imported: {len(bad)} bad {source.units} (fix them, or use "
-                "--skip-invalid to import the others)",
+                f"memory-mcp: nothing imported: {len(bad)} bad {source.units} "
+                "(fix them, or use --skip-invalid to import the others)",
                 file=sys.stderr,
             )
             return 1
@@ -112,8 +112,8 @@ def cmd_import(
     elif code == 0 or report.refused:
         print(
             f"imported {report.stored} memories ({report.unchanged} unchanged, {skipped} bad "
-            f"{source.units} skipped, {len(report.refused)} refused by the store), embedded "
-            f"{report.embedded} texts",
+            f"{source.units} skipped, {len(report.refused)} refused by the "
+            f"store), embedded {report.embedded} texts",
             file=sys.stderr,
         )
     return code

@@ -127,7 +127,7 @@ def show_memory(memory: Memory) -> None:
 
 
 def counts_table(title: str, counts: Mapping[str, int], total: int) -> Table:
-    table = Table(title=title, title_justify="left", expand=False)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
     table.add_column(title.split()[-1])
     table.add_column("memories", justify="right")
     table.add_column("share", justify="right")
