@@ -444,8 +444,6 @@ class MemoryService:
         it. The write is conditional on the version read here (or `expected_version`), so
         a change made meanwhile is never overwritten silently."""
         record = await self._visible_record(caller, v.clean_id(memory_id))
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise InvalidInputError("version", f"{version!r} is not a version number (1 or more)")
         expected = self.check_expected_version(expected_version)
         if not may_change(caller, record):
             raise PermissionDeniedError(
@@ -457,12 +455,7 @@ class MemoryService:
                 f"memory {record.id} mirrors note {record.file_path}; "
                 "edit the file instead (its memories follow it)"
             )
-        versions = await self._versions(record)
-        old = next((entry for entry in versions if entry.version == version), None)
-        if old is None:
-            raise InvalidInputError(
-                "version", f"memory {record.id} has versions 1 to {record.version}, not {version}"
-            )
+        old = await self._version(record, version)
         new = self._new_memory(
             caller,
             key=record.key,
@@ -562,6 +555,21 @@ class MemoryService:
         current one last: what it held, who wrote it, when."""
         record = await self._visible_record(caller, v.clean_id(memory_id))
         return await self._versions(record)
+
+    async def version_of(self, caller: Caller, memory_id: Any, version: Any) -> MemoryVersion:
+        """One version of a memory `caller` may read (see history)."""
+        record = await self._visible_record(caller, v.clean_id(memory_id))
+        return await self._version(record, version)
+
+    async def _version(self, record: MemoryRecord, version: Any) -> MemoryVersion:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InvalidInputError("version", f"{version!r} is not a version number (1 or more)")
+        found = [entry for entry in await self._versions(record) if entry.version == version]
+        if not found:
+            raise InvalidInputError(
+                "version", f"memory {record.id} has versions 1 to {record.version}, not {version}"
+            )
+        return found[0]
 
     async def _versions(self, record: MemoryRecord) -> list[MemoryVersion]:
         # A version replaced after `record` was read is left out: the list ends at the
