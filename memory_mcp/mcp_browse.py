@@ -238,8 +238,8 @@ def register_browse_tools(server: MCPServer[AppContext], guard: Guard) -> None:
         updated for `older_than` (give at least one; they combine). Expired ones included.
 
         The same rules as memory-delete: your own memories, and swarm ones if you are the
-        lead; others' are counted in `not_allowed` and left alone. Notes follow their
-        files and are never deleted here. Everything chosen goes in one transaction, oldest
+        lead; others' (and notes, which follow their files) are counted in `not_allowed`
+        and left alone. Everything chosen goes in one transaction, oldest
         first, at most `limit`; `remaining` says how many more matched. Try `dry_run=true`
         first. Example: memory-delete-many(tags=["scratch"], older_than="30d",
         dry_run=true)."""

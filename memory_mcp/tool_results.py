@@ -344,8 +344,8 @@ class DeletedMemory(ToolResult):
 class BulkDeleted(ToolResult):
     """memory-delete-many's answer. `memories` are the ones deleted (or, with dry_run,
     that would be), oldest first; `remaining` more matched beyond the limit;
-    `not_allowed` matched but belong to other agents (only their owner or the lead may
-    delete them)."""
+    `not_allowed` matched but are not yours to delete (other agents' memories: only their
+    owner or the lead may; notes: they follow their files)."""
 
     dry_run: bool
     deleted: int
