@@ -8,6 +8,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent.parent / "memory_mcp"
 EDGES = (
     "memory_mcp.mcp_server",
+    "memory_mcp.mcp_browse",
     "memory_mcp.mcp_edge",
     "memory_mcp.http_server",
     "memory_mcp.http_identity",
@@ -73,6 +74,7 @@ def test_only_the_mcp_edge_imports_the_sdk() -> None:
     for name, path in module_files().items():
         if name in (
             "memory_mcp.mcp_server",
+            "memory_mcp.mcp_browse",
             "memory_mcp.mcp_edge",
             "memory_mcp.http_server",
             "memory_mcp.http_identity",
