@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, and_, false, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
@@ -41,22 +41,28 @@ def order_column(order: Order) -> Any:
     return M.updated_at if order == "updated" else M.created_at
 
 
-def selected(selection: Selection) -> ColumnElement[bool]:
+def page_statement(
+    selection: Selection, after: Position | None, limit: int, walk_order_index: bool
+) -> Select[Any]:
+    """Newest first, ties by id (newest first too): a total order, so a position is exact.
+
+    `walk_order_index` (SQLite): the filters are wrapped so that SQLite's planner cannot
+    use them to pick an index (it would take ix_memories_scope for the visibility OR,
+    gather every visible row and sort them: 230 ms at 50,000 memories) and walks the
+    order's index (updated_at, id) from the newest instead, stopping after `limit`
+    matches (0.1 ms). The time bounds and the cursor stay outside: they bound that walk."""
     column = order_column(selection.order)
-    conditions = [visible_to(selection.vis)]
+    filters = [visible_to(selection.vis)]
     if selection.agent_id is not None:
-        conditions.append(M.agent_id == selection.agent_id)
+        filters.append(M.agent_id == selection.agent_id)
+    condition: ColumnElement[bool] = and_(*filters)
+    if walk_order_index:
+        condition = func.coalesce(condition, false())
+    stmt = select(MEMORIES).where(condition)
     if selection.since is not None:
-        conditions.append(column >= selection.since)
+        stmt = stmt.where(column >= selection.since)
     if selection.until is not None:
-        conditions.append(column <= selection.until)
-    return and_(*conditions)
-
-
-def page_statement(selection: Selection, after: Position | None, limit: int) -> Select[Any]:
-    """Newest first, ties by id (newest first too): a total order, so a position is exact."""
-    column = order_column(selection.order)
-    stmt = select(MEMORIES).where(selected(selection))
+        stmt = stmt.where(column <= selection.until)
     if after is not None:
         stmt = stmt.where(or_(column < after.at, and_(column == after.at, M.id < after.id)))
     return stmt.order_by(column.desc(), M.id.desc()).limit(limit)

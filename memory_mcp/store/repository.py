@@ -486,7 +486,7 @@ class MemoryStore:
         """Up to `limit` memories after `after`, newest first, and where the page ended if
         more follow (None: this was the last page)."""
         async with self._engines.reader.connect() as conn:
-            stmt = browse.page_statement(selection, after, limit + 1)
+            stmt = browse.page_statement(selection, after, limit + 1, self._engines.is_sqlite)
             rows = (await conn.execute(stmt)).all()
         if len(rows) <= limit:
             return readable_records(rows), None
