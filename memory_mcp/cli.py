@@ -1,4 +1,5 @@
-"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, bench, model.
+"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, bench, model,
+and for people search, get, list, history, delete, stats (cli_browse).
 Errors become one line on stderr and exit 1 (a hook always exits 0).
 
 Every command is registered in `build_parser` the same way: `_command(...)` adds the
@@ -40,6 +41,8 @@ ALL = None
 # command line shows in `ps` (MEMORY_MCP_URL / MEMORY_MCP_TOKEN, or the settings file).
 NOT_FLAGS = ("url", "token")
 
+# importers.FORMATS' names (not imported: the readers pull in pydantic)
+IMPORT_FORMATS = ("jsonl", "memory-json", "mcp-memory-service")
 MAX_BLOCK_ITEMS = 12  # memories_block.MAX_ITEMS (not imported: it pulls in the service)
 MODEL_WAIT_SECONDS = 60.0  # `context --query`: the model loads in ~5-15 s here
 
@@ -193,7 +196,17 @@ async def _store_opens(_app: AppContext) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from memory_mcp import cli_import
 
-    return cli_import.cmd_import(settings_from(args), args.file, args.skip_invalid)
+    foreign = args.file_format != "jsonl"
+    if args.scope is not None and not foreign:
+        print(
+            "memory-mcp: --scope is for --from memory-json or mcp-memory-service (each JSONL "
+            "line names its own scope)",
+            file=sys.stderr,
+        )
+        return 2
+    return cli_import.cmd_import(
+        settings_from(args), args.file, args.skip_invalid, args.file_format, args.scope or "agent"
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -334,8 +347,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     _command(commands, "serve", cmd_serve, ALL, help="run the MCP server (stdio)")
 
-    imp = _command(commands, "import", cmd_import, ALL, help="import memories from a JSONL file")
+    imp = _command(
+        commands,
+        "import",
+        cmd_import,
+        ALL,
+        help="import memories from a JSONL export or another memory server's file",
+    )
     imp.add_argument("file", type=Path)
+    imp.add_argument(
+        "--from",
+        dest="file_format",
+        choices=IMPORT_FORMATS,
+        default="jsonl",
+        help="the file's format: jsonl (memory-mcp export, the default), memory-json (the "
+        "reference MCP memory server's memory.json: entities and relations) or "
+        "mcp-memory-service (its JSON export)",
+    )
+    imp.add_argument(
+        "--scope",
+        choices=("agent", "swarm", "session"),
+        help="scope of the memories a memory-json or mcp-memory-service file makes "
+        "(default agent: the importing agent's own)",
+    )
     imp.add_argument(
         "--skip-invalid",
         action="store_true",
@@ -393,6 +427,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=MAX_BLOCK_ITEMS,
         help=f"at most this many memories (1-{MAX_BLOCK_ITEMS}, default {MAX_BLOCK_ITEMS})",
     )
+
+    from memory_mcp import cli_browse  # search, get, list, history, delete, stats
+
+    cli_browse.add_commands(commands, _command)
 
     hook = _command(
         commands,

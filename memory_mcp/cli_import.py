@@ -15,14 +15,24 @@ import anyio
 
 from memory_mcp.app import AppContext
 from memory_mcp.cli import run_with_app
+from memory_mcp.importers import read_file
 from memory_mcp.settings import Settings
 
 
-def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> int:
+def cmd_import(
+    settings: Settings,
+    path: Path,
+    skip_invalid: bool = False,
+    file_format: str = "jsonl",
+    scope: str = "agent",
+) -> int:
     """Check every line first (store_memory's rules, ownership of swarm keys, and the
     cap), store nothing if one is bad unless `skip_invalid`; then store in batches (one
     transaction each) and embed. Ctrl-C stops between two batches and says how far it got
-    (exit 130); running again finishes the job (import_batches.py)."""
+    (exit 130); running again finishes the job (import_batches.py).
+
+    `file_format`: our own JSONL export, or another server's file (importers/), read into
+    the same lines; `scope` is the scope of the memories such a file makes."""
     from memory_mcp.embeddings import EmbeddingUnavailableError
     from memory_mcp.import_batches import (
         ImportReport,
@@ -32,26 +42,27 @@ def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> in
         texts_to_embed,
         write_batches,
     )
-    from memory_mcp.jsonl import check_cap, prepare_lines, read_lines
+    from memory_mcp.jsonl import check_cap, prepare_lines
 
     try:
-        lines, errors = read_lines(path)
+        source = read_file(path, file_format, scope)
     except (OSError, UnicodeDecodeError) as exc:
         raise SystemExit(f"memory-mcp: cannot read {path}: {exc}") from exc
+    lines, errors, unit = source.lines, source.errors, source.unit
     report = ImportReport()
     skipped = 0
 
     async def job(app: AppContext) -> int:
         nonlocal skipped
-        prepared, invalid = prepare_lines(app.service, lines, app.caller)
+        prepared, invalid = prepare_lines(app.service, lines, app.caller, unit)
         refused = await ownership_problems(app.service, prepared)
         bad = sorted(errors + invalid + refused, key=_line_number)
         for error in bad:
             print(f"memory-mcp: {path}: {error}", file=sys.stderr)
         if bad and not skip_invalid:
             print(
-                f"memory-mcp: nothing imported: {len(bad)} bad lines (fix them, or use "
-                "--skip-invalid to import the others)",
+                f"memory-mcp: nothing imported: {len(bad)} bad {source.units} "
+                "(fix them, or use --skip-invalid to import the others)",
                 file=sys.stderr,
             )
             return 1
@@ -101,8 +112,8 @@ def cmd_import(settings: Settings, path: Path, skip_invalid: bool = False) -> in
     elif code == 0 or report.refused:
         print(
             f"imported {report.stored} memories ({report.unchanged} unchanged, {skipped} bad "
-            f"lines skipped, {len(report.refused)} refused by the store), embedded "
-            f"{report.embedded} texts",
+            f"{source.units} skipped, {len(report.refused)} refused by the "
+            f"store), embedded {report.embedded} texts",
             file=sys.stderr,
         )
     return code
@@ -120,7 +131,8 @@ def _progress(total: int, what: str, unit: str, stream: TextIO | None = None) ->
 
 
 def _line_number(error: str) -> int:
-    number = error.removeprefix("line ").split(":", 1)[0]
+    """The number of "line 3: ..." or "memory 3: ..." (0 if there is none)."""
+    number = error.split(":", 1)[0].rpartition(" ")[2]
     return int(number) if number.isdigit() else 0
 
 

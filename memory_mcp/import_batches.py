@@ -52,7 +52,7 @@ async def ownership_problems(service: MemoryService, lines: list[PreparedLine]) 
     """One message per line the store would refuse because the memory is (or will be, by
     an earlier line) another agent's swarm memory: part of the whole-file check."""
     refused = await service.ownership_refusals([(line.caller, line.memory) for line in lines])
-    return [f"line {lines[index].number}: {reason}" for index, reason in sorted(refused.items())]
+    return [f"{lines[index].where}: {reason}" for index, reason in sorted(refused.items())]
 
 
 async def write_batches(
@@ -75,7 +75,7 @@ async def write_batches(
         report.stored += outcome.created + outcome.updated
         report.unchanged += outcome.unchanged
         for index, reason in outcome.refused:
-            report.refused.append(f"line {batch[index].number}: {reason}")
+            report.refused.append(f"{batch[index].where}: {reason}")
             report.refused_lines.add(batch[index].number)
         if progress:
             progress(len(batch))

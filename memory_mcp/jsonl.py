@@ -69,6 +69,11 @@ class PreparedLine:
     caller: Caller
     memory: NewMemory
     written_at: float | None
+    unit: str = "line"  # what `number` counts: a line, or a memory of a JSON export
+
+    @property
+    def where(self) -> str:
+        return f"{self.unit} {self.number}"
 
 
 def _problems(exc: ValidationError) -> str:
@@ -91,10 +96,14 @@ def read_lines(path: Path) -> tuple[list[tuple[int, MemoryLine]], list[str]]:
 
 
 def prepare_lines(
-    service: MemoryService, lines: list[tuple[int, MemoryLine]], default: Caller
+    service: MemoryService,
+    lines: list[tuple[int, MemoryLine]],
+    default: Caller,
+    unit: str = "line",
 ) -> tuple[list[PreparedLine], list[str]]:
     """Check every line with store_memory's own rules (MemoryService.prepare_memory), writing
-    nothing: the memories to write, and one message per bad line."""
+    nothing: the memories to write, and one message per bad line (`unit` names what the
+    numbers count in messages: "line 3", "memory 3")."""
     prepared: list[PreparedLine] = []
     errors: list[str] = []
     for number, line in lines:
@@ -105,9 +114,9 @@ def prepare_lines(
             request = line.store_request()
             memory = service.prepare_memory(caller, request)
         except MemoryMcpError as exc:
-            errors.append(f"line {number}: {exc}")
+            errors.append(f"{unit} {number}: {exc}")
             continue
-        prepared.append(PreparedLine(number, caller, memory, request.written_at))
+        prepared.append(PreparedLine(number, caller, memory, request.written_at, unit))
     return prepared, errors
 
 

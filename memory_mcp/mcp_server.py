@@ -20,8 +20,9 @@ from memory_mcp import __version__
 from memory_mcp import validation as v
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.embeddings import Embedder
-from memory_mcp.errors import MemoryMcpError
+from memory_mcp.errors import InvalidInputError, MemoryMcpError
 from memory_mcp.http_identity import caller_of
+from memory_mcp.mcp_browse import register_browse_tools
 from memory_mcp.mcp_edge import AnswerUnreadableLines, MemoryMCPServer
 from memory_mcp.memories_block import memories_block
 from memory_mcp.models import (
@@ -301,12 +302,33 @@ def build_server(
     )
     async def memory_delete(
         ctx: Context,
-        id: Annotated[int, Field(strict=True, description="The memory id to delete.")],
+        id: Annotated[
+            int | None, Field(strict=True, description="The memory id to delete.")
+        ] = None,
+        key: Annotated[
+            str | None, Field(description="Or: the key of the memory to delete (with scope).")
+        ] = None,
+        scope: Annotated[
+            str,
+            _one_of(*Scope, *v.SCOPE_ALIASES),
+            Field(description="With key: the scope it was stored in."),
+        ] = "agent",
     ) -> DeleteResult:
-        """Delete a memory for good. You may delete your own memories; the lead may also
-        delete swarm memories. Example: memory-delete(id=42)."""
+        """Delete a memory for good, by `id`, or by `key` and `scope` as it was stored.
+        You may delete your own memories; the lead may also delete swarm memories.
+        Example: memory-delete(id=42), or memory-delete(key="test-command", scope="swarm").
+        Many at once: memory-delete-many."""
         app = _app(ctx)
-        deleted = await _guard(app, app.service.delete(caller_of(app), id))
+
+        async def delete() -> int:
+            caller = caller_of(app)
+            if (id is None) == (key is None):
+                raise InvalidInputError("id", "give id or key (with scope), not both or neither")
+            if key is not None:
+                return await app.service.delete_by_key(caller, key, v.parse_store_scope(scope))
+            return await app.service.delete(caller, id)
+
+        deleted = await _guard(app, delete())
         return DeleteResult(deleted=True, id=deleted)
 
     @server.tool(
@@ -375,6 +397,7 @@ def build_server(
         block = await _guard(app, memories_block(app.service, caller_of(app), query), _prompt_error)
         return block or NO_MEMORIES
 
+    register_browse_tools(server, _guard)
     return server
 
 

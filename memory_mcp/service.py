@@ -5,6 +5,7 @@ The MCP tools, the CLI and the hooks all call this; it calls the store and the e
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import time
@@ -16,8 +17,27 @@ import anyio
 import numpy as np
 
 from memory_mcp import validation as v
+from memory_mcp.browsing import (
+    DEFAULT_DELETE_MANY_LIMIT,
+    DEFAULT_LIST_LIMIT,
+    MAX_DELETE_MANY_LIMIT,
+    MAX_LIST_LIMIT,
+    DeleteManyResult,
+    ListFilters,
+    MemoryPage,
+    MemoryVersion,
+    check_limit,
+    decode_cursor,
+    encode_cursor,
+    parse_order,
+)
 from memory_mcp.embeddings import Embedder
-from memory_mcp.errors import InvalidInputError, MemoryNotFoundError, PermissionDeniedError
+from memory_mcp.errors import (
+    InvalidInputError,
+    MemoryNotFoundError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
 from memory_mcp.injection import content_flags
 from memory_mcp.models import (
@@ -37,6 +57,7 @@ from memory_mcp.models import (
 from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
 from memory_mcp.safety import refuse_secrets, refuse_secrets_in
 from memory_mcp.store import MemoryStore
+from memory_mcp.store.browse import Selection
 from memory_mcp.store.keyword import query_terms
 from memory_mcp.vectors import Vectors
 
@@ -342,6 +363,20 @@ class MemoryService:
 
     async def delete(self, caller: Caller, memory_id: Any) -> int:
         record = await self._visible_record(caller, v.clean_id(memory_id))
+        return await self._delete_record(caller, record)
+
+    async def delete_by_key(self, caller: Caller, key: str, scope: Scope = Scope.AGENT) -> int:
+        """Delete the memory that store_memory(key, scope) by `caller` would update: its
+        own in agent and session scope, the one swarm memory of that key in swarm scope."""
+        identity = _memory_at(caller, v.clean_key(key), scope).identity
+        record = await self.store.get_by_identity(identity)
+        if record is None or not can_see(caller, record):
+            raise NotFoundError(
+                f"no {scope.value} memory with key {key.strip()!r} is visible to you"
+            )
+        return await self._delete_record(caller, record)
+
+    async def _delete_record(self, caller: Caller, record: MemoryRecord) -> int:
         if not may_change(caller, record):
             raise PermissionDeniedError(
                 f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
@@ -350,6 +385,93 @@ class MemoryService:
         _refuse_deleting_a_live_note(record)
         await self.store.delete([record.id])
         return record.id
+
+    async def delete_many(
+        self,
+        caller: Caller,
+        *,
+        tags: list[str] | None = None,
+        source: Source | None = None,
+        older_than: float | None = None,
+        scope: Scope | None = None,
+        dry_run: bool = False,
+        limit: int = DEFAULT_DELETE_MANY_LIMIT,
+    ) -> DeleteManyResult:
+        """Delete, in one transaction, the oldest `limit` memories `caller` could delete
+        one by one (its own; the lead also swarm ones) that have all `tags`, come from
+        `source` and were last updated at or before `older_than` (UNIX seconds); expired
+        ones included. Notes are left to their files. `dry_run`: choose, delete nothing."""
+        cleaned_tags = tuple(v.clean_tags(tags or []))
+        if not cleaned_tags and source is None and older_than is None:
+            raise InvalidInputError(
+                "tags", "give tags, source or older_than (or several): which memories to delete"
+            )
+        if source is Source.FILE_INDEX:
+            raise InvalidInputError(
+                "source", "notes follow their files: edit or delete the files instead"
+            )
+        limit = check_limit(limit, MAX_DELETE_MANY_LIMIT)
+        vis = Visibility(
+            caller=caller,
+            scope=scope,
+            tags=cleaned_tags,
+            source=source,
+            include_expired=True,
+            now=self.clock(),
+        )
+        chosen = await self.store.bulk_delete(
+            vis,
+            updated_before=older_than,
+            agent_id=caller.agent_id,
+            swarm_too=caller.is_lead,
+            limit=limit,
+            dry_run=dry_run,
+        )
+        deleted = 0 if dry_run else len(chosen.ids)
+        if deleted:
+            log.info("agent %s deleted %d memories in bulk", caller.agent_id, deleted)
+        return DeleteManyResult(chosen.records, chosen.matched, chosen.refused, deleted, dry_run)
+
+    async def revert(
+        self,
+        caller: Caller,
+        memory_id: Any,
+        version: Any,
+        expected_version: int | None = None,
+    ) -> UpsertOutcome:
+        """Write a new version equal to an earlier one (value, tags, metadata, source);
+        the memory keeps its expiry, pinning and confidence. Allowed to whoever may update
+        it. The write is conditional on the version read here (or `expected_version`), so
+        a change made meanwhile is never overwritten silently."""
+        record = await self._visible_record(caller, v.clean_id(memory_id))
+        expected = self.check_expected_version(expected_version)
+        if not may_change(caller, record):
+            raise PermissionDeniedError(
+                f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
+                "only its owner or the lead may revert it"
+            )
+        if record.source is Source.FILE_INDEX:
+            raise PermissionDeniedError(
+                f"memory {record.id} mirrors note {record.file_path}; "
+                "edit the file instead (its memories follow it)"
+            )
+        old = await self._version(record, version)
+        new = self._new_memory(
+            caller,
+            key=record.key,
+            value=old.value,
+            scope=record.scope,
+            source=old.source,
+            tags=old.tags,
+            metadata=old.metadata,
+            confidence=record.confidence,
+            pinned=record.pinned,
+            expires_at=record.expires_at,
+            about_agent=record.about_agent,
+        )
+        if expected is None:
+            expected = record.version
+        return await self.write_memory(caller, new, expected)
 
     async def purge_expired(self) -> int:
         return await self.store.purge_expired(self.clock())
@@ -400,6 +522,90 @@ class MemoryService:
             # The same answer whether it is missing or someone else's: existence is private.
             raise MemoryNotFoundError(memory_id)
         return record
+
+    async def list_memories(
+        self,
+        caller: Caller,
+        filters: ListFilters | None = None,
+        order: str = "updated",
+        cursor: str | None = None,
+        limit: int = DEFAULT_LIST_LIMIT,
+    ) -> MemoryPage:
+        """Memories `caller` may read, newest first by `order` ("updated" or "created"),
+        `limit` (1-100) at a time; pass the page's `next_cursor` back for the next one.
+        Unexpired only unless `filters.include_expired`. See memory_mcp/browsing.py."""
+        filters = filters or ListFilters()
+        sort = parse_order(order)
+        after = None if cursor is None else decode_cursor(cursor, sort)
+        limit = check_limit(limit, MAX_LIST_LIMIT)
+        vis = Visibility(
+            caller=caller,
+            scope=filters.scope,
+            tags=filters.tags,
+            source=filters.source,
+            include_expired=filters.include_expired,
+            now=self.clock(),
+        )
+        selection = Selection(vis, sort, filters.agent_id, filters.since, filters.until)
+        records, last = await self.store.list_page(selection, after, limit)
+        return MemoryPage(records, None if last is None else encode_cursor(sort, last))
+
+    async def history(self, caller: Caller, memory_id: Any) -> list[MemoryVersion]:
+        """Every version of a memory `caller` may read (expired too), oldest first, the
+        current one last: what it held, who wrote it, when."""
+        record = await self._visible_record(caller, v.clean_id(memory_id))
+        return await self._versions(record)
+
+    async def version_of(self, caller: Caller, memory_id: Any, version: Any) -> MemoryVersion:
+        """One version of a memory `caller` may read (see history)."""
+        record = await self._visible_record(caller, v.clean_id(memory_id))
+        return await self._version(record, version)
+
+    async def _version(self, record: MemoryRecord, version: Any) -> MemoryVersion:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InvalidInputError("version", f"{version!r} is not a version number (1 or more)")
+        found = [entry for entry in await self._versions(record) if entry.version == version]
+        if not found:
+            raise InvalidInputError(
+                "version", f"memory {record.id} has versions 1 to {record.version}, not {version}"
+            )
+        return found[0]
+
+    async def _versions(self, record: MemoryRecord) -> list[MemoryVersion]:
+        # A version replaced after `record` was read is left out: the list ends at the
+        # version `record` is, which is the current one.
+        replaced = [
+            row for row in await self.store.history(record.id) if row["version"] < record.version
+        ]
+        versions = []
+        written_at = record.created_at
+        for row in replaced:
+            versions.append(
+                MemoryVersion(
+                    version=row["version"],
+                    value=row["value"],
+                    tags=_json_or(row["tags"], []),
+                    metadata=_json_or(row["metadata"], {}),
+                    source=_source_or(row["source"], record.source),
+                    written_by=row["updated_by"] or record.agent_id,
+                    written_at=written_at,
+                    current=False,
+                )
+            )
+            written_at = row["replaced_at"]  # the next version was written then
+        versions.append(
+            MemoryVersion(
+                version=record.version,
+                value=record.value,
+                tags=record.tags,
+                metadata=record.metadata,
+                source=record.source,
+                written_by=record.updated_by,
+                written_at=record.updated_at,
+                current=True,
+            )
+        )
+        return versions
 
     def is_expired(self, record: MemoryRecord) -> bool:
         return record.expires_at is not None and record.expires_at <= self.clock()
@@ -509,6 +715,29 @@ def may_overwrite_others(caller: Caller, new: NewMemory) -> bool:
     it in step."""
     mirrors_shared_file = new.file_path is not None and new.source is Source.FILE_INDEX
     return caller.is_lead or mirrors_shared_file
+
+
+def _memory_at(caller: Caller, key: str, scope: Scope) -> NewMemory:
+    """The memory store_memory(key, scope) by `caller` would write, for its identity."""
+    session_id = caller.session_id if scope is Scope.SESSION else ""
+    return NewMemory(key, "", scope, caller.agent_id, session_id, Source.MANUAL)
+
+
+def _json_or(text: Any, default: Any) -> Any:
+    """A history row's JSON column; a damaged one reads as `default` (history is shown,
+    never refused, for one bad column)."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return default
+    return value if isinstance(value, type(default)) else default
+
+
+def _source_or(name: Any, default: Source) -> Source:
+    try:
+        return Source(name)
+    except ValueError:
+        return default
 
 
 def _refuse_note_key(key: str, source: Source) -> None:

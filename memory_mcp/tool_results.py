@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
+from memory_mcp.browsing import DeleteManyResult, MemoryVersion
 from memory_mcp.models import LearningCategory, MemoryRecord, Scope, Source, UpsertOutcome
 from memory_mcp.validation import iso
 
@@ -204,3 +205,162 @@ class Learning(ToolResult):
             agent_id=record.agent_id,
             about_agent=record.about_agent or None,
         )
+
+
+# -- browsing, history and bulk deletes (memory-list, memory-history, memory-revert,
+# memory-delete-many) --------------------------------------------------------------------
+
+
+class ListedMemory(ToolResult):
+    """One memory-list item: the memory with its value cut like a search result's."""
+
+    omitted_when_empty = frozenset({"truncated", "full_length", "about_agent", "flags"})
+
+    id: int
+    key: str
+    value: str
+    scope: Scope
+    agent_id: str
+    updated_by: str
+    source: Source
+    tags: list[str]
+    version: int
+    pinned: bool
+    created_at: str | None
+    updated_at: str | None
+    expires_at: str | None
+    truncated: bool | None = None
+    full_length: int | None = None
+    about_agent: str | None = None
+    flags: list[str] | None = None
+
+    @classmethod
+    def of(cls, record: MemoryRecord, max_chars: int) -> ListedMemory:
+        cut = len(record.value) > max_chars
+        return cls(
+            id=record.id,
+            key=record.key,
+            value=record.value[:max_chars],
+            scope=record.scope,
+            agent_id=record.agent_id,
+            updated_by=record.updated_by,
+            source=record.source,
+            tags=record.tags,
+            version=record.version,
+            pinned=record.pinned,
+            created_at=iso(record.created_at),
+            updated_at=iso(record.updated_at),
+            expires_at=iso(record.expires_at),
+            truncated=True if cut else None,
+            full_length=len(record.value) if cut else None,
+            about_agent=record.about_agent or None,
+            flags=record.flags or None,
+        )
+
+
+class MemoryList(ToolResult):
+    """memory-list's answer: one page, newest first. Pass `next_cursor` back as `cursor`
+    for the next page; null means this was the last one."""
+
+    memories: list[ListedMemory]
+    next_cursor: str | None
+
+
+class Version(ToolResult):
+    """One version of a memory: what it held, who wrote it (`written_by`) and when."""
+
+    omitted_when_empty = frozenset({"truncated", "full_length"})
+
+    version: int
+    value: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    source: Source
+    written_by: str
+    written_at: str | None
+    current: bool
+    truncated: bool | None = None
+    full_length: int | None = None
+
+    @classmethod
+    def of(cls, entry: MemoryVersion, max_chars: int | None) -> Version:
+        cut = max_chars is not None and len(entry.value) > max_chars
+        return cls(
+            version=entry.version,
+            value=entry.value[:max_chars] if cut else entry.value,
+            tags=entry.tags,
+            metadata=entry.metadata,
+            source=entry.source,
+            written_by=entry.written_by,
+            written_at=iso(entry.written_at),
+            current=entry.current,
+            truncated=True if cut else None,
+            full_length=len(entry.value) if cut else None,
+        )
+
+
+class MemoryHistory(ToolResult):
+    """memory-history's answer: the versions of one memory, oldest first."""
+
+    id: int
+    versions: list[Version]
+
+
+class Reverted(StoredMemory):
+    """memory-revert's answer: the memory as stored now. `changed: false` when it already
+    held that version's content (nothing was written)."""
+
+    reverted_to: int
+    changed: bool
+
+    @classmethod
+    def of_revert(cls, outcome: UpsertOutcome, reverted_to: int) -> Reverted:
+        stored = StoredMemory.of(outcome)
+        return cls(**stored.__dict__, reverted_to=reverted_to, changed=outcome.changed)
+
+
+class DeletedMemory(ToolResult):
+    id: int
+    key: str
+    scope: Scope
+    agent_id: str
+    source: Source
+    tags: list[str]
+    updated_at: str | None
+
+    @classmethod
+    def of(cls, record: MemoryRecord) -> DeletedMemory:
+        return cls(
+            id=record.id,
+            key=record.key,
+            scope=record.scope,
+            agent_id=record.agent_id,
+            source=record.source,
+            tags=record.tags,
+            updated_at=iso(record.updated_at),
+        )
+
+
+class BulkDeleted(ToolResult):
+    """memory-delete-many's answer. `memories` are the ones deleted (or, with dry_run,
+    that would be), oldest first; `remaining` more matched beyond the limit;
+    `not_allowed` matched but are not yours to delete (other agents' memories: only their
+    owner or the lead may; notes: they follow their files)."""
+
+    dry_run: bool
+    deleted: int
+    matched: int
+    remaining: int
+    not_allowed: int
+    memories: list[DeletedMemory]
+
+
+def bulk_deleted(result: DeleteManyResult) -> BulkDeleted:
+    return BulkDeleted(
+        dry_run=result.dry_run,
+        deleted=result.deleted,
+        matched=result.matched,
+        remaining=result.remaining,
+        not_allowed=result.not_allowed,
+        memories=[DeletedMemory.of(record) for record in result.records],
+    )

@@ -78,6 +78,11 @@ def test_no_flag_given_overrides_nothing() -> None:
         ["model", "prepare"],
         ["bench", "latency"],
         ["token", "list"],
+        ["search", "query"],
+        ["get", "1"],
+        ["delete", "1"],
+        ["stats"],
+        ["import", "--from", "memory-json", "memory.json"],
     ],
 )
 def test_every_command_has_a_handler(argv: list[str]) -> None:
@@ -178,3 +183,41 @@ def test_process_model_prepare(env: dict[str, str]) -> None:
 
 def test_process_bench_help(env: dict[str, str]) -> None:
     assert "locomo" in run(env, "bench", "--help").stdout
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_process_import_graph_then_search(tmp_path: Path, env: dict[str, str]) -> None:
+    db = str(tmp_path / "m.db")
+    graph = str(DATA / "reference_memory.json")
+    imported = run(env, "import", "--from", "memory-json", graph, "--db", db)
+    assert imported.returncode == 0, imported.stderr
+    found = run(env, "search", "who is the tech lead of payments", "--db", db, "--json")
+    assert json.loads(found.stdout)["results"][0]["key"] == "entity:Maria_Lopez"
+
+
+def test_process_a_worker_never_sees_another_agents_private_import(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    db = str(tmp_path / "m.db")
+    export = str(DATA / "mcp_memory_service_export.json")
+    imported = run(
+        env, "import", "--from", "mcp-memory-service", export, "--db", db, "--agent-id", "alice"
+    )
+    assert imported.returncode == 0, imported.stderr
+    found = run(env, "search", "staging database reset", "--db", db, "--agent-id", "bob")
+    assert "staging" not in found.stdout
+
+
+def test_process_get_stats_delete(tmp_path: Path, env: dict[str, str]) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"key": "deploy", "value": "Deploys are blue-green"}) + "\n")
+    db = str(tmp_path / "m.db")
+    assert run(env, "import", str(source), "--db", db).returncode == 0
+    got = run(env, "get", "1", "--db", db)
+    assert "Deploys are blue-green" in got.stdout
+    stats = run(env, "stats", "--db", db, "--json")
+    assert json.loads(stats.stdout)["total"] == 1
+    deleted = run(env, "delete", "1", "--db", db)
+    assert deleted.stdout == "deleted memory 1\n"

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import pty
+import select
 import signal
 import sqlite3
 import subprocess
@@ -214,6 +215,14 @@ def test_skip_invalid_leaves_out_the_lines_another_agent_owns(
     assert anyio.run(values) == ["Deploys are blue-green", "Two reviewers per change"]
 
 
+def read_all_available(fd: int) -> str:
+    """Everything written to the pty so far: one os.read may return only the first draw."""
+    chunks = []
+    while select.select([fd], [], [], 1.0)[0]:
+        chunks.append(os.read(fd, 65536))
+    return b"".join(chunks).decode()
+
+
 def test_the_progress_bar_draws_on_a_terminal() -> None:
     master, replica = pty.openpty()
     try:
@@ -221,7 +230,7 @@ def test_the_progress_bar_draws_on_a_terminal() -> None:
             with cli_import._progress(3, "storing", "line", stream=terminal) as advance:
                 advance(3)
             terminal.flush()
-        drawn = os.read(master, 65536).decode()
+        drawn = read_all_available(master)
     finally:
         os.close(master)
         os.close(replica)

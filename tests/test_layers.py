@@ -8,6 +8,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent.parent / "memory_mcp"
 EDGES = (
     "memory_mcp.mcp_server",
+    "memory_mcp.mcp_browse",
     "memory_mcp.mcp_edge",
     "memory_mcp.http_server",
     "memory_mcp.http_identity",
@@ -74,6 +75,7 @@ def test_only_the_mcp_edge_imports_the_sdk() -> None:
     for name, path in module_files().items():
         if name in (
             "memory_mcp.mcp_server",
+            "memory_mcp.mcp_browse",
             "memory_mcp.mcp_edge",
             "memory_mcp.http_server",
             "memory_mcp.http_identity",
@@ -128,3 +130,19 @@ def test_nothing_outside_the_service_touches_its_store() -> None:
         tree = ast.parse(path.read_text())
         reaching = [node.lineno for node in ast.walk(tree) if _reaches_into_the_store(node)]
         assert reaching == [], f"{name} uses service.store at lines {reaching}"
+
+
+def test_importers_only_turn_files_into_import_lines() -> None:
+    """Another server's file reaches the store only through the checked import path
+    (jsonl.MemoryLine -> cli_import), never by a side door."""
+    allowed = (
+        "memory_mcp.importers",
+        "memory_mcp.jsonl",
+        "memory_mcp.validation",
+        "memory_mcp.errors",
+    )
+    for name, path in module_files("memory_mcp.importers").items():
+        bad = {
+            i for i in imports_of(path) if i.startswith("memory_mcp") and not i.startswith(allowed)
+        }
+        assert not bad, f"{name} imports {bad}"

@@ -15,7 +15,17 @@ from tests.conftest import FakeEmbedder
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = {"store_memory", "memory-search", "memory-get", "memory-delete", "inject-learning"}
+TOOLS = {
+    "store_memory",
+    "memory-search",
+    "memory-get",
+    "memory-delete",
+    "inject-learning",
+    "memory-list",
+    "memory-history",
+    "memory-revert",
+    "memory-delete-many",
+}
 
 
 async def test_every_tool_publishes_an_output_schema_with_its_fields(
@@ -51,6 +61,19 @@ async def test_every_result_validates_against_its_published_schema(
             assert not result.is_error, result.content
             results.append((tool, result.structured_content or {}))
         memory_id = results[0][1]["id"]
+        more: list[tuple[str, dict[str, Any]]] = [
+            ("store_memory", {"key": "deploy", "value": "Deploy with make ship"}),
+            ("memory-list", {"limit": 1}),
+            ("memory-history", {"id": memory_id}),
+            ("memory-history", {"id": memory_id, "version": 1}),
+            ("memory-revert", {"id": memory_id, "version": 1}),
+            ("memory-delete-many", {"tags": ["preference"], "dry_run": True}),
+            ("memory-delete-many", {"tags": ["preference"]}),
+        ]
+        for tool, arguments in more:
+            result = await client.call_tool(tool, arguments)
+            assert not result.is_error, result.content
+            results.append((tool, result.structured_content or {}))
         for tool in ("memory-get", "memory-delete"):
             result = await client.call_tool(tool, {"id": memory_id})
             assert not result.is_error, result.content

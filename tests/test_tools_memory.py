@@ -23,10 +23,20 @@ def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Setti
     return lambda **overrides: make_settings(**{"watch": False, **overrides})
 
 
-TOOLS = {"store_memory", "memory-search", "memory-get", "memory-delete", "inject-learning"}
+TOOLS = {
+    "store_memory",
+    "memory-search",
+    "memory-get",
+    "memory-delete",
+    "inject-learning",
+    "memory-list",
+    "memory-history",
+    "memory-revert",
+    "memory-delete-many",
+}
 
 
-async def test_lists_the_five_tools_with_annotations(
+async def test_lists_the_tools_with_annotations(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with Client(build_server(make_settings(), FakeEmbedder())) as client:

@@ -24,7 +24,11 @@ ADDED_COLUMNS = (
     ("memory_history", "updated_by", "VARCHAR(128)"),
 )
 # Indexes added since, as idempotent DDL (SQLite and PostgreSQL alike).
-ADDED_INDEXES = ("CREATE INDEX IF NOT EXISTS ix_memories_key_lower ON memories (lower(key))",)
+ADDED_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS ix_memories_key_lower ON memories (lower(key))",
+    "CREATE INDEX IF NOT EXISTS ix_memories_updated ON memories (updated_at, id)",
+    "CREATE INDEX IF NOT EXISTS ix_memories_created ON memories (created_at, id)",
+)
 
 
 def _columns(sync_conn: Connection) -> dict[str, set[str]]:

@@ -28,8 +28,9 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.store import fulltext, migrations, writes
+from memory_mcp.store import browse, fulltext, migrations, writes
 from memory_mcp.store.access import AccessTally, PendingAccess
+from memory_mcp.store.browse import BulkDeletion, Position, Selection
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.postgres import fulltext as pg_fulltext
 from memory_mcp.store.postgres.schema import create_postgres_objects
@@ -446,10 +447,21 @@ class MemoryStore:
             last = rows[-1].id
 
     async def history(self, memory_id: int) -> list[dict[str, Any]]:
+        """The replaced versions of a memory, oldest first, as stored: `updated_by` wrote
+        the version, `replaced_at` is when the next one replaced it; `tags` and `metadata`
+        are JSON text."""
         async with self._engines.reader.connect() as conn:
             history = MemoryHistoryRow.__table__.c
             rows = await conn.execute(
-                select(history.version, history.value, history.replaced_at, history.updated_by)
+                select(
+                    history.version,
+                    history.value,
+                    history.tags,
+                    history.metadata,
+                    history.source,
+                    history.replaced_at,
+                    history.updated_by,
+                )
                 .where(history.memory_id == memory_id)
                 .order_by(history.version)
             )
@@ -457,11 +469,74 @@ class MemoryStore:
                 {
                     "version": r.version,
                     "value": r.value,
+                    "tags": r.tags,
+                    "metadata": r.metadata,
+                    "source": r.source,
                     "replaced_at": r.replaced_at,
                     "updated_by": r.updated_by,
                 }
                 for r in rows
             ]
+
+    # -- browsing and bulk deletes (store/browse.py) ---------------------------------------
+
+    async def list_page(
+        self, selection: Selection, after: Position | None, limit: int
+    ) -> tuple[list[MemoryRecord], Position | None]:
+        """Up to `limit` memories after `after`, newest first, and where the page ended if
+        more follow (None: this was the last page)."""
+        async with self._engines.reader.connect() as conn:
+            stmt = browse.page_statement(selection, after, limit + 1, self._engines.is_sqlite)
+            rows = (await conn.execute(stmt)).all()
+        if len(rows) <= limit:
+            return readable_records(rows), None
+        last = rows[limit - 1]
+        at = last.updated_at if selection.order == "updated" else last.created_at
+        return readable_records(rows[:limit]), Position(float(at), int(last.id))
+
+    async def get_by_identity(self, identity: str) -> MemoryRecord | None:
+        """The memory with this upsert identity (NewMemory.identity), if stored."""
+        async with self._engines.reader.connect() as conn:
+            row = (await conn.execute(select(MEMORIES).where(M.identity == identity))).first()
+            return record_from_row(row) if row else None
+
+    async def bulk_delete(
+        self,
+        vis: Visibility,
+        *,
+        updated_before: float | None,
+        agent_id: str,
+        swarm_too: bool,
+        limit: int,
+        dry_run: bool,
+    ) -> BulkDeletion:
+        """Delete the oldest `limit` memories `vis` shows (last updated at or before
+        `updated_before`) that `agent_id` may delete (see browse.changeable_by), in one
+        write transaction: the ones chosen are exactly the ones deleted. `dry_run` chooses
+        the same way, reads only, and deletes nothing."""
+        matching = browse.bulk_condition(vis, updated_before)
+        changeable = and_(matching, browse.changeable_by(agent_id, swarm_too))
+        if dry_run:
+            async with self._engines.reader.connect() as conn:
+                return await self._choose(conn, matching, changeable, limit)
+        async with self._engines.write() as conn:
+            chosen = await self._choose(conn, matching, changeable, limit)
+            if chosen.ids:
+                revision = await writes.next_revision(conn)
+                await writes.delete_ids(conn, chosen.ids, revision)
+            return chosen
+
+    @staticmethod
+    async def _choose(
+        conn: AsyncConnection,
+        matching: ColumnElement[bool],
+        changeable: ColumnElement[bool],
+        limit: int,
+    ) -> BulkDeletion:
+        rows = (await conn.execute(browse.oldest_first(changeable, limit))).all()
+        matched = await browse.count(conn, changeable)
+        refused = await browse.count(conn, matching) - matched
+        return BulkDeletion([row.id for row in rows], readable_records(rows), matched, refused)
 
     async def count(self, agent_id: str | None = None) -> int:
         stmt = select(func.count()).select_from(MemoryRow)

@@ -1,0 +1,166 @@
+"""How `memory-mcp search | get | list | history | delete | stats` show their answers: rich
+tables for a person, or the same data as JSON for a script (`--json`, the tools' result
+shapes from tool_results.py).
+
+Memories are untrusted text: terminal escape sequences and control characters are removed
+before a value is shown, and values go into rich `Text` (never markup), so a memory
+holding "[bold]" or an escape sequence prints as the characters it holds, inert."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from memory_mcp.memory_stats import VisibleStats
+from memory_mcp.text_safety import json_text_for_terminal, strip_terminal_controls
+from memory_mcp.tool_results import Memory, SearchResults
+
+# Characters of a value shown in one table row (the whole value: `memory-mcp get ID`).
+ROW_VALUE_CHARS = 160
+
+
+def console() -> Console:
+    """stdout; plain text when it is not a terminal (a pipe or a file gets no colours)."""
+    return Console(highlight=False, soft_wrap=False)
+
+
+def print_json(data: BaseModel | Mapping[str, Any] | list[Any]) -> None:
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    sys.stdout.write(json_text_for_terminal(text) + "\n")
+
+
+def safe(text: object) -> Text:
+    return Text(strip_terminal_controls(str(text)))
+
+
+def one_line(value: str, max_chars: int = ROW_VALUE_CHARS) -> Text:
+    flat = " ".join(strip_terminal_controls(value[: max_chars * 2]).split())
+    return Text(flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…")
+
+
+def minute(timestamp: str | None) -> str:
+    """'2026-11-23 16:40' from an ISO timestamp."""
+    return timestamp[:16].replace("T", " ") if timestamp else ""
+
+
+def day(timestamp: str | None) -> str:
+    """'2026-11-23' from an ISO timestamp (a table's width is for values)."""
+    return timestamp[:10] if timestamp else ""
+
+
+def show_search(results: SearchResults) -> None:
+    out = console()
+    for notice in results.notices or []:
+        print(f"memory-mcp: {notice}", file=sys.stderr)
+    if not results.results:
+        out.print("no memories found", style="dim")
+        return
+    table = memory_table("score")
+    for hit in results.results:
+        table.add_row(
+            str(hit.id),
+            f"{hit.score:.3f}",
+            hit.scope.value,
+            safe(hit.key),
+            one_line(hit.value),
+            safe(", ".join(hit.tags)),
+            day(hit.updated_at),
+        )
+    out.print(table)
+
+
+def memory_table(measure: str) -> Table:
+    """Columns for one memory a row; the value takes the room the others leave."""
+    table = Table(expand=True, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("id", no_wrap=True, justify="right", min_width=2)
+    table.add_column(measure, no_wrap=True, min_width=5)
+    table.add_column("scope", no_wrap=True, min_width=5)
+    table.add_column("key", ratio=1, max_width=28, overflow="fold")
+    table.add_column("value", ratio=3, overflow="fold")
+    table.add_column("tags", ratio=1, max_width=20, overflow="fold")
+    table.add_column("updated", no_wrap=True, min_width=10)
+    return table
+
+
+def show_memory(memory: Memory) -> None:
+    out = console()
+    fields = Table.grid(padding=(0, 2))
+    fields.add_column(style="bold", no_wrap=True)
+    fields.add_column(overflow="fold")
+    rows: list[tuple[str, object]] = [
+        ("id", memory.id),
+        ("key", memory.key),
+        ("scope", memory.scope.value),
+        ("owner", memory.agent_id),
+        ("written by", memory.updated_by),
+        ("source", memory.source.value),
+        ("version", memory.version),
+        ("tags", ", ".join(memory.tags)),
+        ("created", minute(memory.created_at)),
+        ("updated", minute(memory.updated_at)),
+        ("expires", minute(memory.expires_at) + (" (expired)" if memory.expired else "")),
+        ("reads", memory.access_count),
+    ]
+    optional: list[tuple[str, object]] = [
+        ("confidence", memory.confidence),
+        ("pinned", "yes" if memory.pinned else None),
+        ("about agent", memory.about_agent),
+        ("file", memory.file_path),
+        ("flags", ", ".join(memory.flags or []) or None),
+        ("metadata", json.dumps(memory.metadata, ensure_ascii=False) if memory.metadata else None),
+    ]
+    for name, value in rows + [(n, v) for n, v in optional if v is not None]:
+        fields.add_row(name, safe(value))
+    out.print(fields)
+    out.print()
+    out.print(safe(memory.value))
+
+
+def counts_table(title: str, counts: Mapping[str, int], total: int) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column(title.split()[-1])
+    table.add_column("memories", justify="right")
+    table.add_column("share", justify="right")
+    for name, count in counts.items():
+        share = f"{count / total:.0%}" if total else ""
+        table.add_row(safe(name), f"{count:,}", share)
+    return table
+
+
+def show_stats(stats: VisibleStats, db_size: int | None) -> None:
+    out = console()
+    summary = Table.grid(padding=(0, 2))
+    summary.add_column(style="bold")
+    summary.add_column()
+    size = f"{db_size / 1_048_576:,.1f} MiB ({db_size:,} bytes)" if db_size is not None else "n/a"
+    lines: Iterable[tuple[str, str]] = (
+        ("agent", f"{stats.agent_id} ({stats.role}): what it may see"),
+        ("memories", f"{stats.total:,} ({stats.expired:,} expired, not yet purged)"),
+        (
+            "embedded",
+            f"{stats.embedded_share:.0%} ({stats.embedded_texts:,} of {stats.distinct_texts:,} "
+            "distinct texts have a vector)",
+        ),
+        ("model", stats.model),
+        ("database size", size),
+    )
+    for name, value in lines:
+        summary.add_row(name, safe(value))
+    out.print(summary)
+    for title, counts in (
+        ("by scope", stats.by_scope),
+        ("by source", stats.by_source),
+        ("by agent", stats.by_agent),
+    ):
+        if counts:
+            out.print(counts_table(title, counts, stats.total))
