@@ -50,14 +50,17 @@ async def test_a_hard_link_is_refused_unless_allowed(
         with caplog.at_level(logging.WARNING):
             outcome = await app.notes.index_path(linked)
             report = await app.notes.reconcile(app.notes.folders[0])
-        assert outcome.action == "skipped" and "hard links" in outcome.detail
-        assert report.indexed == 0 and await records(app, linked) == []
+        assert outcome.action == "skipped"
+        assert "hard links" in outcome.detail
+        assert report.indexed == 0
+        assert await records(app, linked) == []
         assert (await app.service.search(app.caller, "ferry passphrase")).hits == []
     assert any("innocent.md" in w and "HARDLINKS" in w for w in warnings_of(caplog))
 
     async with opened(make_settings(note_allow_hardlinks=True)) as app:
         outcome = await app.notes.index_path(linked)
-        assert outcome.action == "indexed" and len(await records(app, linked)) == 1
+        assert outcome.action == "indexed"
+        assert len(await records(app, linked)) == 1
 
     # Once the other link is gone the file is an ordinary note again.
     outside.unlink()
@@ -102,7 +105,8 @@ async def test_a_note_over_the_chunk_cap_is_refused_whole(
         with caplog.at_level(logging.WARNING):
             outcome = await app.notes.index_path(note)
         assert outcome.action == "removed", "refused whole, not cut: no half a note"
-        assert "6 chunks" in outcome.detail and "5-chunk limit" in outcome.detail
+        assert "6 chunks" in outcome.detail
+        assert "5-chunk limit" in outcome.detail
         assert await records(app, note) == []
     assert any("MEMORY_MCP_NOTE_MAX_CHUNKS" in w for w in warnings_of(caplog))
 
@@ -129,7 +133,8 @@ async def test_note_keys_are_reserved_for_notes(
                 app.caller, StoreRequest(key, "overwritten", source=Source.MANUAL)
             )
         (stored,) = await records(app, note)
-        assert stored.source is Source.FILE_INDEX and "Blue-green" in stored.value
+        assert stored.source is Source.FILE_INDEX
+        assert "Blue-green" in stored.value
         # Keys that merely mention files are fine.
         await app.service.store_memory(app.caller, StoreRequest("profile:file", "a file: anything"))
 

@@ -75,7 +75,8 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
         text=True,
         env=server_env(tmp_path),
     )
-    assert proc.stdin and proc.stdout
+    assert proc.stdin
+    assert proc.stdout
     replies: dict[int, dict] = {}  # type: ignore[type-arg]
     try:
         proc.stdin.write(json.dumps(messages[0]) + "\n")
@@ -192,7 +193,8 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
             for name, client in writers.items():
                 tasks.start_soon(increment, name, client, 5)
         final = await call(w2, "memory-get", id=counter["id"])
-        assert final["value"] == "10" and final["version"] == 11
+        assert final["value"] == "10"
+        assert final["version"] == 11
 
         # Semantic search across processes: once w2's model is loaded, it finds by meaning
         # a memory that another process wrote.
@@ -219,4 +221,5 @@ def test_python_server_py_is_memory_mcp_serve(tmp_path: Path) -> None:
         timeout=60,
         cwd=Path(__file__).parent.parent,
     )
-    assert proc.returncode == 0 and "--agent-id" in proc.stdout
+    assert proc.returncode == 0
+    assert "--agent-id" in proc.stdout

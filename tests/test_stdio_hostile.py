@@ -47,7 +47,8 @@ def test_requests_the_sdk_cannot_parse_still_get_answers(tmp_path: Path) -> None
         text=True,
         env=server_env(tmp_path),
     )
-    assert proc.stdin and proc.stdout
+    assert proc.stdin
+    assert proc.stdout
     lines: queue.Queue[str] = queue.Queue()
     stdout = proc.stdout
 

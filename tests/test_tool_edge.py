@@ -116,7 +116,8 @@ async def test_wrong_types_are_refused_by_name_in_plain_words(
         for tool, arguments, expected in WRONG_TYPES:
             error = await call_error(client, tool, **arguments)
             assert error == f"Error executing tool {tool}: {expected}", error
-            assert "pydantic" not in error and "http" not in error
+            assert "pydantic" not in error
+            assert "http" not in error
         # {"id": true} did not delete memory 1; nothing else was stored.
         assert (await call(client, "memory-get", id=1))["key"] == "baseline"
         assert await _stored_keys(client) == ["baseline"]

@@ -46,7 +46,8 @@ async def test_lists_the_tools_with_annotations(
     assert tools["memory-get"].annotations.read_only_hint is True
     assert tools["memory-delete"].annotations.destructive_hint is True
     for tool in tools.values():
-        assert tool.description and "Example" in tool.description
+        assert tool.description
+        assert "Example" in tool.description
 
 
 async def test_upsert_bumps_version_and_keeps_history(
@@ -54,16 +55,19 @@ async def test_upsert_bumps_version_and_keeps_history(
 ) -> None:
     async with Client(build_server(make_settings(agent_id="a1"), FakeEmbedder())) as client:
         first = await call(client, "store_memory", key="db", value="We use SQLite")
-        assert first["version"] == 1 and first["created"] is True
+        assert first["version"] == 1
+        assert first["created"] is True
         second = await call(client, "store_memory", key="db", value="We use PostgreSQL 16")
         assert second["id"] == first["id"]
-        assert second["version"] == 2 and second["created"] is False
+        assert second["version"] == 2
+        assert second["created"] is False
         same = await call(client, "store_memory", key="db", value="We use PostgreSQL 16")
         assert same["version"] == 2, "identical content must not create a version"
         other_scope = await call(client, "store_memory", key="db", value="x", scope="swarm")
         assert other_scope["id"] != first["id"], "another scope is another memory"
         got = await call(client, "memory-get", id=first["id"])
-        assert got["value"] == "We use PostgreSQL 16" and got["version"] == 2
+        assert got["value"] == "We use PostgreSQL 16"
+        assert got["version"] == 2
 
     from memory_mcp.app import open_app
 
@@ -134,7 +138,8 @@ async def test_expired_memories_leave_search_but_not_get(
         with_expired = await call(client, "memory-search", query="kiwi", include_expired=True)
         assert len(with_expired["results"]) == 2
         got = await call(client, "memory-get", id=short["id"])
-        assert got["expired"] is True and got["value"] == "ephemeral kiwi note"
+        assert got["expired"] is True
+        assert got["value"] == "ephemeral kiwi note"
 
 
 async def test_purge_removes_expired(make_settings: Callable[..., Settings]) -> None:
@@ -174,7 +179,8 @@ async def test_cap_evicts_least_recently_used_but_never_pinned(
         for key in ("a", "c"):
             await call(client, "store_memory", key=key, value=f"{key} pinned", pinned=True)
         error = await call_error(client, "store_memory", key="d", value="one too many")
-        assert "cap" in error and "pinned" in error
+        assert "cap" in error
+        assert "pinned" in error
         total = await call(client, "memory-search", query="pinned walrus", limit=50)
         assert len(total["results"]) == 3
 
@@ -203,7 +209,8 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
             category="mistake-pattern",
             agent_id="w1",
         )
-        assert again["id"] == first["id"] and again["version"] == 1
+        assert again["id"] == first["id"]
+        assert again["version"] == 1
         spaced = await call(
             boss,
             "inject-learning",
@@ -216,8 +223,10 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
         assert [r["id"] for r in found["results"]] == [first["id"]]
         hit = found["results"][0]
         # The lead owns the learning; the worker it is about is only named.
-        assert hit["scope"] == "swarm" and hit["agent_id"] == "boss"
-        assert hit["about_agent"] == "w1" and hit["updated_by"] == "boss"
+        assert hit["scope"] == "swarm"
+        assert hit["agent_id"] == "boss"
+        assert hit["about_agent"] == "w1"
+        assert hit["updated_by"] == "boss"
         got = await call(w, "memory-get", id=first["id"])
         assert (got["agent_id"], got["about_agent"]) == ("boss", "w1")
         assert "owner or the lead" in await call_error(w, "memory-delete", id=first["id"])

@@ -143,7 +143,8 @@ async def test_search_results_are_bounded_and_flag_truncation(
         long_value = "narwhal " * 100
         await call(client, "store_memory", key="long", value=long_value)
         hit = (await call(client, "memory-search", query="narwhal"))["results"][0]
-        assert hit["truncated"] is True and len(hit["value"]) == 100
+        assert hit["truncated"] is True
+        assert len(hit["value"]) == 100
         assert hit["full_length"] == len(long_value)
         assert 0 < hit["score"] <= 1
         whole = await call(client, "memory-get", id=hit["id"])

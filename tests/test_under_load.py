@@ -77,7 +77,8 @@ async def test_a_busy_store_says_so_and_that_a_retry_helps(
         await call(client, "store_memory", key="k", value="first")
         with write_lock_held(db_path(settings)):
             text = await call_error(client, "store_memory", key="k2", value="second")
-        assert "busy" in text and "retry" in text
+        assert "busy" in text
+        assert "retry" in text
         assert "database is locked" not in text  # the driver's words stay in the log
         await call(client, "store_memory", key="k2", value="second")  # the retry works
 
@@ -94,8 +95,10 @@ async def test_an_unexpected_failure_is_named_without_its_internals(
         monkeypatch.setattr(MemoryService, "search", broken)
         with caplog.at_level(logging.ERROR):
             text = await call_error(client, "memory-search", query="anything")
-    assert "internal error" in text and "may not help" in text
-    assert "secret_col" not in text and "SELECT" not in text
+    assert "internal error" in text
+    assert "may not help" in text
+    assert "secret_col" not in text
+    assert "SELECT" not in text
     assert "secret_col" in caplog.text, "the details go to the server log"
 
 
@@ -135,13 +138,16 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
             assert (await call(client, "memory-get", id=good["id"]))["key"] == "good"
             for bad_id in bad_ids:
                 text = await call_error(client, "memory-get", id=bad_id)
-                assert "damaged" in text and "Traceback" not in text
+                assert "damaged" in text
+                assert "Traceback" not in text
             prompt = await client.get_prompt("memory-context", {"query": "otter"})
             prompt_text = prompt.messages[0].content.text  # type: ignore[union-attr]
-            assert 'key="good"' in prompt_text and "bad-" not in prompt_text
+            assert 'key="good"' in prompt_text
+            assert "bad-" not in prompt_text
             resource = await client.read_resource("memory://context")
             resource_text = resource.contents[0].text  # type: ignore[union-attr]
-            assert 'key="good"' in resource_text and "bad-" not in resource_text
+            assert 'key="good"' in resource_text
+            assert "bad-" not in resource_text
         async with opened(settings) as app:
             out = io.StringIO()
             assert await export_lines(app.service.store.iter_records(), out) == 1
