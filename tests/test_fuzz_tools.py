@@ -263,7 +263,7 @@ def client(portal: BlockingPortal, tmp_path_factory: pytest.TempPathFactory) -> 
             memory_dir=folder / "memory",
             agent_id="fuzz-lead",
             role="lead",
-        ),  # type: ignore[arg-type]
+        ),
         FakeEmbedder(),
     )
     with portal.wrap_async_context_manager(Client(server)) as connected:

@@ -150,7 +150,7 @@ def test_candidates_join_the_keyword_pool_at_its_lowest_bm25() -> None:
 
 
 async def keys(app: AppContext, query: str, **filters: object) -> list[str]:
-    result = await app.service.search(app.caller, query, **filters)  # type: ignore[arg-type]
+    result = await app.service.search(app.caller, query, **filters)
     return [hit.record.key for hit in result.hits]
 
 

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -139,7 +140,8 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
             async with anyio.create_task_group() as tasks:
                 for i in range(20):
                     tasks.start_soon(
-                        lambda i=i: call(
+                        partial(
+                            call,
                             client,
                             "store_memory",
                             key=f"burst-{name}-{i}",

@@ -42,9 +42,15 @@ async def test_lists_the_tools_with_annotations(
     async with Client(build_server(make_settings(), FakeEmbedder())) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
-    assert tools["memory-search"].annotations.read_only_hint is True
-    assert tools["memory-get"].annotations.read_only_hint is True
-    assert tools["memory-delete"].annotations.destructive_hint is True
+    search_hints = tools["memory-search"].annotations
+    get_hints = tools["memory-get"].annotations
+    delete_hints = tools["memory-delete"].annotations
+    assert search_hints is not None
+    assert search_hints.read_only_hint is True
+    assert get_hints is not None
+    assert get_hints.read_only_hint is True
+    assert delete_hints is not None
+    assert delete_hints.destructive_hint is True
     for tool in tools.values():
         assert tool.description
         assert "Example" in tool.description

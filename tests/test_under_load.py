@@ -10,6 +10,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -200,7 +201,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
         queries = [f"heron {i}" for i in range(30)]
         async with anyio.create_task_group() as tasks:
             for query in queries:
-                tasks.start_soon(lambda q=query: call(client, "memory-search", query=q))
+                tasks.start_soon(partial(call, client, "memory-search", query=query))
                 await anyio.sleep(0)  # send them in this order
     assert most_running == 3
     assert started == queries
