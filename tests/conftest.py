@@ -17,8 +17,11 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
 
 from memory_mcp.app import AppContext, open_app
+from memory_mcp.embeddings import Embedder
 from memory_mcp.onnx_embedder import OnnxEmbedder
 from memory_mcp.onnx_model import ensure_in_child
 from memory_mcp.settings import Settings
@@ -133,22 +136,22 @@ def make_settings(
         db = request.getfixturevalue("pg_url")
 
     def make(**overrides: object) -> Settings:
-        values: dict[str, object] = {
+        values: dict[str, Any] = {
             "db": db,
             "data_dir": tmp_path / "data",
             # Never a real /workspace/personal/memory: the server watches this folder.
             "memory_dir": tmp_path / "memory",
         }
         values.update(overrides)
-        return Settings(**values)  # type: ignore[arg-type]
+        return Settings(**values)
 
     return make
 
 
 @asynccontextmanager
-async def opened(settings: Settings, embedder: object | None = None) -> AsyncIterator[AppContext]:
+async def opened(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[AppContext]:
     """An app without background workers: tests drive embedding explicitly."""
-    async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:  # type: ignore[arg-type]
+    async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:
         yield app
 
 
@@ -156,18 +159,25 @@ class ToolFailed(AssertionError):
     pass
 
 
-async def call(client: object, tool: str, **arguments: object) -> dict:  # type: ignore[type-arg]
+def first_text(result: CallToolResult) -> str:
+    """The text of a tool result's first content block (our tools answer in text)."""
+    block = result.content[0]
+    assert isinstance(block, TextContent), f"expected text content, got {block!r}"
+    return block.text
+
+
+async def call(client: Client, tool: str, **arguments: object) -> dict[str, Any]:
     """Call a tool and return its structured result; a tool error fails the test."""
-    result = await client.call_tool(tool, arguments)  # type: ignore[attr-defined]
+    result = await client.call_tool(tool, arguments)
     if result.is_error:
-        raise ToolFailed(f"{tool} failed: {result.content[0].text}")
-    data: dict = result.structured_content  # type: ignore[type-arg]
+        raise ToolFailed(f"{tool} failed: {first_text(result)}")
+    data: dict[str, Any] | None = result.structured_content
+    assert data is not None, f"{tool} returned no structured content"
     return data
 
 
-async def call_error(client: object, tool: str, **arguments: object) -> str:
+async def call_error(client: Client, tool: str, **arguments: object) -> str:
     """Call a tool that must fail and return its error text."""
-    result = await client.call_tool(tool, arguments)  # type: ignore[attr-defined]
+    result = await client.call_tool(tool, arguments)
     assert result.is_error, f"{tool} should have failed but returned {result.structured_content}"
-    text: str = result.content[0].text
-    return text
+    return first_text(result)

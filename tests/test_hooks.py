@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.types import TextContent, TextResourceContents
 
 from memory_mcp.cli import main as cli_main
 from memory_mcp.hooks import session_end
@@ -445,12 +446,16 @@ async def test_the_block_is_an_mcp_resource_and_prompt(
         resources = await client.list_resources()
         assert "memory://context" in [str(r.uri) for r in resources.resources]
         read = await client.read_resource("memory://context")
-        text = read.contents[0].text  # type: ignore[union-attr]
+        contents = read.contents[0]
+        assert isinstance(contents, TextResourceContents)
+        text = contents.text
         assert len(ET.fromstring(text).findall("memory")) == 2
         prompts = await client.list_prompts()
         assert "memory-context" in [p.name for p in prompts.prompts]
         prompt = await client.get_prompt("memory-context", {"query": "vim"})
-        content = prompt.messages[0].content.text  # type: ignore[union-attr]
+        message = prompt.messages[0].content
+        assert isinstance(message, TextContent)
+        content = message.text
         assert [m.attrib["key"] for m in ET.fromstring(content).findall("memory")] == ["editor"]
 
 

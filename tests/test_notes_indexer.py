@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memory_mcp.app import AppContext
-from memory_mcp.models import Caller, Role, Scope, Source, StoreRequest
+from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened
 
@@ -41,7 +41,7 @@ class CountingEmbedder(FakeEmbedder):
         return await super().embed(texts)
 
 
-async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list:  # type: ignore[type-arg]
+async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list[MemoryRecord]:
     return await app.notes.files.records(app.caller, scope, str(path.resolve()))
 
 

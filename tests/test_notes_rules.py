@@ -14,7 +14,7 @@ import pytest
 
 from memory_mcp.app import AppContext
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
-from memory_mcp.models import Scope, Source, StoreRequest
+from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import opened
 
@@ -28,7 +28,7 @@ def memory_dir(tmp_path: Path) -> Path:
     return path
 
 
-async def records(app: AppContext, path: Path) -> list:  # type: ignore[type-arg]
+async def records(app: AppContext, path: Path) -> list[MemoryRecord]:
     return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
 
 
@@ -100,7 +100,9 @@ async def test_a_note_over_the_chunk_cap_is_refused_whole(
     note = memory_dir / "glossary.md"
     note.write_text("\n".join(f"# Term {n}\nMeaning {n}." for n in range(4)))
     async with opened(make_settings(note_max_chunks=5)) as app:
-        assert (await app.notes.index_path(note)).report.created == 4  # type: ignore[union-attr]
+        first = (await app.notes.index_path(note)).report
+        assert first is not None
+        assert first.created == 4
         note.write_text("\n".join(f"# Term {n}\nMeaning {n}." for n in range(6)))
         with caplog.at_level(logging.WARNING):
             outcome = await app.notes.index_path(note)

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -78,7 +79,7 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
     )
     assert proc.stdin
     assert proc.stdout
-    replies: dict[int, dict] = {}  # type: ignore[type-arg]
+    replies: dict[int, dict[str, Any]] = {}
     try:
         proc.stdin.write(json.dumps(messages[0]) + "\n")
         proc.stdin.flush()

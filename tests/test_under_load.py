@@ -12,14 +12,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
+from mcp.types import TextContent, TextResourceContents
 
 from memory_mcp.cli import main
 from memory_mcp.jsonl import export_lines
 from memory_mcp.mcp_server import build_server
+from memory_mcp.models import Caller
 from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.store import engine
@@ -142,11 +145,15 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
                 assert "damaged" in text
                 assert "Traceback" not in text
             prompt = await client.get_prompt("memory-context", {"query": "otter"})
-            prompt_text = prompt.messages[0].content.text  # type: ignore[union-attr]
+            message = prompt.messages[0].content
+            assert isinstance(message, TextContent)
+            prompt_text = message.text
             assert 'key="good"' in prompt_text
             assert "bad-" not in prompt_text
             resource = await client.read_resource("memory://context")
-            resource_text = resource.contents[0].text  # type: ignore[union-attr]
+            contents = resource.contents[0]
+            assert isinstance(contents, TextResourceContents)
+            resource_text = contents.text
             assert 'key="good"' in resource_text
             assert "bad-" not in resource_text
         async with opened(settings) as app:
@@ -182,7 +189,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
     started: list[str] = []
 
     async def counting_search(
-        self: MemoryService, caller: object, query: str, *args: object
+        self: MemoryService, caller: Caller, query: str, *args: Any
     ) -> object:
         nonlocal running, most_running
         running += 1
@@ -190,7 +197,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
         started.append(query)
         try:
             await anyio.sleep(0.01)  # hold the turn across a few scheduler rounds
-            return await real_search(self, caller, query, *args)  # type: ignore[arg-type]
+            return await real_search(self, caller, query, *args)
         finally:
             running -= 1
 
