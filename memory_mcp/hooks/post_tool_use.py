@@ -13,6 +13,8 @@ from memory_mcp.notes.paths import NotePath, locate
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
+    from mcp import Client
+
     from memory_mcp.app import AppContext
 
 
@@ -50,7 +52,7 @@ def _index_on_team_server(settings: Settings, server: tuple[str, str], note: Not
         "modified_at": content.modified_at,
     }
 
-    async def remote(client: team.Client) -> None:
+    async def remote(client: Client) -> None:
         await team.call(client, "index-note", arguments)
 
     team.run_remote(server, remote)
