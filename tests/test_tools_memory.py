@@ -12,7 +12,7 @@ from mcp import Client
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
@@ -128,24 +128,25 @@ async def test_ttl_default_by_source_and_explicit(make_settings: Callable[..., S
 async def test_expired_memories_leave_search_but_not_get(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
-        short = await call(
-            client, "store_memory", key="flash", value="ephemeral kiwi note", ttl_seconds=1
-        )
-        await call(client, "store_memory", key="stay", value="durable kiwi note")
-        found = await call(client, "memory-search", query="kiwi")
-        assert {r["key"] for r in found["results"]} == {"flash", "stay"}
-        deadline = time.time() + 5
-        while time.time() < deadline:
+    settings = make_settings()
+    async with opened(settings) as app:
+        now = [1_000_000.0]  # the service's clock, so a busy machine cannot expire it early
+        app.service.clock = lambda: now[0]
+        async with Client(build_server(settings, opened=app)) as client:
+            short = await call(
+                client, "store_memory", key="flash", value="ephemeral kiwi note", ttl_seconds=1
+            )
+            await call(client, "store_memory", key="stay", value="durable kiwi note")
             found = await call(client, "memory-search", query="kiwi")
-            if len(found["results"]) == 1:
-                break
-        assert [r["key"] for r in found["results"]] == ["stay"]
-        with_expired = await call(client, "memory-search", query="kiwi", include_expired=True)
-        assert len(with_expired["results"]) == 2
-        got = await call(client, "memory-get", id=short["id"])
-        assert got["expired"] is True
-        assert got["value"] == "ephemeral kiwi note"
+            assert {r["key"] for r in found["results"]} == {"flash", "stay"}
+            now[0] += 2
+            found = await call(client, "memory-search", query="kiwi")
+            assert [r["key"] for r in found["results"]] == ["stay"]
+            with_expired = await call(client, "memory-search", query="kiwi", include_expired=True)
+            assert len(with_expired["results"]) == 2
+            got = await call(client, "memory-get", id=short["id"])
+            assert got["expired"] is True
+            assert got["value"] == "ephemeral kiwi note"
 
 
 async def test_purge_removes_expired(make_settings: Callable[..., Settings]) -> None:

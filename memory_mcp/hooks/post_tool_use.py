@@ -13,9 +13,8 @@ from memory_mcp.notes.paths import NotePath, locate
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from mcp import Client
-
     from memory_mcp.app import AppContext
+    from memory_mcp.hooks.team import Client
 
 
 def run(path: str, payload: dict[str, Any], settings: Settings | None = None) -> int:

@@ -16,7 +16,7 @@ from memory_mcp.models import Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from mcp import Client
+    from memory_mcp.hooks.team import Client
 
 
 def _session_id(payload: dict[str, Any], transcript_path: Path) -> str:
