@@ -44,8 +44,14 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check memory_mcp tests bench hooks server.py
 	$(BIN)/mypy
 
+# Two pytest-xdist workers: most of the suite's time is spent waiting on spawned servers,
+# CLI and hook processes, so a second worker keeps both cores busy. A file runs whole on
+# one worker (--dist loadfile): its module-scoped servers start once. TEST_WORKERS=0 runs
+# in one process.
+TEST_WORKERS ?= 2
+
 test: lint model
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # LoCoMo conversation files (*.json); not in the repository: `make bench LOCOMO_DATA=DIR`.
 LOCOMO_DATA ?= ../shared/bench-data/locomo-dev

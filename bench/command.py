@@ -17,7 +17,9 @@ DEFAULT_STRESS_WORKDIR = Path("bench/results/stress")
 DEFAULT_IMPORT_WORKDIR = Path("bench/results/import")
 
 
-def add_commands(commands: Any) -> argparse.ArgumentParser:
+def add_commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add `bench` and its subcommands to the CLI's subparsers."""
     bench = commands.add_parser("bench", help="measure retrieval quality and search latency")
     add_arguments(bench)

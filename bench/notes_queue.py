@@ -24,7 +24,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -65,14 +67,14 @@ def big_note(size: int, last_word: str = "quetzalcoatl", seed: int = 7) -> str:
     return "\n\n".join(parts)
 
 
-async def search(client: Client, query: str) -> list[dict]:  # type: ignore[type-arg]
+async def search(client: Client, query: str) -> list[dict[str, Any]]:
     result = await client.call_tool("memory-search", {"query": query, "limit": 50})
     assert not result.is_error, result.content
-    data: dict = result.structured_content or {}  # type: ignore[type-arg]
+    data: dict[str, Any] = result.structured_content or {}
     return list(data.get("results", []))
 
 
-async def wait_for(check, timeout: float) -> float | None:  # type: ignore[no-untyped-def]
+async def wait_for(check: Callable[[], Awaitable[bool]], timeout: float) -> float | None:
     start = time.monotonic()
     while time.monotonic() - start < timeout:
         if await check():

@@ -105,7 +105,6 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
     for route in web_routes(settings, app):  # the read-only web view at /ui, same tokens
         server.custom_route(route.path, route.methods)(route.endpoint)
 
-    @server.custom_route(HEALTH_PATH, methods=["GET"])
     async def healthz(_request: Request) -> Response:
         """Up or not, nothing more: no counts, paths or agent names."""
         try:
@@ -116,6 +115,10 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
         model = "up" if app.service.embedder.is_ready() else "loading"
         status = 200 if store == "up" and model == "up" else 503
         return JSONResponse({"store": store, "model": model, "version": __version__}, status)
+
+    # Registered by a call, not as a decorator: the SDK's custom_route has no return
+    # annotation, which would make `healthz` untyped for mypy.
+    server.custom_route(HEALTH_PATH, methods=["GET"])(healthz)
 
     security = transport_security(settings)
     if settings.transport == "sse":

@@ -113,7 +113,8 @@ class OnnxEmbedder(BackgroundLoadedEmbedder):
         summed = (hidden * weights).sum(axis=1)
         pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
 
 
 def _max_seq_length(weights: Path) -> int:

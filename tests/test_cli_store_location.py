@@ -48,7 +48,8 @@ def test_a_reading_command_never_creates_a_store(
 ) -> None:
     assert main([*command, "--db", "nothing-here.db"]) == 1
     err = capsys.readouterr().err
-    assert "no memory store at" in err and "nothing-here.db" in err
+    assert "no memory store at" in err
+    assert "nothing-here.db" in err
     assert main(command) == 1  # the default location: not created by reading either
     assert created(tmp_path) == [], "nothing at all was created"
 

@@ -101,7 +101,8 @@ def test_doctor_agrees_with_the_shipped_configs(
         assert "ok: the server and the hooks agree" in out
         agent_row = next(line for line in out.splitlines() if line.startswith("agent_id"))
         assert agent_row.count("claude-code  [config file]") == 2, agent_row
-        assert "no store yet" in out and "all-MiniLM-L6-v2 installed" in out
+        assert "no store yet" in out
+        assert "all-MiniLM-L6-v2 installed" in out
     assert not (tmp_path / "data").exists(), "the doctor creates nothing"
 
 
@@ -128,7 +129,8 @@ def test_doctor_flags_a_server_flag_the_hooks_do_not_share(
         "mismatch: agent_id is claude-code for the server [flag in .mcp.json] but "
         "from-file for the hooks [config file]" in out
     )
-    assert "mismatch: memory_dir" in out and "env MEMORY_MCP_MEMORY_DIR in .mcp.json" in out
+    assert "mismatch: memory_dir" in out
+    assert "env MEMORY_MCP_MEMORY_DIR in .mcp.json" in out
     assert "mismatch: db" not in out
 
 
@@ -144,7 +146,8 @@ def test_doctor_says_whether_the_store_opens(
     (tmp_path / "bad.db").write_text("not a database\n" * 100)
     assert main(["doctor", "--db", str(tmp_path / "bad.db")]) == 1
     out = capsys.readouterr().out
-    assert "PROBLEM store (server)" in out and "mismatch: db" in out
+    assert "PROBLEM store (server)" in out
+    assert "mismatch: db" in out
 
 
 def test_doctor_flags_hooks_whose_env_disagrees_with_the_settings_file(

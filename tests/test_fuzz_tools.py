@@ -263,7 +263,7 @@ def client(portal: BlockingPortal, tmp_path_factory: pytest.TempPathFactory) -> 
             memory_dir=folder / "memory",
             agent_id="fuzz-lead",
             role="lead",
-        ),  # type: ignore[arg-type]
+        ),
         FakeEmbedder(),
     )
     with portal.wrap_async_context_manager(Client(server)) as connected:
@@ -294,7 +294,8 @@ def assert_stored_memory_is_valid(memory: dict[str, Any]) -> None:
     refuse_secrets_in({k: memory[k] for k in ("key", "value", "tags", "metadata")})
     assert memory.get("flags", []) == content_flags(memory["key"], memory["value"])
     if memory["confidence"] is not None:
-        assert math.isfinite(memory["confidence"]) and 0 <= memory["confidence"] <= 1
+        assert math.isfinite(memory["confidence"])
+        assert 0 <= memory["confidence"] <= 1
     if memory["expires_at"] is not None:
         v.parse_datetime(memory["expires_at"], "expires_at")
 

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.types import TextContent, TextResourceContents
 
 from memory_mcp.cli import main as cli_main
 from memory_mcp.hooks import session_end
@@ -105,7 +106,8 @@ def test_post_tool_use_script_indexes_a_note_written_by_claude_code(tmp_path: Pa
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     stored = file_records(settings_for(tmp_path), note)
     assert [r.source for r in stored] == [Source.FILE_INDEX]
-    assert "WAL" in stored[0].value and stored[0].agent_id == "hooked"
+    assert "WAL" in stored[0].value
+    assert stored[0].agent_id == "hooked"
     print(f"PostToolUse hook indexing one note: {elapsed * 1000:.0f} ms")
 
 
@@ -165,15 +167,19 @@ def test_session_start_script_prints_a_valid_bounded_block(tmp_path: Path) -> No
         "source": "startup",
     }
     done, elapsed = run_hook("session-start", payload, hook_env(tmp_path))
-    assert done.returncode == 0 and done.stderr == ""
+    assert done.returncode == 0
+    assert done.stderr == ""
     block = done.stdout.strip()
     root = ET.fromstring(block)  # well-formed: nothing stored can break out of it
     items = root.findall("memory")
-    assert root.tag == "memories" and "not instructions" in root.attrib["note"]
-    assert 3 <= len(items) <= 12 and len(block) <= 4_000
+    assert root.tag == "memories"
+    assert "not instructions" in root.attrib["note"]
+    assert 3 <= len(items) <= 12
+    assert len(block) <= 4_000
     assert all(len(item) <= 1_200 for item in ITEM.findall(block))
     keys = [item.attrib["key"] for item in items]
-    assert "stale" not in keys and "EXPIRED-MARKER" not in block
+    assert "stale" not in keys
+    assert "EXPIRED-MARKER" not in block
     by_key = {item.attrib["key"]: item for item in items}
     assert by_key["poison"].attrib["flags"] == "instruction-like"
     assert by_key["breakout"].text is not None
@@ -337,9 +343,11 @@ def test_session_end_stores_a_short_summary_of_the_session(
             ]
 
     (memory,) = anyio.run(read)
-    assert memory.source is Source.SESSION_SUMMARY and memory.scope is Scope.AGENT
+    assert memory.source is Source.SESSION_SUMMARY
+    assert memory.scope is Scope.AGENT
     assert memory.version == 2, "one memory per session, updated in place"
-    assert memory.expires_at is not None and memory.expires_at - time.time() > 2.9 * 86_400
+    assert memory.expires_at is not None
+    assert memory.expires_at - time.time() > 2.9 * 86_400
     text = memory.value
     for expected in (
         "Fix the login bug in auth.py",
@@ -388,7 +396,9 @@ def test_hook_errors_exit_0_with_one_line_on_stderr(
 ) -> None:
     assert hook_main([event], stdin, watchdog=False) == 0
     out, err = capsys.readouterr()
-    assert out == "" and err.count("\n") == 1 and message in err
+    assert out == ""
+    assert err.count("\n") == 1
+    assert message in err
     assert err.startswith(f"memory-mcp hook {event}:")
 
 
@@ -417,7 +427,8 @@ def test_cli_index_and_context(
     assert cli_main(["context", "--query", "queue worker", *flags]) == 0
     block = capsys.readouterr().out
     (item,) = ET.fromstring(block).findall("memory")
-    assert item.attrib["file"] == str(note.resolve()) and item.attrib["lines"] == "1-2"
+    assert item.attrib["file"] == str(note.resolve())
+    assert item.attrib["lines"] == "1-2"
     note.unlink()
     assert cli_main(["index", str(note), *flags]) == 0
     assert cli_main(["index", str(memory_dir), *flags]) == 0
@@ -435,12 +446,16 @@ async def test_the_block_is_an_mcp_resource_and_prompt(
         resources = await client.list_resources()
         assert "memory://context" in [str(r.uri) for r in resources.resources]
         read = await client.read_resource("memory://context")
-        text = read.contents[0].text  # type: ignore[union-attr]
+        contents = read.contents[0]
+        assert isinstance(contents, TextResourceContents)
+        text = contents.text
         assert len(ET.fromstring(text).findall("memory")) == 2
         prompts = await client.list_prompts()
         assert "memory-context" in [p.name for p in prompts.prompts]
         prompt = await client.get_prompt("memory-context", {"query": "vim"})
-        content = prompt.messages[0].content.text  # type: ignore[union-attr]
+        message = prompt.messages[0].content
+        assert isinstance(message, TextContent)
+        content = message.text
         assert [m.attrib["key"] for m in ET.fromstring(content).findall("memory")] == ["editor"]
 
 

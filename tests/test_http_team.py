@@ -4,6 +4,7 @@ the SDK's own clients. Identity comes from the token only."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,9 +171,18 @@ async def test_a_revoked_token_is_refused_at_once(
     async with server.client(token) as client:
         await call(client, "store_memory", key="before", value="still allowed")
         token_revoke(server.db, f"leaver-{server.transport}")
+        # Streamable HTTP raises the 401 at once; the SDK's SSE client only logs the 401 of
+        # its POST and waits for an answer that never comes: a short wait stands for it
+        # (the 120 s default would be idle time), and the store below says nothing was written.
         with pytest.raises(Exception):  # noqa: B017 - the transport's own error, any kind
-            await client.call_tool("store_memory", {"key": "after", "value": "refused"})
+            await client.call_tool(
+                "store_memory", {"key": "after", "value": "refused"}, read_timeout_seconds=10
+            )
     assert post_mcp(server, headers).status_code == 401
+    with sqlite3.connect(f"file:{server.db}?mode=ro", uri=True, timeout=30) as conn:
+        stored = [key for (key,) in conn.execute("SELECT key FROM memories")]
+    assert "before" in stored
+    assert "after" not in stored
 
 
 def test_token_list_shows_agents_never_tokens(team: tuple[TeamServer, dict[str, str]]) -> None:

@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
@@ -57,7 +58,7 @@ def short_memories(count: int, agent_id: str | None = None) -> list[dict[str, ob
     return lines
 
 
-def write_jsonl(path: Path, lines: list[dict[str, object]]) -> Path:
+def write_jsonl(path: Path, lines: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
 

@@ -100,7 +100,8 @@ def test_the_block_shows_text_inert() -> None:
     block = render_block([_record(value, key="key\x1b[2Jname")])
     for bad in ("\x1b", "\x07", "\x9b", "\x7f", "\u202e", "![", "](", "<img"):
         assert bad not in block, repr(bad)
-    assert "ALERT" in block and "click" in block
+    assert "ALERT" in block
+    assert "click" in block
     assert '[image "s": https://evil.example/c?q=secret]' in block
     assert "docs (link: https://docs.example/x)" in block
     assert "[image: https://evil.example/p.png]" in block
@@ -143,4 +144,5 @@ async def test_export_writes_terminal_controls_as_escapes(
     line = out.getvalue()
     for raw in ("\x9b", "\x1b", "\u202e", "\x7f", "\u2028"):
         assert raw not in line
-    assert "é" in line and json.loads(line)["value"] == value
+    assert "é" in line
+    assert json.loads(line)["value"] == value

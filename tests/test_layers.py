@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import TypeGuard
 
 PACKAGE = Path(__file__).parent.parent / "memory_mcp"
 EDGES = (
@@ -114,7 +115,7 @@ def test_the_package_never_imports_the_benchmarks() -> None:
         assert not bench, f"{name} imports the benchmarks {bench}"
 
 
-def _reaches_into_the_store(node: ast.AST) -> bool:
+def _reaches_into_the_store(node: ast.AST) -> TypeGuard[ast.Attribute]:
     """`service.store` or `<anything>.service.store`."""
     if not (isinstance(node, ast.Attribute) and node.attr == "store"):
         return False

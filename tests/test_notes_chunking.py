@@ -71,7 +71,8 @@ def test_long_sections_split_on_paragraphs_within_bounds_with_overlap() -> None:
     assert [c.part for c in chunks] == list(range(1, len(chunks) + 1))
     assert all(c.heading_path == "# Big" for c in chunks)
     for previous, chunk in zip(chunks, chunks[1:], strict=False):
-        assert chunk.overlap and chunk.overlap.lstrip("…") in previous.body, "overlap repeats"
+        assert chunk.overlap, "overlap repeats"
+        assert chunk.overlap.lstrip("…") in previous.body, "overlap repeats"
         assert chunk.start_line > previous.end_line, "line ranges follow each other"
     body = "\n\n".join(c.body for c in chunks)
     assert all(p in body for p in paragraphs), "no paragraph is lost"
@@ -80,7 +81,8 @@ def test_long_sections_split_on_paragraphs_within_bounds_with_overlap() -> None:
 def test_a_single_huge_line_is_cut_at_spaces() -> None:
     text = "word " * 3_000
     chunks = chunk_note(text, markdown=False)
-    assert len(chunks) >= 7 and all(len(c.text) <= MAX_CHUNK_CHARS for c in chunks)
+    assert len(chunks) >= 7
+    assert all(len(c.text) <= MAX_CHUNK_CHARS for c in chunks)
     assert "".join(c.body for c in chunks).split() == text.split()
     assert {(c.start_line, c.end_line) for c in chunks} == {(1, 1)}
 
@@ -90,7 +92,9 @@ def test_plain_text_has_no_headings_and_headings_only_notes_still_count() -> Non
     assert [c.heading_path for c in chunks] == [""]
     assert chunks[0].text.startswith("# not a heading")
     only = chunk_note("# Ideas\n\n## Later\n")
-    assert len(only) == 1 and "# Ideas" in only[0].text and "## Later" in only[0].text
+    assert len(only) == 1
+    assert "# Ideas" in only[0].text
+    assert "## Later" in only[0].text
     assert chunk_note("   \n\n") == []
 
 

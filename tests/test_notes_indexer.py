@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from memory_mcp.app import AppContext
-from memory_mcp.models import Caller, Role, Scope, Source, StoreRequest
+from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened
 
@@ -41,7 +41,7 @@ class CountingEmbedder(FakeEmbedder):
         return await super().embed(texts)
 
 
-async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list:  # type: ignore[type-arg]
+async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list[MemoryRecord]:
     return await app.notes.files.records(app.caller, scope, str(path.resolve()))
 
 
@@ -64,15 +64,18 @@ async def test_a_note_becomes_file_index_memories_with_path_lines_and_ttl(
     note.write_text(NOTE)
     async with opened(make_settings(agent_id="a1")) as app:
         outcome = await app.notes.index_path(note)
-        assert outcome.report is not None and outcome.report.created == 2
+        assert outcome.report is not None
+        assert outcome.report.created == 2
         stored = await records(app, note)
     assert [r.key for r in stored] == [
         f"file:{note.resolve()}#deploy",
         f"file:{note.resolve()}#deploy/staging",
     ]
     first, second = stored
-    assert first.source is Source.FILE_INDEX and first.scope is Scope.AGENT
-    assert first.agent_id == "a1" and first.file_path == str(note.resolve())
+    assert first.source is Source.FILE_INDEX
+    assert first.scope is Scope.AGENT
+    assert first.agent_id == "a1"
+    assert first.file_path == str(note.resolve())
     assert first.metadata == {
         "file_path": str(note.resolve()),
         "start_line": 1,
@@ -102,20 +105,24 @@ async def test_rewrite_replaces_without_duplicates_and_keeps_unchanged_chunks(
 
         # Same bytes again: nothing is written, nothing embedded.
         again = await app.notes.index_path(note)
-        assert again.report is not None and not again.report.changed
+        assert again.report is not None
+        assert not again.report.changed
         assert await app.service.embed_pending() == 0
 
         # One section edited: only that chunk gets a new version and a new vector.
         note.write_text(NOTE.replace("nightly", "every hour"))
         report = (await app.notes.index_path(note)).report
-        assert report is not None and (report.updated, report.unchanged) == (1, 1)
+        assert report is not None
+        assert (report.updated, report.unchanged) == (1, 1)
         after = {r.key: r for r in await records(app, note)}
         assert after.keys() == before.keys(), "same chunks, no duplicates"
         staging = next(k for k in after if k.endswith("staging"))
         deploy = next(k for k in after if k.endswith("#deploy"))
-        assert after[staging].id == before[staging].id and after[staging].version == 2
+        assert after[staging].id == before[staging].id
+        assert after[staging].version == 2
         assert "every hour" in after[staging].value
-        assert after[deploy].version == 1 and after[deploy].id == before[deploy].id
+        assert after[deploy].version == 1
+        assert after[deploy].id == before[deploy].id
         assert await app.service.embed_pending() == 1
         assert len(embedder.texts) == 3
 
@@ -170,12 +177,14 @@ async def test_an_old_note_dropped_in_is_indexed_and_expires_ttl_after_indexing(
         real_clock = app.service.clock
         app.service.clock = lambda: real_clock() + 31 * 86_400  # untouched for a month
         outcome = await app.notes.index_path(note)
-        assert outcome.report is not None and outcome.report.expired
+        assert outcome.report is not None
+        assert outcome.report.expired
         assert await records(app, note) == []
     async with opened(make_settings(ttl_file_index_days=0)) as app:
         await app.notes.index_path(note)
         kept = await records(app, note)
-    assert len(kept) == 1 and kept[0].expires_at is None
+    assert len(kept) == 1
+    assert kept[0].expires_at is None
 
 
 async def test_delete_rename_and_directory_moves(
@@ -194,7 +203,8 @@ async def test_delete_rename_and_directory_moves(
         await app.notes.apply([str(note), str(renamed)])
         assert await records(app, note) == []
         moved = await records(app, renamed)
-        assert len(moved) == 2 and all("shipping.md" in r.key for r in moved)
+        assert len(moved) == 2
+        assert all("shipping.md" in r.key for r in moved)
         assert await app.service.store.count() == count, "a move, not a duplicate"
         assert await app.service.embed_pending() == 0, "moved text is not embedded again"
         assert len(embedder.texts) == 2
@@ -243,13 +253,15 @@ async def test_unsafe_files_are_ignored(
         paths = await app.notes.files.indexed_paths(app.caller, Scope.AGENT, "/")
         assert paths == {str((memory_dir / n).resolve()) for n in ("latin1.md", "real.md")}
         link = await app.notes.index_path(memory_dir / "link.md")
-        assert link.action == "skipped" and "symbolic link" in link.detail
+        assert link.action == "skipped"
+        assert "symbolic link" in link.detail
         assert await records(app, memory_dir / "link.md") == []
         assert app.notes.locate(memory_dir / "linked-dir" / "inner.md") is None
         assert app.notes.locate(memory_dir / ".." / "secret-plans.md") is None
         kept = await records(app, memory_dir / "latin1.md")
     assert report.indexed == 2
-    assert "\ufffd" in kept[0].value and "Montr" in kept[0].value
+    assert "\ufffd" in kept[0].value
+    assert "Montr" in kept[0].value
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("huge.md" in w and "limit" in w for w in warnings), warnings
     assert any("binary.md" in w and "binary content" in w for w in warnings), warnings
@@ -268,7 +280,9 @@ async def test_shared_folder_is_swarm_scoped_and_secrets_stay_out(
     settings = make_settings(agent_id="writer", shared_memory_dir=shared)
     async with opened(settings) as app:
         report = (await app.notes.index_path(note)).report
-        assert report is not None and report.created == 1 and len(report.refused) == 1
+        assert report is not None
+        assert report.created == 1
+        assert len(report.refused) == 1
         stored = await records(app, note, Scope.SWARM)
         assert [r.scope for r in stored] == [Scope.SWARM]
         assert all("ghp_" not in r.value for r in stored)
@@ -290,4 +304,5 @@ async def test_notes_neither_count_toward_the_cap_nor_get_evicted(
             await app.service.store_memory(caller, StoreRequest(key, f"{key} manual fact"))
         kept = {r.key async for r in app.service.store.iter_records()}
         assert len(await records(app, note)) == 2, "the note's memories stay"
-    assert {"second", "third"} <= kept and "first" not in kept, "manual ones obey the cap"
+    assert {"second", "third"} <= kept, "manual ones obey the cap"
+    assert "first" not in kept, "manual ones obey the cap"

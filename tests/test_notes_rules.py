@@ -14,7 +14,7 @@ import pytest
 
 from memory_mcp.app import AppContext
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
-from memory_mcp.models import Scope, Source, StoreRequest
+from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import opened
 
@@ -28,7 +28,7 @@ def memory_dir(tmp_path: Path) -> Path:
     return path
 
 
-async def records(app: AppContext, path: Path) -> list:  # type: ignore[type-arg]
+async def records(app: AppContext, path: Path) -> list[MemoryRecord]:
     return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
 
 
@@ -50,14 +50,17 @@ async def test_a_hard_link_is_refused_unless_allowed(
         with caplog.at_level(logging.WARNING):
             outcome = await app.notes.index_path(linked)
             report = await app.notes.reconcile(app.notes.folders[0])
-        assert outcome.action == "skipped" and "hard links" in outcome.detail
-        assert report.indexed == 0 and await records(app, linked) == []
+        assert outcome.action == "skipped"
+        assert "hard links" in outcome.detail
+        assert report.indexed == 0
+        assert await records(app, linked) == []
         assert (await app.service.search(app.caller, "ferry passphrase")).hits == []
     assert any("innocent.md" in w and "HARDLINKS" in w for w in warnings_of(caplog))
 
     async with opened(make_settings(note_allow_hardlinks=True)) as app:
         outcome = await app.notes.index_path(linked)
-        assert outcome.action == "indexed" and len(await records(app, linked)) == 1
+        assert outcome.action == "indexed"
+        assert len(await records(app, linked)) == 1
 
     # Once the other link is gone the file is an ordinary note again.
     outside.unlink()
@@ -97,12 +100,15 @@ async def test_a_note_over_the_chunk_cap_is_refused_whole(
     note = memory_dir / "glossary.md"
     note.write_text("\n".join(f"# Term {n}\nMeaning {n}." for n in range(4)))
     async with opened(make_settings(note_max_chunks=5)) as app:
-        assert (await app.notes.index_path(note)).report.created == 4  # type: ignore[union-attr]
+        first = (await app.notes.index_path(note)).report
+        assert first is not None
+        assert first.created == 4
         note.write_text("\n".join(f"# Term {n}\nMeaning {n}." for n in range(6)))
         with caplog.at_level(logging.WARNING):
             outcome = await app.notes.index_path(note)
         assert outcome.action == "removed", "refused whole, not cut: no half a note"
-        assert "6 chunks" in outcome.detail and "5-chunk limit" in outcome.detail
+        assert "6 chunks" in outcome.detail
+        assert "5-chunk limit" in outcome.detail
         assert await records(app, note) == []
     assert any("MEMORY_MCP_NOTE_MAX_CHUNKS" in w for w in warnings_of(caplog))
 
@@ -129,7 +135,8 @@ async def test_note_keys_are_reserved_for_notes(
                 app.caller, StoreRequest(key, "overwritten", source=Source.MANUAL)
             )
         (stored,) = await records(app, note)
-        assert stored.source is Source.FILE_INDEX and "Blue-green" in stored.value
+        assert stored.source is Source.FILE_INDEX
+        assert "Blue-green" in stored.value
         # Keys that merely mention files are fine.
         await app.service.store_memory(app.caller, StoreRequest("profile:file", "a file: anything"))
 

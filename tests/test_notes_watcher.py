@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+import watchfiles
 from mcp import Client
 
 from memory_mcp.app import AppContext, open_app
@@ -193,7 +194,7 @@ async def test_falls_back_to_polling_when_os_notifications_fail(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    real_awatch = watcher_module.awatch
+    real_awatch = watchfiles.awatch  # what the watcher module imported
 
     def failing_awatch(*roots: Path, **options: Any) -> Any:
         if not options.get("force_polling"):

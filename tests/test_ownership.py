@@ -48,14 +48,16 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         error = await call_error(
             w2, "store_memory", key="team-rule", value="No reviews", scope="global"
         )
-        assert "agent 'w1'" in error and "owner or the lead" in error
+        assert "agent 'w1'" in error
+        assert "owner or the lead" in error
         kept = await call(w2, "memory-get", id=first["id"])
         assert (kept["value"], kept["version"], kept["tags"]) == ("Two reviewers", 1, ["process"])
 
         by_lead = await call(
             lead, "store_memory", key="team-rule", value="Three reviewers", scope="swarm"
         )
-        assert by_lead["id"] == first["id"] and by_lead["version"] == 2
+        assert by_lead["id"] == first["id"]
+        assert by_lead["version"] == 2
         assert (by_lead["agent_id"], by_lead["updated_by"]) == ("w1", "lead")
         got = await call(w2, "memory-get", id=first["id"])
         assert (got["agent_id"], got["updated_by"]) == ("w1", "lead")
@@ -173,11 +175,13 @@ async def test_any_agent_keeps_the_shared_folder_in_step_but_workers_cannot_edit
     note.write_text("# Style\nUse ruff for linting.\n")
     async with opened(make_settings(agent_id="w1", shared_memory_dir=shared)) as app:
         first = (await app.notes.index_path(note)).report
-        assert first is not None and first.created == 1
+        assert first is not None
+        assert first.created == 1
     note.write_text("# Style\nUse ruff for linting and formatting.\n")
     async with opened(make_settings(agent_id="w2", shared_memory_dir=shared)) as app:
         second = (await app.notes.index_path(note)).report
-        assert second is not None and (second.updated, second.refused) == (1, [])
+        assert second is not None
+        assert (second.updated, second.refused) == (1, [])
         [record] = [r async for r in app.service.visible_records(app.caller)]
         assert "formatting" in record.value
         assert (record.agent_id, record.updated_by) == ("w1", "w2")

@@ -28,7 +28,8 @@ async def test_four_processes_of_eight_writers_lose_nothing_and_fail_nothing(
     )
     report = await run_stress(config, progress=print)
     print(report.render())
-    assert report.stores.errors == {} and report.reads.errors == {}
+    assert report.stores.errors == {}
+    assert report.reads.errors == {}
     assert len(report.acknowledged) == 4 * 8 * 25
     assert report.missing == 0
     assert (report.integrity, report.fts_integrity) == ("ok", "ok")

@@ -39,10 +39,12 @@ def test_fuse_weights_both_arms_and_stays_in_unit_range() -> None:
     assert set(fused) == {1, 2, 3, 4}
     assert all(0.0 <= item.relevance <= 1.0 for item in fused.values())
     one, two = fused[1], fused[2]
-    assert one.keyword == 1.0 and one.vector == pytest.approx(1 / 7)
+    assert one.keyword == 1.0
+    assert one.vector == pytest.approx(1 / 7)
     assert one.relevance == pytest.approx(0.3 * 1.0 + 0.7 * (1 / 7))
     assert two.relevance == pytest.approx(0.3 * 0.25 + 0.7 * 1.0)
-    assert fused[4].matched_by == "vector" and fused[2].matched_by == "both"
+    assert fused[4].matched_by == "vector"
+    assert fused[2].matched_by == "both"
 
 
 def test_a_meaning_only_search_is_scaled_by_its_best_cosine_without_reordering() -> None:
@@ -69,14 +71,16 @@ def test_a_word_in_most_memories_weighs_nothing() -> None:
     """FTS5 gives a word found in half of all memories a BM25 of ~1e-6: being the best of
     such matches is no evidence."""
     fused = fuse([(1, 2e-6), (2, 1e-6)], [(2, 0.6), (1, 0.5)], CONFIG)
-    assert fused[1].keyword == pytest.approx(1.0) and fused[2].keyword == pytest.approx(1.0)
+    assert fused[1].keyword == pytest.approx(1.0)
+    assert fused[2].keyword == pytest.approx(1.0)
     assert fused[2].relevance > fused[1].relevance
 
 
 def test_keyword_only_search_keeps_the_full_range() -> None:
     """While the model loads, keyword relevance alone spans [0, 1]."""
     fused = fuse([(1, 5.0), (2, 1.0)], [], CONFIG)
-    assert fused[1].relevance == 1.0 and fused[2].relevance == 0.0
+    assert fused[1].relevance == 1.0
+    assert fused[2].relevance == 0.0
     assert fused[1].matched_by == "keyword"
 
 

@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,8 +150,8 @@ def test_candidates_join_the_keyword_pool_at_its_lowest_bm25() -> None:
     assert with_candidates([], [7]) == [(7, 0.0)]
 
 
-async def keys(app: AppContext, query: str, **filters: object) -> list[str]:
-    result = await app.service.search(app.caller, query, **filters)  # type: ignore[arg-type]
+async def keys(app: AppContext, query: str, **filters: Any) -> list[str]:
+    result = await app.service.search(app.caller, query, **filters)
     return [hit.record.key for hit in result.hits]
 
 

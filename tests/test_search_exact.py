@@ -53,8 +53,12 @@ async def test_a_key_among_2000_generated_ones_comes_first(
     # Stored as `memory-mcp import` stores them: every line first, vectors afterwards in
     # batches (FAKE embedder that is never ready: nothing is embedded while storing).
     async with opened(settings, FakeEmbedder(ready=False)) as app:
-        for i in range(2000):
-            await app.service.store_memory(app.caller, StoreRequest(*generated(i)))
+        service, caller = app.service, app.caller
+        batch = [  # each line checked, then written in one transaction
+            (caller, service.prepare_memory(caller, StoreRequest(*generated(i))), None)
+            for i in range(2000)
+        ]
+        assert (await service.write_batch(batch)).created == 2000
     async with opened(settings, real_embedder) as app:
         assert await app.service.embed_pending() == 100
 

@@ -42,7 +42,8 @@ async def test_finds_exact_identifier_and_meaning_only(
             client, "memory-search", query="which fruit do they enjoy eating?", limit=3
         )
         top = meaning["results"][0]
-        assert top["key"] == "note-3" and top["matched_by"] == "vector"
+        assert top["key"] == "note-3"
+        assert top["matched_by"] == "vector"
         assert "notices" not in meaning
 
         database = await call(client, "memory-search", query="which database do we use", limit=2)

@@ -115,10 +115,12 @@ async def test_a_secret_is_refused_in_every_field_and_the_error_never_echoes_it(
             error = await call_error(client, "store_memory", **arguments)
             assert f"invalid {field}:" in error, error
             assert "secret" in error
-            assert secret[8:] not in error and "password@" not in error, error
+            assert secret[8:] not in error, error
+            assert "password@" not in error, error
         error = await call_error(
             client, "inject-learning", learning=f"use {secret}", category="best-practice"
         )
-        assert "invalid learning:" in error and "GitHub token" in error
+        assert "invalid learning:" in error
+        assert "GitHub token" in error
         everything = await call(client, "memory-search", query="token k v", limit=50)
         assert everything["results"] == []

@@ -29,12 +29,15 @@ def test_one_sigint_stops_a_server_waiting_on_stdin(tmp_path: Path) -> None:
         env=env,
         text=True,
     ) as process:
-        assert process.stdin and process.stdout and process.stderr
+        assert process.stdin
+        assert process.stdout
+        assert process.stderr
         try:
             process.stdin.write(json.dumps(INITIALIZE) + "\n")
             process.stdin.flush()
             answer = json.loads(process.stdout.readline())  # serving: handshake answered
-            assert answer["id"] == 1 and "serverInfo" in answer["result"]
+            assert answer["id"] == 1
+            assert "serverInfo" in answer["result"]
             time.sleep(1.0)  # let the lifespan's workers start; the stdin pipe stays open
             process.send_signal(signal.SIGINT)
             code = process.wait(timeout=60)
@@ -44,4 +47,5 @@ def test_one_sigint_stops_a_server_waiting_on_stdin(tmp_path: Path) -> None:
                 process.wait()
         stderr = process.stderr.read()
     assert code == 130, stderr
-    assert "stopped (Ctrl-C)" in stderr and "Traceback" not in stderr
+    assert "stopped (Ctrl-C)" in stderr
+    assert "Traceback" not in stderr

@@ -10,7 +10,9 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -75,8 +77,9 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
         text=True,
         env=server_env(tmp_path),
     )
-    assert proc.stdin and proc.stdout
-    replies: dict[int, dict] = {}  # type: ignore[type-arg]
+    assert proc.stdin
+    assert proc.stdout
+    replies: dict[int, dict[str, Any]] = {}
     try:
         proc.stdin.write(json.dumps(messages[0]) + "\n")
         proc.stdin.flush()
@@ -138,7 +141,8 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
             async with anyio.create_task_group() as tasks:
                 for i in range(20):
                     tasks.start_soon(
-                        lambda i=i: call(
+                        partial(
+                            call,
                             client,
                             "store_memory",
                             key=f"burst-{name}-{i}",
@@ -192,7 +196,8 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
             for name, client in writers.items():
                 tasks.start_soon(increment, name, client, 5)
         final = await call(w2, "memory-get", id=counter["id"])
-        assert final["value"] == "10" and final["version"] == 11
+        assert final["value"] == "10"
+        assert final["version"] == 11
 
         # Semantic search across processes: once w2's model is loaded, it finds by meaning
         # a memory that another process wrote.
@@ -219,4 +224,5 @@ def test_python_server_py_is_memory_mcp_serve(tmp_path: Path) -> None:
         timeout=60,
         cwd=Path(__file__).parent.parent,
     )
-    assert proc.returncode == 0 and "--agent-id" in proc.stdout
+    assert proc.returncode == 0
+    assert "--agent-id" in proc.stdout

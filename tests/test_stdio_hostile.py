@@ -47,7 +47,8 @@ def test_requests_the_sdk_cannot_parse_still_get_answers(tmp_path: Path) -> None
         text=True,
         env=server_env(tmp_path),
     )
-    assert proc.stdin and proc.stdout
+    assert proc.stdin
+    assert proc.stdout
     lines: queue.Queue[str] = queue.Queue()
     stdout = proc.stdout
 
@@ -59,19 +60,20 @@ def test_requests_the_sdk_cannot_parse_still_get_answers(tmp_path: Path) -> None
     reader.start()
 
     def send(line: str) -> None:
-        proc.stdin.write(line + "\n")  # type: ignore[union-attr]
-        proc.stdin.flush()  # type: ignore[union-attr]
+        assert proc.stdin is not None
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
 
     def answer(request_id: object) -> dict[str, Any]:
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
             try:
-                message = json.loads(lines.get(timeout=1.0))
+                message: dict[str, Any] = json.loads(lines.get(timeout=1.0))
             except queue.Empty:
                 assert proc.poll() is None, "the server died"
                 continue
             if message.get("id") == request_id and ("result" in message or "error" in message):
-                return message  # type: ignore[no-any-return]
+                return message
         raise AssertionError(f"no answer to request {request_id!r} within {TIMEOUT} s")
 
     try:

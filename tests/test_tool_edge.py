@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
 
+from memory_mcp.app import AppContext
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
@@ -19,9 +21,13 @@ from tests.conftest import FakeEmbedder, call, call_error
 pytestmark = pytest.mark.anyio
 
 
+# Builds an in-process server for one agent (a fresh store per test).
+ServerFor = Callable[..., MCPServer[AppContext]]
+
+
 @pytest.fixture
-def server_for(make_settings: Callable[..., Settings]) -> Callable[..., object]:
-    def make(agent_id: str = "w1", role: str = "worker") -> object:
+def server_for(make_settings: Callable[..., Settings]) -> ServerFor:
+    def make(agent_id: str = "w1", role: str = "worker") -> MCPServer[AppContext]:
         return build_server(make_settings(agent_id=agent_id, role=role), FakeEmbedder())
 
     return make
@@ -108,7 +114,7 @@ WRONG_TYPES: list[tuple[str, dict[str, Any], str]] = [
 
 
 async def test_wrong_types_are_refused_by_name_in_plain_words(
-    server_for: Callable[..., object],
+    server_for: ServerFor,
 ) -> None:
     async with Client(server_for()) as client:
         first = await call(client, "store_memory", key="baseline", value="baseline badger")
@@ -116,7 +122,8 @@ async def test_wrong_types_are_refused_by_name_in_plain_words(
         for tool, arguments, expected in WRONG_TYPES:
             error = await call_error(client, tool, **arguments)
             assert error == f"Error executing tool {tool}: {expected}", error
-            assert "pydantic" not in error and "http" not in error
+            assert "pydantic" not in error
+            assert "http" not in error
         # {"id": true} did not delete memory 1; nothing else was stored.
         assert (await call(client, "memory-get", id=1))["key"] == "baseline"
         assert await _stored_keys(client) == ["baseline"]
@@ -138,7 +145,7 @@ BAD_NAMES = {
 
 
 async def test_keys_and_tags_refuse_control_and_invisible_characters(
-    server_for: Callable[..., object],
+    server_for: ServerFor,
 ) -> None:
     async with Client(server_for()) as client:
         await call(client, "store_memory", key="baseline", value="baseline badger")
@@ -153,7 +160,7 @@ async def test_keys_and_tags_refuse_control_and_invisible_characters(
 
 
 async def test_unpaired_surrogates_and_deep_nesting_are_refused_everywhere(
-    server_for: Callable[..., object],
+    server_for: ServerFor,
 ) -> None:
     """In process (the SDK client cannot send a surrogate in an object key; the stdio test
     sends raw lines, including the cases the SDK's own parser refuses)."""
@@ -187,7 +194,7 @@ async def test_unpaired_surrogates_and_deep_nesting_are_refused_everywhere(
         assert await _stored_keys(client) == ["baseline", "nested"]
 
 
-async def test_sizes_are_checked_before_per_item_work(server_for: Callable[..., object]) -> None:
+async def test_sizes_are_checked_before_per_item_work(server_for: ServerFor) -> None:
     """A huge tag list is refused for its size, before any tag is looked at (the bad tag
     near the front would otherwise be reported first, after a quadratic de-dup)."""
     tags = ["ok", ""] + [f"tag-{i}" for i in range(50_000)]
@@ -206,7 +213,7 @@ async def test_sizes_are_checked_before_per_item_work(server_for: Callable[..., 
 
 
 async def test_dates_are_bounded_and_nothing_is_half_stored(
-    server_for: Callable[..., object],
+    server_for: ServerFor,
 ) -> None:
     async with Client(server_for()) as client:
         await call(client, "store_memory", key="baseline", value="baseline badger")

@@ -12,7 +12,7 @@ from mcp import Client
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
@@ -42,11 +42,18 @@ async def test_lists_the_tools_with_annotations(
     async with Client(build_server(make_settings(), FakeEmbedder())) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
-    assert tools["memory-search"].annotations.read_only_hint is True
-    assert tools["memory-get"].annotations.read_only_hint is True
-    assert tools["memory-delete"].annotations.destructive_hint is True
+    search_hints = tools["memory-search"].annotations
+    get_hints = tools["memory-get"].annotations
+    delete_hints = tools["memory-delete"].annotations
+    assert search_hints is not None
+    assert search_hints.read_only_hint is True
+    assert get_hints is not None
+    assert get_hints.read_only_hint is True
+    assert delete_hints is not None
+    assert delete_hints.destructive_hint is True
     for tool in tools.values():
-        assert tool.description and "Example" in tool.description
+        assert tool.description
+        assert "Example" in tool.description
 
 
 async def test_upsert_bumps_version_and_keeps_history(
@@ -54,16 +61,19 @@ async def test_upsert_bumps_version_and_keeps_history(
 ) -> None:
     async with Client(build_server(make_settings(agent_id="a1"), FakeEmbedder())) as client:
         first = await call(client, "store_memory", key="db", value="We use SQLite")
-        assert first["version"] == 1 and first["created"] is True
+        assert first["version"] == 1
+        assert first["created"] is True
         second = await call(client, "store_memory", key="db", value="We use PostgreSQL 16")
         assert second["id"] == first["id"]
-        assert second["version"] == 2 and second["created"] is False
+        assert second["version"] == 2
+        assert second["created"] is False
         same = await call(client, "store_memory", key="db", value="We use PostgreSQL 16")
         assert same["version"] == 2, "identical content must not create a version"
         other_scope = await call(client, "store_memory", key="db", value="x", scope="swarm")
         assert other_scope["id"] != first["id"], "another scope is another memory"
         got = await call(client, "memory-get", id=first["id"])
-        assert got["value"] == "We use PostgreSQL 16" and got["version"] == 2
+        assert got["value"] == "We use PostgreSQL 16"
+        assert got["version"] == 2
 
     from memory_mcp.app import open_app
 
@@ -118,23 +128,25 @@ async def test_ttl_default_by_source_and_explicit(make_settings: Callable[..., S
 async def test_expired_memories_leave_search_but_not_get(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
-        short = await call(
-            client, "store_memory", key="flash", value="ephemeral kiwi note", ttl_seconds=1
-        )
-        await call(client, "store_memory", key="stay", value="durable kiwi note")
-        found = await call(client, "memory-search", query="kiwi")
-        assert {r["key"] for r in found["results"]} == {"flash", "stay"}
-        deadline = time.time() + 5
-        while time.time() < deadline:
+    settings = make_settings()
+    async with opened(settings) as app:
+        now = [1_000_000.0]  # the service's clock, so a busy machine cannot expire it early
+        app.service.clock = lambda: now[0]
+        async with Client(build_server(settings, opened=app)) as client:
+            short = await call(
+                client, "store_memory", key="flash", value="ephemeral kiwi note", ttl_seconds=1
+            )
+            await call(client, "store_memory", key="stay", value="durable kiwi note")
             found = await call(client, "memory-search", query="kiwi")
-            if len(found["results"]) == 1:
-                break
-        assert [r["key"] for r in found["results"]] == ["stay"]
-        with_expired = await call(client, "memory-search", query="kiwi", include_expired=True)
-        assert len(with_expired["results"]) == 2
-        got = await call(client, "memory-get", id=short["id"])
-        assert got["expired"] is True and got["value"] == "ephemeral kiwi note"
+            assert {r["key"] for r in found["results"]} == {"flash", "stay"}
+            now[0] += 2
+            found = await call(client, "memory-search", query="kiwi")
+            assert [r["key"] for r in found["results"]] == ["stay"]
+            with_expired = await call(client, "memory-search", query="kiwi", include_expired=True)
+            assert len(with_expired["results"]) == 2
+            got = await call(client, "memory-get", id=short["id"])
+            assert got["expired"] is True
+            assert got["value"] == "ephemeral kiwi note"
 
 
 async def test_purge_removes_expired(make_settings: Callable[..., Settings]) -> None:
@@ -174,7 +186,8 @@ async def test_cap_evicts_least_recently_used_but_never_pinned(
         for key in ("a", "c"):
             await call(client, "store_memory", key=key, value=f"{key} pinned", pinned=True)
         error = await call_error(client, "store_memory", key="d", value="one too many")
-        assert "cap" in error and "pinned" in error
+        assert "cap" in error
+        assert "pinned" in error
         total = await call(client, "memory-search", query="pinned walrus", limit=50)
         assert len(total["results"]) == 3
 
@@ -203,7 +216,8 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
             category="mistake-pattern",
             agent_id="w1",
         )
-        assert again["id"] == first["id"] and again["version"] == 1
+        assert again["id"] == first["id"]
+        assert again["version"] == 1
         spaced = await call(
             boss,
             "inject-learning",
@@ -216,8 +230,10 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
         assert [r["id"] for r in found["results"]] == [first["id"]]
         hit = found["results"][0]
         # The lead owns the learning; the worker it is about is only named.
-        assert hit["scope"] == "swarm" and hit["agent_id"] == "boss"
-        assert hit["about_agent"] == "w1" and hit["updated_by"] == "boss"
+        assert hit["scope"] == "swarm"
+        assert hit["agent_id"] == "boss"
+        assert hit["about_agent"] == "w1"
+        assert hit["updated_by"] == "boss"
         got = await call(w, "memory-get", id=first["id"])
         assert (got["agent_id"], got["about_agent"]) == ("boss", "w1")
         assert "owner or the lead" in await call_error(w, "memory-delete", id=first["id"])

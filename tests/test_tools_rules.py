@@ -7,7 +7,9 @@ from collections.abc import Callable
 
 import pytest
 from mcp import Client
+from mcp.server.mcpserver import MCPServer
 
+from memory_mcp.app import AppContext
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
@@ -15,9 +17,13 @@ from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
+# Builds an in-process server for one agent (a fresh store per test).
+ServerFor = Callable[..., MCPServer[AppContext]]
+
+
 @pytest.fixture
-def server_for(make_settings: Callable[..., Settings]) -> Callable[..., object]:
-    def make(agent_id: str, role: str = "worker", session_id: str = "s1") -> object:
+def server_for(make_settings: Callable[..., Settings]) -> ServerFor:
+    def make(agent_id: str, role: str = "worker", session_id: str = "s1") -> MCPServer[AppContext]:
         settings = make_settings(agent_id=agent_id, role=role, session_id=session_id, watch=False)
         return build_server(settings, FakeEmbedder())
 
@@ -29,7 +35,7 @@ async def keys(client: Client, query: str, **filters: object) -> set[str]:
     return {r["key"] for r in found["results"]}
 
 
-async def test_visibility_and_delete_rules(server_for: Callable[..., object]) -> None:
+async def test_visibility_and_delete_rules(server_for: ServerFor) -> None:
     async with (
         Client(server_for("w1")) as w1,
         Client(server_for("w2")) as w2,
@@ -67,7 +73,7 @@ async def test_visibility_and_delete_rules(server_for: Callable[..., object]) ->
         assert "not found" in await call_error(w1, "memory-get", id=private["id"])
 
 
-async def test_session_memories_stay_in_their_session(server_for: Callable[..., object]) -> None:
+async def test_session_memories_stay_in_their_session(server_for: ServerFor) -> None:
     async with (
         Client(server_for("w1", session_id="morning")) as morning,
         Client(server_for("w1", session_id="evening")) as evening,
@@ -111,20 +117,21 @@ BAD_STORES: list[tuple[dict[str, object], str]] = [
 
 
 async def test_bad_input_gets_a_clear_error_and_stores_nothing(
-    server_for: Callable[..., object],
+    server_for: ServerFor,
 ) -> None:
     async with Client(server_for("w1")) as client:
         await call(client, "store_memory", key="keep", value="baseline badger")
         for arguments, field in BAD_STORES:
             error = await call_error(client, "store_memory", **arguments)
             assert field in error, f"{arguments!r:.80} -> {error}"
-        for arguments, field in [
+        search_cases: list[tuple[dict[str, object], str]] = [
             ({"query": "badger", "limit": 0}, "limit"),
             ({"query": "badger", "limit": 10_000}, "limit"),
             ({"query": ""}, "query"),
             ({"query": "badger", "scope": "nowhere"}, "scope"),
             ({"query": "badger", "limit": "many"}, "limit"),
-        ]:
+        ]
+        for arguments, field in search_cases:
             assert field in await call_error(client, "memory-search", **arguments)
         for bad_id in (999_999, -1, "abc"):
             error = await call_error(client, "memory-get", id=bad_id)
@@ -143,7 +150,8 @@ async def test_search_results_are_bounded_and_flag_truncation(
         long_value = "narwhal " * 100
         await call(client, "store_memory", key="long", value=long_value)
         hit = (await call(client, "memory-search", query="narwhal"))["results"][0]
-        assert hit["truncated"] is True and len(hit["value"]) == 100
+        assert hit["truncated"] is True
+        assert len(hit["value"]) == 100
         assert hit["full_length"] == len(long_value)
         assert 0 < hit["score"] <= 1
         whole = await call(client, "memory-get", id=hit["id"])
@@ -151,7 +159,7 @@ async def test_search_results_are_bounded_and_flag_truncation(
 
 
 async def test_instruction_like_content_is_flagged_not_trusted(
-    server_for: Callable[..., object],
+    server_for: ServerFor,
 ) -> None:
     async with Client(server_for("w1")) as client:
         stored = await call(

@@ -10,15 +10,19 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
+from mcp.types import TextContent, TextResourceContents
 
 from memory_mcp.cli import main
 from memory_mcp.jsonl import export_lines
 from memory_mcp.mcp_server import build_server
+from memory_mcp.models import Caller
 from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.store import engine
@@ -77,7 +81,8 @@ async def test_a_busy_store_says_so_and_that_a_retry_helps(
         await call(client, "store_memory", key="k", value="first")
         with write_lock_held(db_path(settings)):
             text = await call_error(client, "store_memory", key="k2", value="second")
-        assert "busy" in text and "retry" in text
+        assert "busy" in text
+        assert "retry" in text
         assert "database is locked" not in text  # the driver's words stay in the log
         await call(client, "store_memory", key="k2", value="second")  # the retry works
 
@@ -94,8 +99,10 @@ async def test_an_unexpected_failure_is_named_without_its_internals(
         monkeypatch.setattr(MemoryService, "search", broken)
         with caplog.at_level(logging.ERROR):
             text = await call_error(client, "memory-search", query="anything")
-    assert "internal error" in text and "may not help" in text
-    assert "secret_col" not in text and "SELECT" not in text
+    assert "internal error" in text
+    assert "may not help" in text
+    assert "secret_col" not in text
+    assert "SELECT" not in text
     assert "secret_col" in caplog.text, "the details go to the server log"
 
 
@@ -135,13 +142,20 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
             assert (await call(client, "memory-get", id=good["id"]))["key"] == "good"
             for bad_id in bad_ids:
                 text = await call_error(client, "memory-get", id=bad_id)
-                assert "damaged" in text and "Traceback" not in text
+                assert "damaged" in text
+                assert "Traceback" not in text
             prompt = await client.get_prompt("memory-context", {"query": "otter"})
-            prompt_text = prompt.messages[0].content.text  # type: ignore[union-attr]
-            assert 'key="good"' in prompt_text and "bad-" not in prompt_text
+            message = prompt.messages[0].content
+            assert isinstance(message, TextContent)
+            prompt_text = message.text
+            assert 'key="good"' in prompt_text
+            assert "bad-" not in prompt_text
             resource = await client.read_resource("memory://context")
-            resource_text = resource.contents[0].text  # type: ignore[union-attr]
-            assert 'key="good"' in resource_text and "bad-" not in resource_text
+            contents = resource.contents[0]
+            assert isinstance(contents, TextResourceContents)
+            resource_text = contents.text
+            assert 'key="good"' in resource_text
+            assert "bad-" not in resource_text
         async with opened(settings) as app:
             out = io.StringIO()
             assert await export_lines(app.service.store.iter_records(), out) == 1
@@ -175,7 +189,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
     started: list[str] = []
 
     async def counting_search(
-        self: MemoryService, caller: object, query: str, *args: object
+        self: MemoryService, caller: Caller, query: str, *args: Any
     ) -> object:
         nonlocal running, most_running
         running += 1
@@ -183,7 +197,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
         started.append(query)
         try:
             await anyio.sleep(0.01)  # hold the turn across a few scheduler rounds
-            return await real_search(self, caller, query, *args)  # type: ignore[arg-type]
+            return await real_search(self, caller, query, *args)
         finally:
             running -= 1
 
@@ -194,7 +208,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
         queries = [f"heron {i}" for i in range(30)]
         async with anyio.create_task_group() as tasks:
             for query in queries:
-                tasks.start_soon(lambda q=query: call(client, "memory-search", query=q))
+                tasks.start_soon(partial(call, client, "memory-search", query=query))
                 await anyio.sleep(0)  # send them in this order
     assert most_running == 3
     assert started == queries
@@ -203,9 +217,9 @@ async def test_tool_calls_take_turns_in_arrival_order(
 async def test_commits_are_fsynced_unless_told_otherwise(
     make_settings: Callable[..., Settings],
 ) -> None:
-    for setting, expected in ((None, 2), ("normal", 1)):  # PRAGMA synchronous: 2 FULL, 1 NORMAL
-        overrides = {} if setting is None else {"synchronous": setting}
-        async with opened(make_settings(**overrides)) as app:
+    default = Settings.model_fields["synchronous"].default  # make_settings says "normal"
+    for setting, expected in ((default, 2), ("normal", 1)):  # PRAGMA synchronous: 2 FULL, 1 NORMAL
+        async with opened(make_settings(synchronous=setting)) as app:
             engines = app.service.store._engines  # the pragma is per connection
             for eng in (engines.reader, engines.writer):
                 async with eng.connect() as conn:

@@ -4,7 +4,7 @@ the in-process index follows writes made through another store on the same file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import anyio
 import numpy as np
@@ -82,6 +82,9 @@ class CountingRows:
         self.answered.set()
         self.answered = anyio.Event()
         return found
+
+    async def embedded(self, model: str, digests: Collection[str]) -> set[str]:
+        return await self.rows.embedded(model, digests)
 
     async def revision(self) -> int:
         return await self.rows.revision()

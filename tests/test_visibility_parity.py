@@ -13,7 +13,16 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, Role, Scope, Source, Visibility
+from memory_mcp.models import (
+    BatchItem,
+    Caller,
+    MemoryRecord,
+    NewMemory,
+    Role,
+    Scope,
+    Source,
+    Visibility,
+)
 from memory_mcp.service import can_see
 from memory_mcp.settings import Settings
 from tests.conftest import opened
@@ -113,10 +122,8 @@ async def test_the_three_visibility_rules_agree(
 ) -> None:
     async with opened(make_settings()) as app:
         store, vectors = app.service.store, app.service.vectors
-        for new in rows_to_write():
-            await store.upsert(
-                new, expected_version=None, now=WRITTEN_AT, cap=0, may_overwrite_others=True
-            )
+        rows = [BatchItem(new, WRITTEN_AT, may_overwrite_others=True) for new in rows_to_write()]
+        assert (await store.upsert_many(rows, cap=0)).created == len(rows)  # one transaction
         await vectors.embed_pending()
         await vectors.catch_up()
         records = [record async for record in store.iter_records()]

@@ -14,6 +14,7 @@ from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
     from memory_mcp.app import AppContext
+    from memory_mcp.hooks.team import Client
 
 
 def run(path: str, payload: dict[str, Any], settings: Settings | None = None) -> int:
@@ -50,7 +51,7 @@ def _index_on_team_server(settings: Settings, server: tuple[str, str], note: Not
         "modified_at": content.modified_at,
     }
 
-    async def remote(client: team.Client) -> None:
+    async def remote(client: Client) -> None:
         await team.call(client, "index-note", arguments)
 
     team.run_remote(server, remote)

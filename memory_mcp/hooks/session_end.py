@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_mcp.app import AppContext
 from memory_mcp.hooks.job import run_with_app
@@ -14,6 +14,9 @@ from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
 from memory_mcp.hooks.transcript import read_transcript
 from memory_mcp.models import Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
+
+if TYPE_CHECKING:
+    from memory_mcp.hooks.team import Client
 
 
 def _session_id(payload: dict[str, Any], transcript_path: Path) -> str:
@@ -73,7 +76,7 @@ def run(
     if settings.team_server is not None:
         from memory_mcp.hooks import team
 
-        async def remote(client: team.Client) -> None:
+        async def remote(client: Client) -> None:
             summary = await summarizer.summarize(transcript)
             if summary:
                 arguments = {

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx2
-from mcp import Client
+from mcp import Client as Client  # re-exported: the hooks name it in type hints only
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client

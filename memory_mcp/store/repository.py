@@ -394,9 +394,10 @@ class MemoryStore:
         if not self.supports_keyword_search:
             return []
         async with self._engines.reader.connect() as conn:
-            return await self._fulltext.keyword_search(
+            found: list[tuple[int, float]] = await self._fulltext.keyword_search(
                 conn, terms, visible_to(vis), limit, column_weights
             )
+            return found
 
     async def exact_candidates(
         self,
