@@ -79,10 +79,17 @@ class WebServer:
     ids: dict[str, int]  # seeded key -> memory id
     process: subprocess.Popen[bytes]
 
-    def get(self, path: str, token: str | None = None, **kwargs: object) -> httpx2.Response:
-        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-        headers.update(kwargs.pop("headers", {}))  # type: ignore[arg-type]
-        return httpx2.get(f"{self.base}{path}", headers=headers, timeout=60, **kwargs)  # type: ignore[arg-type]
+    def get(
+        self,
+        path: str,
+        token: str | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+    ) -> httpx2.Response:
+        sent = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        sent.update(headers or {})
+        return httpx2.get(f"{self.base}{path}", headers=sent, params=params, timeout=60)
 
 
 def seed(db: Path, data_dir: Path) -> tuple[dict[str, int], dict[str, str]]:
@@ -92,7 +99,7 @@ def seed(db: Path, data_dir: Path) -> tuple[dict[str, int], dict[str, str]]:
 
     async def write() -> tuple[dict[str, int], dict[str, str]]:
         ids: dict[str, int] = {}
-        settings = Settings(db=str(db), data_dir=data_dir, memory_dir=data_dir / "notes")  # type: ignore[call-arg]
+        settings = Settings(db=str(db), data_dir=data_dir, memory_dir=data_dir / "notes")
         async with opened(settings) as app:
             for agent, role, request in SEED:
                 caller = Caller(agent, role, "seed")
