@@ -24,7 +24,6 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from memory_mcp.app import AppContext
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.validation import check_arguments
 
@@ -84,11 +83,11 @@ def describe_validation_error(exc: ValidationError) -> str:
     return "; ".join(_describe(error) for error in first_per_argument.values())
 
 
-class MemoryMCPServer(MCPServer[AppContext]):
+class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_server
     """MCPServer with this project's argument checks and error wording (see module doc)."""
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             check_arguments(arguments)
