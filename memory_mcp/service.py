@@ -642,12 +642,18 @@ class MemoryService:
         query_vectors: list[np.ndarray] = []
         exact: list[ExactMatches] = []
 
+        records: dict[int, MemoryRecord] = {}
+
         async def keyword_arm() -> None:
             if terms:
                 keyword_hits.extend(
                     await self.store.keyword_search(terms, vis, pool, KEYWORD_COLUMN_WEIGHTS)
                 )
             exact.append(await find_exact_matches(self.store, text, vis))
+            # Read these candidates now, while the model embeds the query: afterwards only
+            # the vector arm's own finds are left to read.
+            candidates = [memory_id for memory_id, _ in keyword_hits]
+            records.update(await self.store.fetch_many(candidates + list(exact[0].candidate_ids)))
 
         async def embed_query() -> None:
             query_vectors.append(await self.vectors.embed_query(text))
@@ -674,7 +680,7 @@ class MemoryService:
             )
 
         fused = fuse(keyword_hits, vector_hits, config)
-        records = await self.store.fetch_many(list(fused))
+        records.update(await self.store.fetch_many([i for i in fused if i not in records]))
         hits = []
         for memory_id, rel in fused.items():
             record = records.get(memory_id)

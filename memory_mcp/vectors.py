@@ -39,6 +39,7 @@ What the locks protect
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
@@ -56,6 +57,9 @@ from memory_mcp.vector_index import VectorIndex
 log = logging.getLogger(__name__)
 
 QUERY_YIELD_SECONDS = 0.01
+# Query vectors kept for a repeated search text (a retry, the same prompt block again):
+# 128 x 384 floats, 200 KB.
+QUERY_VECTOR_CACHE = 128
 # The background worker: how often it looks for new texts, and how big a bite it takes.
 # One batch is about one note chunk (a note saved meanwhile is in the next), embedded in
 # short calls: a search's query embedding waits for at most one such call.
@@ -133,6 +137,7 @@ class Vectors:
         self.search = search
         self._embed_lock = anyio.Lock()
         self._queries_waiting = 0  # query embeddings in flight; background batches wait
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # last used last
 
     @classmethod
     def in_process(
@@ -165,12 +170,20 @@ class Vectors:
     async def embed_query(self, text: str) -> np.ndarray:
         """The model embeds one call at a time: a query waits for the background batch in
         progress, and embed_pending starts no new batch while a query is waiting."""
+        cached = self._query_vectors.get(text)
+        if cached is not None:  # the same question again (a retry, a prompt block)
+            self._query_vectors.move_to_end(text)
+            return cached
         self._queries_waiting += 1
         try:
             query: np.ndarray = (await self.embedder.embed([text]))[0]
-            return query
         finally:
             self._queries_waiting -= 1
+        query.setflags(write=False)  # shared by every search with this text
+        self._query_vectors[text] = query
+        if len(self._query_vectors) > QUERY_VECTOR_CACHE:
+            self._query_vectors.popitem(last=False)
+        return query
 
     async def catch_up(self) -> None:
         await self.search.catch_up()
