@@ -15,6 +15,7 @@ by the real model."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.latency import build_store, measure_size, render
+from bench.latency import SyntheticText, build_store, measure_size, render
 from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
@@ -56,12 +57,31 @@ class StartupRun:
 
 
 @dataclass
+class ImportRun:
+    memories: int
+    seconds: float  # `memory-mcp import` end to end: process start to exit, embedded
+
+    @property
+    def rate(self) -> float:
+        return self.memories / self.seconds if self.seconds else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "memories": self.memories,
+            "seconds": round(self.seconds, 2),
+            "per_second": round(self.rate),
+        }
+
+
+@dataclass
 class StartupReport:
     embedder: str
     runs: list[StartupRun] = field(default_factory=list)
     bare_import_seconds: list[float] = field(default_factory=list)
     query_embed_seconds: list[float] = field(default_factory=list)
-    latency: Any = None  # a latency.SizeResult, or None when skipped
+    latencies: list[Any] = field(default_factory=list)  # latency.SizeResult per size
+    server_rss_mb: dict[int, float] = field(default_factory=dict)  # store size -> VmHWM
+    import_run: ImportRun | None = None
 
     def summary(self) -> dict[str, Any]:
         def median(values: list[float]) -> float:
@@ -82,7 +102,10 @@ class StartupReport:
                 "p50": round(percentile_ms(self.query_embed_seconds, 50), 2),
                 "p95": round(percentile_ms(self.query_embed_seconds, 95), 2),
             },
-            "latency": None if self.latency is None else self.latency.summary(),
+            "latency": [result.summary() for result in self.latencies],
+            "server_peak_rss_mb_by_store_size": self.server_rss_mb,
+            "import": None if self.import_run is None else self.import_run.summary(),
+            "load_average": os.getloadavg(),
         }
 
     def render(self) -> str:
@@ -102,10 +125,28 @@ class StartupReport:
                 f"{s['query_embed_ms']['p50']:.1f} / {s['query_embed_ms']['p95']:.1f} ms",
             ],
         ]
-        text = f"embedder: {self.embedder}, {len(self.runs)} runs\n"
+        for size, rss in self.server_rss_mb.items():
+            rows.append([f"server peak RSS over {size:,} memories", f"{rss:.0f} MB"])
+        for result in self.latencies:
+            every = result.summary()["search_ms"]["all"]
+            rows.append(
+                [
+                    f"search p50 / p95 at {result.size:,} memories",
+                    f"{every['p50']:.1f} / {every['p95']:.1f} ms",
+                ]
+            )
+        if self.import_run is not None:
+            rows.append(
+                [
+                    f"import {self.import_run.memories:,} memories, stored and embedded",
+                    f"{self.import_run.seconds:.1f} s ({self.import_run.rate:.0f}/s)",
+                ]
+            )
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        text = f"embedder: {self.embedder}, {len(self.runs)} runs, load average now {load}\n"
         text += table(["measure", "value"], rows)
-        if self.latency is not None:
-            text += "\n\nsearch latency (bench latency)\n" + render([self.latency])
+        if self.latencies:
+            text += "\n\nsearch latency (bench latency)\n" + render(self.latencies)
         return text
 
 
@@ -144,6 +185,84 @@ def _peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def _initialize(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None and proc.stdout is not None
+    _send(
+        proc.stdin,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench-startup", "version": "0"},
+            },
+        },
+    )
+    _reply(proc.stdout, 1)
+    _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def server_rss_over(exe: str, db: Path, embedder: str, scratch: Path) -> float:
+    """Peak RSS (VmHWM) of a server over the store in `db` once it has answered a search
+    with the model (vector index loaded, model loaded, one query embedded)."""
+    proc = subprocess.Popen(
+        [exe, "serve", "--db", str(db), "--agent-id", "bench"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=server_env(scratch, embedder=embedder),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        _initialize(proc)
+        started = time.perf_counter()
+        for request_id in range(2, 100_000):
+            arguments = {"query": QUERIES[request_id % len(QUERIES)], "limit": 10}
+            _send(
+                proc.stdin,
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": {"name": "memory-search", "arguments": arguments},
+                },
+            )
+            result = _reply(proc.stdout, request_id)["result"]["structuredContent"]
+            if result.get("semantic"):
+                return _peak_rss_mb(proc.pid)
+            if time.perf_counter() - started > GIVE_UP_SECONDS:
+                raise RuntimeError(f"no search with the model: {result}")
+            time.sleep(0.2)
+        raise RuntimeError("unreachable")
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+
+
+def import_once(exe: str, memories: int, embedder: str, scratch: Path) -> ImportRun:
+    """`memory-mcp import` of `memories` short memories into a new store, as a user runs
+    it: process start to exit, every memory stored and embedded by the real model."""
+    source = scratch / f"import-{memories}.jsonl"
+    text = SyntheticText(seed=memories)
+    with source.open("w", encoding="utf-8") as out:
+        for i in range(memories):
+            out.write(json.dumps({"key": f"imported-{i}", "value": text.memory()}) + "\n")
+    db = scratch / f"import-{memories}-{time.time_ns()}.db"
+    started = time.perf_counter()
+    subprocess.run(
+        [exe, "import", str(source), "--db", str(db), "--agent-id", "bench"],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=server_env(scratch, embedder=embedder, max_memories_per_agent="0"),
+    )
+    return ImportRun(memories, time.perf_counter() - started)
 
 
 def spawn_once(exe: str, db: Path, embedder: str, scratch: Path) -> StartupRun:
@@ -219,10 +338,13 @@ async def run_startup(
     embedder_name: str,
     embedder: Embedder,
     runs: int,
-    latency_size: int,
+    latency_sizes: list[int],
     latency_workdir: Path,
+    import_memories: int,
     say: Callable[[str], None],
 ) -> StartupReport:
+    """Every number of issue 9 in one run: start-up, RSS, query embedding, search latency
+    at each size (with the RSS of a server over that store), and import rate."""
     report = StartupReport(embedder_name)
     await embedder.wait_ready()
     say(f"building or reusing the {STORE_SIZE:,}-memory store in {workdir}")
@@ -237,15 +359,22 @@ async def run_startup(
                 f"{one.meaning_seconds:.2f} s, peak RSS {one.peak_rss_mb:.0f} MB"
             )
             report.runs.append(one)
-    for i in range(5):  # warm-up
-        await embedder.embed([QUERIES[i % len(QUERIES)]])
-    for i in range(200):
-        started = time.perf_counter()
-        await embedder.embed([f"{QUERIES[i % len(QUERIES)]} {i}"])
-        report.query_embed_seconds.append(time.perf_counter() - started)
-    if latency_size:
-        say(f"search latency at {latency_size:,} memories (store in {latency_workdir})")
-        report.latency = await measure_size(
-            latency_workdir / str(latency_size), latency_size, embedder, 150, say
-        )
+        for i in range(5):  # warm-up
+            await embedder.embed([QUERIES[i % len(QUERIES)]])
+        for i in range(200):
+            started = time.perf_counter()
+            await embedder.embed([f"{QUERIES[i % len(QUERIES)]} {i}"])
+            report.query_embed_seconds.append(time.perf_counter() - started)
+        for size in [size for size in latency_sizes if size > 0]:
+            say(f"search latency at {size:,} memories (store in {latency_workdir / str(size)})")
+            result = await measure_size(latency_workdir / str(size), size, embedder, 150, say)
+            report.latencies.append(result)
+            rss = server_rss_over(
+                exe, latency_workdir / str(size) / "memory.db", embedder_name, Path(scratch)
+            )
+            report.server_rss_mb[size] = rss
+            say(f"server peak RSS over {size:,} memories: {rss:.0f} MB")
+        if import_memories:
+            say(f"memory-mcp import of {import_memories:,} memories")
+            report.import_run = import_once(exe, import_memories, embedder_name, Path(scratch))
     return report
