@@ -74,6 +74,8 @@ class OpeningApp(Generic[T]):
         self._go.set()
 
     async def ready(self) -> T:
+        if self._app is not None:  # open: no checkpoint, so calls keep their arrival order
+            return self._app
         self.begin()
         await self._done_opening.wait()
         if self._app is None:
