@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened
 
@@ -29,7 +30,7 @@ class CountingEmbedder(FakeEmbedder):
 async def test_the_same_query_is_embedded_once(make_settings: Callable[..., Settings]) -> None:
     embedder = CountingEmbedder()
     async with opened(make_settings(), embedder) as app:
-        await app.service.store_memory(app.caller, "deploys", "we deploy on fridays")
+        await app.service.store_memory(app.caller, StoreRequest("deploys", "we deploy on fridays"))
         embedder.texts.clear()
         first = await app.service.search(app.caller, "when do we deploy")
         second = await app.service.search(app.caller, "when do we deploy")
@@ -44,9 +45,9 @@ async def test_both_arms_find_records_with_their_current_values(
     (read after the scan): both come back whole and current."""
     async with opened(make_settings(), FakeEmbedder()) as app:
         service, caller = app.service, app.caller
-        await service.store_memory(caller, "a", "the lemur migration plan")
-        await service.store_memory(caller, "b", "lemur")
-        await service.store_memory(caller, "a", "the lemur migration plan, revised")
+        await service.store_memory(caller, StoreRequest("a", "the lemur migration plan"))
+        await service.store_memory(caller, StoreRequest("b", "lemur"))
+        await service.store_memory(caller, StoreRequest("a", "the lemur migration plan, revised"))
         result = await service.search(caller, "lemur migration")
         values = {hit.record.key: hit.record.value for hit in result.hits}
         assert values == {"a": "the lemur migration plan, revised", "b": "lemur"}
