@@ -94,6 +94,9 @@ class OpeningApp(Generic[T]):
         except MemoryMcpError as exc:
             log.error("the memory store did not open: %s", exc)
             self._failure = str(exc)
+        except OSError as exc:  # a database server that cannot be reached (PostgreSQL)
+            log.error("the memory store did not open: %s", exc)
+            self._failure = f"the memory store did not open: cannot reach it ({exc})"
         except Exception:  # a background task: log with the traceback, answer every call
             log.exception("the memory store did not open")
             self._failure = (

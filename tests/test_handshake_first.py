@@ -82,3 +82,28 @@ async def test_a_store_that_cannot_be_opened_is_reported_by_every_tool_call(
         for _ in range(2):
             error = await call_error(client, "memory-search", query="anything")
             assert "the memory store cannot be read or written" in error
+
+
+async def test_a_postgresql_store_is_served_over_stdio(tmp_path: Path, pg_url: str) -> None:
+    """The start-up check has no file to read for a PostgreSQL URL: the store opens after
+    the handshake as a SQLite one does."""
+    params = StdioServerParameters(
+        command=EXE, args=["serve", "--db", pg_url, "--no-watch"], env=server_env(tmp_path)
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        await call(client, "store_memory", key="k", value="lemur migration")
+        found = await call(client, "memory-search", query="lemur")
+        assert [hit["key"] for hit in found["results"]] == ["k"]
+
+
+async def test_an_unreachable_postgresql_server_is_named_by_the_tool_calls(tmp_path: Path) -> None:
+    """Nothing listens on port 1: the handshake is answered, and each call says the store
+    cannot be reached (not a traceback on stderr and a closed pipe)."""
+    url = "postgresql+asyncpg://nobody@127.0.0.1:1/memories"
+    params = StdioServerParameters(
+        command=EXE, args=["serve", "--db", url, "--no-watch"], env=server_env(tmp_path)
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        assert client.server_info is not None
+        error = await call_error(client, "memory-search", query="anything")
+        assert "the memory store did not open: cannot reach it" in error

@@ -4,9 +4,12 @@ candidates while the query is embedded changes no result."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
@@ -51,3 +54,22 @@ async def test_both_arms_find_records_with_their_current_values(
         result = await service.search(caller, "lemur migration")
         values = {hit.record.key: hit.record.value for hit in result.hits}
         assert values == {"a": "the lemur migration plan, revised", "b": "lemur"}
+
+
+async def test_a_vector_not_yet_copied_to_its_pgvector_column_is_skipped(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """PostgreSQL: a vector is saved as bytes, then copied to the pgvector column in a
+    second transaction; a search in between meets a NULL there and must not fail on it
+    (it did: float(None), an internal error)."""
+    settings = Settings(db=pg_url, data_dir=tmp_path / "data", memory_dir=tmp_path / "memory")
+    async with opened(settings, FakeEmbedder()) as app:
+        await app.service.store_memory(app.caller, StoreRequest("k", "lemur migration"))
+        engine = create_async_engine(pg_url)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text("UPDATE embeddings SET embedding = NULL"))
+        finally:
+            await engine.dispose()
+        result = await app.service.search(app.caller, "lemur migration")
+        assert [hit.record.key for hit in result.hits] == ["k"]
