@@ -3,8 +3,9 @@
 The store is written the way `memory-mcp import` writes (`prepare_memory`, then
 `write_batch`: 500 memories per transaction) and embedded by `embed_pending`, with
 synthetic text and synthetic document vectors (embedding 100k texts with the real model
-would take most of an hour here and says nothing about search latency). Searches then run through `MemoryService.search` with the real model embedding
-each query. A built store is kept in the work directory and reused by later runs.
+would take most of an hour here and says nothing about search latency). Searches then
+run through `MemoryService.search` with the real model embedding each query. A built
+store is kept in the work directory and reused by later runs.
 
 Three kinds of query: `selective` (rare words: few keyword matches), `common` (words in a
 large share of all memories: the FTS worst case) and `question` (a sentence mixing both).
