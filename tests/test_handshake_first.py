@@ -5,11 +5,14 @@ a tool call waits for the store, and a store that cannot be opened is named in t
 from __future__ import annotations
 
 import fcntl
+import gc
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -107,3 +110,19 @@ async def test_an_unreachable_postgresql_server_is_named_by_the_tool_calls(tmp_p
         assert client.server_info is not None
         error = await call_error(client, "memory-search", query="anything")
         assert "the memory store did not open: cannot reach it" in error
+
+
+async def test_a_client_that_leaves_while_the_store_opens_leaves_nothing_open(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The app opens in the background, so a client can leave while it is still opening
+    (the notes watcher just started): everything it made is closed, nothing is left for
+    the garbage collector to warn about."""
+    settings = make_settings(memory_dir=make_settings().data_dir.parent / "notes")
+    settings.memory_dir.mkdir(parents=True)  # type: ignore[union-attr]
+    async with Client(build_server(settings, FakeEmbedder())) as client:  # type: ignore[arg-type]
+        await client.list_tools()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gc.collect()
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
