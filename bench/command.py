@@ -79,9 +79,10 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     startup.add_argument(
         "--import-memories",
         type=int,
-        default=2_000,
+        default=10_000,
         metavar="N",
-        help="also time `memory-mcp import` of N memories, embedded (0: skip; default 2000)",
+        help="also the import rate (bench import) with N memories, embedded (0: skip; "
+        "default 10000)",
     )
     startup.add_argument(
         "--workdir",

@@ -26,7 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.latency import SyntheticText, build_store, measure_size, render
+import anyio
+import anyio.to_thread
+
+from bench.importing import measure_import
+from bench.latency import QUERY_KINDS, SyntheticText, build_store, measure_size, render
 from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
@@ -46,6 +50,7 @@ QUERIES = [
     "name of our feline",
 ]
 GIVE_UP_SECONDS = 300.0
+STDIO_SEARCHES = 90  # per store size, after the first search with the model
 
 
 @dataclass
@@ -57,23 +62,6 @@ class StartupRun:
 
 
 @dataclass
-class ImportRun:
-    memories: int
-    seconds: float  # `memory-mcp import` end to end: process start to exit, embedded
-
-    @property
-    def rate(self) -> float:
-        return self.memories / self.seconds if self.seconds else 0.0
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "memories": self.memories,
-            "seconds": round(self.seconds, 2),
-            "per_second": round(self.rate),
-        }
-
-
-@dataclass
 class StartupReport:
     embedder: str
     runs: list[StartupRun] = field(default_factory=list)
@@ -81,7 +69,10 @@ class StartupReport:
     query_embed_seconds: list[float] = field(default_factory=list)
     latencies: list[Any] = field(default_factory=list)  # latency.SizeResult per size
     server_rss_mb: dict[int, float] = field(default_factory=dict)  # store size -> VmHWM
-    import_run: ImportRun | None = None
+    # store size -> seconds of each search over stdio (a server's, model loaded)
+    stdio_search_seconds: dict[int, list[float]] = field(default_factory=dict)
+    import_result: dict[str, Any] | None = None  # bench.importing.measure_import
+    load_at_start: tuple[float, float, float] = field(default_factory=os.getloadavg)
 
     def summary(self) -> dict[str, Any]:
         def median(values: list[float]) -> float:
@@ -104,8 +95,17 @@ class StartupReport:
             },
             "latency": [result.summary() for result in self.latencies],
             "server_peak_rss_mb_by_store_size": self.server_rss_mb,
-            "import": None if self.import_run is None else self.import_run.summary(),
-            "load_average": os.getloadavg(),
+            "stdio_search_ms_by_store_size": {
+                size: {
+                    "p50": round(percentile_ms(seconds, 50), 2),
+                    "p95": round(percentile_ms(seconds, 95), 2),
+                }
+                for size, seconds in self.stdio_search_seconds.items()
+            },
+            "import": self.import_result,
+            "machine": machine(),
+            "load_average_at_start": self.load_at_start,
+            "load_average_at_end": os.getloadavg(),
         }
 
     def render(self) -> str:
@@ -135,18 +135,40 @@ class StartupReport:
                     f"{every['p50']:.1f} / {every['p95']:.1f} ms",
                 ]
             )
-        if self.import_run is not None:
+        for size, ms in s["stdio_search_ms_by_store_size"].items():
             rows.append(
                 [
-                    f"import {self.import_run.memories:,} memories, stored and embedded",
-                    f"{self.import_run.seconds:.1f} s ({self.import_run.rate:.0f}/s)",
+                    f"search p50 / p95 over stdio at {size:,} memories",
+                    f"{ms['p50']:.1f} / {ms['p95']:.1f} ms",
                 ]
             )
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        text = f"embedder: {self.embedder}, {len(self.runs)} runs, load average now {load}\n"
+        imported = self.import_result
+        if imported is not None:
+            rows.append(
+                [
+                    f"import rows (check + write, no model), {imported['size']:,} memories",
+                    f"{imported['rows_per_s_median']:,.0f}/s",
+                ]
+            )
+            rows.append(
+                ["import embedding (model loaded)", f"{imported['embed_texts_per_s']:,.0f} texts/s"]
+            )
+            if "end_to_end_s" in imported:
+                rows.append(
+                    [
+                        f"`memory-mcp import` of {imported['size']:,}, stored and embedded",
+                        f"{imported['end_to_end_s']:.1f} s",
+                    ]
+                )
+        start = ", ".join(f"{x:.1f}" for x in self.load_at_start)
+        end = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        text = (
+            f"machine: {machine()}\nload average (1, 5, 15 min): {start} at start, {end} at end\n"
+        )
+        text += f"embedder: {self.embedder}, {len(self.runs)} spawns\n"
         text += table(["measure", "value"], rows)
         if self.latencies:
-            text += "\n\nsearch latency (bench latency)\n" + render(self.latencies)
+            text += "\n\nsearch latency in process (bench latency)\n" + render(self.latencies)
         return text
 
 
@@ -163,6 +185,23 @@ async def build_startup_store(directory: Path, embedder: Embedder) -> Path:
                 pass
         marker.write_text("1\n")
     return db
+
+
+def machine() -> str:
+    """The CPU, cores, memory and kernel, for the line printed beside the numbers."""
+    cpu = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    memory_gb = 0.0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            memory_gb = int(line.split()[1]) / 1024 / 1024
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {memory_gb:.0f} GB RAM, Linux {os.uname().release}, "
+        f"Python {sys.version.split()[0]}"
+    )
 
 
 def _send(stdin: IO[str], message: dict[str, Any]) -> None:
@@ -206,9 +245,28 @@ def _initialize(proc: subprocess.Popen[str]) -> None:
     _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
-def server_rss_over(exe: str, db: Path, embedder: str, scratch: Path) -> float:
-    """Peak RSS (VmHWM) of a server over the store in `db` once it has answered a search
-    with the model (vector index loaded, model loaded, one query embedded)."""
+def _search(proc: subprocess.Popen[str], request_id: int, query: str) -> dict[str, Any]:
+    assert proc.stdin is not None and proc.stdout is not None
+    arguments = {"query": query, "limit": 10}
+    _send(
+        proc.stdin,
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "memory-search", "arguments": arguments},
+        },
+    )
+    return dict(_reply(proc.stdout, request_id)["result"]["structuredContent"])
+
+
+def server_over(
+    exe: str, db: Path, size: int, embedder: str, scratch: Path, searches: int = STDIO_SEARCHES
+) -> tuple[float, list[float]]:
+    """A server over the store in `db`: its peak RSS (VmHWM) once it has answered a search
+    with the model (vector index loaded, model loaded, one query embedded), then the time
+    of `searches` more over stdio, each a new text (no query-vector cache hit), sent
+    one after the other as an agent does."""
     proc = subprocess.Popen(
         [exe, "serve", "--db", str(db), "--agent-id", "bench"],
         stdin=subprocess.PIPE,
@@ -217,52 +275,30 @@ def server_rss_over(exe: str, db: Path, embedder: str, scratch: Path) -> float:
         text=True,
         env=server_env(scratch, embedder=embedder),
     )
-    assert proc.stdin is not None and proc.stdout is not None
     try:
         _initialize(proc)
         started = time.perf_counter()
-        for request_id in range(2, 100_000):
-            arguments = {"query": QUERIES[request_id % len(QUERIES)], "limit": 10}
-            _send(
-                proc.stdin,
-                {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "method": "tools/call",
-                    "params": {"name": "memory-search", "arguments": arguments},
-                },
-            )
-            result = _reply(proc.stdout, request_id)["result"]["structuredContent"]
-            if result.get("semantic"):
-                return _peak_rss_mb(proc.pid)
+        request_id = 1
+        while True:
+            request_id += 1
+            if _search(proc, request_id, QUERIES[request_id % len(QUERIES)]).get("semantic"):
+                break
             if time.perf_counter() - started > GIVE_UP_SECONDS:
-                raise RuntimeError(f"no search with the model: {result}")
+                raise RuntimeError("no search with the model")
             time.sleep(0.2)
-        raise RuntimeError("unreachable")
+        rss = _peak_rss_mb(proc.pid)
+        text = SyntheticText(seed=size + 1)
+        seconds = []
+        for i in range(searches):
+            request_id += 1
+            query = text.query(QUERY_KINDS[i % len(QUERY_KINDS)])
+            began = time.perf_counter()
+            _search(proc, request_id, query)
+            seconds.append(time.perf_counter() - began)
+        return rss, seconds
     finally:
         proc.kill()
         proc.wait(timeout=60)
-
-
-def import_once(exe: str, memories: int, embedder: str, scratch: Path) -> ImportRun:
-    """`memory-mcp import` of `memories` short memories into a new store, as a user runs
-    it: process start to exit, every memory stored and embedded by the real model."""
-    source = scratch / f"import-{memories}.jsonl"
-    text = SyntheticText(seed=memories)
-    with source.open("w", encoding="utf-8") as out:
-        for i in range(memories):
-            out.write(json.dumps({"key": f"imported-{i}", "value": text.memory()}) + "\n")
-    db = scratch / f"import-{memories}-{time.time_ns()}.db"
-    started = time.perf_counter()
-    subprocess.run(
-        [exe, "import", str(source), "--db", str(db), "--agent-id", "bench"],
-        check=True,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=server_env(scratch, embedder=embedder, max_memories_per_agent="0"),
-    )
-    return ImportRun(memories, time.perf_counter() - started)
 
 
 def spawn_once(exe: str, db: Path, embedder: str, scratch: Path) -> StartupRun:
@@ -369,12 +405,18 @@ async def run_startup(
             say(f"search latency at {size:,} memories (store in {latency_workdir / str(size)})")
             result = await measure_size(latency_workdir / str(size), size, embedder, 150, say)
             report.latencies.append(result)
-            rss = server_rss_over(
-                exe, latency_workdir / str(size) / "memory.db", embedder_name, Path(scratch)
+            rss, seconds = server_over(
+                exe, latency_workdir / str(size) / "memory.db", size, embedder_name, Path(scratch)
             )
             report.server_rss_mb[size] = rss
-            say(f"server peak RSS over {size:,} memories: {rss:.0f} MB")
+            report.stdio_search_seconds[size] = seconds
+            say(
+                f"server over {size:,} memories: peak RSS {rss:.0f} MB, search over stdio "
+                f"p50 {percentile_ms(seconds, 50):.1f} ms"
+            )
         if import_memories:
-            say(f"memory-mcp import of {import_memories:,} memories")
-            report.import_run = import_once(exe, import_memories, embedder_name, Path(scratch))
+            say(f"import of {import_memories:,} memories (bench import)")
+            report.import_result = await anyio.to_thread.run_sync(
+                measure_import, Path(scratch) / "import", import_memories
+            )
     return report
