@@ -59,7 +59,7 @@ from memory_mcp.safety import refuse_secrets, refuse_secrets_in
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.browse import Selection
 from memory_mcp.store.keyword import query_terms
-from memory_mcp.vectors import Vectors
+from memory_mcp.vectors import Scan, Vectors
 
 log = logging.getLogger(__name__)
 
@@ -643,13 +643,21 @@ class MemoryService:
         exact: list[ExactMatches] = []
 
         records: dict[int, MemoryRecord] = {}
+        scans: list[Scan | None] = []
+
+        async def ranked_words() -> None:
+            keyword_hits.extend(
+                await self.store.keyword_search(terms, vis, pool, KEYWORD_COLUMN_WEIGHTS)
+            )
+
+        async def exact_matches() -> None:
+            exact.append(await find_exact_matches(self.store, text, vis))
 
         async def keyword_arm() -> None:
-            if terms:
-                keyword_hits.extend(
-                    await self.store.keyword_search(terms, vis, pool, KEYWORD_COLUMN_WEIGHTS)
-                )
-            exact.append(await find_exact_matches(self.store, text, vis))
+            async with anyio.create_task_group() as lookups:  # two reader connections
+                if terms:
+                    lookups.start_soon(ranked_words)
+                lookups.start_soon(exact_matches)
             # Read these candidates now, while the model embeds the query: afterwards only
             # the vector arm's own finds are left to read.
             candidates = [memory_id for memory_id, _ in keyword_hits]
@@ -658,6 +666,7 @@ class MemoryService:
         async def embed_query() -> None:
             query_vectors.append(await self.vectors.embed_query(text))
             await self.vectors.catch_up()
+            scans.append(await self.vectors.scan(query_vectors[0]))
 
         # The query embedding (a model thread) and the FTS5 query (a database thread)
         # overlap instead of adding up.
@@ -671,7 +680,7 @@ class MemoryService:
             query_vector = query_vectors[0]
             # The keyword candidates get their cosine too, so both arms judge each one.
             vector_hits = await self.vectors.nearest(
-                query_vector, vis, pool, also=[memory_id for memory_id, _ in keyword_hits]
+                query_vector, vis, pool, [memory_id for memory_id, _ in keyword_hits], scans[0]
             )
         else:
             notices.append(

@@ -12,6 +12,7 @@ database are seen on the next search."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,6 +35,15 @@ class _Codes:
         return self._codes.get(value, -1)
 
 
+@dataclass(frozen=True)
+class Scan:
+    """Every slot's similarity to one query, from `VectorIndex.scan`; valid while the
+    index is at the same `generation` (no delta applied since)."""
+
+    generation: int
+    scores: np.ndarray
+
+
 class VectorIndex:
     # Parallel arrays, one slot per memory (grown by doubling).
     vectors: np.ndarray
@@ -48,6 +58,7 @@ class VectorIndex:
     def __init__(self, dimension: int = 384) -> None:
         self.dimension = dimension
         self.revision = -1
+        self.generation = 0  # bumped by every applied delta: a Scan made before is stale
         self._size = 0
         self._capacity = 0
         self._slot_of: dict[int, int] = {}
@@ -86,6 +97,7 @@ class VectorIndex:
         return len(self._slot_of)
 
     def apply(self, delta: IndexDelta) -> None:
+        self.generation += 1
         for row in delta.upserted:
             if row.vector is None:
                 self._remove(row.id)  # content changed and its new vector is not ready yet
@@ -154,12 +166,25 @@ class VectorIndex:
             mask[candidates[keep]] = True
         return mask
 
+    def scan(self, query: np.ndarray) -> Scan:
+        """The one full matrix-vector product of a search, before its filters are applied:
+        numpy releases the GIL here, so a worker thread can run it while the keyword arm
+        reads the store."""
+        generation = self.generation
+        return Scan(generation, self.vectors[: self._size] @ query)
+
     def search(
-        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+        self,
+        query: np.ndarray,
+        vis: Visibility,
+        k: int,
+        also: Sequence[int] = (),
+        scan: Scan | None = None,
     ) -> list[tuple[int, float]]:
         """(memory id, cosine similarity) of the k nearest visible memories, best first,
         then those of the visible memories in `also` (the keyword arm's candidates) that
-        are not among them: the scan computes every similarity anyway."""
+        are not among them: the scan computes every similarity anyway. `scan`: this
+        query's scan made earlier (used while no delta has been applied since)."""
         n = self._size
         if n == 0 or (k <= 0 and not also):
             return []
@@ -169,7 +194,9 @@ class VectorIndex:
             return []
         # One full matrix-vector product, then the mask: cheaper than gathering the allowed
         # rows, which would copy most of the matrix.
-        scores = self.vectors[:n] @ query
+        if scan is None or scan.generation != self.generation:
+            scan = self.scan(query)
+        scores = scan.scores
         scores[~mask] = -np.inf
         k = min(k, len(allowed))
         top = np.argpartition(-scores, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)
