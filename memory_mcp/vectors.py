@@ -52,7 +52,8 @@ from memory_mcp.models import MemoryRecord, Visibility
 from memory_mcp.passages import embed_memories
 from memory_mcp.store.rows import content_hash
 from memory_mcp.store.vectors import StoredVectors
-from memory_mcp.vector_index import Scan, VectorIndex
+from memory_mcp.vector_index import Scan as Scan
+from memory_mcp.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 
