@@ -153,6 +153,10 @@ class Visibility:
     source: Source | None = None
     include_expired: bool = False
     now: float = 0.0
+    # Only memories last changed (updated_at, UNIX seconds) within these bounds, both
+    # included; None leaves a side open (memory_mcp/time_filters.py parses them).
+    updated_since: float | None = None
+    updated_until: float | None = None
 
 
 @dataclass

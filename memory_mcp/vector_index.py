@@ -1,8 +1,9 @@
 """An in-process cosine index over every memory's vector, with the facts needed to filter it.
 
 Brute force in numpy: at 100k x 384 float32 one scan is a few milliseconds here, faster than
-sqlite-vec, and exact. Filters (visibility, scope, source, tags, expiry) become a boolean
-mask applied before the top-k cut, so a filtered search never comes back short.
+sqlite-vec, and exact. Filters (visibility, scope, source, tags, expiry, time of last change)
+become a boolean mask applied before the top-k cut, so a filtered search never comes back
+short.
 
 The index follows the store's `revision` counter: before each search its owner
 (`InProcessIndex` in vectors.py) asks the store for rows changed since its revision and
@@ -54,6 +55,7 @@ class VectorIndex:
     scope: np.ndarray
     source: np.ndarray
     expires: np.ndarray
+    updated: np.ndarray
 
     def __init__(self, dimension: int = 384) -> None:
         self.dimension = dimension
@@ -86,6 +88,7 @@ class VectorIndex:
         self.scope = grow(None if first else self.scope, (capacity,), np.int8, -1)
         self.source = grow(None if first else self.source, (capacity,), np.int32, -1)
         self.expires = grow(None if first else self.expires, (capacity,), np.float64, np.inf)
+        self.updated = grow(None if first else self.updated, (capacity,), np.float64, 0.0)
         self.tags: list[frozenset[str]] = (
             [frozenset()] * capacity
             if first
@@ -127,6 +130,7 @@ class VectorIndex:
         self.scope[slot] = _SCOPE_CODE[row.scope]
         self.source[slot] = self._codes.code("source:" + row.source)
         self.expires[slot] = np.inf if row.expires_at is None else row.expires_at
+        self.updated[slot] = row.updated_at
         self.tags[slot] = frozenset(row.tags)
 
     def _remove(self, memory_id: int) -> None:
@@ -156,6 +160,10 @@ class VectorIndex:
         mask &= self.alive[:n]
         if not vis.include_expired:
             mask &= self.expires[:n] > vis.now
+        if vis.updated_since is not None:
+            mask &= self.updated[:n] >= vis.updated_since
+        if vis.updated_until is not None:
+            mask &= self.updated[:n] <= vis.updated_until
         if vis.source is not None:
             mask &= self.source[:n] == self._codes.lookup("source:" + vis.source.value)
         if vis.tags:

@@ -83,6 +83,8 @@ class VectorRows(Protocol):
 
     async def has(self, model: str, digest: str) -> bool: ...
 
+    async def vector(self, model: str, digest: str) -> np.ndarray | None: ...
+
     async def missing(self, model: str, limit: int) -> list[tuple[str, str]]: ...
 
     async def embedded(self, model: str, digests: Collection[str]) -> set[str]: ...
@@ -222,6 +224,10 @@ class Vectors:
         if scan is not None and isinstance(self.search, InProcessIndex):
             return await self.search.nearest(query, vis, k, also, scan)
         return await self.search.nearest(query, vis, k, also)
+
+    async def memory_vector(self, record: MemoryRecord) -> np.ndarray | None:
+        """A stored memory's vector from the current model, or None while it is pending."""
+        return await self.rows.vector(self.model, record.content_hash)
 
     # -- writing ----------------------------------------------------------------------------
 
