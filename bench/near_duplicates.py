@@ -7,21 +7,26 @@ Cosine similarity of the stored vectors (all-MiniLM-L6-v2 with the passages reci
 the server embeds every memory) of the pairs in
 bench/data/near_duplicates.json: paraphrases and corrections (should be surfaced), the same
 topic with a different fact, and unrelated pairs; then, for each candidate threshold, the
-share of each kind at or above it. With a LoCoMo folder it also prints how often a turn of
-a real conversation would surface at least one earlier turn: the noise a threshold adds to
-ordinary writes."""
+share of each kind at or above it. With a LoCoMo folder it also times the check against
+the write it follows, and prints how often a turn of a real conversation would surface at
+least one earlier turn: the noise a threshold adds to ordinary writes."""
 
 from __future__ import annotations
 
 import json
 import sys
 import tempfile
+import time
 from itertools import combinations
 from pathlib import Path
 
 import anyio
 import numpy as np
 
+from bench.settings import BenchSettings
+from bench.stats import percentile_ms
+from memory_mcp.app import open_app
+from memory_mcp.models import StoreRequest
 from memory_mcp.onnx_embedder import OnnxEmbedder
 from memory_mcp.onnx_model import ensure_in_child
 from memory_mcp.passages import embed_memories
@@ -85,6 +90,27 @@ async def locomo_noise(embedder: OnnxEmbedder, folder: Path, labelled: bool) -> 
         print(f"  {t:.2f}: {flagged[t] / len(best_scores):.3f} of {len(best_scores)} turns")
 
 
+async def write_cost(embedder: OnnxEmbedder, folder: Path, workdir: Path) -> None:
+    """What `similar` adds to a write: the first conversation's turns stored one by one
+    through the service (memory-store's path: upsert, then embed), each followed by the
+    similar check, timed apart."""
+    turns = locomo_turns(folder, labelled=True)[0]
+    settings = BenchSettings(db=str(workdir / "memory.db"), data_dir=workdir)
+    stores, checks = [], []
+    async with open_app(settings, embedder, background=False) as app:
+        for n, text in enumerate(turns):
+            started = time.perf_counter()
+            outcome = await app.service.store_memory(app.caller, StoreRequest(f"t{n}", text))
+            stored = time.perf_counter()
+            await app.service.similar_to(app.caller, outcome.record)
+            stores.append(stored - started)
+            checks.append(time.perf_counter() - stored)
+    print(f"\nwrite cost over {len(turns)} writes into a growing store (ms):")
+    for name, values in (("store + embed", stores), ("similar check", checks)):
+        p50, p95, p99 = (percentile_ms(values, q) for q in (50, 95, 99))
+        print(f"  {name:<14} median {p50:6.1f}  p95 {p95:6.1f}  p99 {p99:6.1f}")
+
+
 async def main(argv: list[str]) -> int:
     data = json.loads(DATA.read_text(encoding="utf-8"))
     kinds = {
@@ -107,6 +133,7 @@ async def main(argv: list[str]) -> int:
             shares = "  ".join(f"{np.mean(v >= threshold):>10.2f}" for v in scores.values())
             print(f"  {threshold:>9.2f}  {shares}")
         if len(argv) > 1:
+            await write_cost(embedder, Path(argv[1]), Path(tmp))
             for labelled in (True, False):
                 await locomo_noise(embedder, Path(argv[1]), labelled)
     return 0
