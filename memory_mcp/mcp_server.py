@@ -293,7 +293,7 @@ def build_server(
         ] = None,
         min_score: Annotated[
             float | None,
-            Field(description="Leave out results whose score is below this (0-1)."),
+            Field(strict=True, description="Leave out results whose score is below this (0-1)."),
         ] = None,
         explain: Annotated[
             bool,
