@@ -68,11 +68,21 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     startup.add_argument("--runs", type=int, default=3, help="server spawns (default 3)")
     startup.add_argument(
-        "--latency-size",
+        "--latency-sizes",
+        type=int,
+        nargs="+",
+        default=[10_000, 100_000],
+        metavar="N",
+        help="also search latency, and a server's peak RSS, at N memories (0: skip; "
+        "default 10000 100000)",
+    )
+    startup.add_argument(
+        "--import-memories",
         type=int,
         default=10_000,
         metavar="N",
-        help="also search latency at N memories (0: skip; default 10000)",
+        help="also the import rate (bench import) with N memories, embedded (0: skip; "
+        "default 10000)",
     )
     startup.add_argument(
         "--workdir",
@@ -226,8 +236,9 @@ def run(args: argparse.Namespace) -> int:
             args.embedder,
             embedder,
             args.runs,
-            args.latency_size,
+            args.latency_sizes,
             DEFAULT_LATENCY_WORKDIR,
+            args.import_memories,
             _say,
         )
         print(startup_report.render())

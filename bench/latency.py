@@ -1,10 +1,11 @@
 """Search latency on large synthetic stores (10k, 100k memories).
 
-The store is written through `MemoryService.store_memory` and `embed_pending`, the paths a
-user's imports take, with synthetic text and synthetic document vectors (embedding 100k
-texts with the real model would take most of an hour here and says nothing about search
-latency). Searches then run through `MemoryService.search` with the real model embedding
-each query. A built store is kept in the work directory and reused by later runs.
+The store is written the way `memory-mcp import` writes (`prepare_memory`, then
+`write_batch`: 500 memories per transaction) and embedded by `embed_pending`, with
+synthetic text and synthetic document vectors (embedding 100k texts with the real model
+would take most of an hour here and says nothing about search latency). Searches then
+run through `MemoryService.search` with the real model embedding each query. A built
+store is kept in the work directory and reused by later runs.
 
 Three kinds of query: `selective` (rare words: few keyword matches), `common` (words in a
 large share of all memories: the FTS worst case) and `question` (a sentence mixing both).
@@ -31,6 +32,7 @@ from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.store.keyword import query_terms
 
 GENERATOR_VERSION = 1
+BUILD_BATCH = 500  # memories per transaction, as `memory-mcp import` writes them
 VOCABULARY = 20_000
 QUERY_KINDS = ("selective", "common", "question")
 PARTS = ("embed query", "keyword (FTS5)", "vector scan", "fetch records")
@@ -146,10 +148,19 @@ async def build_store(
     embedder = SyntheticDocumentEmbedder(model_name)
     async with open_app(store_settings(directory), embedder, background=False) as app:
         service, caller = app.service, app.caller
-        for i in range(size):
-            await service.store_memory(caller, StoreRequest(f"note-{i}", text.memory()))
-            if progress and (i + 1) % 10_000 == 0:
-                progress(f"  {i + 1:,} / {size:,} memories written")
+        for start in range(0, size, BUILD_BATCH):
+            # The import's path: checked like store_memory, written 500 per transaction.
+            batch = [
+                (
+                    caller,
+                    service.prepare_memory(caller, StoreRequest(f"note-{i}", text.memory())),
+                    None,
+                )
+                for i in range(start, min(start + BUILD_BATCH, size))
+            ]
+            await service.write_batch(batch)
+            if progress and (start + BUILD_BATCH) % 10_000 == 0:
+                progress(f"  {start + BUILD_BATCH:,} / {size:,} memories written")
         embedder.ready = True
         await service.embed_pending(batch_size=2_048)
     marker.write_text(f"{size}\n")

@@ -15,6 +15,7 @@ by the real model."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -25,7 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.latency import build_store, measure_size, render
+import anyio
+import anyio.to_thread
+
+from bench.importing import measure_import
+from bench.latency import QUERY_KINDS, SyntheticText, build_store, measure_size, render
 from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
@@ -45,6 +50,7 @@ QUERIES = [
     "name of our feline",
 ]
 GIVE_UP_SECONDS = 300.0
+STDIO_SEARCHES = 90  # per store size, after the first search with the model
 
 
 @dataclass
@@ -61,7 +67,12 @@ class StartupReport:
     runs: list[StartupRun] = field(default_factory=list)
     bare_import_seconds: list[float] = field(default_factory=list)
     query_embed_seconds: list[float] = field(default_factory=list)
-    latency: Any = None  # a latency.SizeResult, or None when skipped
+    latencies: list[Any] = field(default_factory=list)  # latency.SizeResult per size
+    server_rss_mb: dict[int, float] = field(default_factory=dict)  # store size -> VmHWM
+    # store size -> seconds of each search over stdio (a server's, model loaded)
+    stdio_search_seconds: dict[int, list[float]] = field(default_factory=dict)
+    import_result: dict[str, Any] | None = None  # bench.importing.measure_import
+    load_at_start: tuple[float, float, float] = field(default_factory=os.getloadavg)
 
     def summary(self) -> dict[str, Any]:
         def median(values: list[float]) -> float:
@@ -82,7 +93,19 @@ class StartupReport:
                 "p50": round(percentile_ms(self.query_embed_seconds, 50), 2),
                 "p95": round(percentile_ms(self.query_embed_seconds, 95), 2),
             },
-            "latency": None if self.latency is None else self.latency.summary(),
+            "latency": [result.summary() for result in self.latencies],
+            "server_peak_rss_mb_by_store_size": self.server_rss_mb,
+            "stdio_search_ms_by_store_size": {
+                size: {
+                    "p50": round(percentile_ms(seconds, 50), 2),
+                    "p95": round(percentile_ms(seconds, 95), 2),
+                }
+                for size, seconds in self.stdio_search_seconds.items()
+            },
+            "import": self.import_result,
+            "machine": machine(),
+            "load_average_at_start": self.load_at_start,
+            "load_average_at_end": os.getloadavg(),
         }
 
     def render(self) -> str:
@@ -102,10 +125,50 @@ class StartupReport:
                 f"{s['query_embed_ms']['p50']:.1f} / {s['query_embed_ms']['p95']:.1f} ms",
             ],
         ]
-        text = f"embedder: {self.embedder}, {len(self.runs)} runs\n"
+        for size, rss in self.server_rss_mb.items():
+            rows.append([f"server peak RSS over {size:,} memories", f"{rss:.0f} MB"])
+        for result in self.latencies:
+            every = result.summary()["search_ms"]["all"]
+            rows.append(
+                [
+                    f"search p50 / p95 at {result.size:,} memories",
+                    f"{every['p50']:.1f} / {every['p95']:.1f} ms",
+                ]
+            )
+        for size, ms in s["stdio_search_ms_by_store_size"].items():
+            rows.append(
+                [
+                    f"search p50 / p95 over stdio at {size:,} memories",
+                    f"{ms['p50']:.1f} / {ms['p95']:.1f} ms",
+                ]
+            )
+        imported = self.import_result
+        if imported is not None:
+            rows.append(
+                [
+                    f"import rows (check + write, no model), {imported['size']:,} memories",
+                    f"{imported['rows_per_s_median']:,.0f}/s",
+                ]
+            )
+            rows.append(
+                ["import embedding (model loaded)", f"{imported['embed_texts_per_s']:,.0f} texts/s"]
+            )
+            if "end_to_end_s" in imported:
+                rows.append(
+                    [
+                        f"`memory-mcp import` of {imported['size']:,}, stored and embedded",
+                        f"{imported['end_to_end_s']:.1f} s",
+                    ]
+                )
+        start = ", ".join(f"{x:.1f}" for x in self.load_at_start)
+        end = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        text = (
+            f"machine: {machine()}\nload average (1, 5, 15 min): {start} at start, {end} at end\n"
+        )
+        text += f"embedder: {self.embedder}, {len(self.runs)} spawns\n"
         text += table(["measure", "value"], rows)
-        if self.latency is not None:
-            text += "\n\nsearch latency (bench latency)\n" + render([self.latency])
+        if self.latencies:
+            text += "\n\nsearch latency in process (bench latency)\n" + render(self.latencies)
         return text
 
 
@@ -122,6 +185,23 @@ async def build_startup_store(directory: Path, embedder: Embedder) -> Path:
                 pass
         marker.write_text("1\n")
     return db
+
+
+def machine() -> str:
+    """The CPU, cores, memory and kernel, for the line printed beside the numbers."""
+    cpu = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    memory_gb = 0.0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            memory_gb = int(line.split()[1]) / 1024 / 1024
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {memory_gb:.0f} GB RAM, Linux {os.uname().release}, "
+        f"Python {sys.version.split()[0]}"
+    )
 
 
 def _send(stdin: IO[str], message: dict[str, Any]) -> None:
@@ -144,6 +224,81 @@ def _peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def _initialize(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None and proc.stdout is not None
+    _send(
+        proc.stdin,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench-startup", "version": "0"},
+            },
+        },
+    )
+    _reply(proc.stdout, 1)
+    _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def _search(proc: subprocess.Popen[str], request_id: int, query: str) -> dict[str, Any]:
+    assert proc.stdin is not None and proc.stdout is not None
+    arguments = {"query": query, "limit": 10}
+    _send(
+        proc.stdin,
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "memory-search", "arguments": arguments},
+        },
+    )
+    return dict(_reply(proc.stdout, request_id)["result"]["structuredContent"])
+
+
+def server_over(
+    exe: str, db: Path, size: int, embedder: str, scratch: Path, searches: int = STDIO_SEARCHES
+) -> tuple[float, list[float]]:
+    """A server over the store in `db`: its peak RSS (VmHWM) once it has answered a search
+    with the model (vector index loaded, model loaded, one query embedded), then the time
+    of `searches` more over stdio, each a new text (no query-vector cache hit), sent
+    one after the other as an agent does."""
+    proc = subprocess.Popen(
+        [exe, "serve", "--db", str(db), "--agent-id", "bench"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=server_env(scratch, embedder=embedder),
+    )
+    try:
+        _initialize(proc)
+        started = time.perf_counter()
+        request_id = 1
+        while True:
+            request_id += 1
+            if _search(proc, request_id, QUERIES[request_id % len(QUERIES)]).get("semantic"):
+                break
+            if time.perf_counter() - started > GIVE_UP_SECONDS:
+                raise RuntimeError("no search with the model")
+            time.sleep(0.2)
+        rss = _peak_rss_mb(proc.pid)
+        text = SyntheticText(seed=size + 1)
+        seconds = []
+        for i in range(searches):
+            request_id += 1
+            query = text.query(QUERY_KINDS[i % len(QUERY_KINDS)])
+            began = time.perf_counter()
+            _search(proc, request_id, query)
+            seconds.append(time.perf_counter() - began)
+        return rss, seconds
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
 
 
 def spawn_once(exe: str, db: Path, embedder: str, scratch: Path) -> StartupRun:
@@ -219,10 +374,13 @@ async def run_startup(
     embedder_name: str,
     embedder: Embedder,
     runs: int,
-    latency_size: int,
+    latency_sizes: list[int],
     latency_workdir: Path,
+    import_memories: int,
     say: Callable[[str], None],
 ) -> StartupReport:
+    """Every number of issue 9 in one run: start-up, RSS, query embedding, search latency
+    at each size (with the RSS of a server over that store), and import rate."""
     report = StartupReport(embedder_name)
     await embedder.wait_ready()
     say(f"building or reusing the {STORE_SIZE:,}-memory store in {workdir}")
@@ -237,15 +395,28 @@ async def run_startup(
                 f"{one.meaning_seconds:.2f} s, peak RSS {one.peak_rss_mb:.0f} MB"
             )
             report.runs.append(one)
-    for i in range(5):  # warm-up
-        await embedder.embed([QUERIES[i % len(QUERIES)]])
-    for i in range(200):
-        started = time.perf_counter()
-        await embedder.embed([f"{QUERIES[i % len(QUERIES)]} {i}"])
-        report.query_embed_seconds.append(time.perf_counter() - started)
-    if latency_size:
-        say(f"search latency at {latency_size:,} memories (store in {latency_workdir})")
-        report.latency = await measure_size(
-            latency_workdir / str(latency_size), latency_size, embedder, 150, say
-        )
+        for i in range(5):  # warm-up
+            await embedder.embed([QUERIES[i % len(QUERIES)]])
+        for i in range(200):
+            started = time.perf_counter()
+            await embedder.embed([f"{QUERIES[i % len(QUERIES)]} {i}"])
+            report.query_embed_seconds.append(time.perf_counter() - started)
+        for size in [size for size in latency_sizes if size > 0]:
+            say(f"search latency at {size:,} memories (store in {latency_workdir / str(size)})")
+            result = await measure_size(latency_workdir / str(size), size, embedder, 150, say)
+            report.latencies.append(result)
+            rss, seconds = server_over(
+                exe, latency_workdir / str(size) / "memory.db", size, embedder_name, Path(scratch)
+            )
+            report.server_rss_mb[size] = rss
+            report.stdio_search_seconds[size] = seconds
+            say(
+                f"server over {size:,} memories: peak RSS {rss:.0f} MB, search over stdio "
+                f"p50 {percentile_ms(seconds, 50):.1f} ms"
+            )
+        if import_memories:
+            say(f"import of {import_memories:,} memories (bench import)")
+            report.import_result = await anyio.to_thread.run_sync(
+                measure_import, Path(scratch) / "import", import_memories
+            )
     return report

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import anyio
 
 from memory_mcp.embeddings import Embedder, SentenceTransformerEmbedder
-from memory_mcp.errors import InvalidInputError, StoreMissingError
 from memory_mcp.models import Caller, Source
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
@@ -19,6 +18,7 @@ from memory_mcp.notes.watcher import NoteWatcher
 from memory_mcp.ranking import RankingConfig
 from memory_mcp.service import MemoryService, Policy
 from memory_mcp.settings import Settings
+from memory_mcp.startup_check import prepare_store_location
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.engine import create_engines
 from memory_mcp.store.tokens import TokenStore
@@ -76,27 +76,6 @@ def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> 
         settings.note_max_chunks,
         settings.note_allow_hardlinks,
     )
-
-
-def prepare_store_location(settings: Settings, create: bool) -> None:
-    """Only the default location is created silently. A --db whose folder is missing is a
-    typo until proven otherwise, and a command that only reads (`create=False`) never
-    creates a store: it reports that there is none."""
-    path = settings.database_file
-    if path is None or path.exists():
-        return
-    if not create:
-        raise StoreMissingError(f"no memory store at {path} (nothing has been stored there)")
-    if path.parent.is_dir():
-        return
-    if settings.db is not None:
-        raise InvalidInputError(
-            "db", f"the folder {path.parent} does not exist; create it or fix the path"
-        )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInputError("db", f"cannot create {path.parent}: {exc.strerror}") from exc
 
 
 @asynccontextmanager

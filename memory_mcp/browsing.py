@@ -19,8 +19,7 @@ from typing import Any, get_args
 
 from memory_mcp import validation as v
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import MemoryRecord, Scope, Source
-from memory_mcp.store.browse import Order, Position
+from memory_mcp.models import MemoryRecord, Order, Position, Scope, Source
 from memory_mcp.time_filters import parse_time, parse_time_range
 
 ORDERS: tuple[Order, ...] = get_args(Order)

@@ -170,7 +170,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             return 130
         return 0
+    from memory_mcp.app_opening import HandshakeGate
     from memory_mcp.mcp_server import build_server, serve_stdio
+    from memory_mcp.startup_check import check_store_opens
 
     logging.getLogger("memory_mcp").info(
         "memory-mcp %s serving agent %r (%s), session %s, store %s",
@@ -180,16 +182,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings.session_id,
         settings.database_url,
     )
-    run_with_app(settings, _store_opens)  # a bad --db is one line on stderr, not a crash
+    check_store_opens(settings)  # a bad --db is one line on stderr, not a crash
+    handshake = HandshakeGate()  # the store opens once the client has its answer
     try:
-        anyio.run(serve_stdio, build_server(settings))
+        anyio.run(serve_stdio, build_server(settings, handshake=handshake), handshake)
     except KeyboardInterrupt:  # Ctrl-C: everything has been closed by now
         logging.getLogger("memory_mcp").info("stopped (Ctrl-C)")
         return 130
-    return 0
-
-
-async def _store_opens(_app: AppContext) -> int:
     return 0
 
 

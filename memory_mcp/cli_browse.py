@@ -4,27 +4,35 @@ for a person (tables) or a script (`--json`: the MCP tools' result shapes).
 Each command acts as one agent, as `serve` does (--agent-id, --role, --session-id, or the
 MEMORY_MCP_* variables and the settings file), and goes through MemoryService: it sees,
 and may delete, exactly what that agent's tools would. Reading commands never create a
-store. Loading this module imports nothing heavy (the handlers do), so `memory-mcp
---version` and the parser stay fast."""
+store. With `--url`, search, get, list, history and delete ask a running team server
+instead, as the agent of the token in MEMORY_MCP_TOKEN (its tools, so its rules).
+Loading this module imports nothing heavy (the handlers do), so `memory-mcp --version`
+and the parser stay fast."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_mcp.cli import MODEL, MODEL_WAIT_SECONDS, STORE, run_with_app, settings_from
 
 if TYPE_CHECKING:
     import argparse
 
+    from pydantic import BaseModel
+
     from memory_mcp.app import AppContext
+    from memory_mcp.settings import Settings
+
+    Shape = TypeVar("Shape", bound=BaseModel)
 
 AddCommand = Callable[..., "argparse.ArgumentParser"]
 
 SCOPES = ("all", "session", "agent", "swarm", "global")
 SOURCES = ("manual", "task_completion", "session_summary", "file_index")
 SEARCH_LIMIT = (1, 50)  # validation.MAX_SEARCH_LIMIT (not imported: it pulls in pydantic)
+LIST_LIMIT = (1, 100)  # browsing.MAX_LIST_LIMIT
 
 
 def add_commands(commands: Any, command: AddCommand) -> None:
@@ -41,7 +49,11 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     )
     search.add_argument("query", help="words, names or identifiers, or a question")
     search.add_argument(
-        "--limit", "-n", type=_limit, default=10, help="how many results, 1-50 (default 10)"
+        "--limit",
+        "-n",
+        type=_bounded(*SEARCH_LIMIT),
+        default=10,
+        help="how many results, 1-50 (default 10)",
     )
     search.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
     search.add_argument(
@@ -56,10 +68,12 @@ def add_commands(commands: Any, command: AddCommand) -> None:
         "--include-expired", action="store_true", help="also expired (not yet purged) ones"
     )
     _json_flag(search)
+    _url_flag(search)
 
     get = command(commands, "get", cmd_get, STORE, help="show one memory whole, as memory-get does")
     get.add_argument("id", type=int, help="the memory's id (from search or list)")
     _json_flag(get)
+    _url_flag(get)
 
     delete = command(
         commands,
@@ -70,6 +84,57 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     )
     delete.add_argument("id", type=int, help="the memory's id")
     _json_flag(delete)
+    _url_flag(delete)
+
+    listing = command(
+        commands,
+        "list",
+        cmd_list,
+        STORE,
+        help="browse memories without a query, newest first, a page at a time",
+        description="The memories the agent may see, newest first (by last update, or by "
+        "creation with --order created), as memory-list lists them. At the end it prints "
+        "the --cursor that shows the next page.",
+    )
+    listing.add_argument(
+        "--limit", "-n", type=_bounded(*LIST_LIMIT), default=20, help="per page, 1-100 (default 20)"
+    )
+    listing.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
+    listing.add_argument(
+        "--tag",
+        dest="tags",
+        action="append",
+        default=[],
+        help="only memories with this tag (repeat for several: all must match)",
+    )
+    listing.add_argument("--source", choices=SOURCES, help="only memories from this source")
+    listing.add_argument("--owner", help="only memories owned by this agent")
+    listing.add_argument(
+        "--since",
+        help="only memories updated (or created) since: an ISO date-time or an "
+        "age such as 7d, 12h, 2w",
+    )
+    listing.add_argument("--until", help="only memories updated (or created) until then")
+    listing.add_argument(
+        "--order", choices=("updated", "created"), default="updated", help="default: updated"
+    )
+    listing.add_argument("--cursor", help="the next page: the cursor the previous page printed")
+    listing.add_argument(
+        "--include-expired", action="store_true", help="also expired (not yet purged) ones"
+    )
+    _json_flag(listing)
+    _url_flag(listing)
+
+    history = command(
+        commands,
+        "history",
+        cmd_history,
+        STORE,
+        help="every version of a memory: value, who wrote it, when",
+    )
+    history.add_argument("id", type=int, help="the memory's id")
+    _json_flag(history)
+    _url_flag(history)
 
     stats = command(
         commands,
@@ -90,16 +155,26 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _limit(text: str) -> int:
-    import argparse
+def _bounded(low: int, high: int) -> Callable[[str], int]:
+    def whole_number(text: str) -> int:
+        import argparse
 
-    low, high = SEARCH_LIMIT
-    if not (text.isdigit() and low <= int(text) <= high):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from {low} to {high}")
-    return int(text)
+        if not (text.isdigit() and low <= int(text) <= high):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from {low} to {high}")
+        return int(text)
+
+    return whole_number
 
 
-# --- handlers
+def _url_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--url",
+        help="ask a running team server (its MCP URL, .../mcp or .../sse) instead of "
+        "opening a database, as the agent of the token in MEMORY_MCP_TOKEN",
+    )
+
+
+# --- handlers: each builds the tool's result shape, locally or from the team server
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -123,11 +198,16 @@ def cmd_search(args: argparse.Namespace) -> int:
             notices=result.notices or None,
         )
 
-    results = run_with_app(settings_from(args), job, create=False)
-    if args.json:
-        cli_tables.print_json(results)
-    else:
-        cli_tables.show_search(results)
+    arguments = {
+        "query": args.query,
+        "limit": args.limit,
+        "scope": args.scope,
+        "tags": args.tags,
+        "source": args.source,
+        "include_expired": args.include_expired,
+    }
+    results = _answer(args, job, "memory-search", arguments, SearchResults)
+    _show(args, results, cli_tables.show_search)
     return 0
 
 
@@ -156,11 +236,64 @@ def cmd_get(args: argparse.Namespace) -> int:
         await app.service.flush_accesses()
         return Memory.of(record, expired=app.service.is_expired(record))
 
-    memory = run_with_app(settings_from(args), job, create=False)
-    if args.json:
-        cli_tables.print_json(memory)
-    else:
-        cli_tables.show_memory(memory)
+    memory = _answer(args, job, "memory-get", {"id": args.id}, Memory)
+    _show(args, memory, cli_tables.show_memory)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_tables
+    from memory_mcp.browsing import ListFilters
+    from memory_mcp.tool_results import ListedMemory, MemoryList
+
+    async def job(app: AppContext) -> MemoryList:
+        filters = ListFilters.parse(
+            now=app.service.clock(),
+            scope=args.scope,
+            tags=args.tags,
+            source=args.source,
+            agent_id=args.owner,
+            since=args.since,
+            until=args.until,
+            include_expired=args.include_expired,
+        )
+        page = await app.service.list_memories(
+            app.caller, filters, args.order, args.cursor, args.limit
+        )
+        max_chars = app.settings.search_value_chars
+        return MemoryList(
+            memories=[ListedMemory.of(record, max_chars) for record in page.records],
+            next_cursor=page.next_cursor,
+        )
+
+    arguments = {
+        "scope": args.scope,
+        "tags": args.tags,
+        "source": args.source,
+        "agent_id": args.owner,
+        "since": args.since,
+        "until": args.until,
+        "order": args.order,
+        "cursor": args.cursor,
+        "limit": args.limit,
+        "include_expired": args.include_expired,
+    }
+    page = _answer(args, job, "memory-list", arguments, MemoryList)
+    _show(args, page, cli_tables.show_list)
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_tables
+    from memory_mcp.tool_results import MemoryHistory, Version
+
+    async def job(app: AppContext) -> MemoryHistory:
+        entries = await app.service.history(app.caller, args.id)
+        # Whole values: a person asked for this one memory (the tool cuts them).
+        return MemoryHistory(id=args.id, versions=[Version.of(entry, None) for entry in entries])
+
+    history = _answer(args, job, "memory-history", {"id": args.id}, MemoryHistory)
+    _show(args, history, cli_tables.show_history)
     return 0
 
 
@@ -171,7 +304,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     async def job(app: AppContext) -> DeleteResult:
         return DeleteResult(deleted=True, id=await app.service.delete(app.caller, args.id))
 
-    result = run_with_app(settings_from(args), job, create=False)
+    result = _answer(args, job, "memory-delete", {"id": args.id}, DeleteResult)
     if args.json:
         cli_tables.print_json(result)
     else:
@@ -211,3 +344,53 @@ def _file_size(path: Any) -> int | None:
         return None
     files: Sequence[Path] = [Path(f"{path}{suffix}") for suffix in ("", "-wal", "-shm")]
     return sum(f.stat().st_size for f in files if f.exists())
+
+
+# --- where the answer comes from: the database, or a team server's tool
+
+
+def _answer(
+    args: argparse.Namespace,
+    local: Callable[[AppContext], Awaitable[Shape]],
+    tool: str,
+    arguments: dict[str, Any],
+    shape: type[Shape],
+) -> Shape:
+    settings = settings_from(args)
+    server = _team_server(args, settings)
+    if server is None:
+        return run_with_app(settings, local, create=False)
+    return shape.model_validate(_ask_team_server(server, tool, arguments))
+
+
+def _show(args: argparse.Namespace, result: Shape, table: Callable[[Shape], None]) -> None:
+    from memory_mcp import cli_tables
+
+    if args.json:
+        cli_tables.print_json(result)
+    else:
+        table(result)
+
+
+def _team_server(args: argparse.Namespace, settings: Settings) -> tuple[str, str] | None:
+    """(url, token) when `--url` asks a running team server instead of a database file;
+    the token only from MEMORY_MCP_TOKEN or the settings file (a flag would show in ps)."""
+    if getattr(args, "url", None) is None:
+        return None
+    if settings.team_server is None:
+        from memory_mcp.errors import InvalidInputError
+
+        raise InvalidInputError(
+            "token", "--url needs this agent's token in MEMORY_MCP_TOKEN (or the settings file)"
+        )
+    return settings.team_server
+
+
+def _ask_team_server(server: tuple[str, str], tool: str, arguments: dict[str, Any]) -> Any:
+    """One tool call on the team server, as the token's agent: its structured result."""
+    from memory_mcp.hooks import team
+
+    async def job(client: Any) -> dict[str, Any]:
+        return await team.call(client, tool, arguments)
+
+    return team.run_remote(server, job)

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from memory_mcp.memory_stats import VisibleStats
 from memory_mcp.text_safety import json_text_for_terminal, strip_terminal_controls
-from memory_mcp.tool_results import Memory, SearchResults
+from memory_mcp.tool_results import Memory, MemoryHistory, MemoryList, SearchResults
 
 # Characters of a value shown in one table row (the whole value: `memory-mcp get ID`).
 ROW_VALUE_CHARS = 160
@@ -85,9 +85,9 @@ def memory_table(measure: str) -> Table:
     table.add_column("id", no_wrap=True, justify="right", min_width=2)
     table.add_column(measure, no_wrap=True, min_width=5)
     table.add_column("scope", no_wrap=True, min_width=5)
-    table.add_column("key", ratio=1, max_width=28, overflow="fold")
-    table.add_column("value", ratio=3, overflow="fold")
-    table.add_column("tags", ratio=1, max_width=20, overflow="fold")
+    table.add_column("key", ratio=2, min_width=16, max_width=40, overflow="fold")
+    table.add_column("value", ratio=4, overflow="fold")
+    table.add_column("tags", ratio=1, min_width=10, max_width=20, overflow="fold")
     table.add_column("updated", no_wrap=True, min_width=10)
     return table
 
@@ -164,3 +164,45 @@ def show_stats(stats: VisibleStats, db_size: int | None) -> None:
     ):
         if counts:
             out.print(counts_table(title, counts, stats.total))
+
+
+def show_list(page: MemoryList) -> None:
+    out = console()
+    if not page.memories:
+        out.print("no memories", style="dim")
+    else:
+        table = memory_table("owner")
+        for memory in page.memories:
+            table.add_row(
+                str(memory.id),
+                safe(memory.agent_id),
+                memory.scope.value,
+                safe(memory.key),
+                one_line(memory.value),
+                safe(", ".join(memory.tags)),
+                day(memory.updated_at),
+            )
+        out.print(table)
+    if page.next_cursor:
+        out.print(f"more: --cursor {page.next_cursor}", style="dim", soft_wrap=True)
+
+
+def show_history(history: MemoryHistory) -> None:
+    out = console()
+    table = Table(expand=True, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("version", no_wrap=True, justify="right")
+    table.add_column("written", no_wrap=True)
+    table.add_column("by", max_width=20, overflow="fold")
+    table.add_column("source", no_wrap=True)
+    table.add_column("tags", max_width=24, overflow="fold")
+    table.add_column("value", ratio=1, overflow="fold")
+    for entry in history.versions:
+        table.add_row(
+            f"{entry.version}{' (current)' if entry.current else ''}",
+            minute(entry.written_at),
+            safe(entry.written_by),
+            entry.source.value,
+            safe(", ".join(entry.tags)),
+            safe(entry.value),
+        )
+    out.print(table)

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import uuid
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memory_mcp.app import AppContext
 from memory_mcp.errors import PermissionDeniedError
 from memory_mcp.models import Caller, Role
-from memory_mcp.tokens import AgentTokens
+
+if TYPE_CHECKING:  # the stdio server imports this module before it opens the store
+    from memory_mcp.app import AppContext
+    from memory_mcp.tokens import AgentTokens
 
 ROLE_CLAIM = "memory_mcp_role"
 SESSION_HEADER = b"mcp-session-id"  # streamable HTTP

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from memory_mcp.app import AppContext
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http_identity import caller_of
+from memory_mcp.mcp_server import app_of
 from memory_mcp.models import Scope
 from memory_mcp.notes.indexer import note_memories
 from memory_mcp.notes.paths import NoteFolder, NotePath, is_note_name
@@ -34,7 +34,7 @@ def _checked_path(path: str) -> str:
     return path
 
 
-def add_note_tool(server: MCPServer[AppContext]) -> None:
+def add_note_tool(server: MCPServer[Any]) -> None:
     @server.tool(
         name="index-note",
         annotations=ToolAnnotations(
@@ -59,7 +59,7 @@ def add_note_tool(server: MCPServer[AppContext]) -> None:
         The note replaces the memories previously indexed from the same path.
         Example: index-note(path="/workspace/personal/memory/deploy.md",
         content="# Deploy\\n...", folder="personal")."""
-        app = cast(AppContext, ctx.request_context.lifespan_context)
+        app = await app_of(ctx)
         scope = FOLDERS.get(folder)
         if scope is None:
             raise ToolError(f"invalid folder: {folder!r} is not one of personal, shared")

@@ -5,14 +5,15 @@ through `register_browse_tools`): the rules are MemoryService's."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Coroutine
-from typing import Annotated, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, cast
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from memory_mcp import validation as v
-from memory_mcp.app import AppContext
+from memory_mcp.app_opening import OpeningApp
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_LIST_LIMIT,
@@ -24,6 +25,7 @@ from memory_mcp.browsing import (
     MemoryPage,
     parse_older_than,
 )
+from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http_identity import caller_of
 from memory_mcp.models import Scope, Source, UpsertOutcome
 from memory_mcp.tool_results import (
@@ -35,6 +37,9 @@ from memory_mcp.tool_results import (
     Version,
     bulk_deleted,
 )
+
+if TYPE_CHECKING:  # the store is imported after the handshake (app_opening.py)
+    from memory_mcp.app import AppContext
 
 T = TypeVar("T")
 
@@ -50,15 +55,20 @@ def _choices(*choices: str, optional: bool = False) -> WithJsonSchema:
     return WithJsonSchema({"anyOf": [schema, {"type": "null"}]} if optional else schema)
 
 
-def _app(ctx: Context) -> AppContext:
-    return cast(AppContext, ctx.request_context.lifespan_context)
+async def _app(ctx: Context) -> AppContext:
+    """The open app (as mcp_server.app_of): a call made while it opens waits for it."""
+    opening = cast("OpeningApp[AppContext]", ctx.request_context.lifespan_context)
+    try:
+        return await opening.ready()
+    except MemoryMcpError as exc:
+        raise ToolError(str(exc)) from exc
 
 
 SCOPES = ("all", *Scope, *v.SCOPE_ALIASES)
 TIME_HELP = "an ISO 8601 date-time (2026-11-01T09:00:00Z) or an age before now (7d, 12h, 30m)"
 
 
-def register_browse_tools(server: MCPServer[AppContext], guard: Guard) -> None:
+def register_browse_tools(server: MCPServer[Any], guard: Guard) -> None:
     @server.tool(
         name="memory-list",
         annotations=ToolAnnotations(title="List memories", readOnlyHint=True),
@@ -109,7 +119,7 @@ def register_browse_tools(server: MCPServer[AppContext], guard: Guard) -> None:
         `next_cursor` is not null, call again with cursor=<it> and the same filters for the
         next page. Example: memory-list(tags=["build"], since="7d", limit=10), then
         memory-list(tags=["build"], since="7d", limit=10, cursor="WyJ1cGRhdGVkIi...")."""
-        app = _app(ctx)
+        app = await _app(ctx)
 
         async def listing() -> MemoryPage:
             filters = ListFilters.parse(
@@ -149,7 +159,7 @@ def register_browse_tools(server: MCPServer[AppContext], guard: Guard) -> None:
         Values are cut like search results; ask for one `version` to read it whole. Undo a
         change with memory-revert. Example: memory-history(id=42), then
         memory-history(id=42, version=2)."""
-        app = _app(ctx)
+        app = await _app(ctx)
         caller = caller_of(app)
         if version is None:
             entries = await guard(app, app.service.history(caller, id))
@@ -190,7 +200,7 @@ def register_browse_tools(server: MCPServer[AppContext], guard: Guard) -> None:
         A change made by someone else since you looked is never overwritten: pass the
         version you read as `expected_version` (a mismatch is refused with the current
         version). Example: memory-revert(id=42, version=2, expected_version=5)."""
-        app = _app(ctx)
+        app = await _app(ctx)
         outcome: UpsertOutcome = await guard(
             app, app.service.revert(caller_of(app), id, version, expected_version)
         )
@@ -243,7 +253,7 @@ def register_browse_tools(server: MCPServer[AppContext], guard: Guard) -> None:
         first, at most `limit`; `remaining` says how many more matched. Try `dry_run=true`
         first. Example: memory-delete-many(tags=["scratch"], older_than="30d",
         dry_run=true)."""
-        app = _app(ctx)
+        app = await _app(ctx)
 
         async def delete_many() -> DeleteManyResult:
             service = app.service

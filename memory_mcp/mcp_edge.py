@@ -5,27 +5,35 @@
 - every tool argument is checked for valid Unicode and bounded nesting before it is parsed;
 - over stdio, a request line the SDK cannot parse (a lone surrogate escape such as
   "\\ud800", or nesting deeper than its parser's limit) still gets an answer: the SDK
-  drops such lines silently, and the client would wait forever.
+  drops such lines silently, and the client would wait forever;
+- every tool registered under a name that has deprecated aliases (tool_names.py) is also
+  registered under them, and tools/list leaves lead-only tools out for a worker.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import re
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from memory_mcp.app import AppContext
 from memory_mcp.errors import InvalidInputError
+from memory_mcp.http_identity import ROLE_CLAIM
+from memory_mcp.models import Role
+from memory_mcp.tool_names import LEAD_ONLY, alias_description, aliases_of
 from memory_mcp.validation import check_arguments
 
 log = logging.getLogger(__name__)
@@ -84,11 +92,68 @@ def describe_validation_error(exc: ValidationError) -> str:
     return "; ".join(_describe(error) for error in first_per_argument.values())
 
 
-class MemoryMCPServer(MCPServer[AppContext]):
-    """MCPServer with this project's argument checks and error wording (see module doc)."""
+def hide_lead_only_tools(stdio_lead: bool) -> Callable[..., Any]:
+    """SDK middleware: tools/list without the lead-only tools unless the caller is the
+    lead: over HTTP the role of the request's token, over stdio the server's own role
+    (`stdio_lead`), so each connection sees its own list. Decided without the store, so
+    the list is answered while the store is still opening."""
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method != "tools/list" or not isinstance(result, dict):
+            return result
+        access = get_access_token()
+        if access is None:
+            lead = stdio_lead
+        else:
+            lead = (access.claims or {}).get(ROLE_CLAIM) == Role.LEAD.value
+        if lead:
+            return result
+        tools = [tool for tool in result.get("tools", []) if tool.get("name") not in LEAD_ONLY]
+        return {**result, "tools": tools}
+
+    return middleware
+
+
+class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_server
+    """MCPServer with this project's argument checks and error wording, tool aliases and
+    a tool list per caller (see module doc). `stdio_lead`: whether the server's own
+    agent (the caller over stdio) is the lead."""
+
+    def __init__(self, *args: Any, stdio_lead: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.middleware.append(hide_lead_only_tools(stdio_lead))
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: types.ToolAnnotations | None = None,
+        icons: list[types.Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        """Register the tool, then the same function under each deprecated alias."""
+        options: dict[str, Any] = {
+            "icons": icons,
+            "meta": meta,
+            "structured_output": structured_output,
+        }
+        super().add_tool(fn, name, title, description, annotations, **options)
+        current = name or fn.__name__
+        for alias in aliases_of(current):
+            text = description or inspect.getdoc(fn) or ""
+            old = annotations
+            if old is not None and old.title:
+                old = old.model_copy(update={"title": f"{old.title} (deprecated name)"})
+            super().add_tool(
+                fn, alias, title, alias_description(alias, current, text), old, **options
+            )
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[AppContext, Any] | None = None
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             check_arguments(arguments)

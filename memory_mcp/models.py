@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 
 class Scope(StrEnum):
@@ -153,6 +153,10 @@ class Visibility:
     source: Source | None = None
     include_expired: bool = False
     now: float = 0.0
+    # Only memories last changed (updated_at, UNIX seconds) within these bounds, both
+    # included; None leaves a side open (memory_mcp/time_filters.py parses them).
+    updated_since: float | None = None
+    updated_until: float | None = None
 
 
 @dataclass
@@ -183,3 +187,17 @@ class BatchOutcome:
     unchanged: int = 0
     refused: list[tuple[int, str]] = field(default_factory=list)
     evicted_ids: list[int] = field(default_factory=list)
+
+
+# Listing pages (store/browse.py, browsing.py). Here rather than in the store: the MCP
+# edge imports browsing.py before the handshake, and the store package pulls in SQLAlchemy.
+Order = Literal["updated", "created"]
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a page ended: the order's timestamp and the id of its last memory. The next
+    page starts strictly after it, so rows written meanwhile never shift a page."""
+
+    at: float
+    id: int

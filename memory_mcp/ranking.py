@@ -85,6 +85,8 @@ class Relevance:
     keyword: float | None = None  # min-max scaled BM25, None when no query word matched
     vector: float | None = None  # min-max scaled cosine, None without a vector
     cosine: float | None = None  # the raw cosine similarity
+    bm25: float | None = None  # the raw keyword score (BM25; ts_rank on PostgreSQL)
+    search_confidence: float = 1.0  # the whole search's factor (search_confidence)
     relevance: float = 0.0
 
     @property
@@ -121,8 +123,9 @@ def fuse(
     fused: dict[int, Relevance] = {}
     bm25 = [s for _, s in keyword_hits]
     keyword_span = max(KEYWORD_MIN_SPAN_SHARE * max(bm25, default=0.0), KEYWORD_MIN_SPAN)
-    for (memory_id, _), scaled in zip(keyword_hits, min_max(bm25, keyword_span), strict=True):
-        fused.setdefault(memory_id, Relevance(memory_id)).keyword = scaled
+    for (memory_id, raw), scaled in zip(keyword_hits, min_max(bm25, keyword_span), strict=True):
+        item = fused.setdefault(memory_id, Relevance(memory_id))
+        item.keyword, item.bm25 = scaled, raw
     cosines = [c for _, c in vector_hits]
     for (memory_id, cosine), scaled in zip(
         vector_hits, min_max(cosines, VECTOR_MIN_SPAN), strict=True
@@ -136,6 +139,7 @@ def fuse(
     total = vector_weight + keyword_weight or 1.0
     confidence = search_confidence(keyword_hits, cosines)
     for item in fused.values():
+        item.search_confidence = confidence
         item.relevance = (
             confidence
             * (vector_weight * (item.vector or 0.0) + keyword_weight * (item.keyword or 0.0))
@@ -161,8 +165,22 @@ def is_unrelated(item: Relevance) -> bool:
     return item.keyword is None and (item.cosine is None or item.cosine <= 0.0)
 
 
-def prior(record: MemoryRecord, now: float, config: RankingConfig) -> float:
-    """recency x access x source quality, scaled into (0, 1]."""
+@dataclass(frozen=True)
+class PriorParts:
+    """The factors of a memory's prior, each in (0, 1]; `value` is their product.
+    `recency` is 1 for a pinned memory or a source without a half-life."""
+
+    recency: float
+    access: float
+    source_quality: float
+
+    @property
+    def value(self) -> float:
+        return self.recency * self.access * self.source_quality
+
+
+def prior_parts(record: MemoryRecord, now: float, config: RankingConfig) -> PriorParts:
+    """recency, access and source quality, each scaled into (0, 1]."""
     half_life = config.half_life_days.get(record.source)
     recency = 1.0
     if half_life and not record.pinned:
@@ -172,4 +190,9 @@ def prior(record: MemoryRecord, now: float, config: RankingConfig) -> float:
     access = 1.0 + min(record.access_count / 10.0, 0.5) * (1.0 if recent_access else 0.5)
     quality = config.source_quality.get(record.source, 1.0)
     best_quality = max(config.source_quality.values())
-    return recency * (access / MAX_ACCESS_BOOST) * (quality / best_quality)
+    return PriorParts(recency, access / MAX_ACCESS_BOOST, quality / best_quality)
+
+
+def prior(record: MemoryRecord, now: float, config: RankingConfig) -> float:
+    """recency x access x source quality, scaled into (0, 1]."""
+    return prior_parts(record, now, config).value

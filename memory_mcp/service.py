@@ -54,12 +54,14 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.ranking import RankingConfig, fuse, is_unrelated, prior
+from memory_mcp.ranking import PriorParts, RankingConfig, Relevance, fuse, is_unrelated, prior_parts
 from memory_mcp.safety import refuse_secrets, refuse_secrets_in
+from memory_mcp.similar import SimilarCheck, find_similar
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.browse import Selection
 from memory_mcp.store.keyword import query_terms
-from memory_mcp.vectors import Vectors
+from memory_mcp.time_filters import parse_time_range
+from memory_mcp.vectors import Scan, Vectors
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +93,17 @@ class Policy:
 
 @dataclass
 class SearchHit:
+    """One result and the parts of its score (memory-search's `explain`):
+    score = relevance * prior, then, when the search matched a key or an identifier
+    exactly, (exact_level + that) / (highest level among the results + 1)."""
+
     record: MemoryRecord
     score: float
     relevance: float
     matched_by: str
+    parts: Relevance | None = None
+    prior: PriorParts | None = None
+    exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
 
 
 @dataclass
@@ -244,6 +253,11 @@ class MemoryService:
         if outcome.changed and embed_now:
             await self.vectors.embed_written(outcome.record)
         return outcome
+
+    async def similar_to(self, caller: Caller, record: MemoryRecord) -> SimilarCheck:
+        """The memories `caller` can see that closely resemble `record` (just written):
+        store_memory's `similar` (memory_mcp/similar.py)."""
+        return await find_similar(self.vectors, self.store, caller, record, self.clock())
 
     # -- notes (memory_mcp/notes/): memories that mirror a file ----------------------------
 
@@ -619,17 +633,29 @@ class MemoryService:
         tags: list[str] | None = None,
         source: Source | None = None,
         include_expired: bool = False,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        min_score: float | None = None,
     ) -> SearchResult:
-        """`scope` None: every scope the caller can see."""
+        """`scope` None: every scope the caller can see. `since`/`until`: only memories
+        last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
+        (time_filters.py); like every filter they apply before either arm's top-k cut.
+        `min_score`: leave out results scoring below it (the same score the results show)."""
         text = v.clean_query(query)
         limit = v.clean_limit(limit)
+        now = self.clock()
+        window = parse_time_range(since, until, now)
+        floor = v.clean_min_score(min_score)
         vis = Visibility(
             caller=caller,
             scope=scope,
             tags=tuple(v.clean_tags(tags or [])),
             source=source,
             include_expired=include_expired,
-            now=self.clock(),
+            now=now,
+            updated_since=window.since,
+            updated_until=window.until,
         )
         config = self.policy.ranking
         pool = max(limit * config.candidate_multiplier, config.min_candidates)
@@ -642,16 +668,31 @@ class MemoryService:
         query_vectors: list[np.ndarray] = []
         exact: list[ExactMatches] = []
 
-        async def keyword_arm() -> None:
-            if terms:
-                keyword_hits.extend(
-                    await self.store.keyword_search(terms, vis, pool, KEYWORD_COLUMN_WEIGHTS)
-                )
+        records: dict[int, MemoryRecord] = {}
+        scans: list[Scan | None] = []
+
+        async def ranked_words() -> None:
+            keyword_hits.extend(
+                await self.store.keyword_search(terms, vis, pool, KEYWORD_COLUMN_WEIGHTS)
+            )
+
+        async def exact_matches() -> None:
             exact.append(await find_exact_matches(self.store, text, vis))
+
+        async def keyword_arm() -> None:
+            async with anyio.create_task_group() as lookups:  # two reader connections
+                if terms:
+                    lookups.start_soon(ranked_words)
+                lookups.start_soon(exact_matches)
+            # Read these candidates now, while the model embeds the query: afterwards only
+            # the vector arm's own finds are left to read.
+            candidates = [memory_id for memory_id, _ in keyword_hits]
+            records.update(await self.store.fetch_many(candidates + list(exact[0].candidate_ids)))
 
         async def embed_query() -> None:
             query_vectors.append(await self.vectors.embed_query(text))
             await self.vectors.catch_up()
+            scans.append(await self.vectors.scan(query_vectors[0]))
 
         # The query embedding (a model thread) and the FTS5 query (a database thread)
         # overlap instead of adding up.
@@ -665,7 +706,7 @@ class MemoryService:
             query_vector = query_vectors[0]
             # The keyword candidates get their cosine too, so both arms judge each one.
             vector_hits = await self.vectors.nearest(
-                query_vector, vis, pool, also=[memory_id for memory_id, _ in keyword_hits]
+                query_vector, vis, pool, [memory_id for memory_id, _ in keyword_hits], scans[0]
             )
         else:
             notices.append(
@@ -674,15 +715,30 @@ class MemoryService:
             )
 
         fused = fuse(keyword_hits, vector_hits, config)
-        records = await self.store.fetch_many(list(fused))
+        records.update(await self.store.fetch_many([i for i in fused if i not in records]))
         hits = []
         for memory_id, rel in fused.items():
             record = records.get(memory_id)
             if record is None or is_unrelated(rel):  # deleted meanwhile, or unrelated
                 continue
-            score = rel.relevance * prior(record, vis.now, config)
-            hits.append(SearchHit(record, score, rel.relevance, rel.matched_by))
-        return SearchResult(exact_first(hits, exact[0])[:limit], notices, semantic)
+            parts = prior_parts(record, vis.now, config)
+            score = rel.relevance * parts.value
+            hits.append(
+                SearchHit(
+                    record,
+                    score,
+                    rel.relevance,
+                    rel.matched_by,
+                    rel,
+                    parts,
+                    exact[0].level(record),
+                )
+            )
+        ranked = exact_first(hits, exact[0])
+        if floor is not None:
+            # Scores decrease down the list (exact_first), so this keeps a prefix.
+            ranked = [hit for hit in ranked if hit.score >= floor]
+        return SearchResult(ranked[:limit], notices, semantic)
 
     # -- embeddings (the Vectors component; these stay for the service's callers) ---------
 

@@ -63,7 +63,7 @@ def database_url(db: str | None, data_dir: Path) -> str:
     """A `--db` value is a path to a SQLite file, a `sqlite:///` URL or a PostgreSQL URL
     (`postgresql+asyncpg://`; `postgresql://` means the same). Other databases
     are refused by name rather than failing later on a missing driver. Nothing is created
-    here (see app.prepare_store_location)."""
+    here (see startup_check.prepare_store_location)."""
     if db and "://" in db:
         if db.startswith("sqlite+aiosqlite://"):
             return db

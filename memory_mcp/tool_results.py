@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 
 from memory_mcp.browsing import DeleteManyResult, MemoryVersion
 from memory_mcp.models import LearningCategory, MemoryRecord, Scope, Source, UpsertOutcome
+from memory_mcp.service import SearchHit as ServiceHit
+from memory_mcp.similar import SimilarCheck
 from memory_mcp.validation import iso
 
 
@@ -31,8 +33,18 @@ class ToolResult(BaseModel):
         return data
 
 
+class SimilarMemory(ToolResult):
+    """A memory the one just stored closely resembles (memory_mcp/similar.py)."""
+
+    id: int
+    key: str
+    score: float  # cosine similarity of the two memories, >= similar.SIMILAR_MIN_COSINE
+
+
 class StoredMemory(ToolResult):
-    """store_memory's answer: which memory was written, at which version."""
+    """memory-store's answer: which memory was written, at which version, and the visible
+    memories it closely resembles (`similar`, most similar first; nothing is merged).
+    `similar_checked: false`: not compared yet (the model is still loading)."""
 
     omitted_when_empty = frozenset({"flags"})
 
@@ -45,10 +57,13 @@ class StoredMemory(ToolResult):
     updated_by: str
     expires_at: str | None
     flags: list[str] | None = None
+    similar: list[SimilarMemory] = []
+    similar_checked: bool = True
 
     @classmethod
-    def of(cls, outcome: UpsertOutcome) -> StoredMemory:
+    def of(cls, outcome: UpsertOutcome, similar: SimilarCheck | None = None) -> StoredMemory:
         record = outcome.record
+        check = similar or SimilarCheck(checked=False)
         return cls(
             id=record.id,
             key=record.key,
@@ -59,6 +74,8 @@ class StoredMemory(ToolResult):
             updated_by=record.updated_by,
             expires_at=iso(record.expires_at),
             flags=record.flags or None,
+            similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
+            similar_checked=check.checked,
         )
 
 
@@ -116,10 +133,87 @@ class Memory(ToolResult):
         )
 
 
+class ScoreExplanation(ToolResult):
+    """Why a result is where it is: the parts of its score (ranking.py, exact_match.py).
+
+        relevance = search_confidence * (0.7 * vector + 0.3 * keyword)   (default weights)
+        prior     = recency * access * source_quality
+        score     = relevance * prior, then exact matches first:
+                    (level + that) / (top level + 1), level 2 = exact key, 1 = identifier
+
+    `keyword` and `vector` are scaled within this search (1.0: the best candidate);
+    `bm25` and `cosine` are the raw arm scores; null: that arm did not find it."""
+
+    keyword: float | None
+    bm25: float | None
+    vector: float | None
+    cosine: float | None
+    search_confidence: float
+    relevance: float
+    recency: float
+    access: float
+    source_quality: float
+    pinned: bool
+    prior: float
+    exact: str | None  # "key": its key is the query; "identifier": holds one verbatim
+    why: str
+
+    @classmethod
+    def of(cls, hit: ServiceHit) -> ScoreExplanation | None:
+        rel, prior = hit.parts, hit.prior
+        if rel is None or prior is None:
+            return None
+        exact = {2: "key", 1: "identifier"}.get(hit.exact_level)
+        return cls(
+            keyword=_rounded(rel.keyword),
+            bm25=_rounded(rel.bm25),
+            vector=_rounded(rel.vector),
+            cosine=_rounded(rel.cosine),
+            search_confidence=round(rel.search_confidence, 4),
+            relevance=round(rel.relevance, 4),
+            recency=round(prior.recency, 4),
+            access=round(prior.access, 4),
+            source_quality=round(prior.source_quality, 4),
+            pinned=hit.record.pinned,
+            prior=round(prior.value, 4),
+            exact=exact,
+            why=_why(hit, exact),
+        )
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _why(hit: ServiceHit, exact: str | None) -> str:
+    """One line a model or a person can read: what found it, and what weighed on it."""
+    rel, prior, record = hit.parts, hit.prior, hit.record
+    assert rel is not None and prior is not None
+    reasons = []
+    if exact == "key":
+        reasons.append("its key is the query (exact matches come first)")
+    elif exact == "identifier":
+        reasons.append("it holds an identifier of the query word for word (ranked first)")
+    if rel.keyword is not None:
+        reasons.append(f"query words (keyword {rel.keyword:.2f} of this search's best)")
+    if rel.cosine is not None:
+        reasons.append(f"meaning (cosine {rel.cosine:.2f})")
+    if rel.search_confidence < 1.0:
+        reasons.append(f"no query word anywhere: scaled by {rel.search_confidence:.2f}")
+    if record.pinned:
+        reasons.append("pinned: no decay")
+    elif prior.recency < 0.995:
+        reasons.append(f"age: recency x{prior.recency:.2f}")
+    reasons.append(f"source {record.source.value}: x{prior.source_quality:.2f}")
+    if record.access_count:
+        reasons.append(f"read {record.access_count} times: x{prior.access:.2f}")
+    return "; ".join(reasons)
+
+
 class SearchHit(ToolResult):
     """One memory-search result: the memory with its value cut to the configured length."""
 
-    omitted_when_empty = frozenset({"truncated", "full_length", "about_agent", "flags"})
+    omitted_when_empty = frozenset({"truncated", "full_length", "about_agent", "flags", "explain"})
 
     id: int
     key: str
@@ -138,9 +232,17 @@ class SearchHit(ToolResult):
     full_length: int | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
+    explain: ScoreExplanation | None = None
 
     @classmethod
-    def of(cls, record: MemoryRecord, score: float, matched_by: str, max_chars: int) -> SearchHit:
+    def of(
+        cls,
+        record: MemoryRecord,
+        score: float,
+        matched_by: str,
+        max_chars: int,
+        explain: ScoreExplanation | None = None,
+    ) -> SearchHit:
         cut = len(record.value) > max_chars
         return cls(
             id=record.id,
@@ -160,6 +262,7 @@ class SearchHit(ToolResult):
             full_length=len(record.value) if cut else None,
             about_agent=record.about_agent or None,
             flags=record.flags or None,
+            explain=explain,
         )
 
 

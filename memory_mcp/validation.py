@@ -276,6 +276,17 @@ def clean_limit(limit: int) -> int:
     return limit
 
 
+def clean_min_score(min_score: float | None) -> float | None:
+    """A floor on search scores, which are in [0, 1]."""
+    if min_score is None:
+        return None
+    if isinstance(min_score, bool) or not isinstance(min_score, int | float):
+        raise InvalidInputError("min_score", f"{min_score!r} is not a number")
+    if not 0.0 <= min_score <= 1.0:  # also false for NaN
+        raise InvalidInputError("min_score", f"{min_score} is not between 0 and 1")
+    return float(min_score)
+
+
 def clean_query(query: str) -> str:
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidInputError("query", f"is longer than {MAX_QUERY_CHARS} characters")

@@ -1,8 +1,9 @@
 """An in-process cosine index over every memory's vector, with the facts needed to filter it.
 
 Brute force in numpy: at 100k x 384 float32 one scan is a few milliseconds here, faster than
-sqlite-vec, and exact. Filters (visibility, scope, source, tags, expiry) become a boolean
-mask applied before the top-k cut, so a filtered search never comes back short.
+sqlite-vec, and exact. Filters (visibility, scope, source, tags, expiry, time of last change)
+become a boolean mask applied before the top-k cut, so a filtered search never comes back
+short.
 
 The index follows the store's `revision` counter: before each search its owner
 (`InProcessIndex` in vectors.py) asks the store for rows changed since its revision and
@@ -12,6 +13,7 @@ database are seen on the next search."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,6 +36,15 @@ class _Codes:
         return self._codes.get(value, -1)
 
 
+@dataclass(frozen=True)
+class Scan:
+    """Every slot's similarity to one query, from `VectorIndex.scan`; valid while the
+    index is at the same `generation` (no delta applied since)."""
+
+    generation: int
+    scores: np.ndarray
+
+
 class VectorIndex:
     # Parallel arrays, one slot per memory (grown by doubling).
     vectors: np.ndarray
@@ -44,10 +55,12 @@ class VectorIndex:
     scope: np.ndarray
     source: np.ndarray
     expires: np.ndarray
+    updated: np.ndarray
 
     def __init__(self, dimension: int = 384) -> None:
         self.dimension = dimension
         self.revision = -1
+        self.generation = 0  # bumped by every applied delta: a Scan made before is stale
         self._size = 0
         self._capacity = 0
         self._slot_of: dict[int, int] = {}
@@ -75,6 +88,7 @@ class VectorIndex:
         self.scope = grow(None if first else self.scope, (capacity,), np.int8, -1)
         self.source = grow(None if first else self.source, (capacity,), np.int32, -1)
         self.expires = grow(None if first else self.expires, (capacity,), np.float64, np.inf)
+        self.updated = grow(None if first else self.updated, (capacity,), np.float64, 0.0)
         self.tags: list[frozenset[str]] = (
             [frozenset()] * capacity
             if first
@@ -86,6 +100,7 @@ class VectorIndex:
         return len(self._slot_of)
 
     def apply(self, delta: IndexDelta) -> None:
+        self.generation += 1
         for row in delta.upserted:
             if row.vector is None:
                 self._remove(row.id)  # content changed and its new vector is not ready yet
@@ -115,6 +130,7 @@ class VectorIndex:
         self.scope[slot] = _SCOPE_CODE[row.scope]
         self.source[slot] = self._codes.code("source:" + row.source)
         self.expires[slot] = np.inf if row.expires_at is None else row.expires_at
+        self.updated[slot] = row.updated_at
         self.tags[slot] = frozenset(row.tags)
 
     def _remove(self, memory_id: int) -> None:
@@ -144,6 +160,10 @@ class VectorIndex:
         mask &= self.alive[:n]
         if not vis.include_expired:
             mask &= self.expires[:n] > vis.now
+        if vis.updated_since is not None:
+            mask &= self.updated[:n] >= vis.updated_since
+        if vis.updated_until is not None:
+            mask &= self.updated[:n] <= vis.updated_until
         if vis.source is not None:
             mask &= self.source[:n] == self._codes.lookup("source:" + vis.source.value)
         if vis.tags:
@@ -154,12 +174,25 @@ class VectorIndex:
             mask[candidates[keep]] = True
         return mask
 
+    def scan(self, query: np.ndarray) -> Scan:
+        """The one full matrix-vector product of a search, before its filters are applied:
+        numpy releases the GIL here, so a worker thread can run it while the keyword arm
+        reads the store."""
+        generation = self.generation
+        return Scan(generation, self.vectors[: self._size] @ query)
+
     def search(
-        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+        self,
+        query: np.ndarray,
+        vis: Visibility,
+        k: int,
+        also: Sequence[int] = (),
+        scan: Scan | None = None,
     ) -> list[tuple[int, float]]:
         """(memory id, cosine similarity) of the k nearest visible memories, best first,
         then those of the visible memories in `also` (the keyword arm's candidates) that
-        are not among them: the scan computes every similarity anyway."""
+        are not among them: the scan computes every similarity anyway. `scan`: this
+        query's scan made earlier (used while no delta has been applied since)."""
         n = self._size
         if n == 0 or (k <= 0 and not also):
             return []
@@ -169,7 +202,9 @@ class VectorIndex:
             return []
         # One full matrix-vector product, then the mask: cheaper than gathering the allowed
         # rows, which would copy most of the matrix.
-        scores = self.vectors[:n] @ query
+        if scan is None or scan.generation != self.generation:
+            scan = self.scan(query)
+        scores = scan.scores
         scores[~mask] = -np.inf
         k = min(k, len(allowed))
         top = np.argpartition(-scores, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)

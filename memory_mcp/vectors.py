@@ -39,6 +39,7 @@ What the locks protect
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
@@ -51,11 +52,19 @@ from memory_mcp.models import MemoryRecord, Visibility
 from memory_mcp.passages import embed_memories
 from memory_mcp.store.rows import content_hash
 from memory_mcp.store.vectors import StoredVectors
+from memory_mcp.vector_index import Scan as Scan
 from memory_mcp.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 
 QUERY_YIELD_SECONDS = 0.01
+# From this many vectors on, a search scans them in a worker thread as soon as its query is
+# embedded, while its keyword arm still reads the store (100k x 384: ~6-15 ms here). Below
+# it the scan is shorter than the hand-over to a thread.
+SCAN_IN_THREAD_FROM = 20_000
+# Query vectors kept for a repeated search text (a retry, the same prompt block again):
+# 128 x 384 floats, 200 KB.
+QUERY_VECTOR_CACHE = 128
 # The background worker: how often it looks for new texts, and how big a bite it takes.
 # One batch is about one note chunk (a note saved meanwhile is in the next), embedded in
 # short calls: a search's query embedding waits for at most one such call.
@@ -73,6 +82,8 @@ class VectorRows(Protocol):
     ) -> None: ...
 
     async def has(self, model: str, digest: str) -> bool: ...
+
+    async def vector(self, model: str, digest: str) -> np.ndarray | None: ...
 
     async def missing(self, model: str, limit: int) -> list[tuple[str, str]]: ...
 
@@ -113,10 +124,20 @@ class InProcessIndex:
             if delta.revision != self.index.revision:
                 self.index.apply(delta)
 
+    async def scan(self, query: np.ndarray) -> Scan | None:
+        if len(self.index) < SCAN_IN_THREAD_FROM:
+            return None
+        return await anyio.to_thread.run_sync(self.index.scan, query)
+
     async def nearest(
-        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+        self,
+        query: np.ndarray,
+        vis: Visibility,
+        k: int,
+        also: Sequence[int] = (),
+        scan: Scan | None = None,
     ) -> list[tuple[int, float]]:
-        return self.index.search(query, vis, k, also)
+        return self.index.search(query, vis, k, also, scan)
 
 
 class Vectors:
@@ -133,6 +154,7 @@ class Vectors:
         self.search = search
         self._embed_lock = anyio.Lock()
         self._queries_waiting = 0  # query embeddings in flight; background batches wait
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # last used last
 
     @classmethod
     def in_process(
@@ -165,20 +187,47 @@ class Vectors:
     async def embed_query(self, text: str) -> np.ndarray:
         """The model embeds one call at a time: a query waits for the background batch in
         progress, and embed_pending starts no new batch while a query is waiting."""
+        cached = self._query_vectors.get(text)
+        if cached is not None:  # the same question again (a retry, a prompt block)
+            self._query_vectors.move_to_end(text)
+            return cached
         self._queries_waiting += 1
         try:
             query: np.ndarray = (await self.embedder.embed([text]))[0]
-            return query
         finally:
             self._queries_waiting -= 1
+        query.setflags(write=False)  # shared by every search with this text
+        self._query_vectors[text] = query
+        if len(self._query_vectors) > QUERY_VECTOR_CACHE:
+            self._query_vectors.popitem(last=False)
+        return query
 
     async def catch_up(self) -> None:
         await self.search.catch_up()
 
+    async def scan(self, query: np.ndarray) -> Scan | None:
+        """Start the part of the vector arm that needs only the query (the in-process
+        index's full scan, on a large index); None where there is nothing to start
+        (pgvector searches in the database)."""
+        if isinstance(self.search, InProcessIndex):
+            return await self.search.scan(query)
+        return None
+
     async def nearest(
-        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+        self,
+        query: np.ndarray,
+        vis: Visibility,
+        k: int,
+        also: Sequence[int] = (),
+        scan: Scan | None = None,
     ) -> list[tuple[int, float]]:
+        if scan is not None and isinstance(self.search, InProcessIndex):
+            return await self.search.nearest(query, vis, k, also, scan)
         return await self.search.nearest(query, vis, k, also)
+
+    async def memory_vector(self, record: MemoryRecord) -> np.ndarray | None:
+        """A stored memory's vector from the current model, or None while it is pending."""
+        return await self.rows.vector(self.model, record.content_hash)
 
     # -- writing ----------------------------------------------------------------------------
 

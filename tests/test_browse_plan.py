@@ -9,9 +9,9 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy.dialects import sqlite
 
-from memory_mcp.models import Caller, Role, Visibility
+from memory_mcp.models import Caller, Position, Role, Visibility
 from memory_mcp.settings import Settings
-from memory_mcp.store.browse import Position, Selection, page_statement
+from memory_mcp.store.browse import Selection, page_statement
 from tests.conftest import opened
 
 pytestmark = pytest.mark.anyio

@@ -6,8 +6,7 @@ import pytest
 
 from memory_mcp.browsing import ListFilters, decode_cursor, encode_cursor
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Scope
-from memory_mcp.store.browse import Position
+from memory_mcp.models import Position, Scope
 
 T0 = 1_790_000_000.0
 

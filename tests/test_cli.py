@@ -82,6 +82,8 @@ def test_no_flag_given_overrides_nothing() -> None:
         ["get", "1"],
         ["delete", "1"],
         ["stats"],
+        ["list"],
+        ["history", "1"],
         ["import", "--from", "memory-json", "memory.json"],
     ],
 )
@@ -210,13 +212,17 @@ def test_process_a_worker_never_sees_another_agents_private_import(
     assert "staging" not in found.stdout
 
 
-def test_process_get_stats_delete(tmp_path: Path, env: dict[str, str]) -> None:
+def test_process_get_list_history_stats_delete(tmp_path: Path, env: dict[str, str]) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"key": "deploy", "value": "Deploys are blue-green"}) + "\n")
     db = str(tmp_path / "m.db")
     assert run(env, "import", str(source), "--db", db).returncode == 0
     got = run(env, "get", "1", "--db", db)
     assert "Deploys are blue-green" in got.stdout
+    listed = run(env, "list", "--db", db, "--json")
+    assert [m["key"] for m in json.loads(listed.stdout)["memories"]] == ["deploy"]
+    history = run(env, "history", "1", "--db", db, "--json")
+    assert [v["version"] for v in json.loads(history.stdout)["versions"]] == [1]
     stats = run(env, "stats", "--db", db, "--json")
     assert json.loads(stats.stdout)["total"] == 1
     deleted = run(env, "delete", "1", "--db", db)

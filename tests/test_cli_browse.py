@@ -257,3 +257,98 @@ def test_stats_table(run: Run, db: str) -> None:
 def test_stats_table_never_names_an_invisible_owner(run: Run, db: str) -> None:
     shown = run("stats", "--db", db, "--agent-id", "bob")
     assert "alice" not in shown.stdout
+
+
+# --- list and history (MemoryService.list_memories / history)
+
+
+def listed(run: Run, db: str, *flags: str) -> dict[str, Any]:
+    ran = run("list", "--db", db, "--json", *flags)
+    assert ran.returncode == 0, ran.stderr
+    data: dict[str, Any] = json.loads(ran.stdout)
+    return data
+
+
+def test_list_shows_what_the_agent_may_see(run: Run, db: str) -> None:
+    keys = {m["key"] for m in listed(run, db, "--agent-id", "bob")["memories"]}
+    assert keys == {"deploy", "escape", "team-rule", "summary"}
+
+
+def test_list_never_shows_another_agents_private_memory(run: Run, db: str) -> None:
+    shown = run("list", "--db", db, "--agent-id", "bob", "--limit", "100")
+    assert "Alice" not in shown.stdout
+
+
+def test_list_pages_with_the_cursor(run: Run, db: str) -> None:
+    first = listed(run, db, "--agent-id", "bob", "--limit", "3")
+    second = listed(run, db, "--agent-id", "bob", "--limit", "3", "--cursor", first["next_cursor"])
+    keys = [m["key"] for m in first["memories"] + second["memories"]]
+    assert sorted(keys) == ["deploy", "escape", "summary", "team-rule"]
+
+
+def test_the_last_page_has_no_cursor(run: Run, db: str) -> None:
+    assert listed(run, db, "--agent-id", "bob", "--limit", "10")["next_cursor"] is None
+
+
+def test_the_table_says_how_to_get_the_next_page(run: Run, db: str) -> None:
+    shown = run("list", "--db", db, "--agent-id", "bob", "--limit", "1")
+    assert "--cursor " in shown.stdout
+
+
+def test_list_by_owner(run: Run, db: str) -> None:
+    page = listed(run, db, "--agent-id", "bob", "--owner", "lead")
+    assert [m["key"] for m in page["memories"]] == ["team-rule"]
+
+
+def test_list_by_tag(run: Run, db: str) -> None:
+    page = listed(run, db, "--agent-id", "bob", "--tag", "ops")
+    assert [m["key"] for m in page["memories"]] == ["deploy"]
+
+
+def test_list_until_long_ago_is_empty(run: Run, db: str) -> None:
+    assert listed(run, db, "--agent-id", "bob", "--until", "2000-01-01")["memories"] == []
+
+
+def test_list_since_a_relative_time(run: Run, db: str) -> None:
+    assert len(listed(run, db, "--agent-id", "bob", "--since", "1d")["memories"]) == 4
+
+
+def test_list_with_a_bad_time_names_it(run: Run, db: str) -> None:
+    refused = run("list", "--db", db, "--since", "last tuesday")
+    assert (refused.returncode, "since" in refused.stderr) == (1, True)
+
+
+def rewrite_deploy(run: Run, db: str, tmp_path: Path) -> int:
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text(json.dumps({"key": "deploy", "value": "Deploys are canary now"}) + "\n")
+    assert run("import", str(changed), "--db", db, "--agent-id", "bob").returncode == 0
+    return ids_by_key(run, db)["deploy"]
+
+
+def test_history_lists_every_version(run: Run, db: str, tmp_path: Path) -> None:
+    memory_id = rewrite_deploy(run, db, tmp_path)
+    shown = run("history", str(memory_id), "--db", db, "--agent-id", "bob", "--json")
+    versions = json.loads(shown.stdout)["versions"]
+    assert [(v["version"], v["value"], v["current"]) for v in versions] == [
+        (1, "Deploys use blue-green switching", False),
+        (2, "Deploys are canary now", True),
+    ]
+
+
+def test_history_says_who_wrote_each_version(run: Run, db: str, tmp_path: Path) -> None:
+    memory_id = rewrite_deploy(run, db, tmp_path)
+    shown = run("history", str(memory_id), "--db", db, "--agent-id", "bob", "--json")
+    assert {v["written_by"] for v in json.loads(shown.stdout)["versions"]} == {"bob"}
+
+
+def test_history_table_shows_both_values(run: Run, db: str, tmp_path: Path) -> None:
+    memory_id = rewrite_deploy(run, db, tmp_path)
+    shown = run("history", str(memory_id), "--db", db, "--agent-id", "bob")
+    assert "blue-green" in shown.stdout
+    assert "canary" in shown.stdout
+
+
+def test_history_of_another_agents_private_memory_is_not_found(run: Run, db: str) -> None:
+    alice_id = ids_by_key(run, db, agent="alice")["plan"]
+    refused = run("history", str(alice_id), "--db", db, "--agent-id", "bob")
+    assert (refused.returncode, ALICE_SECRET in refused.stdout) == (1, False)

@@ -15,6 +15,7 @@ from mcp.server.mcpserver import MCPServer
 
 from memory_mcp import cli
 from memory_mcp.app import AppContext
+from memory_mcp.app_opening import OpeningApp
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import NewMemory, Scope, Source, StoreRequest
@@ -26,7 +27,7 @@ from tests.conftest import FakeEmbedder, call, call_error, opened
 async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
     make_settings: Callable[..., Settings],
 ) -> None:
-    def server(agent_id: str, role: str = "worker") -> MCPServer[AppContext]:
+    def server(agent_id: str, role: str = "worker") -> MCPServer[OpeningApp[AppContext]]:
         settings = make_settings(agent_id=agent_id, role=role, watch=False)
         return build_server(settings, FakeEmbedder())
 

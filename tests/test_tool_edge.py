@@ -12,6 +12,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from memory_mcp.app import AppContext
+from memory_mcp.app_opening import OpeningApp
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
@@ -22,12 +23,12 @@ pytestmark = pytest.mark.anyio
 
 
 # Builds an in-process server for one agent (a fresh store per test).
-ServerFor = Callable[..., MCPServer[AppContext]]
+ServerFor = Callable[..., MCPServer[OpeningApp[AppContext]]]
 
 
 @pytest.fixture
 def server_for(make_settings: Callable[..., Settings]) -> ServerFor:
-    def make(agent_id: str = "w1", role: str = "worker") -> MCPServer[AppContext]:
+    def make(agent_id: str = "w1", role: str = "worker") -> MCPServer[OpeningApp[AppContext]]:
         return build_server(make_settings(agent_id=agent_id, role=role), FakeEmbedder())
 
     return make

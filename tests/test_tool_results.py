@@ -16,22 +16,24 @@ from tests.conftest import FakeEmbedder
 pytestmark = pytest.mark.anyio
 
 TOOLS = {
-    "store_memory",
+    "memory-store",
     "memory-search",
     "memory-get",
     "memory-delete",
-    "inject-learning",
+    "memory-inject-learning",
     "memory-list",
     "memory-history",
     "memory-revert",
     "memory-delete-many",
+    "store_memory",  # deprecated aliases, for one release
+    "inject-learning",
 }
 
 
 async def test_every_tool_publishes_an_output_schema_with_its_fields(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(role="lead"), FakeEmbedder())) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
     for name in sorted(TOOLS):
@@ -57,6 +59,9 @@ async def test_every_result_validates_against_its_published_schema(
                 {"learning": "Pin versions", "category": "preference", "agent_id": "worker-2"},
             ),
             ("memory-search", {"query": "deploy release"}),
+            ("memory-store", {"key": "deploy-2", "value": "Deploy with make release, then tag"}),
+            ("memory-search", {"query": "deploy", "explain": True, "since": "1h"}),
+            ("memory-inject-learning", {"learning": "Tag releases", "category": "best-practice"}),
         ]
         results: list[tuple[str, dict[str, Any]]] = []
         for tool, arguments in calls:

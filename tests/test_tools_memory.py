@@ -24,24 +24,25 @@ def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Setti
 
 
 TOOLS = {
-    "store_memory",
+    "memory-store",
     "memory-search",
     "memory-get",
     "memory-delete",
-    "inject-learning",
+    "memory-inject-learning",
     "memory-list",
     "memory-history",
     "memory-revert",
     "memory-delete-many",
 }
+DEPRECATED = {"store_memory", "inject-learning"}  # the spec's names, for one release
 
 
 async def test_lists_the_tools_with_annotations(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(role="lead"), FakeEmbedder())) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == TOOLS
+    assert set(tools) == TOOLS | DEPRECATED
     search_hints = tools["memory-search"].annotations
     get_hints = tools["memory-get"].annotations
     delete_hints = tools["memory-delete"].annotations

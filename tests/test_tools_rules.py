@@ -10,6 +10,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from memory_mcp.app import AppContext
+from memory_mcp.app_opening import OpeningApp
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
@@ -18,12 +19,14 @@ pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 # Builds an in-process server for one agent (a fresh store per test).
-ServerFor = Callable[..., MCPServer[AppContext]]
+ServerFor = Callable[..., MCPServer[OpeningApp[AppContext]]]
 
 
 @pytest.fixture
 def server_for(make_settings: Callable[..., Settings]) -> ServerFor:
-    def make(agent_id: str, role: str = "worker", session_id: str = "s1") -> MCPServer[AppContext]:
+    def make(
+        agent_id: str, role: str = "worker", session_id: str = "s1"
+    ) -> MCPServer[OpeningApp[AppContext]]:
         settings = make_settings(agent_id=agent_id, role=role, session_id=session_id, watch=False)
         return build_server(settings, FakeEmbedder())
 

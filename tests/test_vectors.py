@@ -76,6 +76,9 @@ class CountingRows:
     async def has(self, model: str, digest: str) -> bool:
         return await self.rows.has(model, digest)
 
+    async def vector(self, model: str, digest: str) -> np.ndarray | None:
+        return await self.rows.vector(model, digest)
+
     async def missing(self, model: str, limit: int) -> list[tuple[str, str]]:
         found = await self.rows.missing(model, limit)
         self.missing_answered += 1

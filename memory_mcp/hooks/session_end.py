@@ -87,7 +87,7 @@ def run(
                     "metadata": _metadata(),
                     "source": "session_summary",
                 }
-                await team.call(client, "store_memory", arguments)
+                await team.call(client, "memory-store", arguments)
 
         team.run_remote(settings.team_server, remote)
         return 0

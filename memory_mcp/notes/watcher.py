@@ -86,17 +86,20 @@ class NoteWatcher:
         send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
         small_send, small_receive = anyio.create_memory_object_stream[set[str]](math.inf)
         large_send, large_receive = anyio.create_memory_object_stream[set[str]](math.inf)
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._listen, [f.root for f in folders], send)
-            # One turn of the loop lets the listener set up its OS watches before we scan.
-            await anyio.lowlevel.checkpoint()
-            for folder in folders:
-                await self._reconcile(folder)
-            self.ready.set()
-            log.info("watching memory folders: %s", ", ".join(str(f.root) for f in folders))
-            tasks.start_soon(self._apply_batches, small_receive)
-            tasks.start_soon(self._apply_batches, large_receive)
-            await self._route(receive, small_send, large_send)
+        # Closed however run ends: cancelled before the tasks below own them (a server
+        # stopped while it was still opening), they would be left open.
+        with send, receive, small_send, small_receive, large_send, large_receive:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(self._listen, [f.root for f in folders], send)
+                # One turn of the loop lets the listener set up its OS watches before we scan.
+                await anyio.lowlevel.checkpoint()
+                for folder in folders:
+                    await self._reconcile(folder)
+                self.ready.set()
+                log.info("watching memory folders: %s", ", ".join(str(f.root) for f in folders))
+                tasks.start_soon(self._apply_batches, small_receive)
+                tasks.start_soon(self._apply_batches, large_receive)
+                await self._route(receive, small_send, large_send)
 
     async def _route(
         self,

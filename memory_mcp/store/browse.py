@@ -5,25 +5,14 @@ decisions, not rules: the service says whose memories may be listed or deleted."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import Select, and_, false, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
-from memory_mcp.models import MemoryRecord, Scope, Source, Visibility
+from memory_mcp.models import MemoryRecord, Order, Position, Scope, Source, Visibility
 from memory_mcp.store.rows import MEMORIES, M, visible_to
-
-Order = Literal["updated", "created"]
-
-
-@dataclass(frozen=True)
-class Position:
-    """Where a page ended: the order's timestamp and the id of its last memory. The next
-    page starts strictly after it, so rows written meanwhile never shift a page."""
-
-    at: float
-    id: int
 
 
 @dataclass(frozen=True)

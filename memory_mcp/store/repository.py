@@ -23,6 +23,7 @@ from memory_mcp.models import (
     BatchOutcome,
     MemoryRecord,
     NewMemory,
+    Position,
     Scope,
     Source,
     UpsertOutcome,
@@ -30,7 +31,7 @@ from memory_mcp.models import (
 )
 from memory_mcp.store import browse, fulltext, migrations, writes
 from memory_mcp.store.access import AccessTally, PendingAccess
-from memory_mcp.store.browse import BulkDeletion, Position, Selection
+from memory_mcp.store.browse import BulkDeletion, Selection
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.postgres import fulltext as pg_fulltext
 from memory_mcp.store.postgres.schema import create_postgres_objects

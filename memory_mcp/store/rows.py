@@ -36,6 +36,7 @@ class IndexRow:
     expires_at: float | None
     tags: list[str]
     vector: np.ndarray | None
+    updated_at: float = 0.0
 
 
 @dataclass
@@ -147,12 +148,15 @@ def index_row(row: Any) -> IndexRow | None:
         scope, source = Scope(row.scope).value, Source(row.source).value
         tags = _json(row, "tags", list)
         expires_at = _timestamp(row, "expires_at", optional=True)
+        updated_at = cast(float, _timestamp(row, "updated_at"))
         if not isinstance(row.agent_id, str) or not isinstance(row.session_id, str):
             raise ValueError("owner is not text")
     except ValueError:
         return None
     vector = np.frombuffer(row.vector, dtype=np.float32) if row.vector else None
-    return IndexRow(row.id, row.agent_id, scope, row.session_id, source, expires_at, tags, vector)
+    return IndexRow(
+        row.id, row.agent_id, scope, row.session_id, source, expires_at, tags, vector, updated_at
+    )
 
 
 def visible_to(vis: Visibility) -> ColumnElement[bool]:
@@ -169,6 +173,10 @@ def visible_to(vis: Visibility) -> ColumnElement[bool]:
         conditions.append(or_(M.expires_at.is_(None), M.expires_at > vis.now))
     if vis.source:
         conditions.append(M.source == vis.source.value)
+    if vis.updated_since is not None:
+        conditions.append(M.updated_at >= vis.updated_since)
+    if vis.updated_until is not None:
+        conditions.append(M.updated_at <= vis.updated_until)
     if vis.tags:
         tagged = (
             select(MemoryTagRow.memory_id)

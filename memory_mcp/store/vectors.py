@@ -82,6 +82,16 @@ class StoredVectors:
         searched in a numpy index in the process (PgStoredVectors overrides this)."""
         return None
 
+    async def vector(self, model: str, digest: str) -> np.ndarray | None:
+        """The stored vector of one content hash from `model`, or None."""
+        async with self._engines.reader.connect() as conn:
+            found = await conn.scalar(
+                select(EmbeddingRow.vector).where(
+                    EmbeddingRow.model == model, EmbeddingRow.content_hash == digest
+                )
+            )
+        return None if found is None else np.frombuffer(found, dtype=np.float32)
+
     async def has(self, model: str, digest: str) -> bool:
         async with self._engines.reader.connect() as conn:
             found = await conn.scalar(
@@ -147,6 +157,7 @@ class StoredVectors:
                     M.expires_at,
                     M.tags,
                     EmbeddingRow.vector,
+                    M.updated_at,
                 )
                 .outerjoin(
                     EmbeddingRow,

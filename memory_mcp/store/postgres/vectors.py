@@ -112,6 +112,9 @@ class PgvectorSearch:
                 )
             )
             .where(visible_to(vis))
+            # Saved as bytes but not yet copied to the pgvector column (PgStoredVectors.save
+            # does that in a second transaction): no vector to compare with yet.
+            .where(text("embedding IS NOT NULL"))
         )
         async with self._engines.reader.begin() as conn:
             # Filtered HNSW scans continue until k rows pass the filters (pgvector 0.8).

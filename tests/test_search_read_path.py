@@ -1,0 +1,75 @@
+"""The search read path: a repeated query text is embedded once, and reading the keyword
+candidates while the query is embedded changes no result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from memory_mcp.models import StoreRequest
+from memory_mcp.settings import Settings
+from tests.conftest import FakeEmbedder, opened
+
+pytestmark = pytest.mark.anyio
+
+
+class CountingEmbedder(FakeEmbedder):
+    """FAKE (see FakeEmbedder), counting the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return await super().embed(texts)
+
+
+async def test_the_same_query_is_embedded_once(make_settings: Callable[..., Settings]) -> None:
+    embedder = CountingEmbedder()
+    async with opened(make_settings(), embedder) as app:
+        await app.service.store_memory(app.caller, StoreRequest("deploys", "we deploy on fridays"))
+        embedder.texts.clear()
+        first = await app.service.search(app.caller, "when do we deploy")
+        second = await app.service.search(app.caller, "when do we deploy")
+        assert embedder.texts == ["when do we deploy"]
+        assert [h.record.key for h in second.hits] == [h.record.key for h in first.hits]
+
+
+async def test_both_arms_find_records_with_their_current_values(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """One memory found by its words (read with the keyword arm), one only by its vector
+    (read after the scan): both come back whole and current."""
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        service, caller = app.service, app.caller
+        await service.store_memory(caller, StoreRequest("a", "the lemur migration plan"))
+        await service.store_memory(caller, StoreRequest("b", "lemur"))
+        await service.store_memory(caller, StoreRequest("a", "the lemur migration plan, revised"))
+        result = await service.search(caller, "lemur migration")
+        values = {hit.record.key: hit.record.value for hit in result.hits}
+        assert values == {"a": "the lemur migration plan, revised", "b": "lemur"}
+
+
+async def test_a_vector_not_yet_copied_to_its_pgvector_column_is_skipped(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """PostgreSQL: a vector is saved as bytes, then copied to the pgvector column in a
+    second transaction; a search in between meets a NULL there and must not fail on it
+    (it did: float(None), an internal error)."""
+    settings = Settings(db=pg_url, data_dir=tmp_path / "data", memory_dir=tmp_path / "memory")
+    async with opened(settings, FakeEmbedder()) as app:
+        await app.service.store_memory(app.caller, StoreRequest("k", "lemur migration"))
+        engine = create_async_engine(pg_url)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text("UPDATE embeddings SET embedding = NULL"))
+        finally:
+            await engine.dispose()
+        result = await app.service.search(app.caller, "lemur migration")
+        assert [hit.record.key for hit in result.hits] == ["k"]

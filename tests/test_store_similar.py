@@ -1,0 +1,88 @@
+"""memory-store answers `similar`: the visible memories the new one closely resembles
+(memory_mcp/similar.py), judged by the bundled model, through an in-process MCP client on
+SQLite and PostgreSQL. Nothing is merged or dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from mcp import Client
+
+from memory_mcp.embeddings import Embedder
+from memory_mcp.mcp_server import build_server
+from memory_mcp.settings import Settings
+from memory_mcp.similar import SIMILAR_MIN_COSINE
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call
+
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
+
+TESTS = "Run the test suite with `make test`; it creates the .venv first."
+TESTS_AGAIN = "To run the tests use make test, which sets up the virtualenv."
+CAT = "The office cat is called Miso and sleeps on the printer."
+
+
+@pytest.fixture
+def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
+    return lambda **overrides: make_settings(**{"watch": False, **overrides})
+
+
+async def test_a_paraphrase_is_reported_and_both_are_kept(
+    make_settings: Callable[..., Settings], real_embedder: Embedder
+) -> None:
+    await real_embedder.wait_ready()
+    async with Client(build_server(make_settings(), real_embedder)) as client:
+        first = await call(client, "memory-store", key="test-command", value=TESTS)
+        second = await call(client, "memory-store", key="how-to-test", value=TESTS_AGAIN)
+        kept = [await call(client, "memory-get", id=m["id"]) for m in (first, second)]
+    assert first["similar"] == []
+    assert second["similar_checked"] is True
+    assert [(m["id"], m["key"]) for m in second["similar"]] == [(first["id"], "test-command")]
+    assert second["similar"][0]["score"] >= SIMILAR_MIN_COSINE
+    assert [m["value"] for m in kept] == [TESTS, TESTS_AGAIN]
+
+
+async def test_something_unrelated_is_not_reported(
+    make_settings: Callable[..., Settings], real_embedder: Embedder
+) -> None:
+    await real_embedder.wait_ready()
+    async with Client(build_server(make_settings(), real_embedder)) as client:
+        await call(client, "memory-store", key="test-command", value=TESTS)
+        cat = await call(client, "memory-store", key="cat", value=CAT)
+    assert cat["similar"] == []
+
+
+async def test_only_memories_the_writer_can_see_are_reported(
+    make_settings: Callable[..., Settings], real_embedder: Embedder
+) -> None:
+    await real_embedder.wait_ready()
+    async with Client(build_server(make_settings(agent_id="bob"), real_embedder)) as bob:
+        await call(bob, "memory-store", key="bobs-private", value=TESTS)  # agent scope
+        shared = await call(bob, "memory-store", key="shared", value=TESTS + " ", scope="swarm")
+    async with Client(build_server(make_settings(agent_id="alice"), real_embedder)) as alice:
+        mine = await call(alice, "memory-store", key="how-to-test", value=TESTS_AGAIN)
+    assert [m["key"] for m in mine["similar"]] == ["shared"]
+    assert mine["similar"][0]["id"] == shared["id"]
+
+
+async def test_not_checked_while_the_model_loads(
+    make_settings: Callable[..., Settings],
+) -> None:
+    loading = FakeEmbedder(ready=False)
+    async with Client(build_server(make_settings(), loading)) as client:
+        await call(client, "memory-store", key="a", value=TESTS)
+        second = await call(client, "memory-store", key="b", value=TESTS)
+    assert second["similar"] == []
+    assert second["similar_checked"] is False
+
+
+async def test_the_same_text_under_another_key_is_reported_even_before_the_model(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Vectors are kept per text: a copy of a text embedded earlier has its vector already."""
+    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+        first = await call(client, "memory-store", key="a", value=TESTS)
+    loading = FakeEmbedder(ready=False)
+    async with Client(build_server(make_settings(), loading)) as client:
+        copy = await call(client, "memory-store", key="b", value=TESTS)
+    assert [(m["id"], m["score"]) for m in copy["similar"]] == [(first["id"], 1.0)]
