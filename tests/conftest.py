@@ -11,7 +11,7 @@ import tempfile
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -120,13 +120,29 @@ async def _init_schema(url: str) -> None:
         await store.close()
 
 
-@pytest.fixture
-def pg_url(pg_server: Any) -> Iterator[str]:
-    """A fresh database for one test: `postgresql+asyncpg://...`."""
+@contextmanager
+def pg_database(pg_server: Any) -> Iterator[str]:
+    """A fresh database, dropped afterwards: `postgresql+asyncpg://...`."""
     name = f"t_{uuid.uuid4().hex[:16]}"
     pg_server.psql(f"CREATE DATABASE {name} TEMPLATE {PG_TEMPLATE};")
-    yield _asyncpg_url(pg_server.get_uri(name))
-    pg_server.psql(f"DROP DATABASE {name} WITH (FORCE);")
+    try:
+        yield _asyncpg_url(pg_server.get_uri(name))
+    finally:
+        pg_server.psql(f"DROP DATABASE {name} WITH (FORCE);")
+
+
+def pg_query(pg_server: Any, url: str, sql: str) -> str:
+    """psql's text output of `sql` run in the database of `url`."""
+    database = url.split("?")[0].rsplit("/", 1)[1]
+    text: str = pg_server.psql(f"\\c {database}\n{sql}")
+    return text
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> Iterator[str]:
+    """A fresh database for one test."""
+    with pg_database(pg_server) as url:
+        yield url
 
 
 def initialize_request(client_name: str) -> dict[str, Any]:
@@ -170,6 +186,24 @@ def db_backend(request: pytest.FixtureRequest) -> str:
     if request.node.get_closest_marker("sqlite_only") is not None:
         return "sqlite"
     return os.environ.get("MEMORY_MCP_TEST_BACKEND", "sqlite")
+
+
+@contextmanager
+def store_db(backend: str, folder: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """What `--db` takes for a store on `backend`: a SQLite file in `folder`, or a fresh
+    PostgreSQL database."""
+    if backend == "postgresql":
+        with pg_database(request.getfixturevalue("pg_server")) as url:
+            yield url
+    else:
+        yield str(folder / "memory.db")
+
+
+@pytest.fixture
+def db_url(tmp_path: Path, db_backend: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """`--db` for a test that spawns processes: a SQLite file or a PostgreSQL database."""
+    with store_db(db_backend, tmp_path, request) as db:
+        yield db
 
 
 @pytest.fixture
