@@ -277,6 +277,12 @@ def cmd_token(args: argparse.Namespace) -> int:
     return cli_token.run(args, settings_from(args))
 
 
+def cmd_copy(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_copy
+
+    return cli_copy.run(args)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Its own stores in temporary or --workdir folders, its own settings (bench/)."""
     if not hasattr(args, "bench"):
@@ -453,6 +459,20 @@ def build_parser() -> argparse.ArgumentParser:
     from memory_mcp import cli_token
 
     cli_token.add_arguments(token)
+
+    copy = _command(
+        commands,
+        "copy",
+        cmd_copy,
+        help="copy a whole store to another database (SQLite <-> PostgreSQL)",
+        description="Copy every memory, version, history entry, vector and token of one "
+        "store into another (a SQLite file or a postgresql+asyncpg:// URL), in one "
+        "transaction, and check every table's count. The target must be empty unless "
+        "--replace is given.",
+    )
+    from memory_mcp import cli_copy
+
+    cli_copy.add_arguments(copy)
 
     bench = _command(
         commands, "bench", cmd_bench, help="measure retrieval quality and search latency"
