@@ -12,12 +12,14 @@ import pytest
 from mcp import Client
 from sqlalchemy import event, text
 
+from bench.locomo import load_conversation, run_locomo
 from memory_mcp.embeddings import Embedder
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import BatchItem, NewMemory, Scope, Source, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store.postgres.vectors import PgvectorSearch
 from tests.conftest import call, opened
+from tests.test_bench import TINY
 
 pytestmark = pytest.mark.anyio
 MODEL = "explain-test-model"
@@ -102,3 +104,20 @@ async def test_a_store_on_postgresql_searches_vectors_in_the_database(
 ) -> None:
     async with opened(make_settings()) as app:
         assert isinstance(app.service.vectors.search, PgvectorSearch)
+
+
+async def test_the_locomo_harness_retrieves_alike_on_both_stores(
+    pg_url: str, real_embedder: Embedder
+) -> None:
+    """The same conversation and questions on a SQLite file and in PostgreSQL (where the
+    store is emptied first): the same evidence turns retrieved (small stores: both vector
+    arms rank exactly; the keyword arms differ only in ts_rank vs BM25)."""
+    conversation = load_conversation(TINY)
+    on_sqlite = (await run_locomo([conversation], real_embedder)).summary()
+    await run_locomo([conversation], real_embedder, db=pg_url)  # leaves a full store
+    on_pg = (await run_locomo([conversation], real_embedder, db=pg_url)).summary()
+    assert on_pg["turns"] == on_sqlite["turns"]
+    assert on_pg["overall"]["recall@5"] == pytest.approx(on_sqlite["overall"]["recall@5"], abs=0.01)
+    assert on_pg["overall"]["recall@10"] == pytest.approx(
+        on_sqlite["overall"]["recall@10"], abs=0.01
+    )

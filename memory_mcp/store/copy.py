@@ -70,6 +70,20 @@ async def copy_store(source_url: str, target_url: str, replace: bool = False) ->
         await source.close()
 
 
+async def empty_store(url: str) -> None:
+    """Delete every memory, vector, token and tombstone of the store at `url` (made first
+    if missing; the revision counter stays and keeps counting): for a benchmark that
+    reuses one database."""
+    store, engines = await _open(url)
+    try:
+        async with engines.write() as writing:
+            for table in reversed(tables()):
+                if table.name != StoreMetaRow.__tablename__:
+                    await writing.execute(delete(table))
+    finally:
+        await store.close()
+
+
 async def _copy(source: Engines, target: Engines, replace: bool) -> CopyReport:
     report = CopyReport()
     # One read transaction: a snapshot of the source, even while its server writes.
@@ -120,4 +134,4 @@ async def _advance_sequences(writing: AsyncConnection) -> None:
         )
 
 
-__all__ = ["CopyReport", "copy_store", "tables"]
+__all__ = ["CopyReport", "copy_store", "empty_store", "tables"]
