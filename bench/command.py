@@ -36,6 +36,11 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     locomo.add_argument("--json", type=Path, help="also write every number to this file")
     _embedder_flag(locomo)
     locomo.add_argument(
+        "--db",
+        help="an empty PostgreSQL database (postgresql+asyncpg://...) to run every "
+        "conversation in, emptied before each (default: a new SQLite file each)",
+    )
+    locomo.add_argument(
         "--limit-conversations",
         type=int,
         metavar="N",
@@ -224,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
         def progress(run: Any) -> None:
             _say(f"conversation {run.name}: {run.turns} turns, {len(run.results)} questions")
 
-        report = anyio.run(run_locomo, conversations, embedder, progress)
+        report = anyio.run(run_locomo, conversations, embedder, progress, args.db)
         print(report.render())
         _write_json(args.json, report.to_json())
     elif args.bench == "startup":

@@ -27,6 +27,7 @@ from memory_mcp.app import open_app
 from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.models import StoreRequest
+from memory_mcp.store.copy import empty_store
 
 ANSWERABLE_CATEGORIES = (1, 2, 3, 4)
 SEARCH_LIMIT = 10
@@ -114,10 +115,13 @@ def recall_at(evidence: Iterable[str], retrieved: list[str], k: int) -> float:
 
 
 async def run_conversation(
-    conversation: Conversation, embedder: Embedder, workdir: Path
+    conversation: Conversation, embedder: Embedder, workdir: Path, db: str | None = None
 ) -> ConversationRun:
-    """Ingest every turn into a fresh store, then ask every question."""
-    settings = BenchSettings(db=str(workdir / "memory.db"), data_dir=workdir)
+    """Ingest every turn into a fresh store (or `db`, emptied first), then ask every
+    question."""
+    if db is not None:
+        await empty_store(db)
+    settings = BenchSettings(db=db or str(workdir / "memory.db"), data_dir=workdir)
     async with open_app(settings, embedder, background=False) as app:
         service, caller = app.service, app.caller
         refused: list[str] = []
@@ -154,12 +158,13 @@ async def run_locomo(
     conversations: list[Conversation],
     embedder: Embedder,
     progress: Callable[[ConversationRun], None] | None = None,
+    db: str | None = None,
 ) -> LocomoReport:
     await embedder.wait_ready()  # the model's load time is not ingest time
     runs = []
     for conversation in conversations:
         with tempfile.TemporaryDirectory(prefix="memory-mcp-locomo-") as tmp:
-            run = await run_conversation(conversation, embedder, Path(tmp))
+            run = await run_conversation(conversation, embedder, Path(tmp), db)
         runs.append(run)
         if progress:
             progress(run)

@@ -289,6 +289,12 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_copy(args: argparse.Namespace) -> int:
+    from memory_mcp import cli_copy
+
+    return cli_copy.run(args)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Its own stores in temporary or --workdir folders, its own settings (bench/)."""
     if not hasattr(args, "bench"):
@@ -477,6 +483,20 @@ def build_parser() -> argparse.ArgumentParser:
         "of the token given (Authorization header, or the login form) may see.",
     )
     ui.add_argument("--port", type=int, default=8766, help="port (default 8766)")
+
+    copy = _command(
+        commands,
+        "copy",
+        cmd_copy,
+        help="copy a whole store to another database (SQLite <-> PostgreSQL)",
+        description="Copy every memory, version, history entry, vector and token of one "
+        "store into another (a SQLite file or a postgresql+asyncpg:// URL), in one "
+        "transaction, and check every table's count. The target must be empty unless "
+        "--replace is given.",
+    )
+    from memory_mcp import cli_copy
+
+    cli_copy.add_arguments(copy)
 
     bench = _command(
         commands, "bench", cmd_bench, help="measure retrieval quality and search latency"

@@ -4,13 +4,14 @@ embedder (named as such) for tests that are about something other than retrieval
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tempfile
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ from memory_mcp.embeddings import Embedder
 from memory_mcp.onnx_embedder import OnnxEmbedder
 from memory_mcp.onnx_model import ensure_in_child
 from memory_mcp.settings import Settings
+from memory_mcp.store.engine import create_engines
+from memory_mcp.store.repository import MemoryStore
 
 
 @pytest.fixture
@@ -89,23 +92,59 @@ def pg_server() -> Iterator[Any]:
     folder.chmod(0o777)
     server = get_server(folder / "data", cleanup_mode="stop")
     try:
+        # A throwaway server: no fsync (dropping a database took 1-2.5 s with it), and
+        # every test's database a copy of one whose schema is made already.
+        for setting in ("fsync", "full_page_writes", "synchronous_commit"):
+            server.psql(f"ALTER SYSTEM SET {setting} = off;")
+        server.psql("SELECT pg_reload_conf();")
+        server.psql(f"CREATE DATABASE {PG_TEMPLATE};")
+        anyio.run(_init_schema, _asyncpg_url(server.get_uri(PG_TEMPLATE)))
         yield server
     finally:
         server.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
 
 
+PG_TEMPLATE = "memory_mcp_template"
+
+
+def _asyncpg_url(uri: str) -> str:
+    return uri.replace("postgresql://", "postgresql+asyncpg://", 1)
+
+
+async def _init_schema(url: str) -> None:
+    store = MemoryStore(create_engines(url))
+    try:
+        await store.init_schema()
+    finally:
+        await store.close()
+
+
+@contextmanager
+def pg_database(pg_server: Any) -> Iterator[str]:
+    """A fresh database, dropped afterwards: `postgresql+asyncpg://...`."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    pg_server.psql(f"CREATE DATABASE {name} TEMPLATE {PG_TEMPLATE};")
+    try:
+        yield _asyncpg_url(pg_server.get_uri(name))
+    finally:
+        pg_server.psql(f"DROP DATABASE {name} WITH (FORCE);")
+
+
+def pg_query(pg_server: Any, url: str, sql: str) -> str:
+    """psql's text output of `sql` run in the database of `url`."""
+    database = url.split("?")[0].rsplit("/", 1)[1]
+    text: str = pg_server.psql(f"\\c {database}\n{sql}")
+    return text
+
+
 @pytest.fixture
 def pg_url(pg_server: Any) -> Iterator[str]:
-    """A fresh database for one test: `postgresql+asyncpg://...`."""
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    pg_server.psql(f"CREATE DATABASE {name};")
-    yield pg_server.get_uri(name).replace("postgresql://", "postgresql+asyncpg://", 1)
-    pg_server.psql(f"DROP DATABASE {name} WITH (FORCE);")
+    """A fresh database for one test."""
+    with pg_database(pg_server) as url:
+        yield url
 
 
-# Test files whose tests must pass on both stores say `pytestmark = BOTH_BACKENDS`: each
-# test runs once on a SQLite file and once on a fresh PostgreSQL database.
 def initialize_request(client_name: str) -> dict[str, Any]:
     """The raw JSON-RPC `initialize` a client sends first, for tests that speak the wire."""
     return {
@@ -120,12 +159,51 @@ def initialize_request(client_name: str) -> dict[str, Any]:
     }
 
 
-BOTH_BACKENDS = pytest.mark.parametrize("db_backend", ["sqlite", "postgresql"])
+# Test files whose tests must pass on both stores say `pytestmark = BOTH_BACKENDS`: each
+# of their tests that opens a store (make_settings) runs once on a SQLite file and once
+# on a fresh PostgreSQL database; a test about one of SQLite's own mechanisms says
+# `@SQLITE_ONLY` and why. MEMORY_MCP_TEST_BACKEND=postgresql runs every other store test
+# on PostgreSQL too (how the divergences were found).
+BOTH_BACKENDS = pytest.mark.both_backends
+SQLITE_ONLY = pytest.mark.sqlite_only
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "both_backends: run each store test on both backends")
+    config.addinivalue_line("markers", "sqlite_only: about a mechanism of SQLite's own")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marked = metafunc.definition.get_closest_marker("both_backends") is not None
+    exempt = metafunc.definition.get_closest_marker("sqlite_only") is not None
+    if marked and not exempt and "db_backend" in metafunc.fixturenames:
+        metafunc.parametrize("db_backend", BACKENDS)
 
 
 @pytest.fixture
-def db_backend() -> str:
-    return "sqlite"
+def db_backend(request: pytest.FixtureRequest) -> str:
+    if request.node.get_closest_marker("sqlite_only") is not None:
+        return "sqlite"
+    return os.environ.get("MEMORY_MCP_TEST_BACKEND", "sqlite")
+
+
+@contextmanager
+def store_db(backend: str, folder: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """What `--db` takes for a store on `backend`: a SQLite file in `folder`, or a fresh
+    PostgreSQL database."""
+    if backend == "postgresql":
+        with pg_database(request.getfixturevalue("pg_server")) as url:
+            yield url
+    else:
+        yield str(folder / "memory.db")
+
+
+@pytest.fixture
+def db_url(tmp_path: Path, db_backend: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """`--db` for a test that spawns processes: a SQLite file or a PostgreSQL database."""
+    with store_db(db_backend, tmp_path, request) as db:
+        yield db
 
 
 @pytest.fixture

@@ -37,6 +37,19 @@ def server_env(tmp: Path) -> dict[str, str]:
     }
 
 
+async def stored_keys(db: Path | str) -> list[str]:
+    """The keys of every memory in the store (a SQLite file or a URL), read directly."""
+    from memory_mcp.settings import database_url
+    from memory_mcp.store.engine import create_engines
+    from memory_mcp.store.repository import MemoryStore
+
+    store = MemoryStore(create_engines(database_url(str(db), Path("."))))
+    try:
+        return [record.key async for record in store.iter_records()]
+    finally:
+        await store.close()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -44,24 +57,32 @@ def free_port() -> int:
         return port
 
 
-def token_add(db: Path, agent: str, role: str = "worker") -> str:
-    """The real CLI; the token is the last stdout line."""
+def home_of(db: Path | str) -> Path:
+    """The folder a test keeps beside its store: a SQLite file's own; for a PostgreSQL URL
+    the caller says (`home=`)."""
+    if "://" in str(db):
+        raise ValueError("a PostgreSQL store has no folder: pass home=")
+    return Path(db).parent
+
+
+def token_add(db: Path | str, agent: str, role: str = "worker", home: Path | None = None) -> str:
+    """The real CLI; the token is the last stdout line. `db`: a SQLite file or a URL."""
     done = subprocess.run(
         [EXE, "token", "add", agent, "--role", role, "--db", str(db)],
         capture_output=True,
         text=True,
-        env=server_env(db.parent),
+        env=server_env(home or home_of(db)),
         timeout=120,
         check=True,
     )
     return done.stdout.strip().splitlines()[-1]
 
 
-def token_revoke(db: Path, agent: str) -> None:
+def token_revoke(db: Path | str, agent: str, home: Path | None = None) -> None:
     subprocess.run(
         [EXE, "token", "revoke", agent, "--db", str(db)],
         capture_output=True,
-        env=server_env(db.parent),
+        env=server_env(home or home_of(db)),
         timeout=120,
         check=True,
     )
@@ -71,8 +92,9 @@ def token_revoke(db: Path, agent: str) -> None:
 class TeamServer:
     transport: str
     base: str  # http://127.0.0.1:PORT
-    db: Path
+    db: Path | str  # a SQLite file or a PostgreSQL URL
     process: subprocess.Popen[bytes]
+    tmp: Path  # the server's HOME, logs
 
     @property
     def url(self) -> str:
@@ -114,7 +136,7 @@ def _listening(base: str) -> bool:
     return True
 
 
-def start(tmp: Path, transport: str, db: Path, *args: str) -> TeamServer:
+def start(tmp: Path, transport: str, db: Path | str, *args: str) -> TeamServer:
     port = free_port()
     with (tmp / f"server-{port}.log").open("wb") as log:  # the child keeps its own copy
         process = subprocess.Popen(
@@ -124,7 +146,7 @@ def start(tmp: Path, transport: str, db: Path, *args: str) -> TeamServer:
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
-    server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process)
+    server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process, tmp)
     deadline = time.monotonic() + START_DEADLINE_SECONDS
     while not _listening(server.base):
         if process.poll() is not None:
@@ -147,7 +169,7 @@ def stop(server: TeamServer) -> None:
 
 
 @contextmanager
-def running(tmp: Path, transport: str, db: Path, *args: str) -> Iterator[TeamServer]:
+def running(tmp: Path, transport: str, db: Path | str, *args: str) -> Iterator[TeamServer]:
     server = start(tmp, transport, db, *args)
     try:
         yield server

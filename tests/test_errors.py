@@ -19,9 +19,9 @@ from memory_mcp.errors import (
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call_error
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call_error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 def test_embedding_unavailable_is_a_project_error() -> None:

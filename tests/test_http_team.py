@@ -4,7 +4,6 @@ the SDK's own clients. Identity comes from the token only."""
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,32 +11,46 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.conftest import call, call_error, initialize_request
+from tests.conftest import (
+    BACKENDS,
+    BOTH_BACKENDS,
+    call,
+    call_error,
+    initialize_request,
+    pg_query,
+    store_db,
+)
 from tests.team_server import (
     EXE,
     TRANSPORTS,
     TeamServer,
     running,
     server_env,
+    stored_keys,
     token_add,
     token_revoke,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 WORD = "quokka"
 
 
-@pytest.fixture(scope="module", params=TRANSPORTS)
+@pytest.fixture(
+    scope="module",
+    params=[(t, b) for b in BACKENDS for t in TRANSPORTS],
+    ids=lambda p: "-".join(p),
+)
 def team(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[TeamServer, dict[str, str]]]:
-    """One server per transport, with tokens for two workers and a lead."""
-    tmp = tmp_path_factory.mktemp(f"team-{request.param}")
-    db = tmp / "team.db"
-    tokens = {"w1": token_add(db, "w1"), "w2": token_add(db, "w2")}
-    tokens["lead"] = token_add(db, "lead", "lead")
-    with running(tmp, request.param, db) as server:
-        yield server, tokens
+    """One server per transport and store, with tokens for two workers and a lead."""
+    transport, backend = request.param
+    tmp = tmp_path_factory.mktemp(f"team-{transport}")
+    with store_db(backend, tmp, request) as db:
+        tokens = {"w1": token_add(db, "w1", home=tmp), "w2": token_add(db, "w2", home=tmp)}
+        tokens["lead"] = token_add(db, "lead", "lead", home=tmp)
+        with running(tmp, transport, db) as server:
+            yield server, tokens
 
 
 def post_mcp(server: TeamServer, headers: dict[str, str]) -> httpx2.Response:
@@ -166,11 +179,11 @@ async def test_a_revoked_token_is_refused_at_once(
     team: tuple[TeamServer, dict[str, str]],
 ) -> None:
     server, _ = team
-    token = token_add(server.db, f"leaver-{server.transport}")  # while the server runs
+    token = token_add(server.db, f"leaver-{server.transport}", home=server.tmp)  # server runs
     headers = {"Authorization": f"Bearer {token}"}
     async with server.client(token) as client:
         await call(client, "store_memory", key="before", value="still allowed")
-        token_revoke(server.db, f"leaver-{server.transport}")
+        token_revoke(server.db, f"leaver-{server.transport}", home=server.tmp)
         # Streamable HTTP raises the 401 at once; the SDK's SSE client only logs the 401 of
         # its POST and waits for an answer that never comes: a short wait stands for it
         # (the 120 s default would be idle time), and the store below says nothing was written.
@@ -179,8 +192,7 @@ async def test_a_revoked_token_is_refused_at_once(
                 "store_memory", {"key": "after", "value": "refused"}, read_timeout_seconds=10
             )
     assert post_mcp(server, headers).status_code == 401
-    with sqlite3.connect(f"file:{server.db}?mode=ro", uri=True, timeout=30) as conn:
-        stored = [key for (key,) in conn.execute("SELECT key FROM memories")]
+    stored = await stored_keys(server.db)
     assert "before" in stored
     assert "after" not in stored
 
@@ -191,7 +203,7 @@ def test_token_list_shows_agents_never_tokens(team: tuple[TeamServer, dict[str, 
         [EXE, "token", "list", "--db", str(server.db)],
         capture_output=True,
         text=True,
-        env=server_env(server.db.parent),
+        env=server_env(server.tmp),
         timeout=120,
         check=True,
     ).stdout
@@ -199,16 +211,23 @@ def test_token_list_shows_agents_never_tokens(team: tuple[TeamServer, dict[str, 
     assert not [t for t in tokens.values() if t in listing]
 
 
-def test_only_a_hash_of_a_token_is_stored(team: tuple[TeamServer, dict[str, str]]) -> None:
+def test_only_a_hash_of_a_token_is_stored(
+    team: tuple[TeamServer, dict[str, str]], request: pytest.FixtureRequest
+) -> None:
     server, tokens = team
-    stored = b"".join(p.read_bytes() for p in server.db.parent.glob("team.db*"))
+    if "://" in str(server.db):  # every token row, as text
+        rows = pg_query(request.getfixturevalue("pg_server"), str(server.db), "TABLE agent_tokens;")
+        stored = rows.encode()
+        assert "lead" in rows  # the table was read
+    else:  # the file and its WAL, as bytes
+        stored = b"".join(p.read_bytes() for p in server.tmp.glob("memory.db*"))
     assert not [t for t in tokens.values() if t.encode() in stored]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_data_survives_a_restart(tmp_path: Path, transport: str) -> None:
-    db = tmp_path / "restart.db"
-    token = token_add(db, "w1")
+async def test_data_survives_a_restart(tmp_path: Path, transport: str, db_url: str) -> None:
+    db = db_url
+    token = token_add(db, "w1", home=tmp_path)
     with running(tmp_path, transport, db) as server:
         async with server.client(token) as client:
             stored = await call(client, "store_memory", key="durable", value="kept across runs")
@@ -218,10 +237,10 @@ async def test_data_survives_a_restart(tmp_path: Path, transport: str) -> None:
     assert again["value"] == "kept across runs"
 
 
-def test_listening_beyond_loopback_without_tokens_is_refused(tmp_path: Path) -> None:
+def test_listening_beyond_loopback_without_tokens_is_refused(tmp_path: Path, db_url: str) -> None:
     done = subprocess.run(
         [EXE, "serve", "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "1"]
-        + ["--db", str(tmp_path / "empty.db")],
+        + ["--db", db_url],
         capture_output=True,
         text=True,
         env=server_env(tmp_path),

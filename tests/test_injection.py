@@ -14,7 +14,7 @@ from memory_mcp.mcp_server import build_server
 from memory_mcp.memories_block import render_block
 from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call
 
 # (sample, the flag it must get)
 HOSTILE: list[tuple[str, str]] = [
@@ -108,7 +108,7 @@ def test_the_block_shows_text_inert() -> None:
     assert 'key="keyname"' in block
 
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 async def test_flags_travel_with_stored_memories(make_settings: Callable[..., Settings]) -> None:

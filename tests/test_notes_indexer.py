@@ -16,9 +16,9 @@ import pytest
 from memory_mcp.app import AppContext
 from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, opened
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 NOTE = """\
 # Deploy

@@ -16,9 +16,9 @@ from memory_mcp.app import AppContext
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import opened
+from tests.conftest import BOTH_BACKENDS, opened
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 @pytest.fixture

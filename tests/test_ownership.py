@@ -20,7 +20,9 @@ from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import NewMemory, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call, call_error, opened
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
+
+pytestmark = BOTH_BACKENDS
 
 
 @pytest.mark.anyio

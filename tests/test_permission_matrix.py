@@ -40,7 +40,9 @@ from memory_mcp import cli
 from memory_mcp.hooks import runner
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, ToolFailed, call
+from tests.conftest import BACKENDS, BOTH_BACKENDS, FakeEmbedder, ToolFailed, call, store_db
+
+pytestmark = BOTH_BACKENDS
 
 AGENTS = {"w1": "worker", "w2": "worker", "lead": "lead"}
 SESSIONS = ("s1", "s2")
@@ -111,7 +113,7 @@ def overwrite_outcome(viewer: Viewer, memory: Memory) -> str:
 
 @dataclass
 class World:
-    db: Path
+    db: Path | str  # a SQLite file or a PostgreSQL URL
     tmp: Path
     memories: list[Memory] = field(default_factory=list)
 
@@ -181,17 +183,21 @@ async def restore(clients: dict[Viewer, Client], memory: Memory) -> None:
         await store(owner, memory)
 
 
-def new_world(tmp: Path) -> World:
-    world = World(tmp / "memory.db", tmp)
+def new_world(tmp: Path, db: str) -> World:
+    world = World(db, tmp)
     anyio.run(with_clients, world, lambda clients: populate(world, clients))
     assert len(world.memories) == len(VIEWERS) * len(SCOPES) + 1
     return world
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+@pytest.fixture(scope="module", params=BACKENDS)
+def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
     """Shared by the read paths, which change nothing the rules depend on."""
-    return new_world(tmp_path_factory.mktemp("matrix"))
+    tmp = tmp_path_factory.mktemp("matrix")
+    with store_db(request.param, tmp, request) as db:
+        yield new_world(tmp, db)
 
 
 @pytest.fixture
@@ -382,8 +388,8 @@ async def delete_matrix(world: World, clients: dict[Viewer, Client]) -> list[str
     return wrong
 
 
-def test_memory_delete_follows_the_rules(tmp_path: Path) -> None:
-    world = new_world(tmp_path)
+def test_memory_delete_follows_the_rules(tmp_path: Path, db_url: str) -> None:
+    world = new_world(tmp_path, db_url)
     assert anyio.run(with_clients, world, partial(delete_matrix, world)) == []
 
 
@@ -424,8 +430,8 @@ async def overwrite_matrix(world: World, clients: dict[Viewer, Client]) -> list[
     return wrong
 
 
-def test_store_memory_overwrite_follows_the_rules(tmp_path: Path) -> None:
-    world = new_world(tmp_path)
+def test_store_memory_overwrite_follows_the_rules(tmp_path: Path, db_url: str) -> None:
+    world = new_world(tmp_path, db_url)
     assert anyio.run(with_clients, world, partial(overwrite_matrix, world)) == []
 
 

@@ -40,7 +40,7 @@ async def read_paths(world: World, clients: dict[Viewer, Client]) -> list[str]:
 
 
 async def in_a_world(server: TeamServer, tokens: dict[str, str], job: Job) -> list[str]:
-    world = World(server.db, server.db.parent)
+    world = World(server.db, server.tmp)
     async with AsyncExitStack() as stack:
         clients = {
             viewer: await stack.enter_async_context(server.client(tokens[viewer.agent]))
@@ -51,12 +51,18 @@ async def in_a_world(server: TeamServer, tokens: dict[str, str], job: Job) -> li
         return await job(world, clients)
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+# PostgreSQL over one transport: the transports are the same code above the store.
+@pytest.mark.parametrize(
+    ("transport", "db_backend"),
+    [(t, "sqlite") for t in TRANSPORTS] + [("streamable-http", "postgresql")],
+)
 @pytest.mark.parametrize(
     "job", [read_paths, delete_matrix, overwrite_matrix], ids=["read", "delete", "overwrite"]
 )
-def test_the_permission_matrix_holds_over_http(tmp_path: Path, transport: str, job: Job) -> None:
-    db = tmp_path / "matrix.db"
-    tokens = {agent: token_add(db, agent, role) for agent, role in AGENTS.items()}
+def test_the_permission_matrix_holds_over_http(
+    tmp_path: Path, transport: str, job: Job, db_url: str
+) -> None:
+    db = db_url
+    tokens = {agent: token_add(db, agent, role, home=tmp_path) for agent, role in AGENTS.items()}
     with running(tmp_path, transport, db) as server:
         assert anyio.run(in_a_world, server, tokens, job) == []

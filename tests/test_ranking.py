@@ -18,7 +18,9 @@ from memory_mcp.ranking import (
     search_confidence,
 )
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, opened
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened
+
+pytestmark = BOTH_BACKENDS
 
 CONFIG = RankingConfig()
 

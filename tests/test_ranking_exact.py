@@ -27,8 +27,10 @@ from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
 from memory_mcp.store.keyword import query_terms
-from tests.conftest import FakeEmbedder, opened
+from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 from tests.test_store_migration import build_old_store
+
+pytestmark = BOTH_BACKENDS
 
 
 @pytest.mark.parametrize(
@@ -245,6 +247,7 @@ async def test_fts_syntax_in_a_query_is_plain_text(
             assert found[0] in (query, "other")
 
 
+@SQLITE_ONLY  # an older SQLite file
 @pytest.mark.anyio
 async def test_the_key_lookup_uses_an_index_also_in_an_older_store(
     make_settings: Callable[..., Settings], tmp_path: Path

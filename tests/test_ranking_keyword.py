@@ -14,7 +14,9 @@ from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
 from memory_mcp.store.keyword import affordable_terms, match_any, query_terms
-from tests.conftest import FakeEmbedder, opened
+from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
+
+pytestmark = BOTH_BACKENDS
 
 
 def test_query_terms_drop_stopwords_and_keep_identifiers() -> None:
@@ -34,6 +36,7 @@ def test_affordable_terms_keep_the_rarest_within_budget() -> None:
     assert affordable_terms({"common": 900}, 500) == []
 
 
+@SQLITE_ONLY  # FTS5's cost budget
 @pytest.mark.anyio
 async def test_a_large_store_ranks_by_its_rarer_terms(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch

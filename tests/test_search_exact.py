@@ -11,9 +11,9 @@ from memory_mcp.embeddings import SentenceTransformerEmbedder
 from memory_mcp.models import StoreRequest
 from memory_mcp.service import SearchHit
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, opened
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 # What a bulk import of generated records looks like: keys that differ only by a number,
 # values from templates (100 distinct texts, so the model embeds 100, not 2,000).

@@ -10,9 +10,9 @@ from mcp import Client
 from memory_mcp.embeddings import Embedder
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 NOTES = {
     "deploy": "Deploys go through the blue-green pipeline; never push straight to prod.",

@@ -13,9 +13,9 @@ from mcp import Client
 
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 async def test_a_search_waits_for_a_model_that_is_nearly_loaded(

@@ -16,7 +16,7 @@ from mcp import Client
 from memory_mcp.mcp_server import build_server
 from memory_mcp.safety import secret_kind
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call, call_error
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 
 # Built from pieces so that this file itself does not trip secret scanners.
 _B64ISH = "Zq8rT2vLm9XkP4sWd7YbN1cHf6JgR3aE0uQiOtVyBxMnC5"
@@ -92,7 +92,7 @@ def test_ordinary_text_is_not_a_secret(name: str) -> None:
     assert secret_kind(ORDINARY[name]) is None, name
 
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 async def test_a_secret_is_refused_in_every_field_and_the_error_never_echoes_it(

@@ -17,9 +17,9 @@ from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
 from memory_mcp.validation import parse_datetime
-from tests.conftest import FakeEmbedder, call, call_error
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 # Builds an in-process server for one agent (a fresh store per test).

@@ -16,9 +16,9 @@ from memory_mcp.store import MemoryStore
 from memory_mcp.store.engine import create_engines
 from memory_mcp.store.vectors import StoredVectors
 from memory_mcp.vectors import InProcessIndex, Vectors
-from tests.conftest import FakeEmbedder, opened
+from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 ALICE = Caller("alice", Role.WORKER, "s1")
 DEADLINE = 60.0
@@ -182,6 +182,7 @@ async def test_a_waiting_query_goes_before_the_next_background_call(
     assert embedder.finished == ["background newer", "question", "background older"]
 
 
+@SQLITE_ONLY  # the in-process index
 async def test_the_index_follows_writes_and_deletes_through_another_store(
     make_settings: Callable[..., Settings],
 ) -> None:

@@ -25,9 +25,9 @@ from memory_mcp.models import (
 )
 from memory_mcp.service import can_see
 from memory_mcp.settings import Settings
-from tests.conftest import opened
+from tests.conftest import BOTH_BACKENDS, opened
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 WRITTEN_AT = 1_000_000.0
 NOW = 2_000_000.0

@@ -35,7 +35,7 @@ from memory_mcp.store.browse import BulkDeletion, Selection
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.postgres import fulltext as pg_fulltext
 from memory_mcp.store.postgres.schema import create_postgres_objects
-from memory_mcp.store.postgres.vectors import PgStoredVectors
+from memory_mcp.store.postgres.vectors import PgStoredVectors, fill_pgvector_column
 from memory_mcp.store.rows import (
     MEMORIES,
     M,
@@ -100,6 +100,7 @@ class MemoryStore:
                     await conn.exec_driver_sql(ddl)
             else:
                 await create_postgres_objects(conn)
+                await fill_pgvector_column(conn)
             await migrations.migrate(conn)
             exists = await conn.scalar(
                 select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import and_, case, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.store import writes
 from memory_mcp.store.engine import Engines
@@ -29,37 +30,48 @@ class StoredVectors:
         if not items:
             return
         async with self._engines.write() as conn:
-            known = set(
-                (
-                    await conn.scalars(
-                        select(EmbeddingRow.content_hash).where(
-                            EmbeddingRow.model == model,
-                            EmbeddingRow.content_hash.in_([h for h, _ in items]),
-                        )
+            await self._save_rows(conn, model, items, now)
+
+    async def _save_rows(
+        self,
+        conn: AsyncConnection,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+        now: float,
+    ) -> list[tuple[str, np.ndarray]]:
+        """`save` inside the caller's write transaction: the vectors it inserted."""
+        known = set(
+            (
+                await conn.scalars(
+                    select(EmbeddingRow.content_hash).where(
+                        EmbeddingRow.model == model,
+                        EmbeddingRow.content_hash.in_([h for h, _ in items]),
                     )
-                ).all()
-            )
-            fresh = [(h, v) for h, v in items if h not in known]
-            if fresh:
-                await conn.execute(
-                    insert(EmbeddingRow),
-                    [
-                        {
-                            "content_hash": h,
-                            "model": model,
-                            "dimension": int(v.shape[0]),
-                            "vector": np.asarray(v, dtype=np.float32).tobytes(),
-                            "created_at": now,
-                        }
-                        for h, v in fresh
-                    ],
                 )
-            revision = await writes.next_revision(conn)
+            ).all()
+        )
+        fresh = [(h, v) for h, v in items if h not in known]
+        if fresh:
             await conn.execute(
-                update(MEMORIES)
-                .where(M.content_hash.in_([h for h, _ in items]))
-                .values(revision=revision)
+                insert(EmbeddingRow),
+                [
+                    {
+                        "content_hash": h,
+                        "model": model,
+                        "dimension": int(v.shape[0]),
+                        "vector": np.asarray(v, dtype=np.float32).tobytes(),
+                        "created_at": now,
+                    }
+                    for h, v in fresh
+                ],
             )
+        revision = await writes.next_revision(conn)
+        await conn.execute(
+            update(MEMORIES)
+            .where(M.content_hash.in_([h for h, _ in items]))
+            .values(revision=revision)
+        )
+        return fresh
 
     async def embedded(self, model: str, digests: Collection[str]) -> set[str]:
         """Which of `digests` (content hashes) have a vector from `model`."""

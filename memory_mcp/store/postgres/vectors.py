@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Float, and_, bindparam, cast, literal_column, select, text
+from sqlalchemy import Float, Select, and_, bindparam, cast, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import ColumnElement
 from sqlalchemy.types import UserDefinedType
 
 from memory_mcp.models import Visibility
@@ -31,22 +32,34 @@ def vector_literal(vector: np.ndarray | bytes) -> str:
     return "[" + ",".join(repr(float(x)) for x in np.asarray(values, dtype=np.float32)) + "]"
 
 
-async def fill_pgvector_column(conn: AsyncConnection) -> None:
-    """Set `embedding` from the stored bytes where it is missing (vectors saved by the
-    byte-only path or copied from SQLite), and make the HNSW index of each dimension."""
-    missing = select(E.content_hash, E.model, E.dimension, E.vector).where(
-        text("embedding IS NULL")
-    )
-    rows = (await conn.execute(missing)).all()
-    for row in rows:
+async def set_pgvectors(
+    conn: AsyncConnection, model: str, items: Sequence[tuple[str, np.ndarray | bytes]]
+) -> None:
+    """Set the pgvector copy of these (content hash, vector) rows of `model`."""
+    if items:
         await conn.execute(
             text(
                 "UPDATE embeddings SET embedding = CAST(:v AS vector) "
                 "WHERE content_hash = :h AND model = :m"
             ),
-            {"v": vector_literal(row.vector), "h": row.content_hash, "m": row.model},
+            [{"v": vector_literal(v), "h": h, "m": model} for h, v in items],
         )
-    for dimension in {row.dimension for row in rows}:
+
+
+async def fill_pgvector_column(conn: AsyncConnection) -> None:
+    """Set `embedding` from the stored bytes where it is missing (vectors copied from
+    SQLite, or saved by an older version in two steps), and make the HNSW index of each
+    dimension in use. Run when a store opens; a no-op (one indexed lookup) otherwise."""
+    missing = select(E.content_hash, E.model, E.dimension, E.vector).where(
+        text("embedding IS NULL")
+    )
+    rows = (await conn.execute(missing)).all()
+    for model in {row.model for row in rows}:
+        await set_pgvectors(
+            conn, model, [(r.content_hash, r.vector) for r in rows if r.model == model]
+        )
+    dimensions = await conn.scalars(select(E.dimension).distinct())
+    for dimension in dimensions.all():
         await conn.exec_driver_sql(hnsw_index_ddl(int(dimension)))
 
 
@@ -68,12 +81,20 @@ class PgStoredVectors(StoredVectors):
     def __init__(self, engines: Engines) -> None:
         super().__init__(engines)
         self._engines = engines
+        self._indexed: set[int] = set()  # dimensions whose HNSW index this process made
 
     async def save(self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float) -> None:
-        await super().save(model, items, now)
-        if items:
-            async with self._engines.write() as conn:
-                await fill_pgvector_column(conn)
+        """The rows and their pgvector copy in ONE transaction: a search never meets a
+        vector row without its `embedding` (it would have no distance)."""
+        if not items:
+            return
+        async with self._engines.write() as conn:
+            fresh = await self._save_rows(conn, model, items, now)
+            await set_pgvectors(conn, model, fresh)
+            dimensions = {int(v.shape[0]) for _, v in fresh} - self._indexed
+            for dimension in dimensions:
+                await conn.exec_driver_sql(hnsw_index_ddl(dimension))
+        self._indexed |= dimensions  # committed
 
     def database_search(self, model: str) -> PgvectorSearch:
         return PgvectorSearch(self._engines, model)
@@ -92,14 +113,38 @@ class PgvectorSearch:
     async def nearest(
         self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
     ) -> list[tuple[int, float]]:
+        """The k visible memories nearest to `query` (cosine similarity), plus `also`.
+
+        HNSW is approximate: its scan can stop before it has found k visible rows (a
+        graph it cannot walk further from where it started, or pgvector's scan limit).
+        So an answer shorter than k, which means the visible set is small or the index
+        gave up, is replaced by an exact ranking of the visible rows: what the in-process
+        index does on SQLite, so both stores answer alike where it can be checked."""
+        async with self._engines.reader.begin() as conn:
+            # Filtered HNSW scans continue until k rows pass the filters (pgvector 0.8).
+            await conn.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
+            await conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
+            hits = await _hits(conn, *self._statement(query, vis, indexed=True), k)
+            if len(hits) < k:
+                hits = await _hits(conn, *self._statement(query, vis, indexed=False), k)
+            extra = [i for i in dict.fromkeys(also) if i not in {h[0] for h in hits}]
+            if extra:
+                stmt, distance = self._statement(query, vis, indexed=False)
+                hits += await _hits(conn, stmt.where(M.id.in_(extra)), distance, None)
+        return hits
+
+    def _statement(
+        self, query: np.ndarray, vis: Visibility, indexed: bool
+    ) -> tuple[Select[Any], ColumnElement[float]]:
+        """The visible rows with a vector of the query's dimension, and their distance.
+        `indexed`: the distance expression and the dimension as literals, exactly the
+        partial HNSW index's own, so the planner uses it; otherwise an expression no index
+        has, so it ranks the visible rows exactly."""
         dimension = int(query.shape[0])
-        # The expression and the dimension as literals: they must match the partial HNSW
-        # index's own for the planner to use it.
         wanted = cast(bindparam("query", vector_literal(query)), PgVector(dimension))
-        distance = literal_column(f"embedding::vector({dimension})").op("<=>", return_type=Float)(
-            wanted
-        )
-        base = (
+        column = f"embedding::vector({dimension})" if indexed else "embeddings.embedding"
+        distance = literal_column(column).op("<=>", return_type=Float)(wanted)
+        stmt = (
             select(M.id, (1 - distance).label("similarity"))
             .select_from(
                 MEMORIES.join(
@@ -111,24 +156,24 @@ class PgvectorSearch:
                     ),
                 )
             )
-            .where(visible_to(vis))
-            # Saved as bytes but not yet copied to the pgvector column (PgStoredVectors.save
-            # does that in a second transaction): no vector to compare with yet.
-            .where(text("embedding IS NOT NULL"))
+            .where(visible_to(vis), literal_column("embeddings.embedding").is_not(None))
         )
-        async with self._engines.reader.begin() as conn:
-            # Filtered HNSW scans continue until k rows pass the filters (pgvector 0.8).
-            await conn.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
-            await conn.execute(text("SET LOCAL hnsw.ef_search = 100"))
-            hits = [
-                (row[0], float(row[1]))
-                for row in await conn.execute(base.order_by(distance).limit(k))
-            ]
-            extra = [i for i in dict.fromkeys(also) if i not in {h[0] for h in hits}]
-            if extra:
-                rows = await conn.execute(base.where(M.id.in_(extra)).order_by(distance))
-                hits += [(row[0], float(row[1])) for row in rows]
-        return hits
+        return stmt, distance
 
 
-__all__ = ["PgStoredVectors", "PgvectorSearch", "fill_pgvector_column", "vector_literal"]
+async def _hits(
+    conn: AsyncConnection, stmt: Select[Any], distance: ColumnElement[float], k: int | None
+) -> list[tuple[int, float]]:
+    ordered = stmt.order_by(distance, M.id)
+    if k is not None:
+        ordered = ordered.limit(k)
+    return [(row[0], float(row[1])) for row in await conn.execute(ordered)]
+
+
+__all__ = [
+    "PgStoredVectors",
+    "PgvectorSearch",
+    "fill_pgvector_column",
+    "set_pgvectors",
+    "vector_literal",
+]
