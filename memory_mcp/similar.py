@@ -29,10 +29,13 @@ loading, a new text has no vector yet: the check is skipped and the result says 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memory_mcp.models import Caller, MemoryRecord, Visibility
-from memory_mcp.store import MemoryStore
-from memory_mcp.vectors import Vectors
+
+if TYPE_CHECKING:  # tool_results needs SimilarCheck before the handshake; the store after
+    from memory_mcp.store import MemoryStore
+    from memory_mcp.vectors import Vectors
 
 SIMILAR_MIN_COSINE = 0.60
 MAX_SIMILAR = 5

@@ -8,15 +8,17 @@ when they are empty, as clients have always seen them; the schema lists them as 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from memory_mcp.browsing import DeleteManyResult, MemoryVersion
 from memory_mcp.models import LearningCategory, MemoryRecord, Scope, Source, UpsertOutcome
-from memory_mcp.service import SearchHit as ServiceHit
 from memory_mcp.similar import SimilarCheck
 from memory_mcp.validation import iso
+
+if TYPE_CHECKING:  # the service pulls numpy and the store in: not before the handshake
+    from memory_mcp.service import SearchHit as ServiceHit
 
 
 class ToolResult(BaseModel):

@@ -189,7 +189,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
     started: list[str] = []
 
     async def counting_search(
-        self: MemoryService, caller: Caller, query: str, *args: Any
+        self: MemoryService, caller: Caller, query: str, *args: Any, **kwargs: Any
     ) -> object:
         nonlocal running, most_running
         running += 1
@@ -197,7 +197,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
         started.append(query)
         try:
             await anyio.sleep(0.01)  # hold the turn across a few scheduler rounds
-            return await real_search(self, caller, query, *args)
+            return await real_search(self, caller, query, *args, **kwargs)
         finally:
             running -= 1
 
