@@ -4,6 +4,7 @@ What a page shows is what the token's agent may see; everything from a memory is
 
 from __future__ import annotations
 
+import html
 import re
 import subprocess
 import tomllib
@@ -17,6 +18,7 @@ import pytest
 from tests.team_server import EXE, server_env, token_add, token_revoke
 from tests.team_server import running as team_running
 from tests.web_server import (
+    HISTORY_KEY,
     HOSTILE_KEY,
     HOSTILE_TAG,
     HOSTILE_VALUE,
@@ -175,12 +177,66 @@ def test_the_latest_memories_without_a_query(web: WebServer) -> None:
     assert memory_ids(answer.text) == {
         web.ids["test-command"],
         web.ids[HOSTILE_KEY],
+        web.ids[HISTORY_KEY],
         web.ids["deploy-window"],
     }
 
 
+def test_browsing_goes_page_by_page(web: WebServer) -> None:
+    """w3 sees the four swarm memories: two pages of three and one, no memory twice."""
+    first = web.get("/ui/", web.tokens["w3"], params={"limit": "3"})
+    link = re.search(r'<a class="next" href="([^"]+)"', first.text)
+    assert link is not None
+    second = web.get(html.unescape(link.group(1)), web.tokens["w3"])
+    assert len(memory_ids(first.text)) == 3
+    assert len(memory_ids(second.text)) == 1
+    assert memory_ids(first.text) | memory_ids(second.text) == {
+        web.ids["test-command"],
+        web.ids[HOSTILE_KEY],
+        web.ids[HISTORY_KEY],
+        web.ids["deploy-window"],
+    }
+    assert '<a class="next"' not in second.text
+
+
+def test_browsing_filters_by_agent(web: WebServer) -> None:
+    answer = web.get("/ui/", web.tokens["w1"], params={"agent": "lead"})
+    assert memory_ids(answer.text) == {web.ids["deploy-window"]}
+
+
+def test_browsing_filters_by_time(web: WebServer) -> None:
+    """Everything was written moments ago: all of it in the last day, none a day old."""
+    recent = web.get("/ui/", web.tokens["w3"], params={"since": "1d"})
+    old = web.get("/ui/", web.tokens["w3"], params={"until": "1d"})
+    assert len(memory_ids(recent.text)) == 4
+    assert memory_ids(old.text) == set()
+
+
+def test_a_search_filters_by_agent(web: WebServer) -> None:
+    answer = web.get("/ui/", web.tokens["w1"], params={"q": WORD, "agent": "w1"})
+    assert memory_ids(answer.text) == {
+        web.ids["test-command"],
+        web.ids["w1-editor"],
+        web.ids[HISTORY_KEY],  # w1 owns it; the lead wrote its current version
+    }
+
+
+def test_a_bad_time_filter_names_the_problem(web: WebServer) -> None:
+    answer = web.get("/ui/", web.tokens["w1"], params={"since": "last tuesday"})
+    assert answer.status_code == 400
+    assert "invalid since" in answer.text
+
+
+def test_a_memory_page_shows_its_history(web: WebServer) -> None:
+    answer = web.get(f"/ui/memory/{web.ids[HISTORY_KEY]}", web.tokens["w3"])
+    versions = re.findall(r'<li class="version" data-version="(\d+)"', answer.text)
+    assert versions == ["2", "1"]  # newest first
+    assert "quokka: tag, build, upload" in answer.text  # version 1, by w1
+    assert "quokka: tag, build, sign, upload" in answer.text  # version 2, by the lead
+
+
 def test_filters_narrow_a_search(web: WebServer) -> None:
-    answer = web.get("/ui/", web.tokens["w1"], params={"q": WORD, "tag": "release"})
+    answer = web.get("/ui/", web.tokens["w1"], params={"q": WORD, "tag": "ops"})
     assert memory_ids(answer.text) == {web.ids["deploy-window"]}
 
 

@@ -11,7 +11,15 @@ import pytest
 from playwright.sync_api import BrowserContext, Dialog, Page
 
 from tests.web_browser import chromium, log_in, search
-from tests.web_server import HOSTILE_KEY, HOSTILE_VALUE, PRIVATE_KEY, WORD, WebServer, running
+from tests.web_server import (
+    HISTORY_KEY,
+    HOSTILE_KEY,
+    HOSTILE_VALUE,
+    PRIVATE_KEY,
+    WORD,
+    WebServer,
+    running,
+)
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +108,15 @@ def test_a_script_in_a_memory_is_text_and_never_runs(web: WebServer, page: Page)
     assert page.locator("pre.value").inner_text() == HOSTILE_VALUE
     assert page.locator("script").count() == 0
     assert dialogs == []
+
+
+def test_a_memory_shows_who_wrote_each_version(web: WebServer, page: Page) -> None:
+    log_in(page, web.base, web.tokens["w3"])  # no query: the latest memories
+    page.click(f"a[href='/ui/memory/{web.ids[HISTORY_KEY]}']")
+    versions = page.locator("ol.history li.version summary").all_inner_texts()
+    assert len(versions) == 2
+    assert "version 2 (current) · lead" in versions[0]
+    assert "version 1 · w1" in versions[1]
 
 
 def test_logging_out_forgets_the_token(web: WebServer, page: Page) -> None:

@@ -28,6 +28,7 @@ PRIVATE_VALUE = "quokka: the plan only w2 may read (PRIVATE-W2-MARKER)"
 HOSTILE_KEY = "xss<script>alert('key')</script>"
 HOSTILE_VALUE = "<script>alert('value')</script> quokka <img src=x onerror=alert('img')>"
 HOSTILE_TAG = "<b onmouseover=alert('tag')>"
+HISTORY_KEY = "release-checklist"  # two versions: w1's, then the lead's
 
 # (agent, role, request): what the store holds before the view starts.
 SEED: list[tuple[str, Role, StoreRequest]] = [
@@ -55,6 +56,26 @@ SEED: list[tuple[str, Role, StoreRequest]] = [
             value=HOSTILE_VALUE,
             tags=[HOSTILE_TAG],
             metadata={"note": "</pre><script>alert('metadata')</script>"},
+            scope=Scope.SWARM,
+        ),
+    ),
+    (
+        "w1",
+        Role.WORKER,
+        StoreRequest(
+            key=HISTORY_KEY,
+            value="quokka: tag, build, upload",
+            tags=["release"],
+            scope=Scope.SWARM,
+        ),
+    ),
+    (  # the lead corrects w1's checklist: version 2, written by the lead
+        "lead",
+        Role.LEAD,
+        StoreRequest(
+            key=HISTORY_KEY,
+            value="quokka: tag, build, sign, upload",
+            tags=["release"],
             scope=Scope.SWARM,
         ),
     ),

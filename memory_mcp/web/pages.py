@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.datastructures import QueryParams
@@ -21,8 +21,9 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from memory_mcp import __version__
 from memory_mcp import validation as v
 from memory_mcp.app import AppContext
+from memory_mcp.browsing import ListFilters
 from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
-from memory_mcp.models import Caller, Scope, Source
+from memory_mcp.models import Caller
 from memory_mcp.web.access import (
     COOKIE,
     PREFIX,
@@ -33,11 +34,12 @@ from memory_mcp.web.access import (
     set_login_cookie,
     with_security_headers,
 )
-from memory_mcp.web.views import memory_page, memory_row, when
+from memory_mcp.web.views import memory_page, memory_row, version_row, when
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 20
+MAX_FIELD_CHARS = 2_000  # a query's limit; the service names the field that is too long
 MAX_FORM_BYTES = 4096  # the login form holds one token
 Endpoint = Callable[[Request], Awaitable[Response]]
 Page = Callable[[Request, Caller], Awaitable[Response]]
@@ -52,40 +54,70 @@ class WebRoute:
 
 @dataclass(frozen=True)
 class Filters:
-    """The search form's fields, checked by the same rules as the tools' arguments."""
+    """The search form's fields as given (strings), for the form and the links; checked
+    by the service's own rules when used (`listing`), so a bad one is named the same way
+    as in a tool's arguments."""
 
     query: str = ""
-    scope: Scope | None = None
-    tags: list[str] = field(default_factory=list)
-    source: Source | None = None
+    scope: str = "all"
+    tag: str = ""  # comma-separated
+    source: str = ""
+    agent: str = ""
+    since: str = ""
+    until: str = ""
+    expired: bool = False
+    cursor: str = ""
     limit: int = DEFAULT_LIMIT
 
     @classmethod
     def from_query(cls, params: QueryParams) -> Filters:
         def text(name: str) -> str:
-            return params.get(name, "").strip()
+            return params.get(name, "").strip()[:MAX_FIELD_CHARS]
 
-        tags = [tag for tag in text("tag").split(",") if tag.strip()]
         limit = text("limit")
         if limit and not limit.isdigit():
             raise InvalidInputError("limit", f"{limit!r} is not a whole number")
         return cls(
             query=text("q"),
-            scope=v.parse_scope(text("scope") or "all", allow_all=True),
-            tags=v.clean_tags(tags),
-            source=v.parse_source(text("source"), tuple(Source)) if text("source") else None,
+            scope=text("scope") or "all",
+            tag=text("tag"),
+            source=text("source"),
+            agent=text("agent"),
+            since=text("since"),
+            until=text("until"),
+            expired=text("expired") == "1",
+            cursor=text("cursor"),
             limit=v.clean_limit(int(limit) if limit else DEFAULT_LIMIT),
         )
 
-    def form(self) -> dict[str, str]:
-        """The values to show in the form again."""
-        return {
+    def listing(self, now: float) -> ListFilters:
+        return ListFilters.parse(
+            now=now,
+            scope=self.scope,
+            tags=[tag for tag in self.tag.split(",") if tag.strip()],
+            source=self.source or None,
+            agent_id=self.agent or None,
+            since=self.since or None,
+            until=self.until or None,
+            include_expired=self.expired,
+        )
+
+    def link(self, **changes: Any) -> str:
+        """This page's URL with `changes` (the next page: cursor=...)."""
+        fields = {
             "q": self.query,
-            "scope": self.scope.value if self.scope else "all",
-            "tag": ", ".join(self.tags),
-            "source": self.source.value if self.source else "",
-            "limit": str(self.limit),
+            "scope": "" if self.scope == "all" else self.scope,
+            "tag": self.tag,
+            "source": self.source,
+            "agent": self.agent,
+            "since": self.since,
+            "until": self.until,
+            "expired": "1" if self.expired else "",
+            "limit": "" if self.limit == DEFAULT_LIMIT else str(self.limit),
+            "cursor": self.cursor,
         }
+        fields.update(changes)
+        return f"{PREFIX}/?" + urlencode({name: value for name, value in fields.items() if value})
 
 
 class WebPages:
@@ -116,29 +148,68 @@ class WebPages:
     # -- the pages ---------------------------------------------------------------------------
 
     async def index(self, request: Request, caller: Caller) -> Response:
-        """Search with a query; without one, the latest memories."""
+        """Search with a query; without one, every memory the caller may see, newest
+        first, a page at a time."""
+        filters = Filters()
         try:
             filters = Filters.from_query(request.query_params)
+            listing = filters.listing(self.app.service.clock())
         except InvalidInputError as exc:
-            return self._render("index.html", caller, 400, filters=Filters(), error=str(exc))
-        service = self.app.service
-        now = service.clock()
-        notices: list[str] = []
+            return self._render("index.html", caller, 400, filters=filters, error=str(exc))
         if filters.query:
-            result = await service.search(
-                caller, filters.query, filters.limit, filters.scope, filters.tags, filters.source
+            return await self._search(caller, filters, listing)
+        page = await self.app.service.list_memories(
+            caller, listing, cursor=filters.cursor or None, limit=filters.limit
+        )
+        now = self.app.service.clock()
+        return self._render(
+            "index.html",
+            caller,
+            filters=filters,
+            rows=[memory_row(record, now) for record in page.records],
+            next_page=filters.link(cursor=page.next_cursor) if page.next_cursor else None,
+        )
+
+    async def _search(self, caller: Caller, filters: Filters, listing: ListFilters) -> Response:
+        service = self.app.service
+        # The search filters by time itself (before its cut) but has no owner filter: the
+        # owner picks from its best MAX_SEARCH_LIMIT results, and the page says so.
+        by_owner = listing.agent_id is not None
+        result = await service.search(
+            caller,
+            filters.query,
+            v.MAX_SEARCH_LIMIT if by_owner else filters.limit,
+            listing.scope,
+            list(listing.tags),
+            listing.source,
+            listing.include_expired,
+            since=filters.since or None,
+            until=filters.until or None,
+        )
+        hits = result.hits
+        notices = list(result.notices)
+        if by_owner:
+            hits = [hit for hit in hits if hit.record.agent_id == listing.agent_id]
+            hits = hits[: filters.limit]
+            notices.append(
+                f"the agent filter picked these from the best {v.MAX_SEARCH_LIMIT} results; "
+                "leave the query empty to list every memory of that agent"
             )
-            rows = [memory_row(hit.record, now, hit) for hit in result.hits]
-            notices = result.notices
-        else:
-            records = await service.recent_visible(caller, filters.limit)
-            rows = [memory_row(record, now) for record in records]
+        now = service.clock()
+        rows = [memory_row(hit.record, now, hit) for hit in hits]
         return self._render("index.html", caller, filters=filters, rows=rows, notices=notices)
 
     async def memory(self, request: Request, caller: Caller) -> Response:
-        record = await self.app.service.get(caller, request.path_params["memory_id"])
-        page = memory_page(record, self.app.service.clock())
-        return self._render("memory.html", caller, memory=page)
+        memory_id = request.path_params["memory_id"]
+        record = await self.app.service.get(caller, memory_id)
+        versions = await self.app.service.history(caller, memory_id)
+        now = self.app.service.clock()
+        return self._render(
+            "memory.html",
+            caller,
+            memory=memory_page(record, now),
+            versions=[version_row(version) for version in reversed(versions)],
+        )
 
     async def login_form(self, request: Request) -> Response:
         return self._login_page(200)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from memory_mcp.browsing import MemoryVersion
 from memory_mcp.models import MemoryRecord
 from memory_mcp.service import SearchHit
 from memory_mcp.validation import iso
@@ -53,6 +54,39 @@ class MemoryPage:
     about_agent: str | None
 
 
+@dataclass(frozen=True)
+class VersionRow:
+    """One version of a memory (MemoryService.history)."""
+
+    version: int
+    value: str
+    tags: list[str]
+    metadata: str
+    source: str
+    written_by: str
+    written_at: str
+    current: bool
+
+
+def version_row(version: MemoryVersion) -> VersionRow:
+    return VersionRow(
+        version=version.version,
+        value=version.value,
+        tags=list(version.tags),
+        metadata=_pretty(version.metadata),
+        source=version.source.value,
+        written_by=version.written_by,
+        written_at=iso(version.written_at) or "",
+        current=version.current,
+    )
+
+
+def _pretty(metadata: dict[str, object]) -> str:
+    if not metadata:
+        return ""
+    return json.dumps(metadata, indent=2, ensure_ascii=False, sort_keys=True)
+
+
 def when(timestamp: str | None) -> str:
     """An ISO 8601 UTC time (iso()) as people read it: `2026-11-23 17:05 UTC`."""
     if not timestamp:
@@ -85,11 +119,10 @@ def memory_row(record: MemoryRecord, now: float, hit: SearchHit | None = None) -
 
 
 def memory_page(record: MemoryRecord, now: float) -> MemoryPage:
-    metadata = json.dumps(record.metadata, indent=2, ensure_ascii=False, sort_keys=True)
     return MemoryPage(
         row=memory_row(record, now),
         value=record.value,
-        metadata=metadata if record.metadata else "",
+        metadata=_pretty(record.metadata),
         flags=list(record.flags),
         confidence=record.confidence,
         pinned=record.pinned,
