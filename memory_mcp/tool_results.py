@@ -212,6 +212,29 @@ def _why(hit: ServiceHit, exact: str | None) -> str:
     return "; ".join(reasons)
 
 
+def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
+    """The fields a search hit and a listed memory share: the value cut to `max_chars`,
+    with `truncated`/`full_length` when it was cut; empty extras left out (None)."""
+    cut = len(record.value) > max_chars
+    return {
+        "id": record.id,
+        "key": record.key,
+        "value": record.value[:max_chars],
+        "scope": record.scope,
+        "agent_id": record.agent_id,
+        "updated_by": record.updated_by,
+        "source": record.source,
+        "tags": record.tags,
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+        "expires_at": iso(record.expires_at),
+        "truncated": True if cut else None,
+        "full_length": len(record.value) if cut else None,
+        "about_agent": record.about_agent or None,
+        "flags": record.flags or None,
+    }
+
+
 class SearchHit(ToolResult):
     """One memory-search result: the memory with its value cut to the configured length."""
 
@@ -245,25 +268,10 @@ class SearchHit(ToolResult):
         max_chars: int,
         explain: ScoreExplanation | None = None,
     ) -> SearchHit:
-        cut = len(record.value) > max_chars
         return cls(
-            id=record.id,
-            key=record.key,
-            value=record.value[:max_chars],
-            scope=record.scope,
-            agent_id=record.agent_id,
-            updated_by=record.updated_by,
-            source=record.source,
-            tags=record.tags,
+            **_cut_summary(record, max_chars),
             score=round(score, 4),
             matched_by=matched_by,
-            created_at=iso(record.created_at),
-            updated_at=iso(record.updated_at),
-            expires_at=iso(record.expires_at),
-            truncated=True if cut else None,
-            full_length=len(record.value) if cut else None,
-            about_agent=record.about_agent or None,
-            flags=record.flags or None,
             explain=explain,
         )
 
@@ -341,26 +349,7 @@ class ListedMemory(ToolResult):
 
     @classmethod
     def of(cls, record: MemoryRecord, max_chars: int) -> ListedMemory:
-        cut = len(record.value) > max_chars
-        return cls(
-            id=record.id,
-            key=record.key,
-            value=record.value[:max_chars],
-            scope=record.scope,
-            agent_id=record.agent_id,
-            updated_by=record.updated_by,
-            source=record.source,
-            tags=record.tags,
-            version=record.version,
-            pinned=record.pinned,
-            created_at=iso(record.created_at),
-            updated_at=iso(record.updated_at),
-            expires_at=iso(record.expires_at),
-            truncated=True if cut else None,
-            full_length=len(record.value) if cut else None,
-            about_agent=record.about_agent or None,
-            flags=record.flags or None,
-        )
+        return cls(**_cut_summary(record, max_chars), version=record.version, pinned=record.pinned)
 
 
 class MemoryList(ToolResult):
