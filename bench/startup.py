@@ -226,7 +226,8 @@ def _peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
-def _initialize(proc: subprocess.Popen[str]) -> None:
+def _initialize(proc: subprocess.Popen[str]) -> float:
+    """The MCP handshake; returns when (perf_counter) the initialize reply arrived."""
     assert proc.stdin is not None and proc.stdout is not None
     _send(
         proc.stdin,
@@ -242,7 +243,9 @@ def _initialize(proc: subprocess.Popen[str]) -> None:
         },
     )
     _reply(proc.stdout, 1)
+    answered = time.perf_counter()
     _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return answered
 
 
 def _search(proc: subprocess.Popen[str], request_id: int, query: str) -> dict[str, Any]:
@@ -314,22 +317,7 @@ def spawn_once(exe: str, db: Path, embedder: str, scratch: Path) -> StartupRun:
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        _send(
-            proc.stdin,
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "bench-startup", "version": "0"},
-                },
-            },
-        )
-        _reply(proc.stdout, 1)
-        initialized = time.perf_counter() - started
-        _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        initialized = _initialize(proc) - started
         keyword_only = 0
         for request_id in range(2, 100_000):
             _send(
