@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol, TypeVar
 
-from memory_mcp.models import MemoryRecord, Visibility
-from memory_mcp.store import MemoryStore
+from memory_mcp.models import MemoryRecord
 
 # An identifier found in more memories than this is not what singles one out: the usual
 # ranking orders them.
@@ -85,6 +84,15 @@ def _verbatim(identifier: str) -> re.Pattern[str]:
 
 
 @dataclass(frozen=True)
+class ExactLookup:
+    key: str | None  # the query, if it could be a key
+    identifiers: tuple[str, ...]
+    key_limit: int = KEY_MAX_MATCHES
+    identifier_limit: int = IDENTIFIER_MAX_MATCHES + 1
+    rare_up_to: int = IDENTIFIER_MAX_MATCHES
+
+
+@dataclass(frozen=True)
 class ExactMatches:
     """What one search matches exactly: the key it looks for, its rare identifiers, and the
     ids of the memories that may hold them (to be ranked even if neither arm's pool has
@@ -104,23 +112,26 @@ class ExactMatches:
         return 0
 
 
-async def find_exact_matches(store: MemoryStore, query: str, vis: Visibility) -> ExactMatches:
-    """Look up the memories keyed by the query and those holding its identifiers, whatever
-    the keyword arm's cost guard and pool cut keep: the phrase lookups use no BM25."""
+def exact_lookup(query: str) -> ExactLookup:
+    """What to look up for the query: the memories keyed by it and those holding its
+    identifiers, whatever the keyword arm's cost guard and pool cut keep (the phrase
+    lookups use no BM25). The store answers in the keyword arm's read (KeywordQuery)."""
     key = query if len(query) <= MAX_KEY_CHARS and "\n" not in query else None
-    identifiers = identifier_tokens(query)
-    keyed, holding = await store.exact_candidates(
-        key, identifiers, vis, KEY_MAX_MATCHES, IDENTIFIER_MAX_MATCHES + 1
-    )
+    return ExactLookup(key, tuple(identifier_tokens(query)))
+
+
+def exact_matches(lookup: ExactLookup, keyed: list[int], holding: list[list[int]]) -> ExactMatches:
+    """The exact matches, given the ids keyed by the query and those holding each
+    identifier (at most IDENTIFIER_MAX_MATCHES + 1 each: one more says it is common)."""
     rare = [
         (i, ids)
-        for i, ids in zip(identifiers, holding, strict=True)
+        for i, ids in zip(lookup.identifiers, holding, strict=True)
         if len(ids) <= IDENTIFIER_MAX_MATCHES
     ]
     candidates = dict.fromkeys(keyed)
     for _, ids in rare:
         candidates.update(dict.fromkeys(ids))
-    return ExactMatches(key, tuple(i for i, _ in rare), tuple(candidates))
+    return ExactMatches(lookup.key, tuple(i for i, _ in rare), tuple(candidates))
 
 
 def with_candidates(

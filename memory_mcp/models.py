@@ -159,6 +159,32 @@ class Visibility:
     updated_until: float | None = None
 
 
+@dataclass(frozen=True)
+class KeywordQuery:
+    """What a search asks of the store's words, answered in one read (`KeywordFinds`):
+    BM25 over `terms`, the memories keyed `key` (ignoring case), those holding each of
+    `identifiers` as a phrase, and the records of what was found."""
+
+    terms: tuple[str, ...]  # keyword.query_terms of the query
+    limit: int  # BM25 hits wanted
+    column_weights: tuple[float, float, float]  # key, value, tags
+    key: str | None
+    identifiers: tuple[str, ...]
+    key_limit: int
+    identifier_limit: int
+    # An identifier's holders are read as records only if there are at most this many
+    # (a common one does not single a memory out: exact_match.py).
+    records_for_holders_up_to: int
+
+
+@dataclass
+class KeywordFinds:
+    hits: list[tuple[int, float]]  # (id, BM25 relevance, larger is better), best first
+    keyed: list[int]
+    holding: list[list[int]]  # per identifier
+    records: dict[int, MemoryRecord]  # of the hits, the keyed and the rare holders
+
+
 @dataclass
 class UpsertOutcome:
     record: MemoryRecord

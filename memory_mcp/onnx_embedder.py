@@ -29,6 +29,10 @@ from memory_mcp.embeddings import BackgroundLoadedEmbedder
 
 log = logging.getLogger(__name__)
 
+# The tokenizer's own thread pool (rayon) spins after each call, against the threads that
+# run beside a query embedding; batches are already split over threads here (`encode`).
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
 MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for this model
 BATCH_CHUNK = 32  # texts per session run; sorted by length so padding stays small
 BATCH_THREADS = max(1, min(2, os.cpu_count() or 1))

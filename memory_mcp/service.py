@@ -38,12 +38,19 @@ from memory_mcp.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from memory_mcp.exact_match import ExactMatches, exact_first, find_exact_matches, with_candidates
+from memory_mcp.exact_match import (
+    ExactMatches,
+    exact_first,
+    exact_lookup,
+    exact_matches,
+    with_candidates,
+)
 from memory_mcp.injection import content_flags
 from memory_mcp.models import (
     BatchItem,
     BatchOutcome,
     Caller,
+    KeywordQuery,
     LearningCategory,
     MemoryRecord,
     NewMemory,
@@ -671,27 +678,30 @@ class MemoryService:
         records: dict[int, MemoryRecord] = {}
         scans: list[Scan | None] = []
 
-        async def ranked_words() -> None:
-            keyword_hits.extend(
-                await self.store.keyword_search(terms, vis, pool, KEYWORD_COLUMN_WEIGHTS)
-            )
-
-        async def exact_matches() -> None:
-            exact.append(await find_exact_matches(self.store, text, vis))
+        lookup = exact_lookup(text)
+        keyword_query = KeywordQuery(
+            terms=tuple(terms),
+            limit=pool,
+            column_weights=KEYWORD_COLUMN_WEIGHTS,
+            key=lookup.key,
+            identifiers=lookup.identifiers,
+            key_limit=lookup.key_limit,
+            identifier_limit=lookup.identifier_limit,
+            records_for_holders_up_to=lookup.rare_up_to,
+        )
 
         async def keyword_arm() -> None:
-            async with anyio.create_task_group() as lookups:  # two reader connections
-                if terms:
-                    lookups.start_soon(ranked_words)
-                lookups.start_soon(exact_matches)
-            # Read these candidates now, while the model embeds the query: afterwards only
-            # the vector arm's own finds are left to read.
-            candidates = [memory_id for memory_id, _ in keyword_hits]
-            records.update(await self.store.fetch_many(candidates + list(exact[0].candidate_ids)))
+            # One read, with the records of what it finds: afterwards only the vector arm's
+            # own finds are left to read.
+            finds = await self.store.keyword_finds(keyword_query, vis)
+            keyword_hits.extend(finds.hits)
+            exact.append(exact_matches(lookup, finds.keyed, finds.holding))
+            records.update(finds.records)
 
-        async def embed_query() -> None:
-            query_vectors.append(await self.vectors.embed_query(text))
-            await self.vectors.catch_up()
+        async def vector_arm() -> None:
+            async with anyio.create_task_group() as index:  # catch up while the model embeds
+                index.start_soon(self.vectors.catch_up)
+                query_vectors.append(await self.vectors.embed_query(text))
             scans.append(await self.vectors.scan(query_vectors[0]))
 
         # The query embedding (a model thread) and the FTS5 query (a database thread)
@@ -699,7 +709,7 @@ class MemoryService:
         async with anyio.create_task_group() as arms:
             arms.start_soon(keyword_arm)
             if semantic:
-                arms.start_soon(embed_query)
+                arms.start_soon(vector_arm)
         # Exact keys and identifiers are ranked even if the keyword pool left them out.
         keyword_hits = with_candidates(keyword_hits, exact[0].candidate_ids)
         if semantic:

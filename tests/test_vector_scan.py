@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
-from memory_mcp import vectors
+from memory_mcp import vector_index, vectors
 from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store import IndexDelta
@@ -57,3 +58,20 @@ async def test_a_search_whose_scan_ran_in_a_thread_finds_the_same(
         assert [(h.record.id, h.score) for h in threaded.hits] == [
             (h.record.id, h.score) for h in inline.hits
         ]
+
+
+def test_a_scan_split_over_two_threads_scores_every_vector_like_one_product(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From SPLIT_SCAN_FROM vectors the scan computes its two halves on two threads; every
+    slot (an odd count, so the halves differ) gets the score one product would give it."""
+    rng = np.random.default_rng(5)
+    index = VectorIndex(dimension=8)
+    index.apply(
+        IndexDelta(1, [row(i, unit(*rng.standard_normal(8).astype(float))) for i in range(1, 102)])
+    )
+    query = unit(1.0, -0.5, 0.25)
+    whole = index.vectors[: len(index)] @ query
+    monkeypatch.setattr(vector_index, "SPLIT_SCAN_FROM", 2)
+    split = index.scan(query).scores
+    assert np.array_equal(split, whole)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import anyio
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
@@ -21,6 +21,8 @@ from memory_mcp.errors import (
 from memory_mcp.models import (
     BatchItem,
     BatchOutcome,
+    KeywordFinds,
+    KeywordQuery,
     MemoryRecord,
     NewMemory,
     Position,
@@ -63,10 +65,6 @@ class MemoryStore:
         # them. The one place the dialect picks the PostgreSQL parts (store/postgres/).
         self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
         self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
-
-    @property
-    def supports_keyword_search(self) -> bool:
-        return True  # FTS5 on SQLite, tsvector on PostgreSQL
 
     async def close(self) -> None:
         # Reads counted since the last flush; a store too busy to take them within a few
@@ -299,16 +297,13 @@ class MemoryStore:
             return await writes.delete_ids(conn, ids, revision)
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
-        async with self._engines.reader.connect() as conn:
-            row = (await conn.execute(select(MEMORIES).where(M.id == memory_id))).first()
-            return record_from_row(row) if row else None
+        """The memory, or None; DamagedMemoryError if its row cannot be read."""
+        return await self._engines.read(_record_by_id, memory_id)
 
     async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]:
         if not memory_ids:
             return {}
-        async with self._engines.reader.connect() as conn:
-            rows = await conn.execute(select(MEMORIES).where(M.id.in_(list(memory_ids))))
-            return {record.id: record for record in readable_records(rows)}
+        return await self._engines.read(_records_by_id, list(memory_ids))
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
@@ -393,43 +388,16 @@ class MemoryStore:
     ) -> list[tuple[int, float]]:
         """(id, BM25 relevance, larger is better) for visible memories containing any of
         `terms` (from `keyword.query_terms`), best first; see store/fulltext.py."""
-        if not self.supports_keyword_search:
-            return []
-        async with self._engines.reader.connect() as conn:
-            found: list[tuple[int, float]] = await self._fulltext.keyword_search(
-                conn, terms, visible_to(vis), limit, column_weights
-            )
-            return found
+        found: list[tuple[int, float]] = await self._engines.read(
+            self._fulltext.keyword_search, terms, visible_to(vis), limit, column_weights
+        )
+        return found
 
-    async def exact_candidates(
-        self,
-        key: str | None,
-        identifiers: Sequence[str],
-        vis: Visibility,
-        key_limit: int,
-        identifier_limit: int,
-    ) -> tuple[list[int], list[list[int]]]:
-        """Ids of visible memories whose key is `key` (ignoring ASCII case; an index on
-        lower(key)), and for each identifier those holding its words as a phrase (for the
-        caller to check it verbatim; none without FTS5)."""
-        async with self._engines.reader.connect() as conn:
-            keyed: list[int] = []
-            if key is not None:
-                stmt = (
-                    select(M.id)
-                    .where(func.lower(M.key) == func.lower(key), visible_to(vis))
-                    .limit(key_limit)
-                )
-                keyed = [row[0] for row in await conn.execute(stmt)]
-            if not self.supports_keyword_search:
-                return keyed, [[] for _ in identifiers]
-            holding = [
-                await self._fulltext.holding_phrase(
-                    conn, identifier, visible_to(vis), identifier_limit
-                )
-                for identifier in identifiers
-            ]
-            return keyed, holding
+    async def keyword_finds(self, query: KeywordQuery, vis: Visibility) -> KeywordFinds:
+        """A search's keyword arm in one read (one snapshot, and on SQLite one trip to a
+        worker thread): the BM25 hits, the exact candidates, and their records, which the
+        search reads while the model embeds its query."""
+        return await self._engines.read(_keyword_finds, self._fulltext, query, visible_to(vis))
 
     async def iter_records(
         self, vis: Visibility | None = None, batch: int = 500
@@ -564,3 +532,39 @@ class MemoryStore:
                     await conn.scalar(select(func.count()).where(M.identity.in_(chunk))) or 0
                 )
         return counted, len(wanted) - stored
+
+
+def _record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
+    row = conn.execute(select(MEMORIES).where(M.id == memory_id)).first()
+    return record_from_row(row) if row else None
+
+
+def _records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRecord]:
+    rows = conn.execute(select(MEMORIES).where(M.id.in_(memory_ids)))
+    return {record.id: record for record in readable_records(rows)}
+
+
+def _keyword_finds(
+    conn: Connection, fulltext: Any, query: KeywordQuery, visible: ColumnElement[bool]
+) -> KeywordFinds:
+    hits: list[tuple[int, float]] = fulltext.keyword_search(
+        conn, query.terms, visible, query.limit, query.column_weights
+    )
+    keyed: list[int] = []
+    if query.key is not None:
+        stmt = (
+            select(M.id)
+            .where(func.lower(M.key) == func.lower(query.key), visible)
+            .limit(query.key_limit)
+        )
+        keyed = [row[0] for row in conn.execute(stmt)]
+    holding: list[list[int]] = [
+        fulltext.holding_phrase(conn, identifier, visible, query.identifier_limit)
+        for identifier in query.identifiers
+    ]
+    wanted = dict.fromkeys([memory_id for memory_id, _ in hits] + keyed)
+    for ids in holding:
+        if len(ids) <= query.records_for_holders_up_to:
+            wanted.update(dict.fromkeys(ids))
+    records = _records_by_id(conn, list(wanted)) if wanted else {}
+    return KeywordFinds(hits, keyed, holding, records)

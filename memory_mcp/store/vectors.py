@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import and_, case, func, insert, select, update
+from sqlalchemy import Connection, and_, case, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.store import writes
@@ -151,44 +151,42 @@ class StoredVectors:
     async def changes_since(self, revision: int, model: str) -> IndexDelta:
         """Everything an in-process index at `revision` must apply to catch up, read in one
         snapshot: rows changed since (with their `model` vector, or None while it is
-        missing), and the ids deleted since (tombstones, and damaged rows)."""
-        async with self._engines.reader.begin() as conn:
-            current = await conn.scalar(
-                select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
-            )
-            delta = IndexDelta(revision=int(current or 0))
-            if delta.revision == revision:
-                return delta
-            rows = await conn.execute(
-                select(
-                    M.id,
-                    M.agent_id,
-                    M.scope,
-                    M.session_id,
-                    M.source,
-                    M.expires_at,
-                    M.tags,
-                    EmbeddingRow.vector,
-                    M.updated_at,
-                )
-                .outerjoin(
-                    EmbeddingRow,
-                    and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
-                )
-                .where(M.revision > revision)
-            )
-            damaged = []
-            for row in rows:
-                entry = index_row(row)
-                if entry is None:
-                    damaged.append(row.id)
-                else:
-                    delta.upserted.append(entry)
-            delta.deleted = damaged + list(
-                (
-                    await conn.scalars(
-                        select(TombstoneRow.memory_id).where(TombstoneRow.revision > revision)
-                    )
-                ).all()
-            )
-            return delta
+        missing), and the ids deleted since (tombstones, and damaged rows). Every search
+        asks, so it takes the engines' quick read path."""
+        return await self._engines.read(_changes_since, revision, model)
+
+
+def _changes_since(conn: Connection, revision: int, model: str) -> IndexDelta:
+    current = conn.scalar(select(StoreMetaRow.value).where(StoreMetaRow.name == "revision"))
+    delta = IndexDelta(revision=int(current or 0))
+    if delta.revision == revision:
+        return delta
+    rows = conn.execute(
+        select(
+            M.id,
+            M.agent_id,
+            M.scope,
+            M.session_id,
+            M.source,
+            M.expires_at,
+            M.tags,
+            EmbeddingRow.vector,
+            M.updated_at,
+        )
+        .outerjoin(
+            EmbeddingRow,
+            and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
+        )
+        .where(M.revision > revision)
+    )
+    damaged = []
+    for row in rows:
+        entry = index_row(row)
+        if entry is None:
+            damaged.append(row.id)
+        else:
+            delta.upserted.append(entry)
+    delta.deleted = damaged + list(
+        conn.scalars(select(TombstoneRow.memory_id).where(TombstoneRow.revision > revision)).all()
+    )
+    return delta

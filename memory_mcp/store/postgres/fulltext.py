@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Float, column, func, literal, select
+from sqlalchemy import Connection, Float, column, func, literal, select
 from sqlalchemy.dialects.postgresql import ARRAY, REAL
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.store.postgres.schema import TS_CONFIG
@@ -26,8 +25,8 @@ def _any_term(terms: Sequence[str]) -> ColumnElement[Any]:
     return query
 
 
-async def keyword_search(
-    conn: AsyncConnection,
+def keyword_search(
+    conn: Connection,
     terms: Sequence[str],
     visible: ColumnElement[bool],
     limit: int,
@@ -48,11 +47,11 @@ async def keyword_search(
         .order_by(rank.desc(), M.id.desc())
         .limit(limit)
     )
-    return [(row[0], float(row[1])) for row in await conn.execute(stmt)]
+    return [(row[0], float(row[1])) for row in conn.execute(stmt)]
 
 
-async def holding_phrase(
-    conn: AsyncConnection, words: str, visible: ColumnElement[bool], limit: int
+def holding_phrase(
+    conn: Connection, words: str, visible: ColumnElement[bool], limit: int
 ) -> list[int]:
     """Visible memories holding `words` as a phrase, in no order (the caller checks the
     identifier verbatim)."""
@@ -60,7 +59,7 @@ async def holding_phrase(
     stmt = (
         select(M.id).select_from(MEMORIES).where(SEARCH_TEXT.op("@@")(query), visible).limit(limit)
     )
-    return [row[0] for row in await conn.execute(stmt)]
+    return [row[0] for row in conn.execute(stmt)]
 
 
 __all__ = ["holding_phrase", "keyword_search"]

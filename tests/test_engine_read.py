@@ -1,0 +1,73 @@
+"""`Engines.read`, the search's read path: on a SQLite file its statements run through a
+synchronous engine in a worker thread (one hop, no aiosqlite round trip per statement), on
+PostgreSQL through the async reader; either way in one snapshot, seeing every commit made
+before it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+from sqlalchemy import Connection, select
+
+from memory_mcp.models import KeywordQuery, StoreRequest, Visibility
+from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
+from memory_mcp.settings import Settings
+from memory_mcp.store.rows import M
+from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
+
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
+
+
+def _keys_and_thread(conn: Connection) -> tuple[list[str], str]:
+    keys = [row[0] for row in conn.execute(select(M.key).order_by(M.id))]
+    return keys, threading.current_thread().name
+
+
+async def test_a_read_sees_every_write_committed_before_it(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        engines = app.service.store._engines
+        for i in range(3):
+            await app.service.store_memory(app.caller, StoreRequest(f"k{i}", f"value {i}"))
+            keys, _ = await engines.read(_keys_and_thread)
+            assert keys == [f"k{j}" for j in range(i + 1)]
+
+
+@SQLITE_ONLY  # PostgreSQL's reads stay on the event loop's async driver
+async def test_a_read_on_a_sqlite_file_runs_in_a_worker_thread(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        _, thread = await app.service.store._engines.read(_keys_and_thread)
+        assert thread != threading.main_thread().name
+
+
+async def test_the_keyword_arm_reads_hits_exact_candidates_and_their_records_at_once(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """One read answers all of a search's keyword questions: BM25 hits, the memory keyed by
+    the query, the holders of a rare identifier, and the records of each of them, current."""
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        service, caller = app.service, app.caller
+        await service.store_memory(caller, StoreRequest("deploy-day", "we deploy on fridays"))
+        await service.store_memory(caller, StoreRequest("errors", "ERR_CONN_42 means retry"))
+        await service.store_memory(caller, StoreRequest("deploy-day", "we deploy on mondays"))
+        query = KeywordQuery(
+            terms=("deploy",),
+            limit=10,
+            column_weights=KEYWORD_COLUMN_WEIGHTS,
+            key="DEPLOY-DAY",
+            identifiers=("ERR_CONN_42",),
+            key_limit=5,
+            identifier_limit=5,
+            records_for_holders_up_to=4,
+        )
+        finds = await service.store.keyword_finds(query, Visibility(caller=caller, now=1e12))
+        by_key = {record.key: record.id for record in finds.records.values()}
+        assert [memory_id for memory_id, _ in finds.hits] == [by_key["deploy-day"]]
+        assert finds.keyed == [by_key["deploy-day"]]
+        assert finds.holding == [[by_key["errors"]]]
+        assert finds.records[by_key["deploy-day"]].value == "we deploy on mondays"
