@@ -26,12 +26,12 @@ all-capital words and plain numbers are not identifiers."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol, TypeVar
 
-from memory_mcp.models import MemoryRecord
+from memory_mcp.models import MemoryRecord, Ranked
 
 # An identifier found in more memories than this is not what singles one out: the usual
 # ranking orders them.
@@ -145,17 +145,20 @@ def with_candidates(
 
 
 class Hit(Protocol):
-    record: MemoryRecord
+    @property
+    def record(self) -> Ranked: ...
+
     score: float
 
 
 H = TypeVar("H", bound=Hit)
 
 
-def exact_first(hits: list[H], matches: ExactMatches) -> list[H]:
-    """Order by exactness level, then score (newest, then lowest id, on ties), and fold the
-    level into the score so that scores stay in [0, 1] and decrease down the list."""
-    levels = {id(hit): matches.level(hit.record) for hit in hits}
+def exact_first(hits: list[H], level: Callable[[H], int]) -> list[H]:
+    """Order by exactness level (`level` of each hit: ExactMatches.level of its record),
+    then score (newest, then lowest id, on ties), and fold the level into the score so
+    that scores stay in [0, 1] and decrease down the list."""
+    levels = {id(hit): level(hit) for hit in hits}
     top = max(levels.values(), default=0)
     if top:
         for hit in hits:

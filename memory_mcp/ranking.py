@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from memory_mcp.models import MemoryRecord, Source
+from memory_mcp.models import Ranked, Source
 
 DAY = 86_400.0
 
@@ -179,7 +179,7 @@ class PriorParts:
         return self.recency * self.access * self.source_quality
 
 
-def prior_parts(record: MemoryRecord, now: float, config: RankingConfig) -> PriorParts:
+def prior_parts(record: Ranked, now: float, config: RankingConfig) -> PriorParts:
     """recency, access and source quality, each scaled into (0, 1]."""
     half_life = config.half_life_days.get(record.source)
     recency = 1.0
@@ -193,6 +193,6 @@ def prior_parts(record: MemoryRecord, now: float, config: RankingConfig) -> Prio
     return PriorParts(recency, access / MAX_ACCESS_BOOST, quality / best_quality)
 
 
-def prior(record: MemoryRecord, now: float, config: RankingConfig) -> float:
+def prior(record: Ranked, now: float, config: RankingConfig) -> float:
     """recency x access x source quality, scaled into (0, 1]."""
     return prior_parts(record, now, config).value

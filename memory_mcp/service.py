@@ -55,6 +55,7 @@ from memory_mcp.models import (
     MemoryRecord,
     NewMemory,
     NoteChunk,
+    Ranked,
     Scope,
     Source,
     StoreRequest,
@@ -111,6 +112,17 @@ class SearchHit:
     parts: Relevance | None = None
     prior: PriorParts | None = None
     exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
+
+
+@dataclass
+class _Candidate:
+    """A search's candidate while it is ranked, before its whole record is read."""
+
+    record: Ranked
+    score: float
+    relevance: Relevance
+    prior: PriorParts
+    level: int
 
 
 @dataclass
@@ -675,7 +687,8 @@ class MemoryService:
         query_vectors: list[np.ndarray] = []
         exact: list[ExactMatches] = []
 
-        records: dict[int, MemoryRecord] = {}
+        records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
+        facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
         scans: list[Scan | None] = []
 
         lookup = exact_lookup(text)
@@ -691,12 +704,13 @@ class MemoryService:
         )
 
         async def keyword_arm() -> None:
-            # One read, with the records of what it finds: afterwards only the vector arm's
-            # own finds are left to read.
+            # One read, with what ranking needs of its finds: afterwards only the vector
+            # arm's own finds are left to read.
             finds = await self.store.keyword_finds(keyword_query, vis)
             keyword_hits.extend(finds.hits)
             exact.append(exact_matches(lookup, finds.keyed, finds.holding))
             records.update(finds.records)
+            facts.update(finds.facts)
 
         async def vector_arm() -> None:
             async with anyio.create_task_group() as index:  # catch up while the model embeds
@@ -707,9 +721,9 @@ class MemoryService:
         # The query embedding (a model thread) and the FTS5 query (a database thread)
         # overlap instead of adding up.
         async with anyio.create_task_group() as arms:
-            arms.start_soon(keyword_arm)
-            if semantic:
+            if semantic:  # first: the query embedding is the longest part
                 arms.start_soon(vector_arm)
+            arms.start_soon(keyword_arm)
         # Exact keys and identifiers are ranked even if the keyword pool left them out.
         keyword_hits = with_candidates(keyword_hits, exact[0].candidate_ids)
         if semantic:
@@ -725,30 +739,56 @@ class MemoryService:
             )
 
         fused = fuse(keyword_hits, vector_hits, config)
-        records.update(await self.store.fetch_many([i for i in fused if i not in records]))
-        hits = []
+        # Ranking reads a few facts of each candidate (the vector arm's own finds are read
+        # now); whole records are read for the results only.
+        facts.update(records)
+        facts.update(await self.store.rank_facts([i for i in fused if i not in facts]))
+        matches = exact[0]
+        candidates = []
         for memory_id, rel in fused.items():
-            record = records.get(memory_id)
-            if record is None or is_unrelated(rel):  # deleted meanwhile, or unrelated
+            fact = facts.get(memory_id)
+            if fact is None or is_unrelated(rel):  # deleted meanwhile, or unrelated
                 continue
-            parts = prior_parts(record, vis.now, config)
-            score = rel.relevance * parts.value
-            hits.append(
-                SearchHit(
-                    record,
-                    score,
-                    rel.relevance,
-                    rel.matched_by,
-                    rel,
-                    parts,
-                    exact[0].level(record),
-                )
-            )
-        ranked = exact_first(hits, exact[0])
+            parts = prior_parts(fact, vis.now, config)
+            # Only an exact candidate can match exactly (exact_match.py), and the keyword
+            # arm read every one of them whole.
+            record = records.get(memory_id)
+            level = matches.level(record) if record is not None else 0
+            candidates.append(_Candidate(fact, rel.relevance * parts.value, rel, parts, level))
+        ranked = exact_first(candidates, lambda candidate: candidate.level)
         if floor is not None:
             # Scores decrease down the list (exact_first), so this keeps a prefix.
-            ranked = [hit for hit in ranked if hit.score >= floor]
-        return SearchResult(ranked[:limit], notices, semantic)
+            ranked = [candidate for candidate in ranked if candidate.score >= floor]
+        hits = await self._whole_hits(ranked, records, limit)
+        return SearchResult(hits, notices, semantic)
+
+    async def _whole_hits(
+        self, ranked: list[_Candidate], records: dict[int, MemoryRecord], limit: int
+    ) -> list[SearchHit]:
+        """The first `limit` candidates as hits with their whole records, read now where
+        the search has only their facts; one deleted or damaged since is passed over."""
+        hits: list[SearchHit] = []
+        taken = 0
+        while len(hits) < limit and taken < len(ranked):
+            batch = ranked[taken : taken + limit - len(hits)]
+            taken += len(batch)
+            unread = [c.record.id for c in batch if c.record.id not in records]
+            records.update(await self.store.fetch_many(unread))
+            for c in batch:
+                record = records.get(c.record.id)
+                if record is not None:
+                    hits.append(
+                        SearchHit(
+                            record,
+                            c.score,
+                            c.relevance.relevance,
+                            c.relevance.matched_by,
+                            c.relevance,
+                            c.prior,
+                            c.level,
+                        )
+                    )
+        return hits
 
     # -- embeddings (the Vectors component; these stay for the service's callers) ---------
 

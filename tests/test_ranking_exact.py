@@ -132,7 +132,7 @@ def test_exact_first_orders_by_level_then_score_and_keeps_scores_in_order() -> N
         Hit(record(4, "also-mentions", "gen-0042 again"), 0.6),
         Hit(record(5, "other", "x"), 0.3),
     ]
-    ranked = exact_first(hits, matches)
+    ranked = exact_first(hits, lambda hit: matches.level(hit.record))
     assert [h.record.id for h in ranked] == [3, 4, 2, 1, 5]
     scores = [h.score for h in ranked]
     assert scores == sorted(scores, reverse=True)
@@ -143,7 +143,8 @@ def test_exact_first_orders_by_level_then_score_and_keeps_scores_in_order() -> N
 def test_a_search_without_exact_matches_is_unchanged() -> None:
     hits = [Hit(record(1, "a", "x", updated_at=1.0), 0.4), Hit(record(2, "b", "y"), 0.7)]
     hits.append(replace(hits[0], record=record(3, "c", "z", updated_at=2.0)))
-    ranked = exact_first(hits, ExactMatches(key="q", identifiers=("v2",)))
+    matches = ExactMatches(key="q", identifiers=("v2",))
+    ranked = exact_first(hits, lambda hit: matches.level(hit.record))
     assert [(h.record.id, h.score) for h in ranked] == [(2, 0.7), (3, 0.4), (1, 0.4)]
 
 

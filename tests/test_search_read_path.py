@@ -3,6 +3,7 @@ candidates while the query is embedded changes no result."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, opened
+from tests.conftest import SQLITE_ONLY, FakeEmbedder, opened
 
 pytestmark = pytest.mark.anyio
 
@@ -73,3 +74,26 @@ async def test_a_vector_not_yet_copied_to_its_pgvector_column_is_skipped(
             await engine.dispose()
         result = await app.service.search(app.caller, "lemur migration")
         assert [hit.record.key for hit in result.hits] == ["k"]
+
+
+@SQLITE_ONLY  # damages a row by hand, through sqlite3
+async def test_a_result_whose_record_cannot_be_read_is_replaced_by_the_next(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Candidates are ranked on a few facts and read whole only once they are results: a
+    record that turns out damaged then is passed over, and the next candidate fills its
+    place, so a search still returns `limit` results when enough good ones exist."""
+    settings = make_settings()
+    async with opened(settings, FakeEmbedder()) as app:
+        service, caller = app.service, app.caller
+        for i in range(6):
+            await service.store_memory(caller, StoreRequest(f"k{i}", f"otter sighting {i}"))
+        everything = await service.search(caller, "otter sighting", limit=6)
+        top_two = [hit.record.key for hit in everything.hits[:2]]
+        assert settings.db is not None
+        with sqlite3.connect(settings.db) as conn:
+            for key in top_two:
+                conn.execute("UPDATE memories SET tags = '[\"unclosed' WHERE key = ?", (key,))
+        result = await service.search(caller, "otter sighting", limit=3)
+        keys = [hit.record.key for hit in result.hits]
+        assert keys == [hit.record.key for hit in everything.hits[2:5]]

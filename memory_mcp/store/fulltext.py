@@ -19,11 +19,11 @@ from sqlalchemy.sql import ColumnElement
 from memory_mcp.store.keyword import affordable_terms, match_any, phrase
 from memory_mcp.store.schema import MemoryRow
 
-# Memories whose BM25 one search may compute: ~1.3 microseconds each here, so ~6 ms, about
-# what the query embedding takes, which the keyword arm runs beside (20,000 made a search
-# with common words 30 ms at 10k memories). A term in more than half of a 10k store weighs
-# next to nothing in BM25 (see above), so what is left out is what ranks least.
-MATCH_BUDGET = 5_000
+# Memories whose BM25 one search may compute: ~1.5 microseconds each here, so ~4 ms, well
+# inside the query embedding that the keyword arm runs beside (20,000 made a search with
+# common words take 30 ms at 10k memories; 5,000 still 8 ms of a 15 ms budget). Left out
+# are terms in more than a quarter of a 10k store, which weigh little in BM25 (see above).
+MATCH_BUDGET = 2_500
 # The FTS5 ranking runs first, on this many candidates per wanted result; visibility is
 # checked on those only, unless too few of them are visible.
 FTS_FIRST_FACTOR = 4

@@ -26,6 +26,7 @@ from memory_mcp.models import (
     MemoryRecord,
     NewMemory,
     Position,
+    RankFacts,
     Scope,
     Source,
     UpsertOutcome,
@@ -40,7 +41,9 @@ from memory_mcp.store.postgres.schema import create_postgres_objects
 from memory_mcp.store.postgres.vectors import PgStoredVectors, fill_pgvector_column
 from memory_mcp.store.rows import (
     MEMORIES,
+    RANK_COLUMNS,
     M,
+    rank_facts_from_row,
     readable_records,
     record_from_row,
     visible_to,
@@ -305,6 +308,13 @@ class MemoryStore:
             return {}
         return await self._engines.read(_records_by_id, list(memory_ids))
 
+    async def rank_facts(self, memory_ids: Sequence[int]) -> dict[int, RankFacts]:
+        """What ranking needs of these memories (no text, no JSON to parse): a search reads
+        this for its candidates and whole records for its results only."""
+        if not memory_ids:
+            return {}
+        return await self._engines.read(_rank_facts, list(memory_ids))
+
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
         async with self._engines.reader.connect() as conn:
@@ -395,8 +405,8 @@ class MemoryStore:
 
     async def keyword_finds(self, query: KeywordQuery, vis: Visibility) -> KeywordFinds:
         """A search's keyword arm in one read (one snapshot, and on SQLite one trip to a
-        worker thread): the BM25 hits, the exact candidates, and their records, which the
-        search reads while the model embeds its query."""
+        worker thread), while the model embeds the query: the BM25 hits, the exact
+        candidates, and what ranking needs of them."""
         return await self._engines.read(_keyword_finds, self._fulltext, query, visible_to(vis))
 
     async def iter_records(
@@ -539,6 +549,12 @@ def _record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
     return record_from_row(row) if row else None
 
 
+def _rank_facts(conn: Connection, memory_ids: list[int]) -> dict[int, RankFacts]:
+    rows = conn.execute(select(*RANK_COLUMNS).where(M.id.in_(memory_ids)))
+    facts = (rank_facts_from_row(row) for row in rows)
+    return {fact.id: fact for fact in facts if fact is not None}
+
+
 def _records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRecord]:
     rows = conn.execute(select(MEMORIES).where(M.id.in_(memory_ids)))
     return {record.id: record for record in readable_records(rows)}
@@ -562,9 +578,11 @@ def _keyword_finds(
         fulltext.holding_phrase(conn, identifier, visible, query.identifier_limit)
         for identifier in query.identifiers
     ]
-    wanted = dict.fromkeys([memory_id for memory_id, _ in hits] + keyed)
+    exact = dict.fromkeys(keyed)
     for ids in holding:
         if len(ids) <= query.records_for_holders_up_to:
-            wanted.update(dict.fromkeys(ids))
-    records = _records_by_id(conn, list(wanted)) if wanted else {}
-    return KeywordFinds(hits, keyed, holding, records)
+            exact.update(dict.fromkeys(ids))
+    records = _records_by_id(conn, list(exact)) if exact else {}
+    others = [memory_id for memory_id, _ in hits if memory_id not in exact]
+    facts = _rank_facts(conn, others) if others else {}
+    return KeywordFinds(hits, keyed, holding, records, facts)
