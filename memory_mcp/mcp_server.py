@@ -33,6 +33,7 @@ from memory_mcp.models import (
 )
 from memory_mcp.settings import Settings
 from memory_mcp.stdin_lines import StdinLines
+from memory_mcp.stdout_frames import claimed_stdout
 from memory_mcp.tool_results import (
     DeleteResult,
     Learning,
@@ -485,17 +486,22 @@ def build_server(
 
 async def serve_stdio(server: MCPServer, handshake: HandshakeGate | None = None) -> None:
     """What MCPServer.run("stdio") does, with a stdin whose reads never hold up shutdown
-    (memory_mcp/stdin_lines.py): one Ctrl-C in a terminal stops the server. The SDK still
-    claims stdout (stray prints go to stderr, not into the protocol). Lines the SDK cannot
+    (memory_mcp/stdin_lines.py): one Ctrl-C in a terminal stops the server; and a stdout
+    written from the event loop, not a worker thread, claimed like the SDK claims it (stray
+    prints go to stderr, not into the protocol: stdout_frames.py). Lines the SDK cannot
     parse are answered, not dropped (mcp_edge.AnswerUnreadableLines). `handshake` passes
     when the client sends anything after its `initialize` (it has the answer by then)."""
-    lowlevel = server._lowlevel_server  # run_stdio_async's own three lines, with our stdin
-    async with stdio_server(stdin=cast(Any, StdinLines())) as (read_stream, write_stream):
-        await lowlevel.run(
-            cast(Any, _WatchHandshake(read_stream, write_stream, handshake or HandshakeGate())),
+    lowlevel = server._lowlevel_server  # run_stdio_async's own three lines, our streams
+    with claimed_stdout() as stdout:
+        async with stdio_server(stdin=cast(Any, StdinLines()), stdout=cast(Any, stdout)) as (
+            read_stream,
             write_stream,
-            lowlevel.create_initialization_options(),
-        )
+        ):
+            await lowlevel.run(
+                cast(Any, _WatchHandshake(read_stream, write_stream, handshake or HandshakeGate())),
+                write_stream,
+                lowlevel.create_initialization_options(),
+            )
 
 
 class _WatchHandshake(AnswerUnreadableLines):
