@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from sqlalchemy import Connection, select
@@ -71,3 +72,35 @@ async def test_the_keyword_arm_reads_hits_exact_candidates_and_their_records_at_
         assert finds.keyed == [by_key["deploy-day"]]
         assert finds.holding == [[by_key["errors"]]]
         assert finds.records[by_key["deploy-day"]].value == "we deploy on mondays"
+
+
+@SQLITE_ONLY  # PRAGMA data_version; pgvector searches in the database and keeps no index
+async def test_the_index_reads_the_store_only_when_something_was_committed(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Searches over an unchanged store do not read it to catch up; a write by another
+    connection (here: another store on the same file, as another process) is read at the
+    next search, and found."""
+    settings = make_settings()
+    async with opened(settings, FakeEmbedder()) as app:
+        service, caller = app.service, app.caller
+        await service.store_memory(caller, StoreRequest("first", "lemur migration notes"))
+        rows = service.vectors.search.rows  # type: ignore[attr-defined]
+        reads: list[int] = []
+        changes_since = rows.changes_since
+
+        async def counted(revision: int, model: str) -> Any:
+            reads.append(revision)
+            return await changes_since(revision, model)
+
+        monkeypatch.setattr(rows, "changes_since", counted)
+        await service.search(caller, "lemur")
+        before = len(reads)
+        await service.search(caller, "lemur")
+        await service.search(caller, "migration")
+        assert len(reads) == before
+        async with opened(settings, FakeEmbedder()) as other:
+            await other.service.store_memory(other.caller, StoreRequest("second", "lemur diet"))
+        result = await service.search(caller, "lemur diet")
+        assert len(reads) == before + 1
+        assert "second" in [hit.record.key for hit in result.hits]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -102,6 +103,7 @@ class Engines:
     advisory_lock: bool = False  # PostgreSQL
     sync_reader: Engine | None = None  # SQLite files only: see `read`
     _write_turn: anyio.Lock = field(default_factory=anyio.Lock)
+    _watcher: sqlite3.Connection | None = None  # see `commit_count`
 
     @property
     def is_sqlite(self) -> bool:
@@ -124,6 +126,23 @@ class Engines:
 
         return await anyio.to_thread.run_sync(in_thread)
 
+    def commit_count(self) -> int | None:
+        """A number that moves whenever any connection, of any process, has committed to
+        the SQLite file since it was last read (PRAGMA data_version of a connection that
+        never writes), read in microseconds on the calling thread: a search asks it to
+        know whether its vector index is behind without a read. None off SQLite files."""
+        if self.sync_reader is None:
+            return None
+        if self._watcher is None:
+            path = self.sync_reader.url.database
+            assert path is not None  # a file: sync_reader exists for files only
+            self._watcher = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        try:
+            row = self._watcher.execute("PRAGMA data_version").fetchone()
+        except sqlite3.Error:
+            return None  # unknown: the caller reads instead
+        return int(row[0])
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction, committed on exit. One at a time per process, first come
@@ -144,6 +163,9 @@ class Engines:
                 self.file_lock.release()
 
     async def dispose(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
         if self.sync_reader is not None:
             self.sync_reader.dispose()
         await self.reader.dispose()

@@ -148,6 +148,11 @@ class StoredVectors:
             )
             return int(value or 0)
 
+    def commit_count(self) -> int | None:
+        """Moves whenever anything was committed to the store (Engines.commit_count); None
+        where it cannot be known cheaply."""
+        return self._engines.commit_count()
+
     async def changes_since(self, revision: int, model: str) -> IndexDelta:
         """Everything an in-process index at `revision` must apply to catch up, read in one
         snapshot: rows changed since (with their `model` vector, or None while it is
