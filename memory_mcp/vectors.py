@@ -25,8 +25,8 @@ When the index syncs
   the index's plus the tombstones of deleted ones, in one snapshot, and applies them: a
   write by any process is seen at the next search. On SQLite it first asks whether
   anything was committed at all since it last looked (PRAGMA data_version, microseconds,
-  no trip to a thread), so a search over an unchanged store reads nothing for it. A backend that searches inside the
-  database (pgvector) has nothing to catch up.
+  no trip to a thread), so a search over an unchanged store reads nothing for it. A
+  backend that searches inside the database (pgvector) has nothing to catch up.
 
 What the locks protect
 - `InProcessIndex._lock`: one catch-up at a time. Two overlapping ones would read deltas
