@@ -20,7 +20,9 @@ INITIALIZE = initialize_request("test")
 
 def test_one_sigint_stops_a_server_waiting_on_stdin(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_MCP_")}
-    env.update(HF_HUB_OFFLINE="1", XDG_CONFIG_HOME=str(tmp_path / "config"))
+    # faulthandler: if the server ever hangs here (it did twice under a loaded suite, and
+    # never when run alone), SIGABRT makes it print every thread's stack for the report.
+    env.update(HF_HUB_OFFLINE="1", XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONFAULTHANDLER="1")
     with subprocess.Popen(
         [EXE, "serve", "--db", str(tmp_path / "m.db"), "--memory-dir", str(tmp_path / "notes")],
         stdin=subprocess.PIPE,
@@ -40,7 +42,12 @@ def test_one_sigint_stops_a_server_waiting_on_stdin(tmp_path: Path) -> None:
             assert "serverInfo" in answer["result"]
             time.sleep(1.0)  # let the lifespan's workers start; the stdin pipe stays open
             process.send_signal(signal.SIGINT)
-            code = process.wait(timeout=60)
+            try:
+                code = process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.send_signal(signal.SIGABRT)
+                _, stacks = process.communicate(timeout=30)
+                raise AssertionError(f"no exit 60 s after one SIGINT; threads:\n{stacks}") from None
         finally:
             if process.poll() is None:
                 process.kill()
