@@ -739,10 +739,16 @@ class MemoryService:
             )
 
         fused = fuse(keyword_hits, vector_hits, config)
-        # Ranking reads a few facts of each candidate (the vector arm's own finds are read
-        # now); whole records are read for the results only.
+        # Ranking reads a few facts of each candidate; whole records are read for the
+        # results only. In the same read as the vector arm's own finds' facts: the whole
+        # records of the `limit` most relevant of them, the likely results (a score is the
+        # relevance times a prior of at most 1), so a second read is seldom needed.
         facts.update(records)
-        facts.update(await self.store.rank_facts([i for i in fused if i not in facts]))
+        unread = sorted((i for i in fused if i not in facts), key=lambda i: -fused[i].relevance)
+        found, likely = await self.store.rank_facts(unread[limit:], unread[:limit])
+        facts.update(found)
+        records.update(likely)
+        facts.update(likely)
         matches = exact[0]
         candidates = []
         for memory_id, rel in fused.items():

@@ -308,12 +308,15 @@ class MemoryStore:
             return {}
         return await self._engines.read(_records_by_id, list(memory_ids))
 
-    async def rank_facts(self, memory_ids: Sequence[int]) -> dict[int, RankFacts]:
-        """What ranking needs of these memories (no text, no JSON to parse): a search reads
-        this for its candidates and whole records for its results only."""
-        if not memory_ids:
-            return {}
-        return await self._engines.read(_rank_facts, list(memory_ids))
+    async def rank_facts(
+        self, memory_ids: Sequence[int], whole: Sequence[int] = ()
+    ) -> tuple[dict[int, RankFacts], dict[int, MemoryRecord]]:
+        """What ranking needs of `memory_ids` (no text, no JSON to parse), and in the same
+        read the whole records of `whole` (those likely to be returned): a search reads
+        this for its candidates, and whole records for its results only."""
+        if not memory_ids and not whole:
+            return {}, {}
+        return await self._engines.read(_facts_and_records, list(memory_ids), list(whole))
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
@@ -553,6 +556,13 @@ def _rank_facts(conn: Connection, memory_ids: list[int]) -> dict[int, RankFacts]
     rows = conn.execute(select(*RANK_COLUMNS).where(M.id.in_(memory_ids)))
     facts = (rank_facts_from_row(row) for row in rows)
     return {fact.id: fact for fact in facts if fact is not None}
+
+
+def _facts_and_records(
+    conn: Connection, memory_ids: list[int], whole: list[int]
+) -> tuple[dict[int, RankFacts], dict[int, MemoryRecord]]:
+    facts = _rank_facts(conn, memory_ids) if memory_ids else {}
+    return facts, _records_by_id(conn, whole) if whole else {}
 
 
 def _records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRecord]:
