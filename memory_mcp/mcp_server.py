@@ -5,6 +5,7 @@ published as each tool's outputSchema), project errors turned into tool errors."
 from __future__ import annotations
 
 import logging
+import signal
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
@@ -490,7 +491,32 @@ async def serve_stdio(server: MCPServer, handshake: HandshakeGate | None = None)
     written from the event loop, not a worker thread, claimed like the SDK claims it (stray
     prints go to stderr, not into the protocol: stdout_frames.py). Lines the SDK cannot
     parse are answered, not dropped (mcp_edge.AnswerUnreadableLines). `handshake` passes
-    when the client sends anything after its `initialize` (it has the answer by then)."""
+    when the client sends anything after its `initialize` (it has the answer by then).
+
+    Ctrl-C (SIGINT) is taken through the event loop's signal handling, which wakes the
+    loop whichever thread the signal lands on: left to asyncio.Runner's plain handler, an
+    idle server (waiting for a client's next line) twice never noticed it in a loaded test
+    run. The first one stops serving and raises KeyboardInterrupt once all is closed;
+    from then on a second one interrupts at once, as Python's own handler does."""
+    interrupted = False
+    async with anyio.create_task_group() as serving:
+
+        async def stop_on_ctrl_c() -> None:
+            nonlocal interrupted
+            with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                async for _ in signals:
+                    break  # leaving the receiver puts Python's own handler back
+            interrupted = True
+            serving.cancel_scope.cancel()
+
+        serving.start_soon(stop_on_ctrl_c)
+        await _serve_stdio(server, handshake or HandshakeGate())
+        serving.cancel_scope.cancel()  # stdin closed: the server is done
+    if interrupted:
+        raise KeyboardInterrupt
+
+
+async def _serve_stdio(server: MCPServer, handshake: HandshakeGate) -> None:
     lowlevel = server._lowlevel_server  # run_stdio_async's own three lines, our streams
     with claimed_stdout() as stdout:
         async with stdio_server(stdin=cast(Any, StdinLines()), stdout=cast(Any, stdout)) as (
@@ -498,7 +524,7 @@ async def serve_stdio(server: MCPServer, handshake: HandshakeGate | None = None)
             write_stream,
         ):
             await lowlevel.run(
-                cast(Any, _WatchHandshake(read_stream, write_stream, handshake or HandshakeGate())),
+                cast(Any, _WatchHandshake(read_stream, write_stream, handshake)),
                 write_stream,
                 lowlevel.create_initialization_options(),
             )
