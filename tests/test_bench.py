@@ -110,7 +110,7 @@ async def test_latency_harness_on_a_small_store(tmp_path: Path, real_embedder: E
         "embed query",
         "keyword (FTS5)",
         "vector scan",
-        "fetch records",
+        "read facts + results",
     }
     again = await measure_size(tmp_path / "store", 300, real_embedder, queries=3)
     assert again.build_seconds is None  # the built store is reused
