@@ -65,6 +65,18 @@ class FakeEmbedder:
         return out
 
 
+class CountingEmbedder(FakeEmbedder):
+    """FAKE (see FakeEmbedder), counting the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return await super().embed(texts)
+
+
 @pytest.fixture(scope="session")
 def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
     """The bundled all-MiniLM-L6-v2 as the server runs it (ONNX Runtime), loaded once per

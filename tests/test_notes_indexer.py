@@ -10,13 +10,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memory_mcp.app import AppContext
 from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened
+from tests.conftest import BOTH_BACKENDS, CountingEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
@@ -27,18 +26,6 @@ We deploy with blue-green switches.
 ## Staging
 Staging is refreshed nightly from production.
 """
-
-
-class CountingEmbedder(FakeEmbedder):
-    """FAKE embedder that counts the texts it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    async def embed(self, texts: list[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return await super().embed(texts)
 
 
 async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list[MemoryRecord]:

@@ -7,28 +7,15 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
-from tests.conftest import SQLITE_ONLY, FakeEmbedder, opened
+from tests.conftest import SQLITE_ONLY, CountingEmbedder, FakeEmbedder, opened
 
 pytestmark = pytest.mark.anyio
-
-
-class CountingEmbedder(FakeEmbedder):
-    """FAKE (see FakeEmbedder), counting the texts it was asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    async def embed(self, texts: list[str]) -> np.ndarray:
-        self.texts.extend(texts)
-        return await super().embed(texts)
 
 
 async def test_the_same_query_is_embedded_once(make_settings: Callable[..., Settings]) -> None:

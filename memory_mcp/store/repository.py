@@ -553,6 +553,8 @@ def _record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
 
 
 def _rank_facts(conn: Connection, memory_ids: list[int]) -> dict[int, RankFacts]:
+    if not memory_ids:
+        return {}
     rows = conn.execute(select(*RANK_COLUMNS).where(M.id.in_(memory_ids)))
     facts = (rank_facts_from_row(row) for row in rows)
     return {fact.id: fact for fact in facts if fact is not None}
@@ -561,11 +563,12 @@ def _rank_facts(conn: Connection, memory_ids: list[int]) -> dict[int, RankFacts]
 def _facts_and_records(
     conn: Connection, memory_ids: list[int], whole: list[int]
 ) -> tuple[dict[int, RankFacts], dict[int, MemoryRecord]]:
-    facts = _rank_facts(conn, memory_ids) if memory_ids else {}
-    return facts, _records_by_id(conn, whole) if whole else {}
+    return _rank_facts(conn, memory_ids), _records_by_id(conn, whole)
 
 
 def _records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRecord]:
+    if not memory_ids:
+        return {}
     rows = conn.execute(select(MEMORIES).where(M.id.in_(memory_ids)))
     return {record.id: record for record in readable_records(rows)}
 
@@ -592,7 +595,7 @@ def _keyword_finds(
     for ids in holding:
         if len(ids) <= query.records_for_holders_up_to:
             exact.update(dict.fromkeys(ids))
-    records = _records_by_id(conn, list(exact)) if exact else {}
     others = [memory_id for memory_id, _ in hits if memory_id not in exact]
-    facts = _rank_facts(conn, others) if others else {}
-    return KeywordFinds(hits, keyed, holding, records, facts)
+    return KeywordFinds(
+        hits, keyed, holding, _records_by_id(conn, list(exact)), _rank_facts(conn, others)
+    )

@@ -91,15 +91,20 @@ def _member(members: dict[str, Any], value: Any, name: str) -> Any:
         raise ValueError(f"{name} is not one of {', '.join(members)}") from None
 
 
+def _whole_number(row: Any, name: str) -> int:
+    value = getattr(row, name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} is not a whole number")
+    return value
+
+
 def _check_damage(row: Any) -> None:
     """Types SQLite lets through (its columns take any value) and json.loads would not catch."""
     for name in ("key", "value", "agent_id", "session_id", "content_hash"):
         if not isinstance(getattr(row, name), str):
             raise ValueError(f"{name} is not text")
     for name in ("version", "access_count"):
-        value = getattr(row, name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{name} is not a whole number")
+        _whole_number(row, name)
     confidence = row.confidence
     if confidence is not None and (
         isinstance(confidence, bool)
@@ -149,18 +154,15 @@ def rank_facts_from_row(row: Any) -> RankFacts | None:
     """A row of RANK_COLUMNS as RankFacts, or None if damaged (its record, read whole, is
     skipped and logged by readable_records)."""
     try:
-        count = row.access_count
-        if isinstance(count, bool) or not isinstance(count, int):
-            return None
         return RankFacts(
             id=row.id,
-            source=_SOURCES[row.source],
+            source=_member(_SOURCES, row.source, "source"),
             pinned=bool(row.pinned),
             updated_at=cast(float, _timestamp(row, "updated_at")),
             last_accessed_at=_timestamp(row, "last_accessed_at", optional=True),
-            access_count=count,
+            access_count=_whole_number(row, "access_count"),
         )
-    except (ValueError, KeyError, TypeError):
+    except ValueError:
         return None
 
 
