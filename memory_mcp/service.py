@@ -76,6 +76,9 @@ log = logging.getLogger(__name__)
 # BM25 column weights for (key, value, tags): a hit in the key or a tag says more than one
 # word somewhere in a long value.
 KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5)
+# Whole records read with the ranking facts, past `limit`: a prior can lift a candidate
+# over more relevant ones, and one result not read whole costs another read (~1 ms).
+LIKELY_SLACK = 5
 # Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
 # can take a note's identity or be taken over by the indexer.
 NOTE_KEY_PREFIX = "file:"
@@ -741,11 +744,16 @@ class MemoryService:
         fused = fuse(keyword_hits, vector_hits, config)
         # Ranking reads a few facts of each candidate; whole records are read for the
         # results only. In the same read as the vector arm's own finds' facts: the whole
-        # records of the `limit` most relevant of them, the likely results (a score is the
-        # relevance times a prior of at most 1), so a second read is seldom needed.
+        # records of the likely results, the most relevant candidates of either arm not
+        # read whole yet (a score is the relevance times a prior of at most 1), so a
+        # second read is seldom needed.
         facts.update(records)
-        unread = sorted((i for i in fused if i not in facts), key=lambda i: -fused[i].relevance)
-        found, likely = await self.store.rank_facts(unread[limit:], unread[:limit])
+        by_relevance = sorted(
+            (i for i in fused if i not in records), key=lambda i: -fused[i].relevance
+        )
+        likely_count = limit + LIKELY_SLACK
+        rest = [i for i in by_relevance[likely_count:] if i not in facts]
+        found, likely = await self.store.rank_facts(rest, by_relevance[:likely_count])
         facts.update(found)
         records.update(likely)
         facts.update(likely)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import anyio
-from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
@@ -552,10 +552,16 @@ def _record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
     return record_from_row(row) if row else None
 
 
+# Built once, the ids bound at each run: building and hashing a new statement for its
+# cache cost ~0.3 ms a read, as much as the read itself (a search makes two or three).
+_RANK_FACTS_BY_ID = select(*RANK_COLUMNS).where(M.id.in_(bindparam("ids", expanding=True)))
+_RECORDS_BY_ID = select(MEMORIES).where(M.id.in_(bindparam("ids", expanding=True)))
+
+
 def _rank_facts(conn: Connection, memory_ids: list[int]) -> dict[int, RankFacts]:
     if not memory_ids:
         return {}
-    rows = conn.execute(select(*RANK_COLUMNS).where(M.id.in_(memory_ids)))
+    rows = conn.execute(_RANK_FACTS_BY_ID, {"ids": memory_ids})
     facts = (rank_facts_from_row(row) for row in rows)
     return {fact.id: fact for fact in facts if fact is not None}
 
@@ -569,7 +575,7 @@ def _facts_and_records(
 def _records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRecord]:
     if not memory_ids:
         return {}
-    rows = conn.execute(select(MEMORIES).where(M.id.in_(memory_ids)))
+    rows = conn.execute(_RECORDS_BY_ID, {"ids": memory_ids})
     return {record.id: record for record in readable_records(rows)}
 
 

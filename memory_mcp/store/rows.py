@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import namedtuple
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -114,9 +115,18 @@ def _check_damage(row: Any) -> None:
         raise ValueError("confidence is not a number in [0, 1]")
 
 
+# A row of select(MEMORIES) copied into a namedtuple: reading ~30 columns by name from
+# SQLAlchemy's Row looks each name up (a record cost ~30 microseconds); a namedtuple's
+# attributes are plain index lookups (~10 microseconds a record, copy included).
+_COLUMN_NAMES = tuple(MEMORIES.c.keys())
+_MemoryColumns = namedtuple("_MemoryColumns", _COLUMN_NAMES)  # type: ignore[misc]
+
+
 def record_from_row(row: Any) -> MemoryRecord:
     """The row as a record, or DamagedMemoryError if it holds what no valid write stores
     (malformed JSON, an unknown scope, a time datetime cannot show...)."""
+    if getattr(row, "_fields", None) == _COLUMN_NAMES:
+        row = _MemoryColumns._make(row)
     try:
         _check_damage(row)
         return MemoryRecord(
@@ -152,18 +162,31 @@ RANK_COLUMNS = (M.id, M.source, M.pinned, M.updated_at, M.last_accessed_at, M.ac
 
 def rank_facts_from_row(row: Any) -> RankFacts | None:
     """A row of RANK_COLUMNS as RankFacts, or None if damaged (its record, read whole, is
-    skipped and logged by readable_records)."""
-    try:
-        return RankFacts(
-            id=row.id,
-            source=_member(_SOURCES, row.source, "source"),
-            pinned=bool(row.pinned),
-            updated_at=cast(float, _timestamp(row, "updated_at")),
-            last_accessed_at=_timestamp(row, "last_accessed_at", optional=True),
-            access_count=_whole_number(row, "access_count"),
-        )
-    except ValueError:
+    skipped and logged by readable_records). The same checks as record_from_row's, written
+    out on the unpacked tuple: a search converts dozens of these, and this way costs ~2
+    microseconds a row where named access and the shared helpers cost ~10."""
+    memory_id, source, pinned, updated_at, last_accessed_at, access_count = row
+    member = _SOURCES.get(source) if isinstance(source, str) else None
+    if (
+        member is None
+        or not _readable_time(updated_at)
+        or (last_accessed_at is not None and not _readable_time(last_accessed_at))
+        or type(access_count) is not int  # not bool, which is an int too
+    ):
         return None
+    return RankFacts(
+        memory_id,
+        member,
+        bool(pinned),
+        float(updated_at),
+        None if last_accessed_at is None else float(last_accessed_at),
+        access_count,
+    )
+
+
+def _readable_time(value: Any) -> bool:
+    """A number that datetime can show (what _timestamp accepts)."""
+    return type(value) in (int, float) and MIN_TIMESTAMP <= value <= MAX_TIMESTAMP
 
 
 def readable_records(rows: Iterable[Any]) -> list[MemoryRecord]:
