@@ -65,6 +65,27 @@ async def test_a_large_store_ranks_by_its_rarer_terms(
         assert len(result.hits) == 3
 
 
+@SQLITE_ONLY  # FTS5's cost budget
+@pytest.mark.anyio
+async def test_term_counts_stop_just_past_the_budget(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting a common term whole cost milliseconds at 100k memories; past the budget
+    the number decides nothing, so each count stops at MATCH_BUDGET + 1."""
+    monkeypatch.setattr(fulltext, "MATCH_BUDGET", 3)
+    settings = make_settings()
+    async with opened(settings, FakeEmbedder()) as app:
+        for i in range(6):
+            await app.service.store_memory(app.caller, StoreRequest(f"n{i}", f"shared word {i}"))
+        await app.service.store_memory(app.caller, StoreRequest("z", "zanzibar and shared"))
+        engines = app.service.store._engines
+        assert engines.sync_reader is not None
+        with engines.sync_reader.connect() as conn:
+            total, counts = fulltext._counts(conn, ["shared", "zanzibar", "absent"])
+    assert total == 4
+    assert counts == {"shared": 4, "zanzibar": 1, "absent": 0}
+
+
 @pytest.mark.anyio
 async def test_filters_apply_before_the_keyword_cut(
     make_settings: Callable[..., Settings],

@@ -3,8 +3,9 @@
 FTS5 computes BM25 for every memory that matches any query term before it can sort them,
 about a microsecond each: a word found in most of 100k memories costs ~100 ms, while a
 selective query costs well under one. So the query's terms are counted first (one
-statement, no BM25), and in a store larger than `MATCH_BUDGET` only the rarest terms that
-together match at most `MATCH_BUDGET` memories are ranked (`keyword.affordable_terms`).
+statement, no BM25, each count stopping past the budget), and in a store larger than
+`MATCH_BUDGET` only the rarest terms that together match at most `MATCH_BUDGET` memories
+are ranked (`keyword.affordable_terms`).
 When even the rarest term matches more than the budget, its BM25 says little (a word in
 a fifth of all memories weighs 1.4, in half of them nothing): the newest matching memories
 are returned, unranked, and the vector arm ranks them by meaning."""
@@ -54,14 +55,21 @@ def keyword_search(
 
 
 def _counts(conn: Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-    """How many memories there are, and how many contain each term: one statement, and
-    no BM25 (counting the matches of a term found in most of 100k memories takes ~2 ms)."""
-    params = {f"t{i}": match_any([term]) for i, term in enumerate(terms)}
+    """How many memories there are, and how many contain each term, each counted only up
+    to MATCH_BUDGET + 1: one statement, no BM25. Past the budget the exact number changes
+    nothing (a term over it is never affordable, a store over it is always budgeted), and
+    counting stops there: a term in most of 100k memories took 4.5 ms to count whole and
+    takes 0.3 ms to count this far; the store's size 0.8 → 0.15 ms."""
+    cap = MATCH_BUDGET + 1
+    params: dict[str, object] = {f"t{i}": match_any([term]) for i, term in enumerate(terms)}
+    params["cap"] = cap
     counts = ", ".join(
-        f"(SELECT count(*) FROM memories_fts WHERE memories_fts MATCH :t{i})"
+        "(SELECT count(*) FROM (SELECT 1 FROM memories_fts "
+        f"WHERE memories_fts MATCH :t{i} LIMIT :cap))"
         for i in range(len(terms))
     )
-    row = (conn.execute(text(f"SELECT (SELECT count(*) FROM memories), {counts}"), params)).one()
+    total = "(SELECT count(*) FROM (SELECT 1 FROM memories LIMIT :cap))"
+    row = (conn.execute(text(f"SELECT {total}, {counts}"), params)).one()
     return int(row[0]), {term: int(row[i + 1]) for i, term in enumerate(terms)}
 
 
