@@ -68,10 +68,14 @@ class OnnxEmbedder(BackgroundLoadedEmbedder):
         path = self._locate_model()
         tokenizer = Tokenizer.from_file(str(weights / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=_max_seq_length(weights))
-        # The file pads every text to 128; pad to the longest of each batch instead.
+        # The file pads every text to 128; pad to the longest of each batch instead. On the
+        # right: the fused Attention reads the mask as a count of leading real tokens
+        # (onnx_model.fuse), so left padding would give other vectors.
         padding = tokenizer.padding or {}
         tokenizer.enable_padding(
-            pad_id=padding.get("pad_id", 0), pad_token=padding.get("pad_token", "[PAD]")
+            direction="right",
+            pad_id=padding.get("pad_id", 0),
+            pad_token=padding.get("pad_token", "[PAD]"),
         )
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = EMBED_THREADS

@@ -6,15 +6,23 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from tokenizers import Tokenizer
 
 from memory_mcp.embeddings import SentenceTransformerEmbedder
 from memory_mcp.onnx_embedder import OnnxEmbedder
-from memory_mcp.onnx_model import file_name, weights_digest, weights_dir
+from memory_mcp.onnx_model import (
+    ensure_in_child,
+    file_name,
+    missing_fusions,
+    weights_digest,
+    weights_dir,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +108,24 @@ async def test_two_processes_exporting_at_once_leave_one_whole_file(
     fresh = OnnxEmbedder(lambda: folder / name)
     vectors = await fresh.embed(TEXTS[:4])
     assert float(np.abs(vectors - await real_embedder.embed(TEXTS[:4])).max()) <= 1e-6
+
+
+def test_the_prepared_file_has_the_fused_operators(tmp_path: Path) -> None:
+    """The export recipe claims ONNX Runtime's BERT fusions (~15% off a query): the file
+    the server runs holds them, one Attention per layer of the 6 and no plain softmax, so
+    a transformers release that exports attention another way fails here, not silently."""
+    path = ensure_in_child(tmp_path / "data")  # the file `make` prepared, else exported now
+    ops = Counter(node.op_type for node in onnx.load(str(path)).graph.node)
+    assert ops["Attention"] == 6
+    assert ops["EmbedLayerNormalization"] == 1
+    assert ops["SkipLayerNormalization"] == 12
+    assert ops["BiasGelu"] == 6
+    assert ops["Softmax"] == 0  # attention is not also left in its unfused form
+
+
+def test_a_graph_without_fused_attention_is_not_kept_as_fused() -> None:
+    # What ONNX Runtime made of torch's default (SDPA) export: layer norms, no Attention.
+    sdpa = {"Attention": 0, "SkipLayerNormalization": 12, "BiasGelu": 6}
+    assert missing_fusions(sdpa, layers=6) == {"Attention": 6}
+    fused = {"Attention": 6, "EmbedLayerNormalization": 1, "SkipLayerNormalization": 12}
+    assert missing_fusions(fused, layers=6) == {}
