@@ -120,18 +120,19 @@ def exact_lookup(query: str) -> ExactLookup:
     return ExactLookup(key, tuple(identifier_tokens(query)))
 
 
-def exact_matches(lookup: ExactLookup, keyed: list[int], holding: list[list[int]]) -> ExactMatches:
-    """The exact matches, given the ids keyed by the query and those holding each
-    identifier (at most IDENTIFIER_MAX_MATCHES + 1 each: one more says it is common)."""
-    rare = [
-        (i, ids)
-        for i, ids in zip(lookup.identifiers, holding, strict=True)
-        if len(ids) <= IDENTIFIER_MAX_MATCHES
-    ]
-    candidates = dict.fromkeys(keyed)
-    for _, ids in rare:
-        candidates.update(dict.fromkeys(ids))
-    return ExactMatches(lookup.key, tuple(i for i, _ in rare), tuple(candidates))
+def exact_matches(
+    lookup: ExactLookup, holding: list[list[int]], candidate_ids: list[int]
+) -> ExactMatches:
+    """The exact matches, given those holding each identifier (at most
+    `lookup.identifier_limit` each: one more than `rare_up_to` says it is common) and the
+    candidates the keyword read chose by the same rule (KeywordFinds.exact_ids, read whole
+    there, so each one's level can be judged)."""
+    rare = tuple(
+        identifier
+        for identifier, ids in zip(lookup.identifiers, holding, strict=True)
+        if len(ids) <= lookup.rare_up_to
+    )
+    return ExactMatches(lookup.key, rare, tuple(candidate_ids))
 
 
 def with_candidates(

@@ -211,7 +211,9 @@ class KeywordQuery:
 @dataclass
 class KeywordFinds:
     hits: list[tuple[int, float]]  # (id, BM25 relevance, larger is better), best first
-    keyed: list[int]
+    # The exact candidates: the memories keyed by the query, then the holders of each
+    # identifier held by at most `records_for_holders_up_to` memories.
+    exact_ids: list[int]
     holding: list[list[int]]  # per identifier
     # The exact candidates (keyed, rare holders) whole: whether they match exactly is
     # read in their text. The other hits as facts: ranking needs no more of them.

@@ -711,7 +711,7 @@ class MemoryService:
             # arm's own finds are left to read.
             finds = await self.store.keyword_finds(keyword_query, vis)
             keyword_hits.extend(finds.hits)
-            exact.append(exact_matches(lookup, finds.keyed, finds.holding))
+            exact.append(exact_matches(lookup, finds.holding, finds.exact_ids))
             records.update(finds.records)
             facts.update(finds.facts)
 

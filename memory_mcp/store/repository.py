@@ -601,7 +601,8 @@ def _keyword_finds(
     for ids in holding:
         if len(ids) <= query.records_for_holders_up_to:
             exact.update(dict.fromkeys(ids))
+    exact_ids = list(exact)
     others = [memory_id for memory_id, _ in hits if memory_id not in exact]
     return KeywordFinds(
-        hits, keyed, holding, _records_by_id(conn, list(exact)), _rank_facts(conn, others)
+        hits, exact_ids, holding, _records_by_id(conn, exact_ids), _rank_facts(conn, others)
     )
