@@ -185,15 +185,21 @@ def _translate_errors(engine: Engine) -> None:
         error = context.sqlalchemy_exception
         if not isinstance(error, OperationalError):
             return  # integrity errors and bugs keep their own types
-        text = str(context.original_exception).lower()
-        if any(marker in text for marker in BUSY_MARKERS):
-            log.warning("store busy: %s", context.original_exception)
-            raise StoreBusyError() from error
-        log.error("store failure: %s", context.original_exception)
-        raise StoreUnavailableError(
-            "the memory store cannot be read or written right now (the database file failed; "
-            "details are in the server log); retrying may not help"
-        ) from error
+        raise store_error(context.original_exception) from error
+
+
+def store_error(failure: BaseException) -> StoreBusyError | StoreUnavailableError:
+    """The project's error for an operational failure of the database (the driver's
+    exception): busy, retry in a moment; or the file failed."""
+    text = str(failure).lower()
+    if any(marker in text for marker in BUSY_MARKERS):
+        log.warning("store busy: %s", failure)
+        return StoreBusyError()
+    log.error("store failure: %s", failure)
+    return StoreUnavailableError(
+        "the memory store cannot be read or written right now (the database file failed; "
+        "details are in the server log); retrying may not help"
+    )
 
 
 def _sqlite_engine(url: str, begin_statement: str, synchronous: Synchronous) -> AsyncEngine:

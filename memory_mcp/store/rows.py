@@ -119,14 +119,14 @@ def _check_damage(row: Any) -> None:
 # SQLAlchemy's Row looks each name up (a record cost ~30 microseconds); a namedtuple's
 # attributes are plain index lookups (~10 microseconds a record, copy included).
 _COLUMN_NAMES = tuple(MEMORIES.c.keys())
-_MemoryColumns = namedtuple("_MemoryColumns", _COLUMN_NAMES)  # type: ignore[misc]
+MemoryColumns = namedtuple("MemoryColumns", _COLUMN_NAMES)  # type: ignore[misc]
 
 
 def record_from_row(row: Any) -> MemoryRecord:
     """The row as a record, or DamagedMemoryError if it holds what no valid write stores
     (malformed JSON, an unknown scope, a time datetime cannot show...)."""
-    if getattr(row, "_fields", None) == _COLUMN_NAMES:
-        row = _MemoryColumns._make(row)
+    if type(row) is not MemoryColumns and getattr(row, "_fields", None) == _COLUMN_NAMES:
+        row = MemoryColumns._make(row)
     try:
         _check_damage(row)
         return MemoryRecord(

@@ -1,0 +1,53 @@
+"""Reading rows by id, the reads on a search's path, the fastest way each database allows.
+
+A search reads by id twice: in the keyword arm (the facts and records of its finds) and
+after the vector scan. Through SQLAlchemy one such read costs ~0.3 ms of Python more than
+the DB-API cursor does (measured hot, 50 facts + 15 records: 0.79 → 0.46 ms; on a search's
+path, behind the query embedding's cache misses, ~0.8 ms a search). So on the SQLite
+file's reader (pysqlite) the statement is compiled once, at import, and the ids go in as one
+JSON array (`json_each`): the SQL text never changes and sqlite3 reuses its prepared
+statement. The columns and the condition are the same SQLAlchemy ones, in one place. Any
+other database (PostgreSQL, aiosqlite) runs the statement itself, with an expanding IN.
+
+The cursor bypasses SQLAlchemy's error hook, so its operational failures are translated
+here the same way (`engine.store_error`): a busy store still says "retry in a moment"."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, cast
+
+from sqlalchemy import Connection, bindparam, select, text
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.sql.elements import ColumnElement
+
+from memory_mcp.store.engine import store_error
+from memory_mcp.store.rows import M
+
+_IDS_AS_JSON = text("SELECT value FROM json_each(:ids)")
+
+
+class ReadById:
+    """SELECT `columns` FROM memories WHERE id IN (ids)."""
+
+    def __init__(self, columns: Sequence[ColumnElement[Any]]) -> None:
+        # Built once, the ids bound at each run: building and hashing a new statement for
+        # its cache cost ~0.3 ms a read.
+        self.statement = select(*columns).where(M.id.in_(bindparam("ids", expanding=True)))
+        by_json = select(*columns).where(M.id.in_(_IDS_AS_JSON))
+        self.sqlite_sql = str(by_json.compile(dialect=sqlite.dialect()))
+
+    def rows(self, conn: Connection, memory_ids: list[int]) -> Sequence[tuple[Any, ...]]:
+        """The rows as tuples of the columns' stored values, in no particular order."""
+        if conn.dialect.driver != "pysqlite":
+            return conn.execute(self.statement, {"ids": memory_ids}).all()
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(self.sqlite_sql, (json.dumps(memory_ids),))
+            return cast(list[tuple[Any, ...]], cursor.fetchall())
+        except sqlite3.OperationalError as exc:
+            raise store_error(exc) from exc
+        finally:
+            cursor.close()

@@ -1,0 +1,71 @@
+"""Reads by id (store/by_id.py): on the SQLite file's reader through the DB-API cursor with
+the ids as JSON, elsewhere through the SQLAlchemy statement; the same rows either way, and
+the same errors as every other read."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection
+
+from memory_mcp.errors import StoreBusyError, StoreUnavailableError
+from memory_mcp.models import StoreRequest
+from memory_mcp.settings import Settings
+from memory_mcp.store.by_id import ReadById
+from memory_mcp.store.engine import create_engines, store_error
+from memory_mcp.store.rows import MEMORIES, RANK_COLUMNS
+from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
+
+pytestmark = pytest.mark.anyio
+
+WHOLE = ReadById(list(MEMORIES.columns))
+FACTS = ReadById(RANK_COLUMNS)
+
+
+Rows = list[tuple[Any, ...]]
+
+
+def _both_ways(read: ReadById, ids: list[int]) -> Callable[[Connection], tuple[Rows, Rows]]:
+    def run(conn: Connection) -> tuple[Rows, Rows]:
+        fast = sorted(tuple(row) for row in read.rows(conn, ids))
+        statement = sorted(tuple(row) for row in conn.execute(read.statement, {"ids": ids}))
+        return fast, statement
+
+    return run
+
+
+@BOTH_BACKENDS
+@pytest.mark.parametrize("read", [WHOLE, FACTS], ids=["whole", "facts"])
+async def test_a_read_by_id_gives_the_rows_of_the_ids_that_exist(
+    make_settings: Callable[..., Settings], read: ReadById
+) -> None:
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        service, caller = app.service, app.caller
+        ids = []
+        for i in range(3):
+            request = StoreRequest(f"k{i}", f"value {i}", tags=[f"t{i}"], pinned=i == 1)
+            ids.append((await service.store_memory(caller, request)).record.id)
+        asked = [ids[0], ids[2], ids[2], 987_654]  # a repeat and an id that does not exist
+        fast, statement = await service.store._engines.read(_both_ways(read, asked))
+        assert [row[0] for row in fast] == [ids[0], ids[2]]
+        assert fast == statement  # every column's value, pinned included (1 == True)
+
+
+@SQLITE_ONLY
+def test_a_failing_sqlite_read_is_the_stores_error_not_the_drivers(tmp_path: Path) -> None:
+    """The cursor bypasses SQLAlchemy's error hook: its failure is translated the same way."""
+    engines = create_engines(f"sqlite+aiosqlite:///{tmp_path / 'no-tables.db'}")
+    assert engines.sync_reader is not None
+    with engines.sync_reader.begin() as conn, pytest.raises(StoreUnavailableError):
+        WHOLE.rows(conn, [1])  # no memories table: "no such table"
+
+
+def test_a_busy_database_asks_for_a_retry_any_other_failure_says_it_failed() -> None:
+    assert isinstance(store_error(sqlite3.OperationalError("database is locked")), StoreBusyError)
+    failed = store_error(sqlite3.OperationalError("disk I/O error"))
+    assert isinstance(failed, StoreUnavailableError)
+    assert "disk I/O" not in str(failed)  # the driver's text stays in the log
