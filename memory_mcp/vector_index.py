@@ -233,7 +233,7 @@ class VectorIndex:
         k = min(k, len(allowed))
         top = np.argpartition(-scores, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.int64)
         top = top[np.argsort(-scores[top])]
-        hits = [(int(self.ids[i]), float(scores[i])) for i in top]
+        hits = list(zip(self.ids[top].tolist(), scores[top].tolist(), strict=True))
         seen = {memory_id for memory_id, _ in hits}
         for memory_id in also:
             slot = self._slot_of.get(memory_id)
