@@ -1,9 +1,10 @@
 """The visibility rule is written three times: `can_see` (service.py, one record: get,
 delete), SQL `visible_to` (store/rows.py: keyword arm, exact matches, prompt block,
-export) and the numpy mask (vector_index.py: the vector arm). This holds them against each
-other on one real SQLite file, over every scope (a private memory, a session memory, a
-swarm memory, a learning) x owner x session x tags x source x expiry, asked by every kind
-of caller with every filter a search can carry."""
+export) and the numpy mask (vector_index.py: the vector arm); on SQLite the keyword arm runs
+visible_to's condition compiled to SQL text once per shape (`visible_sql`). This holds them
+against each other on one real SQLite file (and PostgreSQL), over every scope (a private
+memory, a session memory, a swarm memory, a learning) x owner x session x tags x source x
+expiry, asked by every kind of caller with every filter a search can carry."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from sqlalchemy import Connection
 
 from memory_mcp.models import (
     BatchItem,
@@ -25,6 +27,8 @@ from memory_mcp.models import (
 )
 from memory_mcp.service import can_see
 from memory_mcp.settings import Settings
+from memory_mcp.store.rows import visible_sql
+from memory_mcp.store.sqlite_cursor import cursor_rows
 from tests.conftest import BOTH_BACKENDS, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
@@ -108,6 +112,12 @@ def queries(caller: Caller) -> list[Visibility]:
     ]
 
 
+def ids_by_sql_text(conn: Connection, vis: Visibility) -> set[int]:
+    visible = visible_sql(vis)
+    sql = f"SELECT memories.id FROM memories WHERE {visible.sql}"
+    return {row[0] for row in cursor_rows(conn, sql, visible.params)}
+
+
 def describe(vis: Visibility) -> str:
     c = vis.caller
     return (
@@ -132,11 +142,18 @@ async def test_the_three_visibility_rules_agree(
         answers: set[frozenset[int]] = set()
         sql_disagrees: list[str] = []
         numpy_disagrees: list[str] = []
+        text_disagrees: list[str] = []
+        sqlite = store._engines.is_sqlite
         for vis in queries(caller):
             expected = {r.id for r in records if reference(vis, r)}
             by_sql = {r.id async for r in store.iter_records(vis)}
             by_mask = {i for i, _ in await vectors.nearest(query_vector, vis, len(records))}
             answers.add(frozenset(expected))
+            if sqlite and (by_text := await store._engines.read(ids_by_sql_text, vis)) != expected:
+                text_disagrees.append(
+                    f"{describe(vis)}: SQL text also {sorted(by_text - expected)}, "
+                    f"misses {sorted(expected - by_text)}"
+                )
             if by_sql != expected:
                 sql_disagrees.append(
                     f"{describe(vis)}: SQL also {sorted(by_sql - expected)}, "
@@ -151,6 +168,7 @@ async def test_the_three_visibility_rules_agree(
     assert len(records) == len(KINDS) * len(TAGS) * len(SOURCES) * len(EXPIRIES)
     assert sql_disagrees == []
     assert numpy_disagrees == []
+    assert text_disagrees == []
     # The table tells the rules apart: many distinct answers, some of them empty.
     assert len(answers) >= 20
     assert frozenset() in answers

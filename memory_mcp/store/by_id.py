@@ -9,22 +9,20 @@ JSON array (`json_each`): the SQL text never changes and sqlite3 reuses its prep
 statement. The columns and the condition are the same SQLAlchemy ones, in one place. Any
 other database (PostgreSQL, aiosqlite) runs the statement itself, with an expanding IN.
 
-The cursor bypasses SQLAlchemy's error hook, so its operational failures are translated
-here the same way (`engine.store_error`): a busy store still says "retry in a moment"."""
+The cursor and its errors: store/sqlite_cursor.py."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import Connection, bindparam, select, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.elements import ColumnElement
 
-from memory_mcp.store.engine import store_error
 from memory_mcp.store.rows import M
+from memory_mcp.store.sqlite_cursor import cursor_rows
 
 _IDS_AS_JSON = text("SELECT value FROM json_each(:ids)")
 
@@ -43,11 +41,4 @@ class ReadById:
         """The rows as tuples of the columns' stored values, in no particular order."""
         if conn.dialect.driver != "pysqlite":
             return conn.execute(self.statement, {"ids": memory_ids}).all()
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        try:
-            cursor.execute(self.sqlite_sql, (json.dumps(memory_ids),))
-            return cast(list[tuple[Any, ...]], cursor.fetchall())
-        except sqlite3.OperationalError as exc:
-            raise store_error(exc) from exc
-        finally:
-            cursor.close()
+        return cursor_rows(conn, self.sqlite_sql, (json.dumps(memory_ids),))

@@ -404,7 +404,7 @@ class MemoryStore:
         """(id, BM25 relevance, larger is better) for visible memories containing any of
         `terms` (from `keyword.query_terms`), best first; see store/fulltext.py."""
         found: list[tuple[int, float]] = await self._engines.read(
-            self._fulltext.keyword_search, terms, visible_to(vis), limit, column_weights
+            self._fulltext.keyword_search, terms, vis, limit, column_weights
         )
         return found
 
@@ -412,7 +412,7 @@ class MemoryStore:
         """A search's keyword arm in one read (one snapshot, and on SQLite one trip to a
         worker thread), while the model embeds the query: the BM25 hits, the exact
         candidates, and what ranking needs of them."""
-        return await self._engines.read(_keyword_finds, self._fulltext, query, visible_to(vis))
+        return await self._engines.read(_keyword_finds, self._fulltext, query, vis)
 
     async def iter_records(
         self, vis: Visibility | None = None, batch: int = 500
@@ -580,21 +580,16 @@ def _records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryR
 
 
 def _keyword_finds(
-    conn: Connection, fulltext: Any, query: KeywordQuery, visible: ColumnElement[bool]
+    conn: Connection, fulltext: Any, query: KeywordQuery, vis: Visibility
 ) -> KeywordFinds:
     hits: list[tuple[int, float]] = fulltext.keyword_search(
-        conn, query.terms, visible, query.limit, query.column_weights
+        conn, query.terms, vis, query.limit, query.column_weights
     )
     keyed: list[int] = []
     if query.key is not None:
-        stmt = (
-            select(M.id)
-            .where(func.lower(M.key) == func.lower(query.key), visible)
-            .limit(query.key_limit)
-        )
-        keyed = [row[0] for row in conn.execute(stmt)]
+        keyed = fulltext.keyed(conn, query.key, vis, query.key_limit)
     holding: list[list[int]] = [
-        fulltext.holding_phrase(conn, identifier, visible, query.identifier_limit)
+        fulltext.holding_phrase(conn, identifier, vis, query.identifier_limit)
         for identifier in query.identifiers
     ]
     exact = dict.fromkeys(keyed)

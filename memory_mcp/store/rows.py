@@ -9,10 +9,12 @@ import logging
 from collections import namedtuple
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from functools import cache
+from typing import Any, NamedTuple, cast
 
 import numpy as np
-from sqlalchemy import Table, and_, func, or_, select
+from sqlalchemy import Table, and_, bindparam, func, or_, select
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import DamagedMemoryError
@@ -221,33 +223,114 @@ def index_row(row: Any) -> IndexRow | None:
     )
 
 
-def visible_to(vis: Visibility) -> ColumnElement[bool]:
-    """The visibility rule and the query's filters, as one SQL condition."""
+@dataclass(frozen=True)
+class _VisibilityShape:
+    """What the SQL of a visibility condition depends on; the values are its parameters."""
+
+    scope: Scope | None
+    include_expired: bool
+    source: bool
+    updated_since: bool
+    updated_until: bool
+    tags: int  # distinct tags asked for
+
+
+def _shape_and_values(vis: Visibility) -> tuple[_VisibilityShape, dict[str, Any]]:
     caller = vis.caller
-    own = M.agent_id == caller.agent_id
-    by_scope = {
-        Scope.SWARM: M.scope == Scope.SWARM.value,
-        Scope.AGENT: and_(M.scope == Scope.AGENT.value, own),
-        Scope.SESSION: and_(M.scope == Scope.SESSION.value, own, M.session_id == caller.session_id),
+    values: dict[str, Any] = {
+        "vis_agent": caller.agent_id,
+        "vis_session": caller.session_id,
+        "vis_now": vis.now,
+        "vis_swarm_scope": Scope.SWARM.value,
+        "vis_agent_scope": Scope.AGENT.value,
+        "vis_session_scope": Scope.SESSION.value,
     }
-    conditions = [by_scope[vis.scope] if vis.scope else or_(*by_scope.values())]
-    if not vis.include_expired:
-        conditions.append(or_(M.expires_at.is_(None), M.expires_at > vis.now))
     if vis.source:
-        conditions.append(M.source == vis.source.value)
+        values["vis_source"] = vis.source.value
     if vis.updated_since is not None:
-        conditions.append(M.updated_at >= vis.updated_since)
+        values["vis_since"] = vis.updated_since
     if vis.updated_until is not None:
-        conditions.append(M.updated_at <= vis.updated_until)
-    if vis.tags:
+        values["vis_until"] = vis.updated_until
+    tags = sorted(set(vis.tags))
+    for i, tag in enumerate(tags):
+        values[f"vis_tag_{i}"] = tag
+    if tags:
+        values["vis_tag_count"] = len(tags)
+    shape = _VisibilityShape(
+        vis.scope,
+        vis.include_expired,
+        bool(vis.source),
+        vis.updated_since is not None,
+        vis.updated_until is not None,
+        len(tags),
+    )
+    return shape, values
+
+
+def _condition(shape: _VisibilityShape, values: dict[str, Any] | None) -> ColumnElement[bool]:
+    """The visibility rule and the query's filters, written once: with `values` bound (for
+    SQLAlchemy's statements), or as named parameters (compiled once per shape, for
+    SQLite's cursor: visible_sql)."""
+
+    def param(name: str) -> Any:
+        if values is None:
+            return bindparam(name)
+        return bindparam(name, values[name], unique=True)  # never clashes in a statement
+
+    own = M.agent_id == param("vis_agent")
+    by_scope = {
+        Scope.SWARM: M.scope == param("vis_swarm_scope"),
+        Scope.AGENT: and_(M.scope == param("vis_agent_scope"), own),
+        Scope.SESSION: and_(
+            M.scope == param("vis_session_scope"), own, M.session_id == param("vis_session")
+        ),
+    }
+    conditions = [by_scope[shape.scope] if shape.scope else or_(*by_scope.values())]
+    if not shape.include_expired:
+        conditions.append(or_(M.expires_at.is_(None), M.expires_at > param("vis_now")))
+    if shape.source:
+        conditions.append(M.source == param("vis_source"))
+    if shape.updated_since:
+        conditions.append(M.updated_at >= param("vis_since"))
+    if shape.updated_until:
+        conditions.append(M.updated_at <= param("vis_until"))
+    if shape.tags:
         tagged = (
             select(MemoryTagRow.memory_id)
-            .where(MemoryTagRow.tag.in_(vis.tags))
+            .where(MemoryTagRow.tag.in_([param(f"vis_tag_{i}") for i in range(shape.tags)]))
             .group_by(MemoryTagRow.memory_id)
-            .having(func.count() == len(set(vis.tags)))
+            .having(func.count() == param("vis_tag_count"))
         )
         conditions.append(M.id.in_(tagged))
     return and_(*conditions)
+
+
+def visible_to(vis: Visibility) -> ColumnElement[bool]:
+    """The visibility rule and the query's filters, as one SQL condition."""
+    return _condition(*_shape_and_values(vis))
+
+
+_NAMED_SQLITE = sqlite.dialect(paramstyle="named")
+
+
+@cache
+def _condition_sql(shape: _VisibilityShape) -> str:
+    return str(_condition(shape, None).compile(dialect=_NAMED_SQLITE))
+
+
+class VisibleSql(NamedTuple):
+    """visible_to's condition as SQLite SQL on the table `memories`, and its parameters
+    (all named `vis_…`)."""
+
+    sql: str
+    params: dict[str, Any]
+
+
+def visible_sql(vis: Visibility) -> VisibleSql:
+    """The condition for SQL text: compiled once per shape (scope, filters), where building
+    the expression costs ~0.3 ms of Python a search."""
+    shape, values = _shape_and_values(vis)
+    return VisibleSql(_condition_sql(shape), values)
 
 
 def content_hash(value: str) -> str:

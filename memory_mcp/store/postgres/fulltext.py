@@ -5,16 +5,20 @@ caller's visibility and filters are part of the statement, so they apply before 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Float, column, func, literal, select
 from sqlalchemy.dialects.postgresql import ARRAY, REAL
 from sqlalchemy.sql import ColumnElement
 
+from memory_mcp.models import Visibility
 from memory_mcp.store.postgres.schema import TS_CONFIG
-from memory_mcp.store.rows import MEMORIES, M
+from memory_mcp.store.rows import MEMORIES, M, visible_to
 
 SEARCH_TEXT: ColumnElement[Any] = column("search_text")
+# A search's keyword arm asks up to three statements with one visibility: built once.
+_visible = lru_cache(maxsize=8)(visible_to)
 
 
 def _any_term(terms: Sequence[str]) -> ColumnElement[Any]:
@@ -28,7 +32,7 @@ def _any_term(terms: Sequence[str]) -> ColumnElement[Any]:
 def keyword_search(
     conn: Connection,
     terms: Sequence[str],
-    visible: ColumnElement[bool],
+    vis: Visibility,
     limit: int,
     column_weights: tuple[float, float, float],
 ) -> list[tuple[int, float]]:
@@ -43,23 +47,30 @@ def keyword_search(
     stmt = (
         select(M.id, rank)
         .select_from(MEMORIES)
-        .where(SEARCH_TEXT.op("@@")(query), visible)
+        .where(SEARCH_TEXT.op("@@")(query), _visible(vis))
         .order_by(rank.desc(), M.id.desc())
         .limit(limit)
     )
     return [(row[0], float(row[1])) for row in conn.execute(stmt)]
 
 
-def holding_phrase(
-    conn: Connection, words: str, visible: ColumnElement[bool], limit: int
-) -> list[int]:
+def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories holding `words` as a phrase, in no order (the caller checks the
     identifier verbatim)."""
     query = func.phraseto_tsquery(TS_CONFIG, words)
     stmt = (
-        select(M.id).select_from(MEMORIES).where(SEARCH_TEXT.op("@@")(query), visible).limit(limit)
+        select(M.id)
+        .select_from(MEMORIES)
+        .where(SEARCH_TEXT.op("@@")(query), _visible(vis))
+        .limit(limit)
     )
     return [row[0] for row in conn.execute(stmt)]
 
 
-__all__ = ["holding_phrase", "keyword_search"]
+def keyed(conn: Connection, key: str, vis: Visibility, limit: int) -> list[int]:
+    """Visible memories whose key is `key`, ignoring case."""
+    stmt = select(M.id).where(func.lower(M.key) == func.lower(key), _visible(vis)).limit(limit)
+    return [row[0] for row in conn.execute(stmt)]
+
+
+__all__ = ["holding_phrase", "keyed", "keyword_search"]
