@@ -313,7 +313,7 @@ def visible_to(vis: Visibility) -> ColumnElement[bool]:
 _NAMED_SQLITE = sqlite.dialect(paramstyle="named")
 
 
-@cache
+@cache  # one per scope, filter set and number of tags asked for: a bounded few
 def _condition_sql(shape: _VisibilityShape) -> str:
     return str(_condition(shape, None).compile(dialect=_NAMED_SQLITE))
 
