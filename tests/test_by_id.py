@@ -1,6 +1,6 @@
-"""Reads by id (store/by_id.py): on the SQLite file's reader through the DB-API cursor with
-the ids as JSON, elsewhere through the SQLAlchemy statement; the same rows either way, and
-the same errors as every other read."""
+"""Reads by id (store/by_id.py) and SQL text on SQLite (store/sqlite_cursor.py): on the
+SQLite file's reader through the DB-API cursor (the ids as JSON), elsewhere through
+SQLAlchemy; the same rows either way, and the same errors as every other read."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from memory_mcp.errors import StoreBusyError, StoreUnavailableError
 from memory_mcp.models import StoreRequest
@@ -18,6 +19,7 @@ from memory_mcp.settings import Settings
 from memory_mcp.store.by_id import ReadById
 from memory_mcp.store.engine import create_engines, store_error
 from memory_mcp.store.rows import MEMORIES, RANK_COLUMNS
+from memory_mcp.store.sqlite_cursor import cursor_rows
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
 pytestmark = pytest.mark.anyio
@@ -69,3 +71,18 @@ def test_a_busy_database_asks_for_a_retry_any_other_failure_says_it_failed() -> 
     failed = store_error(sqlite3.OperationalError("disk I/O error"))
     assert isinstance(failed, StoreUnavailableError)
     assert "disk I/O" not in str(failed)  # the driver's text stays in the log
+
+
+async def test_sql_text_runs_through_aiosqlite_too(tmp_path: Path) -> None:
+    """A SQLite store read without the pysqlite reader (`Engines.read` on the async engine,
+    `run_sync`) sends the same SQL text through `exec_driver_sql`: same rows, plain tuples."""
+    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'plain.db'}")
+    try:
+        async with engine.connect() as conn:
+            rows = await conn.run_sync(
+                cursor_rows, "SELECT :a + 1, :b UNION ALL SELECT 0, 'x'", {"a": 41, "b": "y"}
+            )
+    finally:
+        await engine.dispose()
+    assert sorted(rows) == [(0, "x"), (42, "y")]
+    assert all(type(row) is tuple for row in rows)
