@@ -3,13 +3,13 @@
 A search reads by id twice: in the keyword arm (the facts and records of its finds) and
 after the vector scan. Through SQLAlchemy one such read costs ~0.3 ms of Python more than
 the DB-API cursor does (measured hot, 50 facts + 15 records: 0.79 → 0.46 ms; on a search's
-path, behind the query embedding's cache misses, ~0.8 ms a search). So on the SQLite
-file's reader (pysqlite) the statement is compiled once, at import, and the ids go in as one
-JSON array (`json_each`): the SQL text never changes and sqlite3 reuses its prepared
-statement. The columns and the condition are the same SQLAlchemy ones, in one place. Any
-other database (PostgreSQL, aiosqlite) runs the statement itself, with an expanding IN.
+path, behind the query embedding's cache misses, ~0.8 ms a search). So on SQLite the
+statement is compiled once, at import, and the ids go in as one JSON array (`json_each`):
+the SQL text never changes and sqlite3 reuses its prepared statement. The columns and the
+condition are the same SQLAlchemy ones, in one place. PostgreSQL runs the statement
+itself, with an expanding IN.
 
-The cursor and its errors: store/sqlite_cursor.py."""
+Which driver runs the SQL text, and its errors: store/sqlite_cursor.py."""
 
 from __future__ import annotations
 
@@ -39,6 +39,6 @@ class ReadById:
 
     def rows(self, conn: Connection, memory_ids: list[int]) -> Sequence[tuple[Any, ...]]:
         """The rows as tuples of the columns' stored values, in no particular order."""
-        if conn.dialect.driver != "pysqlite":
+        if conn.dialect.name != "sqlite":
             return conn.execute(self.statement, {"ids": memory_ids}).all()
         return cursor_rows(conn, self.sqlite_sql, (json.dumps(memory_ids),))

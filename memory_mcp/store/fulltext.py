@@ -118,25 +118,25 @@ def _ranked(
 def _newest_matching(
     conn: Connection, match: str, visible: VisibleSql, limit: int
 ) -> list[tuple[int, float]]:
-    rows = cursor_rows(
-        conn,
-        f"SELECT memories.id {_MATCHING} WHERE memories_fts MATCH :match AND ({visible.sql}) "
-        "ORDER BY memories_fts.rowid DESC LIMIT :limit",
-        {**visible.params, "match": match, "limit": limit},
-    )
-    return [(row[0], 0.0) for row in rows]
+    newest = _visible_matches(conn, match, visible, limit, "ORDER BY memories_fts.rowid DESC")
+    return [(memory_id, 0.0) for memory_id in newest]
 
 
 def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories holding `words` as a phrase (`gen-0042`: "gen" then "0042"), in no
     order. No BM25 and no cost guard: the phrase's rarest word keeps it cheap even when
     its other words are in every memory."""
-    visible = visible_sql(vis)
+    return _visible_matches(conn, phrase(words), visible_sql(vis), limit)
+
+
+def _visible_matches(
+    conn: Connection, match: str, visible: VisibleSql, limit: int, order: str = ""
+) -> list[int]:
     rows = cursor_rows(
         conn,
         f"SELECT memories.id {_MATCHING} WHERE memories_fts MATCH :match AND ({visible.sql}) "
-        "LIMIT :limit",
-        {**visible.params, "match": phrase(words), "limit": limit},
+        f"{order} LIMIT :limit",
+        {**visible.params, "match": match, "limit": limit},
     )
     return [row[0] for row in rows]
 
