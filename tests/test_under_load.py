@@ -8,8 +8,8 @@ from __future__ import annotations
 import io
 import logging
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,16 +36,22 @@ def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Setti
     return lambda **overrides: make_settings(**{"watch": False, **overrides})
 
 
-@contextmanager
-def write_lock_held(db: Path) -> Iterator[sqlite3.Connection]:
+@asynccontextmanager
+async def write_lock_held(db: Path) -> AsyncIterator[sqlite3.Connection]:
     """Another connection holds SQLite's write lock (as a long import or the sqlite3 shell
-    would) until the block ends."""
-    conn = sqlite3.connect(db, isolation_level=None, timeout=60)
-    conn.execute("BEGIN IMMEDIATE")
+    would) until the block ends.
+
+    The lock is taken in a worker thread: the server's embedding worker may be half-way
+    through a write whose next step needs the event loop, and a BEGIN that waited on the
+    loop's own thread would keep that write from ever finishing."""
+    conn = sqlite3.connect(db, isolation_level=None, timeout=60, check_same_thread=False)
     try:
-        yield conn
+        await anyio.to_thread.run_sync(conn.execute, "BEGIN IMMEDIATE")
+        try:
+            yield conn
+        finally:
+            conn.execute("ROLLBACK")
     finally:
-        conn.execute("ROLLBACK")
         conn.close()
 
 
@@ -61,7 +67,7 @@ async def test_get_answers_while_another_connection_holds_the_write_lock(
     settings = make_settings()
     async with Client(build_server(settings, FakeEmbedder())) as client:
         stored = await call(client, "store_memory", key="k", value="the ferry leaves at nine")
-        with write_lock_held(db_path(settings)):
+        async with write_lock_held(db_path(settings)):
             with anyio.fail_after(20):
                 first = await call(client, "memory-get", id=stored["id"])
                 second = await call(client, "memory-get", id=stored["id"])
@@ -79,7 +85,7 @@ async def test_a_busy_store_says_so_and_that_a_retry_helps(
     settings = make_settings()
     async with Client(build_server(settings, FakeEmbedder())) as client:
         await call(client, "store_memory", key="k", value="first")
-        with write_lock_held(db_path(settings)):
+        async with write_lock_held(db_path(settings)):
             text = await call_error(client, "store_memory", key="k2", value="second")
         assert "busy" in text
         assert "retry" in text
