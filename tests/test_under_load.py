@@ -20,9 +20,10 @@ from mcp import Client
 from mcp.types import TextContent, TextResourceContents
 
 from memory_mcp.cli import main
+from memory_mcp.errors import StoreBusyError
 from memory_mcp.jsonl import export_lines
 from memory_mcp.mcp_server import build_server
-from memory_mcp.models import Caller
+from memory_mcp.models import Caller, StoreRequest
 from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.store import engine
@@ -91,6 +92,26 @@ async def test_a_busy_store_says_so_and_that_a_retry_helps(
         assert "retry" in text
         assert "database is locked" not in text  # the driver's words stay in the log
         await call(client, "store_memory", key="k2", value="second")  # the retry works
+
+
+async def test_a_sweep_that_finds_nothing_expired_waits_for_no_writer(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every agent's server sweeps expired memories as it starts: one that finds none must
+    not queue behind (or hold up) another process's write. One that finds some waits its
+    turn like any other write."""
+    monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 300)
+    async with opened(make_settings()) as app:
+        service, caller = app.service, app.caller
+        now = [1_000_000.0]
+        service.clock = lambda: now[0]
+        await service.store_memory(caller, StoreRequest("brief", "gone soon", ttl_seconds=10))
+        async with write_lock_held(db_path(app.settings)):
+            assert await service.purge_expired() == 0
+            now[0] += 11
+            with pytest.raises(StoreBusyError):
+                await service.purge_expired()
+        assert await service.purge_expired() == 1
 
 
 async def test_an_unexpected_failure_is_named_without_its_internals(

@@ -288,14 +288,12 @@ class MemoryStore:
             return await writes.delete_ids(conn, list(memory_ids), revision)
 
     async def purge_expired(self, now: float) -> int:
+        """Delete the memories expired by `now`. It reads first: most sweeps find nothing,
+        and those take no write lock (every agent's server sweeps as it starts)."""
+        if not await self._engines.read(_any_expired, now):
+            return 0
         async with self._engines.write() as conn:
-            ids = list(
-                (
-                    await conn.scalars(
-                        select(M.id).where(M.expires_at.is_not(None), M.expires_at <= now)
-                    )
-                ).all()
-            )
+            ids = list((await conn.scalars(select(M.id).where(_expired_by(now)))).all())
             if not ids:
                 return 0
             revision = await writes.next_revision(conn)
@@ -547,6 +545,14 @@ class MemoryStore:
                     await conn.scalar(select(func.count()).where(M.identity.in_(chunk))) or 0
                 )
         return counted, len(wanted) - stored
+
+
+def _expired_by(now: float) -> ColumnElement[bool]:
+    return and_(M.expires_at.is_not(None), M.expires_at <= now)
+
+
+def _any_expired(conn: Connection, now: float) -> bool:
+    return conn.execute(select(M.id).where(_expired_by(now)).limit(1)).first() is not None
 
 
 def _record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
