@@ -26,6 +26,10 @@ ORDERS: tuple[Order, ...] = get_args(Order)
 DEFAULT_LIST_LIMIT = 20
 MAX_LIST_LIMIT = 100
 DEFAULT_DELETE_MANY_LIMIT = 100
+# A memory rewritten by a loop can have thousands of versions: a page keeps an agent's
+# context small; `earlier` leads back through the rest.
+DEFAULT_HISTORY_LIMIT = 50
+MAX_HISTORY_LIMIT = 500
 MAX_DELETE_MANY_LIMIT = 1_000
 MAX_CURSOR_CHARS = 200
 BAD_CURSOR = "is not a cursor from a listing; pass next_cursor back unchanged"
@@ -91,6 +95,26 @@ class MemoryVersion:
     written_by: str
     written_at: float
     current: bool
+
+
+@dataclass
+class HistoryPage:
+    """Versions of one memory, oldest first. `earlier` is the `before` that pages back to
+    the versions older than these; None when these go back to the first."""
+
+    versions: list[MemoryVersion]
+    earlier: int | None
+
+
+def check_before(before: object) -> int | None:
+    """`before`: show versions older than this one (None: up to the current one)."""
+    if before is None:
+        return None
+    if isinstance(before, bool) or not isinstance(before, int) or before < 2:
+        raise InvalidInputError(
+            "before", f"{before!r} is not a version number with versions before it (2 or more)"
+        )
+    return before
 
 
 @dataclass

@@ -33,6 +33,7 @@ SCOPES = ("all", "session", "agent", "swarm", "global")
 SOURCES = ("manual", "task_completion", "session_summary", "file_index")
 SEARCH_LIMIT = (1, 50)  # validation.MAX_SEARCH_LIMIT (not imported: it pulls in pydantic)
 LIST_LIMIT = (1, 100)  # browsing.MAX_LIST_LIMIT
+HISTORY_LIMIT = (1, 500)  # browsing.MAX_HISTORY_LIMIT
 
 
 def add_commands(commands: Any, command: AddCommand) -> None:
@@ -130,9 +131,19 @@ def add_commands(commands: Any, command: AddCommand) -> None:
         "history",
         cmd_history,
         STORE,
-        help="every version of a memory: value, who wrote it, when",
+        help="the versions of a memory (newest 50; --before pages back): value, who wrote it, when",
     )
     history.add_argument("id", type=int, help="the memory's id")
+    history.add_argument(
+        "--limit",
+        "-n",
+        type=_bounded(*HISTORY_LIMIT),
+        default=50,
+        help="the newest this many versions, 1-500 (default 50)",
+    )
+    history.add_argument(
+        "--before", type=int, help="only versions older than this one (what `earlier:` printed)"
+    )
     _json_flag(history)
     _url_flag(history)
 
@@ -288,11 +299,13 @@ def cmd_history(args: argparse.Namespace) -> int:
     from memory_mcp.tool_results import MemoryHistory, Version
 
     async def job(app: AppContext) -> MemoryHistory:
-        entries = await app.service.history(app.caller, args.id)
+        page = await app.service.history(app.caller, args.id, args.limit, args.before)
         # Whole values: a person asked for this one memory (the tool cuts them).
-        return MemoryHistory(id=args.id, versions=[Version.of(entry, None) for entry in entries])
+        versions = [Version.of(entry, None) for entry in page.versions]
+        return MemoryHistory(id=args.id, versions=versions, earlier=page.earlier)
 
-    history = _answer(args, job, "memory-history", {"id": args.id}, MemoryHistory)
+    arguments = {"id": args.id, "limit": args.limit, "before": args.before}
+    history = _answer(args, job, "memory-history", arguments, MemoryHistory)
     _show(args, history, cli_tables.show_history)
     return 0
 

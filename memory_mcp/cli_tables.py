@@ -206,3 +206,5 @@ def show_history(history: MemoryHistory) -> None:
             safe(entry.value),
         )
     out.print(table)
+    if history.earlier is not None:
+        out.print(f"earlier: --before {history.earlier}", style="dim", soft_wrap=True)

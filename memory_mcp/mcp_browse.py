@@ -16,8 +16,10 @@ from memory_mcp import validation as v
 from memory_mcp.app_opening import OpeningApp
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
+    DEFAULT_HISTORY_LIMIT,
     DEFAULT_LIST_LIMIT,
     MAX_DELETE_MANY_LIMIT,
+    MAX_HISTORY_LIMIT,
     MAX_LIST_LIMIT,
     ORDERS,
     DeleteManyResult,
@@ -152,9 +154,23 @@ def register_browse_tools(server: MCPServer[Any], guard: Guard) -> None:
             int | None,
             Field(strict=True, description="Only this version, with its whole value."),
         ] = None,
+        limit: Annotated[
+            int,
+            Field(strict=True, description=f"How many versions at most, 1-{MAX_HISTORY_LIMIT}."),
+        ] = DEFAULT_HISTORY_LIMIT,
+        before: Annotated[
+            int | None,
+            Field(
+                strict=True,
+                description="Only versions older than this one: the `earlier` of the "
+                "previous answer.",
+            ),
+        ] = None,
     ) -> MemoryHistory:
-        """Every version of a memory, oldest first: its value, tags, metadata, who wrote it
-        (`written_by`) and when (`written_at`); the last one is `current`.
+        """The versions of a memory, oldest first, the newest `limit` of them: each one's
+        value, tags, metadata, who wrote it (`written_by`) and when (`written_at`); the last
+        one is `current`. When `earlier` is set there are older versions: call again with
+        before=<it>.
 
         Values are cut like search results; ask for one `version` to read it whole. Undo a
         change with memory-revert. Example: memory-history(id=42), then
@@ -162,12 +178,14 @@ def register_browse_tools(server: MCPServer[Any], guard: Guard) -> None:
         app = await _app(ctx)
         caller = caller_of(app)
         if version is None:
-            entries = await guard(app, app.service.history(caller, id))
-            max_chars: int | None = app.settings.search_value_chars
-        else:
-            entries = [await guard(app, app.service.version_of(caller, id, version))]
-            max_chars = None
-        return MemoryHistory(id=id, versions=[Version.of(entry, max_chars) for entry in entries])
+            page = await guard(app, app.service.history(caller, id, limit, before))
+            return MemoryHistory(
+                id=id,
+                versions=[Version.of(e, app.settings.search_value_chars) for e in page.versions],
+                earlier=page.earlier,
+            )
+        entry = await guard(app, app.service.version_of(caller, id, version))
+        return MemoryHistory(id=id, versions=[Version.of(entry, None)])
 
     @server.tool(
         name="memory-revert",

@@ -19,13 +19,17 @@ import numpy as np
 from memory_mcp import validation as v
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
+    DEFAULT_HISTORY_LIMIT,
     DEFAULT_LIST_LIMIT,
     MAX_DELETE_MANY_LIMIT,
+    MAX_HISTORY_LIMIT,
     MAX_LIST_LIMIT,
     DeleteManyResult,
+    HistoryPage,
     ListFilters,
     MemoryPage,
     MemoryVersion,
+    check_before,
     check_limit,
     decode_cursor,
     encode_cursor,
@@ -586,11 +590,20 @@ class MemoryService:
         records, last = await self.store.list_page(selection, after, limit)
         return MemoryPage(records, None if last is None else encode_cursor(sort, last))
 
-    async def history(self, caller: Caller, memory_id: Any) -> list[MemoryVersion]:
-        """Every version of a memory `caller` may read (expired too), oldest first, the
-        current one last: what it held, who wrote it, when."""
+    async def history(
+        self,
+        caller: Caller,
+        memory_id: Any,
+        limit: int | None = DEFAULT_HISTORY_LIMIT,
+        before: Any = None,
+    ) -> HistoryPage:
+        """Versions of a memory `caller` may read (expired too), oldest first: what each
+        held, who wrote it, when. The newest `limit` (1-500; None: all) of those older than
+        version `before` (None: up to the current one, which is last)."""
         record = await self._visible_record(caller, v.clean_id(memory_id))
-        return await self._versions(record)
+        if limit is not None:
+            limit = check_limit(limit, MAX_HISTORY_LIMIT)
+        return await self._versions(record, check_before(before), limit)
 
     async def version_of(self, caller: Caller, memory_id: Any, version: Any) -> MemoryVersion:
         """One version of a memory `caller` may read (see history)."""
@@ -600,22 +613,33 @@ class MemoryService:
     async def _version(self, record: MemoryRecord, version: Any) -> MemoryVersion:
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
             raise InvalidInputError("version", f"{version!r} is not a version number (1 or more)")
-        found = [entry for entry in await self._versions(record) if entry.version == version]
-        if not found:
+        page = await self._versions(record, version + 1, 1)
+        if not page.versions or page.versions[0].version != version:
             raise InvalidInputError(
                 "version", f"memory {record.id} has versions 1 to {record.version}, not {version}"
             )
-        return found[0]
+        return page.versions[0]
 
-    async def _versions(self, record: MemoryRecord) -> list[MemoryVersion]:
+    async def _versions(
+        self, record: MemoryRecord, before: int | None, limit: int | None
+    ) -> HistoryPage:
         # A version replaced after `record` was read is left out: the list ends at the
         # version `record` is, which is the current one.
-        replaced = [
-            row for row in await self.store.history(record.id) if row["version"] < record.version
-        ]
-        versions = []
+        if before is None or before > record.version:
+            with_current, below = True, record.version
+        else:
+            with_current, below = False, before
+        wanted = None if limit is None else limit - (1 if with_current else 0)
+        # One replaced version more than shown: when it was replaced is when the oldest one
+        # shown was written, and it tells that there are earlier ones.
+        rows = await self.store.history(record.id, below, None if wanted is None else wanted + 1)
         written_at = record.created_at
-        for row in replaced:
+        more = wanted is not None and len(rows) > wanted
+        if more:
+            written_at = rows[0]["replaced_at"]
+            rows = rows[1:]
+        versions = []
+        for row in rows:
             versions.append(
                 MemoryVersion(
                     version=row["version"],
@@ -629,19 +653,20 @@ class MemoryService:
                 )
             )
             written_at = row["replaced_at"]  # the next version was written then
-        versions.append(
-            MemoryVersion(
-                version=record.version,
-                value=record.value,
-                tags=record.tags,
-                metadata=record.metadata,
-                source=record.source,
-                written_by=record.updated_by,
-                written_at=record.updated_at,
-                current=True,
+        if with_current:
+            versions.append(
+                MemoryVersion(
+                    version=record.version,
+                    value=record.value,
+                    tags=record.tags,
+                    metadata=record.metadata,
+                    source=record.source,
+                    written_by=record.updated_by,
+                    written_at=record.updated_at,
+                    current=True,
+                )
             )
-        )
-        return versions
+        return HistoryPage(versions, versions[0].version if more else None)
 
     def is_expired(self, record: MemoryRecord) -> bool:
         return record.expires_at is not None and record.expires_at <= self.clock()

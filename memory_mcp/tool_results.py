@@ -394,10 +394,14 @@ class Version(ToolResult):
 
 
 class MemoryHistory(ToolResult):
-    """memory-history's answer: the versions of one memory, oldest first."""
+    """memory-history's answer: versions of one memory, oldest first. `earlier`: there are
+    older versions; pass it as `before` to see them (left out when there are none)."""
+
+    omitted_when_empty = frozenset({"earlier"})
 
     id: int
     versions: list[Version]
+    earlier: int | None = None
 
 
 class Reverted(StoredMemory):

@@ -208,7 +208,7 @@ async def test_history_lists_every_version_with_its_writer_and_time(
         await put(s, W1, "rule", "two reviewers", T0 + 10, scope=Scope.SWARM, tags=["process"])
         await put(s, LEAD, "rule", "three reviewers", T0 + 20, scope=Scope.SWARM)
         await put(s, W1, "rule", "two reviewers again", T0 + 30, scope=Scope.SWARM)
-        versions = await s.history(W2, memory_id)
+        versions = (await s.history(W2, memory_id)).versions
     assert [(v.version, v.value, v.written_by, v.written_at) for v in versions] == [
         (1, "one reviewer", "w1", T0),
         (2, "two reviewers", "w1", T0 + 10),
@@ -224,8 +224,69 @@ async def test_history_of_a_memory_never_updated_is_one_version(
 ) -> None:
     async with opened(make_settings()) as app:
         memory_id = await put(app.service, W1, "k", "v", T0)
-        versions = await app.service.history(W1, memory_id)
+        versions = (await app.service.history(W1, memory_id)).versions
     assert [(v.version, v.value, v.current) for v in versions] == [(1, "v", True)]
+
+
+async def test_history_pages_back_from_the_newest_version_to_the_first(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A memory rewritten many times is shown a page at a time, newest first; following
+    `earlier` reaches version 1, and the pages together are the whole history, each
+    version dated when it was written."""
+    async with opened(make_settings()) as app:
+        s = app.service
+        memory_id = 0
+        for i in range(7):
+            memory_id = await put(s, W1, "status", f"step {i + 1}", T0 + 10 * i)
+        whole = await s.history(W1, memory_id, limit=None)
+        pages = []
+        page = await s.history(W1, memory_id, limit=3)
+        pages.append(page)
+        while page.earlier is not None:
+            page = await s.history(W1, memory_id, limit=3, before=page.earlier)
+            pages.append(page)
+        one = await s.history(W1, memory_id, limit=1)
+        fourth = await s.version_of(W1, memory_id, 4)
+    assert [[v.version for v in p.versions] for p in pages] == [[5, 6, 7], [2, 3, 4], [1]]
+    assert [p.earlier for p in pages] == [5, 2, None]
+    assert [v for p in reversed(pages) for v in p.versions] == whole.versions
+    assert [v.written_at for v in whole.versions] == [T0 + 10 * i for i in range(7)]
+    assert whole.earlier is None
+    assert ([v.version for v in one.versions], one.earlier) == ([7], 7)
+    assert (fourth.value, fourth.written_at) == ("step 4", T0 + 30)
+
+
+async def test_a_history_page_past_the_current_version_ends_with_it(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with opened(make_settings()) as app:
+        memory_id = await put(app.service, W1, "k", "v1", T0)
+        await put(app.service, W1, "k", "v2", T0 + 1)
+        page = await app.service.history(W1, memory_id, limit=5, before=99)
+    assert [(v.version, v.current) for v in page.versions] == [(1, False), (2, True)]
+    assert page.earlier is None
+
+
+@pytest.mark.parametrize(
+    ("limit", "before", "named"),
+    [
+        (0, None, "limit"),
+        (501, None, "limit"),
+        (True, None, "limit"),
+        (5, 1, "before"),
+        (5, "3", "before"),
+        (5, False, "before"),
+    ],
+)
+async def test_a_bad_history_page_is_refused_and_named(
+    make_settings: Callable[..., Settings], limit: object, before: object, named: str
+) -> None:
+    async with opened(make_settings()) as app:
+        memory_id = await put(app.service, W1, "k", "v", T0)
+        with pytest.raises(InvalidInputError) as refused:
+            await app.service.history(W1, memory_id, limit, before)  # type: ignore[arg-type]
+    assert refused.value.field == named
 
 
 async def test_history_of_another_agents_private_memory_is_not_found(

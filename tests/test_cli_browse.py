@@ -348,6 +348,18 @@ def test_history_table_shows_both_values(run: Run, db: str, tmp_path: Path) -> N
     assert "canary" in shown.stdout
 
 
+def test_history_pages_with_limit_and_before(run: Run, db: str, tmp_path: Path) -> None:
+    memory_id = rewrite_deploy(run, db, tmp_path)
+    args = ("history", str(memory_id), "--db", db, "--agent-id", "bob")
+    newest = run(*args, "--limit", "1")
+    older = json.loads(run(*args, "--limit", "1", "--before", "2", "--json").stdout)
+    assert "canary" in newest.stdout
+    assert "blue-green" not in newest.stdout
+    assert "earlier: --before 2" in newest.stdout
+    assert [v["value"] for v in older["versions"]] == ["Deploys use blue-green switching"]
+    assert "earlier" not in older
+
+
 def test_history_of_another_agents_private_memory_is_not_found(run: Run, db: str) -> None:
     alice_id = ids_by_key(run, db, agent="alice")["plan"]
     refused = run("history", str(alice_id), "--db", db, "--agent-id", "bob")

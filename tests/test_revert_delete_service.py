@@ -42,7 +42,7 @@ async def test_revert_writes_a_new_version_equal_to_the_old_one(
         memory_id = await put(s, W1, "db", "SQLite", tags=["storage"])
         await put(s, W1, "db", "PostgreSQL", T0 + 1, tags=["storage", "server"])
         outcome = await s.revert(W1, memory_id, 1)
-        versions = await s.history(W1, memory_id)
+        versions = (await s.history(W1, memory_id)).versions
     assert (outcome.record.version, outcome.record.value) == (3, "SQLite")
     assert outcome.record.tags == ["storage"]
     assert [v.value for v in versions] == ["SQLite", "PostgreSQL", "SQLite"]

@@ -161,6 +161,28 @@ async def test_memory_history_of_one_version_is_whole(
     assert "versions 1 to 2, not 9" in missing
 
 
+async def test_memory_history_pages_through_a_long_history(
+    server: Callable[..., MCPServer[AppContext]],
+) -> None:
+    async with Client(server()) as client:
+        first = await call(client, "store_memory", key="status", value="step 1")
+        for step in range(2, 6):
+            await call(client, "store_memory", key="status", value=f"step {step}")
+        newest = await call(client, "memory-history", id=first["id"], limit=2)
+        older = await call(
+            client, "memory-history", id=first["id"], limit=2, before=newest["earlier"]
+        )
+        oldest = await call(
+            client, "memory-history", id=first["id"], limit=2, before=older["earlier"]
+        )
+        refused = await call_error(client, "memory-history", id=first["id"], before=1)
+    assert [v["value"] for v in newest["versions"]] == ["step 4", "step 5"]
+    assert [v["value"] for v in older["versions"]] == ["step 2", "step 3"]
+    assert [v["value"] for v in oldest["versions"]] == ["step 1"]
+    assert "earlier" not in oldest  # the first version reached: nothing to page back to
+    assert "invalid before" in refused
+
+
 async def test_memory_history_of_a_private_memory_is_not_found_for_others(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:

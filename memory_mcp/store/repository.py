@@ -430,12 +430,15 @@ class MemoryStore:
                 yield record
             last = rows[-1].id
 
-    async def history(self, memory_id: int) -> list[dict[str, Any]]:
-        """The replaced versions of a memory, oldest first, as stored: `updated_by` wrote
-        the version, `replaced_at` is when the next one replaced it; `tags` and `metadata`
-        are JSON text."""
+    async def history(
+        self, memory_id: int, below: int | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """The replaced versions of a memory (older than version `below`, the newest `limit`
+        of them, when given), oldest first, as stored: `updated_by` wrote the version,
+        `replaced_at` is when the next one replaced it; `tags` and `metadata` are JSON text."""
+        history = MemoryHistoryRow.__table__.c
+        older = () if below is None else (history.version < below,)
         async with self._engines.reader.connect() as conn:
-            history = MemoryHistoryRow.__table__.c
             rows = await conn.execute(
                 select(
                     history.version,
@@ -446,10 +449,11 @@ class MemoryStore:
                     history.replaced_at,
                     history.updated_by,
                 )
-                .where(history.memory_id == memory_id)
-                .order_by(history.version)
+                .where(history.memory_id == memory_id, *older)
+                .order_by(history.version.desc())
+                .limit(limit)
             )
-            return [
+            newest_first = [
                 {
                     "version": r.version,
                     "value": r.value,
@@ -461,6 +465,7 @@ class MemoryStore:
                 }
                 for r in rows
             ]
+            return newest_first[::-1]
 
     # -- browsing and bulk deletes (store/browse.py) ---------------------------------------
 

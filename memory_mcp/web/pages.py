@@ -202,13 +202,14 @@ class WebPages:
     async def memory(self, request: Request, caller: Caller) -> Response:
         memory_id = request.path_params["memory_id"]
         record = await self.app.service.get(caller, memory_id)
-        versions = await self.app.service.history(caller, memory_id)
+        history = await self.app.service.history(caller, memory_id)
         now = self.app.service.clock()
         return self._render(
             "memory.html",
             caller,
             memory=memory_page(record, now),
-            versions=[version_row(version) for version in reversed(versions)],
+            versions=[version_row(version) for version in reversed(history.versions)],
+            earlier=history.earlier,
         )
 
     async def login_form(self, request: Request) -> Response:
