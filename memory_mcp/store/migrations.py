@@ -28,6 +28,7 @@ ADDED_INDEXES = (
     "CREATE INDEX IF NOT EXISTS ix_memories_key_lower ON memories (lower(key))",
     "CREATE INDEX IF NOT EXISTS ix_memories_updated ON memories (updated_at, id)",
     "CREATE INDEX IF NOT EXISTS ix_memories_created ON memories (created_at, id)",
+    "CREATE INDEX IF NOT EXISTS ix_memory_history_versions ON memory_history (memory_id, version)",
 )
 
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import anyio
-from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy import Connection, Select, and_, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
@@ -436,23 +436,8 @@ class MemoryStore:
         """The replaced versions of a memory (older than version `below`, the newest `limit`
         of them, when given), oldest first, as stored: `updated_by` wrote the version,
         `replaced_at` is when the next one replaced it; `tags` and `metadata` are JSON text."""
-        history = MemoryHistoryRow.__table__.c
-        older = () if below is None else (history.version < below,)
         async with self._engines.reader.connect() as conn:
-            rows = await conn.execute(
-                select(
-                    history.version,
-                    history.value,
-                    history.tags,
-                    history.metadata,
-                    history.source,
-                    history.replaced_at,
-                    history.updated_by,
-                )
-                .where(history.memory_id == memory_id, *older)
-                .order_by(history.version.desc())
-                .limit(limit)
-            )
+            rows = await conn.execute(history_page(memory_id, below, limit))
             newest_first = [
                 {
                     "version": r.version,
@@ -550,6 +535,27 @@ class MemoryStore:
                     await conn.scalar(select(func.count()).where(M.identity.in_(chunk))) or 0
                 )
         return counted, len(wanted) - stored
+
+
+def history_page(memory_id: int, below: int | None, limit: int | None) -> Select[Any]:
+    """A memory's replaced versions older than `below`, newest first, `limit` of them
+    (None: no bound): walks ix_memory_history_versions instead of sorting them all."""
+    history = MemoryHistoryRow.__table__.c
+    older = () if below is None else (history.version < below,)
+    return (
+        select(
+            history.version,
+            history.value,
+            history.tags,
+            history.metadata,
+            history.source,
+            history.replaced_at,
+            history.updated_by,
+        )
+        .where(history.memory_id == memory_id, *older)
+        .order_by(history.version.desc())
+        .limit(limit)
+    )
 
 
 def _expired_by(now: float) -> ColumnElement[bool]:

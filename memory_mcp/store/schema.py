@@ -70,6 +70,8 @@ class MemoryHistoryRow(Base):
     """Previous values of a memory: corrections overwrite but keep what was there."""
 
     __tablename__ = "memory_history"
+    # memory-history reads a memory's newest versions first, a page at a time.
+    __table_args__ = (Index("ix_memory_history_versions", "memory_id", "version"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     memory_id: Mapped[int] = mapped_column(
