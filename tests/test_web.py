@@ -22,6 +22,8 @@ from tests.web_server import (
     HOSTILE_KEY,
     HOSTILE_TAG,
     HOSTILE_VALUE,
+    LONG_HISTORY_KEY,
+    LONG_HISTORY_VERSIONS,
     PRIVATE_KEY,
     WORD,
     WebServer,
@@ -233,6 +235,18 @@ def test_a_memory_page_shows_its_history(web: WebServer) -> None:
     assert versions == ["2", "1"]  # newest first
     assert "quokka: tag, build, upload" in answer.text  # version 1, by w1
     assert "quokka: tag, build, sign, upload" in answer.text  # version 2, by the lead
+
+
+def test_a_long_history_shows_its_newest_versions_and_how_to_see_the_rest(
+    web: WebServer,
+) -> None:
+    answer = web.get(f"/ui/memory/{web.ids[LONG_HISTORY_KEY]}", web.tokens["w4"])
+    versions = re.findall(r'<li class="version" data-version="(\d+)"', answer.text)
+    newest = [str(n) for n in range(LONG_HISTORY_VERSIONS, LONG_HISTORY_VERSIONS - 50, -1)]
+    assert versions == newest
+    oldest_shown = LONG_HISTORY_VERSIONS - 49
+    assert f"Versions 1 to {oldest_shown - 1} are not shown" in answer.text
+    assert f"--before {oldest_shown}" in answer.text
 
 
 def test_filters_narrow_a_search(web: WebServer) -> None:

@@ -29,6 +29,8 @@ HOSTILE_KEY = "xss<script>alert('key')</script>"
 HOSTILE_VALUE = "<script>alert('value')</script> quokka <img src=x onerror=alert('img')>"
 HOSTILE_TAG = "<b onmouseover=alert('tag')>"
 HISTORY_KEY = "release-checklist"  # two versions: w1's, then the lead's
+LONG_HISTORY_KEY = "build-status"  # w4's own, rewritten LONG_HISTORY_VERSIONS times
+LONG_HISTORY_VERSIONS = 53
 
 # (agent, role, request): what the store holds before the view starts.
 SEED: list[tuple[str, Role, StoreRequest]] = [
@@ -115,8 +117,8 @@ class WebServer:
 
 def seed(db: Path, data_dir: Path) -> tuple[dict[str, int], dict[str, str]]:
     """Store SEED through MemoryService (no vectors: the view's own worker embeds them
-    with the real model) and make tokens for w1, w2, w3 and the lead: (ids by key,
-    tokens by agent)."""
+    with the real model) and w4's memory of many versions, and make tokens for w1 to w4
+    and the lead: (ids by key, tokens by agent)."""
 
     async def write() -> tuple[dict[str, int], dict[str, str]]:
         ids: dict[str, int] = {}
@@ -126,7 +128,13 @@ def seed(db: Path, data_dir: Path) -> tuple[dict[str, int], dict[str, str]]:
                 caller = Caller(agent, role, "seed")
                 outcome = await app.service.store_memory(caller, request, embed_now=False)
                 ids[request.key] = outcome.record.id
-            tokens = {agent: await app.tokens.issue(agent) for agent in ("w1", "w2", "w3")}
+            w4 = Caller("w4", Role.WORKER, "seed")
+            for step in range(1, LONG_HISTORY_VERSIONS + 1):
+                request = StoreRequest(key=LONG_HISTORY_KEY, value=f"build step {step}")
+                outcome = await app.service.store_memory(w4, request, embed_now=False)
+            ids[LONG_HISTORY_KEY] = outcome.record.id
+            agents = ("w1", "w2", "w3", "w4")
+            tokens = {agent: await app.tokens.issue(agent) for agent in agents}
             tokens["lead"] = await app.tokens.issue("lead", Role.LEAD.value)
         return ids, tokens
 
