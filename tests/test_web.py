@@ -247,6 +247,30 @@ def test_a_long_history_shows_its_newest_versions_and_how_to_see_the_rest(
     oldest_shown = LONG_HISTORY_VERSIONS - 49
     assert f"Versions 1 to {oldest_shown - 1} are not shown" in answer.text
     assert f"--before {oldest_shown}" in answer.text
+    link = re.search(r'<a href="([^"]+)">older versions</a>', answer.text)
+    assert link is not None
+    older = web.get(html.unescape(link.group(1)), web.tokens["w4"])
+    versions = re.findall(r'<li class="version" data-version="(\d+)"', older.text)
+    assert versions == [str(n) for n in range(oldest_shown - 1, 0, -1)]
+    assert "are not shown" not in older.text
+    assert ">newest versions</a>" in older.text
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "named"),
+    [
+        ("/ui/", {"limit": "²"}, "limit"),  # a digit to str.isdigit, not to int()
+        ("/ui/", {"limit": "9" * 40}, "limit"),
+        ("/ui/memory/{id}", {"before": "soon"}, "before"),
+        ("/ui/memory/{id}", {"before": "1"}, "before"),
+    ],
+)
+def test_a_bad_number_in_the_address_is_named(
+    web: WebServer, path: str, params: dict[str, str], named: str
+) -> None:
+    answer = web.get(path.format(id=web.ids[HISTORY_KEY]), web.tokens["w1"], params=params)
+    assert answer.status_code == 400
+    assert f"invalid {named}" in answer.text
 
 
 def test_filters_narrow_a_search(web: WebServer) -> None:

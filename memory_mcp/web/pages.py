@@ -45,6 +45,16 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 Page = Callable[[Request, Caller], Awaitable[Response]]
 
 
+def whole_number_or_none(name: str, text: str) -> int | None:
+    """A query parameter that must be a whole number, or None when it is empty. ASCII
+    digits only: str.isdigit also accepts '²', which int() refuses."""
+    if not text:
+        return None
+    if len(text) > 18 or not (text.isascii() and text.isdigit()):
+        raise InvalidInputError(name, f"{text[:40]!r} is not a whole number")
+    return int(text)
+
+
 @dataclass(frozen=True)
 class WebRoute:
     path: str
@@ -74,9 +84,7 @@ class Filters:
         def text(name: str) -> str:
             return params.get(name, "").strip()[:MAX_FIELD_CHARS]
 
-        limit = text("limit")
-        if limit and not limit.isdigit():
-            raise InvalidInputError("limit", f"{limit!r} is not a whole number")
+        limit = whole_number_or_none("limit", text("limit"))
         return cls(
             query=text("q"),
             scope=text("scope") or "all",
@@ -87,7 +95,7 @@ class Filters:
             until=text("until"),
             expired=text("expired") == "1",
             cursor=text("cursor"),
-            limit=v.clean_limit(int(limit) if limit else DEFAULT_LIMIT),
+            limit=v.clean_limit(DEFAULT_LIMIT if limit is None else limit),
         )
 
     def listing(self, now: float) -> ListFilters:
@@ -201,8 +209,9 @@ class WebPages:
 
     async def memory(self, request: Request, caller: Caller) -> Response:
         memory_id = request.path_params["memory_id"]
+        before = whole_number_or_none("before", request.query_params.get("before", "").strip())
         record = await self.app.service.get(caller, memory_id)
-        history = await self.app.service.history(caller, memory_id)
+        history = await self.app.service.history(caller, memory_id, before=before)
         now = self.app.service.clock()
         return self._render(
             "memory.html",
@@ -210,6 +219,7 @@ class WebPages:
             memory=memory_page(record, now),
             versions=[version_row(version) for version in reversed(history.versions)],
             earlier=history.earlier,
+            paged_back=before is not None,
         )
 
     async def login_form(self, request: Request) -> Response:
