@@ -300,7 +300,8 @@ def clean_query(query: str) -> str:
 
 def clean_id(memory_id: Any) -> int:
     """Ids are positive integers; numeric strings are accepted because clients send them."""
-    if isinstance(memory_id, str) and memory_id.strip().isdigit():
+    # ASCII digits: str.isdigit also accepts '²', which int() refuses.
+    if isinstance(memory_id, str) and memory_id.strip().isascii() and memory_id.strip().isdigit():
         memory_id = int(memory_id.strip())
     if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id <= 0:
         raise InvalidInputError("id", f"{memory_id!r} is not a memory id (a positive integer)")

@@ -16,7 +16,7 @@ from memory_mcp.app_opening import OpeningApp
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp_server import build_server
 from memory_mcp.settings import Settings
-from memory_mcp.validation import parse_datetime
+from memory_mcp.validation import clean_id, parse_datetime
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
@@ -243,3 +243,14 @@ def test_dates_from_any_source_get_the_same_bounds() -> None:
         with pytest.raises(InvalidInputError, match="between the years 1970 and 9000"):
             parse_datetime(text, "updated_at")
     assert parse_datetime("2026-01-01T00:00:00+01:00", "updated_at") == 1767222000.0
+
+
+@pytest.mark.parametrize("given", ["²", "٣", "0", "-4", "4.0", "", True, 2.0])
+def test_an_id_that_is_not_a_positive_whole_number_is_refused_by_name(given: object) -> None:
+    with pytest.raises(InvalidInputError) as refused:
+        clean_id(given)
+    assert refused.value.field == "id"
+
+
+def test_an_id_sent_as_digits_is_read() -> None:
+    assert (clean_id(" 42 "), clean_id(42)) == (42, 42)
