@@ -110,7 +110,7 @@ def check_before(before: object) -> int | None:
     """`before`: show versions older than this one (None: up to the current one)."""
     if before is None:
         return None
-    if isinstance(before, bool) or not isinstance(before, int) or before < 2:
+    if not v.is_whole_number(before, 2):
         raise InvalidInputError(
             "before", f"{before!r} is not a version number with versions before it (2 or more)"
         )
@@ -142,7 +142,7 @@ def parse_order(order: object) -> Order:
 
 
 def check_limit(limit: object, maximum: int) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+    if not (v.is_whole_number(limit) and limit <= maximum):
         raise InvalidInputError("limit", f"{limit!r} is not a whole number from 1 to {maximum}")
     return limit
 

@@ -611,7 +611,7 @@ class MemoryService:
         return await self._version(record, version)
 
     async def _version(self, record: MemoryRecord, version: Any) -> MemoryVersion:
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        if not v.is_whole_number(version):
             raise InvalidInputError("version", f"{version!r} is not a version number (1 or more)")
         page = await self._versions(record, version + 1, 1)
         if not page.versions or page.versions[0].version != version:

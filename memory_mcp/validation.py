@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import LearningCategory, Scope, Source
@@ -298,12 +298,21 @@ def clean_query(query: str) -> str:
     return query.strip()
 
 
+def is_whole_number(value: object, least: int = 1) -> TypeGuard[int]:
+    """An int of at least `least`, never a bool (an int to Python, not to a caller)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def is_digits(text: str) -> bool:
+    """Only ASCII digits: str.isdigit also accepts '²', which int() refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def clean_id(memory_id: Any) -> int:
     """Ids are positive integers; numeric strings are accepted because clients send them."""
-    # ASCII digits: str.isdigit also accepts '²', which int() refuses.
-    if isinstance(memory_id, str) and memory_id.strip().isascii() and memory_id.strip().isdigit():
+    if isinstance(memory_id, str) and is_digits(memory_id.strip()):
         memory_id = int(memory_id.strip())
-    if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id <= 0:
+    if not is_whole_number(memory_id):
         raise InvalidInputError("id", f"{memory_id!r} is not a memory id (a positive integer)")
     return memory_id
 

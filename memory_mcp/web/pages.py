@@ -46,11 +46,10 @@ Page = Callable[[Request, Caller], Awaitable[Response]]
 
 
 def whole_number_or_none(name: str, text: str) -> int | None:
-    """A query parameter that must be a whole number, or None when it is empty. ASCII
-    digits only: str.isdigit also accepts '²', which int() refuses."""
+    """A query parameter that must be a whole number, or None when it is empty."""
     if not text:
         return None
-    if len(text) > 18 or not (text.isascii() and text.isdigit()):
+    if len(text) > 18 or not v.is_digits(text):
         raise InvalidInputError(name, f"{text[:40]!r} is not a whole number")
     return int(text)
 
