@@ -15,10 +15,10 @@ import string
 import time
 from collections.abc import Callable
 
-from memory_mcp import validation as v
+from memory_mcp.checks import validation as v
+from memory_mcp.checks.injection import content_flags
+from memory_mcp.checks.safety import refuse_secrets_in
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.injection import content_flags
-from memory_mcp.safety import refuse_secrets_in
 
 SIZE = 65_536
 ROUNDS = 50

@@ -26,8 +26,8 @@ import numpy as np
 from bench.settings import store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
-from memory_mcp.embeddings import Embedder
 from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.store.keyword import query_terms
 

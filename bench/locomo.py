@@ -24,9 +24,9 @@ from typing import Any
 from bench.settings import BenchSettings
 from bench.stats import mean, percentile_ms, table
 from memory_mcp.app import open_app
-from memory_mcp.embeddings import Embedder
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.models import StoreRequest
+from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.store.copy import empty_store
 
 ANSWERABLE_CATEGORIES = (1, 2, 3, 4)

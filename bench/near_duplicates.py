@@ -27,9 +27,9 @@ from bench.settings import BenchSettings
 from bench.stats import percentile_ms
 from memory_mcp.app import open_app
 from memory_mcp.models import StoreRequest
-from memory_mcp.onnx_embedder import OnnxEmbedder
-from memory_mcp.onnx_model import ensure_in_child
-from memory_mcp.passages import embed_memories
+from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
+from memory_mcp.semantic.onnx_model import ensure_in_child
+from memory_mcp.semantic.passages import embed_memories
 
 DATA = Path(__file__).parent / "data" / "near_duplicates.json"
 THRESHOLDS = (0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85)

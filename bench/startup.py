@@ -34,8 +34,8 @@ from bench.latency import QUERY_KINDS, SyntheticText, build_store, measure_size,
 from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
-from memory_mcp.embeddings import Embedder
 from memory_mcp.models import StoreRequest
+from memory_mcp.semantic.embeddings import Embedder
 
 STORE_SIZE = 2_000
 TARGET_KEY = "pets"

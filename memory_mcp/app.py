@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from memory_mcp.embeddings import Embedder, SentenceTransformerEmbedder
 from memory_mcp.models import Caller, Source
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.watcher import NoteWatcher
-from memory_mcp.ranking import RankingConfig
+from memory_mcp.search.ranking import RankingConfig
+from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
 from memory_mcp.service import MemoryService, Policy
 from memory_mcp.settings import Settings
 from memory_mcp.startup_check import prepare_store_location
@@ -61,8 +61,8 @@ def embedder_from(settings: Settings) -> Embedder:
     """The configured runtime, not yet loading (`wait_ready` or `start` begins that)."""
     if settings.embedder == "sentence-transformers":
         return SentenceTransformerEmbedder()
-    from memory_mcp.onnx_embedder import OnnxEmbedder
-    from memory_mcp.onnx_model import ensure_in_child
+    from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
+    from memory_mcp.semantic.onnx_model import ensure_in_child
 
     return OnnxEmbedder(lambda: ensure_in_child(settings.data_dir, settings.model_dir))
 

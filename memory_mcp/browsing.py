@@ -17,10 +17,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from memory_mcp import validation as v
+from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import MemoryRecord, Order, Position, Scope, Source
-from memory_mcp.time_filters import parse_time, parse_time_range
+from memory_mcp.search.time_filters import parse_time, parse_time_range
 
 ORDERS: tuple[Order, ...] = get_args(Order)
 DEFAULT_LIST_LIMIT = 20

@@ -190,7 +190,7 @@ def _url_flag(parser: argparse.ArgumentParser) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from memory_mcp import cli_tables
-    from memory_mcp import validation as v
+    from memory_mcp.checks import validation as v
     from memory_mcp.models import Source
     from memory_mcp.tool_results import SearchHit, SearchResults
 
@@ -227,7 +227,7 @@ async def _wait_for_model(app: AppContext) -> None:
     waits a few seconds once rather than getting a words-only answer."""
     import anyio
 
-    from memory_mcp.embeddings import EmbeddingUnavailableError
+    from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
 
     try:
         with anyio.move_on_after(MODEL_WAIT_SECONDS):

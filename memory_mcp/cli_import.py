@@ -33,7 +33,6 @@ def cmd_import(
 
     `file_format`: our own JSONL export, or another server's file (importers/), read into
     the same lines; `scope` is the scope of the memories such a file makes."""
-    from memory_mcp.embeddings import EmbeddingUnavailableError
     from memory_mcp.import_batches import (
         ImportReport,
         embed_batches,
@@ -43,6 +42,7 @@ def cmd_import(
         write_batches,
     )
     from memory_mcp.jsonl import check_cap, prepare_lines
+    from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
 
     try:
         source = read_file(path, file_format, scope)

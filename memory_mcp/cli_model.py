@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from memory_mcp.onnx_model import locate, prepare
+    from memory_mcp.semantic.onnx_model import locate, prepare
 
     before = locate(settings.data_dir, settings.model_dir).found
     try:

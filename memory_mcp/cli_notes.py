@@ -57,9 +57,9 @@ def cmd_context(settings: Settings, query: str | None, limit: int) -> int:
     """Never creates a store. With a query, search the way the MCP prompt does: wait
     (bounded) for the model, then hybrid search; memories a server has not embedded yet
     are found by their words."""
-    from memory_mcp.embeddings import EmbeddingUnavailableError
     from memory_mcp.errors import StoreMissingError
     from memory_mcp.memories_block import MAX_ITEMS, BlockLimits, memories_block
+    from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
 
     limits = BlockLimits(max_items=min(limit, MAX_ITEMS))
 

@@ -19,8 +19,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from memory_mcp.checks.text_safety import json_text_for_terminal, strip_terminal_controls
 from memory_mcp.memory_stats import VisibleStats
-from memory_mcp.text_safety import json_text_for_terminal, strip_terminal_controls
 from memory_mcp.tool_results import Memory, MemoryHistory, MemoryList, SearchResults
 
 # Characters of a value shown in one table row (the whole value: `memory-mcp get ID`).

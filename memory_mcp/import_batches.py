@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from memory_mcp.embeddings import EmbeddingUnavailableError
 from memory_mcp.jsonl import PreparedLine
+from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
 from memory_mcp.service import MemoryService
 
 # Lines per transaction: large enough that the commit (an fsync with synchronous=full)

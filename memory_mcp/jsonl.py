@@ -11,16 +11,16 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memory_mcp.errors import CapExceededError, MemoryMcpError
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source, StoreRequest
-from memory_mcp.service import MemoryService
-from memory_mcp.text_safety import json_text_for_terminal
-from memory_mcp.validation import (
+from memory_mcp.checks.text_safety import json_text_for_terminal
+from memory_mcp.checks.validation import (
     iso,
     parse_optional_datetime,
     parse_source,
     parse_store_scope,
 )
+from memory_mcp.errors import CapExceededError, MemoryMcpError
+from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source, StoreRequest
+from memory_mcp.service import MemoryService
 
 
 class MemoryLine(BaseModel):

@@ -12,7 +12,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from memory_mcp import validation as v
 from memory_mcp.app_opening import OpeningApp
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
@@ -27,6 +26,7 @@ from memory_mcp.browsing import (
     MemoryPage,
     parse_older_than,
 )
+from memory_mcp.checks import validation as v
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http_identity import caller_of
 from memory_mcp.models import Scope, Source, UpsertOutcome

@@ -19,8 +19,8 @@ from mcp.types import INTERNAL_ERROR, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from memory_mcp import __version__
-from memory_mcp import validation as v
 from memory_mcp.app_opening import HandshakeGate, OpeningApp, is_initialize_request
+from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
 from memory_mcp.http_identity import caller_of
 from memory_mcp.mcp_browse import register_browse_tools
@@ -47,7 +47,7 @@ from memory_mcp.tool_results import (
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
     from memory_mcp.app import AppContext
-    from memory_mcp.embeddings import Embedder
+    from memory_mcp.semantic.embeddings import Embedder
     from memory_mcp.service import SearchResult
 
 T = TypeVar("T")

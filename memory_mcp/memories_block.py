@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from memory_mcp.checks.text_safety import for_display, strip_terminal_controls
+from memory_mcp.checks.validation import iso
 from memory_mcp.models import Caller, MemoryRecord
-from memory_mcp.ranking import prior
+from memory_mcp.search.ranking import prior
 from memory_mcp.service import MemoryService
-from memory_mcp.text_safety import for_display, strip_terminal_controls
-from memory_mcp.validation import iso
 
 MAX_ITEMS = 12
 MAX_TOTAL_CHARS = 4_000

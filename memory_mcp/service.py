@@ -16,7 +16,6 @@ from typing import Any
 import anyio
 import numpy as np
 
-from memory_mcp import validation as v
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -35,21 +34,15 @@ from memory_mcp.browsing import (
     encode_cursor,
     parse_order,
 )
-from memory_mcp.embeddings import Embedder
+from memory_mcp.checks import validation as v
+from memory_mcp.checks.injection import content_flags
+from memory_mcp.checks.safety import refuse_secrets, refuse_secrets_in
 from memory_mcp.errors import (
     InvalidInputError,
     MemoryNotFoundError,
     NotFoundError,
     PermissionDeniedError,
 )
-from memory_mcp.exact_match import (
-    ExactMatches,
-    exact_first,
-    exact_lookup,
-    exact_matches,
-    with_candidates,
-)
-from memory_mcp.injection import content_flags
 from memory_mcp.models import (
     BatchItem,
     BatchOutcome,
@@ -66,14 +59,28 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.ranking import PriorParts, RankingConfig, Relevance, fuse, is_unrelated, prior_parts
-from memory_mcp.safety import refuse_secrets, refuse_secrets_in
-from memory_mcp.similar import SimilarCheck, find_similar
+from memory_mcp.search.exact_match import (
+    ExactMatches,
+    exact_first,
+    exact_lookup,
+    exact_matches,
+    with_candidates,
+)
+from memory_mcp.search.ranking import (
+    PriorParts,
+    RankingConfig,
+    Relevance,
+    fuse,
+    is_unrelated,
+    prior_parts,
+)
+from memory_mcp.search.time_filters import parse_time_range
+from memory_mcp.semantic.embeddings import Embedder
+from memory_mcp.semantic.similar import SimilarCheck, find_similar
+from memory_mcp.semantic.vectors import Scan, Vectors
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.browse import Selection
 from memory_mcp.store.keyword import query_terms
-from memory_mcp.time_filters import parse_time_range
-from memory_mcp.vectors import Scan, Vectors
 
 log = logging.getLogger(__name__)
 

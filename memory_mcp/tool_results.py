@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from memory_mcp.browsing import DeleteManyResult, MemoryVersion
+from memory_mcp.checks.validation import iso
 from memory_mcp.models import LearningCategory, MemoryRecord, Scope, Source, UpsertOutcome
-from memory_mcp.similar import SimilarCheck
-from memory_mcp.validation import iso
+from memory_mcp.semantic.similar import SimilarCheck
 
 if TYPE_CHECKING:  # the service pulls numpy and the store in: not before the handshake
     from memory_mcp.service import SearchHit as ServiceHit

@@ -22,9 +22,9 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
 from memory_mcp.app import AppContext, open_app
-from memory_mcp.embeddings import Embedder
-from memory_mcp.onnx_embedder import OnnxEmbedder
-from memory_mcp.onnx_model import ensure_in_child
+from memory_mcp.semantic.embeddings import Embedder
+from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
+from memory_mcp.semantic.onnx_model import ensure_in_child
 from memory_mcp.settings import Settings
 from memory_mcp.store.engine import create_engines
 from memory_mcp.store.repository import MemoryStore

@@ -16,7 +16,7 @@ from bench.locomo import load_conversation, recall_at, run_locomo
 from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.cli import main
-from memory_mcp.embeddings import Embedder
+from memory_mcp.semantic.embeddings import Embedder
 
 TINY = Path(__file__).parent / "data" / "locomo_tiny.json"
 

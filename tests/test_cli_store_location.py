@@ -13,9 +13,9 @@ import anyio
 import pytest
 
 from memory_mcp.cli import main
-from memory_mcp.embeddings import Embedder
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.models import StoreRequest
+from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
 from tests.conftest import opened
 

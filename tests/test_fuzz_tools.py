@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from memory_mcp import validation as v
-from memory_mcp.injection import content_flags
+from memory_mcp.checks import validation as v
+from memory_mcp.checks.injection import content_flags
+from memory_mcp.checks.safety import refuse_secrets_in
 from memory_mcp.mcp_server import build_server
-from memory_mcp.safety import refuse_secrets_in
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
-from memory_mcp.injection import content_flags
+from memory_mcp.checks.injection import content_flags
 from memory_mcp.mcp_server import build_server
 from memory_mcp.memories_block import render_block
 from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest

@@ -93,9 +93,9 @@ def test_one_component_owns_the_vectors() -> None:
     memory_mcp/vectors.py (the store builds its StoredVectors), so a second vector
     backend replaces one component."""
     owners = {
-        "memory_mcp.vector_index": {"memory_mcp.vectors"},
+        "memory_mcp.semantic.vector_index": {"memory_mcp.semantic.vectors"},
         "memory_mcp.store.vectors": {
-            "memory_mcp.vectors",
+            "memory_mcp.semantic.vectors",
             "memory_mcp.store.repository",
             "memory_mcp.store.postgres.vectors",  # its pgvector subclass
         },
@@ -139,7 +139,7 @@ def test_importers_only_turn_files_into_import_lines() -> None:
     allowed = (
         "memory_mcp.importers",
         "memory_mcp.jsonl",
-        "memory_mcp.validation",
+        "memory_mcp.checks.validation",
         "memory_mcp.errors",
     )
     for name, path in module_files("memory_mcp.importers").items():

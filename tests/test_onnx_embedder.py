@@ -14,9 +14,9 @@ import onnx
 import pytest
 from tokenizers import Tokenizer
 
-from memory_mcp.embeddings import SentenceTransformerEmbedder
-from memory_mcp.onnx_embedder import OnnxEmbedder
-from memory_mcp.onnx_model import (
+from memory_mcp.semantic.embeddings import SentenceTransformerEmbedder
+from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
+from memory_mcp.semantic.onnx_model import (
     ensure_in_child,
     file_name,
     missing_fusions,
@@ -86,7 +86,7 @@ async def test_two_processes_exporting_at_once_leave_one_whole_file(
     command = [
         sys.executable,
         "-m",
-        "memory_mcp.onnx_model",
+        "memory_mcp.semantic.onnx_model",
         "--data-dir",
         str(tmp_path / "data"),
         "--model-dir",

@@ -13,9 +13,9 @@ from mcp import Client
 from sqlalchemy import event, text
 
 from bench.locomo import load_conversation, run_locomo
-from memory_mcp.embeddings import Embedder
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import BatchItem, NewMemory, Scope, Source, Visibility
+from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
 from memory_mcp.store.postgres.vectors import PgvectorSearch
 from tests.conftest import call, opened

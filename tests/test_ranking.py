@@ -1,4 +1,4 @@
-"""Fusion and the score scale: unit tests of memory_mcp.ranking, then hybrid search through
+"""Fusion and the score scale: unit tests of memory_mcp.search.ranking, then hybrid search through
 the service with the real model (retrieval is what these tests judge)."""
 
 from __future__ import annotations
@@ -7,9 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_mcp.embeddings import Embedder
 from memory_mcp.models import StoreRequest
-from memory_mcp.ranking import (
+from memory_mcp.search.ranking import (
     RankingConfig,
     Relevance,
     fuse,
@@ -17,6 +16,7 @@ from memory_mcp.ranking import (
     min_max,
     search_confidence,
 )
+from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from memory_mcp.app import AppContext
-from memory_mcp.exact_match import (
+from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest, Visibility
+from memory_mcp.search.exact_match import (
     MAX_IDENTIFIERS,
     ExactMatches,
     exact_first,
@@ -22,7 +23,6 @@ from memory_mcp.exact_match import (
     is_identifier,
     with_candidates,
 )
-from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest, Visibility
 from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext

@@ -1,4 +1,4 @@
-"""What a memory's vector is made of (memory_mcp.passages)."""
+"""What a memory's vector is made of (memory_mcp.semantic.passages)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memory_mcp.embeddings import Embedder
 from memory_mcp.models import StoreRequest
-from memory_mcp.passages import (
+from memory_mcp.semantic.embeddings import Embedder
+from memory_mcp.semantic.passages import (
     MAX_PASSAGES,
     context_label,
     embed_memories,

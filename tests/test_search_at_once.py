@@ -14,8 +14,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from memory_mcp.embeddings import Embedder
 from memory_mcp.models import StoreRequest
+from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
 from tests.conftest import call, opened
 from tests.test_stdio_e2e import EXE, server_env

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from mcp import Client
 
+from memory_mcp.checks.validation import iso
 from memory_mcp.mcp_server import build_server
 from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, StoreRequest, Visibility
 from memory_mcp.service import can_see
 from memory_mcp.settings import Settings
-from memory_mcp.validation import iso
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]

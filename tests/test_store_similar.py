@@ -9,10 +9,10 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
-from memory_mcp.embeddings import Embedder
 from memory_mcp.mcp_server import build_server
+from memory_mcp.semantic.embeddings import Embedder
+from memory_mcp.semantic.similar import SIMILAR_MIN_COSINE
 from memory_mcp.settings import Settings
-from memory_mcp.similar import SIMILAR_MIN_COSINE
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]

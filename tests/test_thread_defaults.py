@@ -11,7 +11,7 @@ import sys
 import pytest
 
 SHOW = (
-    "import memory_mcp.onnx_embedder, os; "
+    "import memory_mcp.semantic.onnx_embedder, os; "
     "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['TOKENIZERS_PARALLELISM'])"
 )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.time_filters import TimeRange, parse_age, parse_time, parse_time_range
+from memory_mcp.search.time_filters import TimeRange, parse_age, parse_time, parse_time_range
 
 NOW = 1_800_000_000.0
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memory_mcp import vector_index, vectors
 from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.semantic import vector_index, vectors
+from memory_mcp.semantic.vector_index import VectorIndex
 from memory_mcp.settings import Settings
 from memory_mcp.store import IndexDelta
-from memory_mcp.vector_index import VectorIndex
 from tests.conftest import FakeEmbedder, opened
 from tests.test_vector_index import ALICE, NOW, row, unit
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, Visibility
+from memory_mcp.semantic.vectors import InProcessIndex, Vectors
 from memory_mcp.settings import Settings
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.engine import create_engines
 from memory_mcp.store.vectors import StoredVectors
-from memory_mcp.vectors import InProcessIndex, Vectors
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]

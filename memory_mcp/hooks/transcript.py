@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory_mcp.checks.safety import refuse_secrets
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.safety import refuse_secrets
 
 MAX_TRANSCRIPT_BYTES = 32_000_000
 MAX_LINE_BYTES = 4_000_000  # longer lines (huge tool results) are skipped unparsed

@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memory_mcp.checks.validation import EPOCH, LATEST_DATE, iso, parse_datetime
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.jsonl import MemoryLine
-from memory_mcp.validation import EPOCH, LATEST_DATE, iso, parse_datetime
 
 FORMAT = "mcp-memory-service"
 KEY_PREFIX = "mcp-memory-service:"

@@ -20,8 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memory_mcp.checks.validation import MAX_KEY_CHARS, MAX_TAG_CHARS
 from memory_mcp.jsonl import MemoryLine
-from memory_mcp.validation import MAX_KEY_CHARS, MAX_TAG_CHARS
 
 FORMAT = "memory-json"
 ENTITY_PREFIX = "entity:"

@@ -19,9 +19,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from memory_mcp import __version__
-from memory_mcp import validation as v
 from memory_mcp.app import AppContext
 from memory_mcp.browsing import ListFilters
+from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
 from memory_mcp.models import Caller
 from memory_mcp.web.access import (

@@ -277,7 +277,7 @@ def prepare(data_dir: Path, override: Path | None = None, force: bool = False) -
 
 def prepare_in_child(data_dir: Path, override: Path | None = None) -> Path:
     """`prepare` in a child process, so that torch never enters this one (the server)."""
-    command = [sys.executable, "-m", "memory_mcp.onnx_model", "--data-dir", str(data_dir)]
+    command = [sys.executable, "-m", "memory_mcp.semantic.onnx_model", "--data-dir", str(data_dir)]
     if override is not None:
         command += ["--model-dir", str(override)]
     done = subprocess.run(
@@ -310,7 +310,7 @@ def ensure_in_child(data_dir: Path, override: Path | None = None) -> Path:
 def _main(argv: list[str]) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m memory_mcp.onnx_model")
+    parser = argparse.ArgumentParser(prog="python -m memory_mcp.semantic.onnx_model")
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--model-dir", type=Path)
     args = parser.parse_args(argv)

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 from memory_mcp.models import Caller, MemoryRecord, Visibility
 
 if TYPE_CHECKING:  # tool_results needs SimilarCheck before the handshake; the store after
+    from memory_mcp.semantic.vectors import Vectors
     from memory_mcp.store import MemoryStore
-    from memory_mcp.vectors import Vectors
 
 SIMILAR_MIN_COSINE = 0.60
 MAX_SIMILAR = 5

@@ -48,14 +48,14 @@ from typing import Protocol
 import anyio
 import numpy as np
 
-from memory_mcp import passages
-from memory_mcp.embeddings import Embedder, EmbeddingUnavailableError
 from memory_mcp.models import MemoryRecord, Visibility
-from memory_mcp.passages import embed_memories
+from memory_mcp.semantic import passages
+from memory_mcp.semantic.embeddings import Embedder, EmbeddingUnavailableError
+from memory_mcp.semantic.passages import embed_memories
+from memory_mcp.semantic.vector_index import Scan as Scan
+from memory_mcp.semantic.vector_index import VectorIndex
 from memory_mcp.store.rows import content_hash
 from memory_mcp.store.vectors import StoredVectors
-from memory_mcp.vector_index import Scan as Scan
-from memory_mcp.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from memory_mcp.checks.text_safety import strip_terminal_controls
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.text_safety import strip_terminal_controls
 
 _GITLAB_KINDS = ("pat", "dt", "ptt", "rt", "soat", "ft", "imt", "oas", "cbt", "agent")
 

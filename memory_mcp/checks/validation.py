@@ -7,9 +7,9 @@ import math
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
+from memory_mcp.checks.text_safety import forbidden_name_character, unpaired_surrogate
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import LearningCategory, Scope, Source
-from memory_mcp.text_safety import forbidden_name_character, unpaired_surrogate
 
 MAX_KEY_CHARS = 256
 MAX_TAGS = 20

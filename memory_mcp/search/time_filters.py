@@ -15,8 +15,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from memory_mcp.checks.validation import iso, parse_datetime
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.validation import iso, parse_datetime
 
 UNIT_SECONDS = {
     "s": 1.0,

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from memory_mcp.embeddings import Embedder
+from memory_mcp.semantic.embeddings import Embedder
 
 RECIPE = "passages-v1"
 PASSAGE_CHARS = 80

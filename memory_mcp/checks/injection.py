@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from memory_mcp.text_safety import has_hidden_characters, normalise_for_matching
+from memory_mcp.checks.text_safety import has_hidden_characters, normalise_for_matching
 
 # (hints, pattern): the pattern runs only when one of its hint words occurs, so a long
 # value without them costs a few substring scans instead of a regex pass per pattern.

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_mcp.embeddings import BackgroundLoadedEmbedder
+from memory_mcp.semantic.embeddings import BackgroundLoadedEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class OnnxEmbedder(BackgroundLoadedEmbedder):
         import onnxruntime
         from tokenizers import Tokenizer
 
-        from memory_mcp.onnx_model import weights_dir
+        from memory_mcp.semantic.onnx_model import weights_dir
 
         weights = self._weights or weights_dir()
         path = self._locate_model()
