@@ -27,7 +27,7 @@ from memory_mcp.app import open_app
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.models import StoreRequest
 from memory_mcp.semantic.embeddings import Embedder
-from memory_mcp.store.copy import empty_store
+from memory_mcp.store.table_copy import empty_store
 
 ANSWERABLE_CATEGORIES = (1, 2, 3, 4)
 SEARCH_LIMIT = 10

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
 
     from memory_mcp.settings import Settings
     from memory_mcp.startup_check import prepare_store_location
-    from memory_mcp.store.copy import copy_store
+    from memory_mcp.store.table_copy import copy_store
 
     data_dir = Path.cwd()  # unused: both stores are named
     source = Settings(db=args.source, data_dir=data_dir)

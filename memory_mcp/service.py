@@ -79,8 +79,8 @@ from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.similar import SimilarCheck, find_similar
 from memory_mcp.semantic.vectors import Scan, Vectors
 from memory_mcp.store import MemoryStore
-from memory_mcp.store.browse import Selection
 from memory_mcp.store.keyword import query_terms
+from memory_mcp.store.listing import Selection
 
 log = logging.getLogger(__name__)
 

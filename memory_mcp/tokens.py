@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
 from memory_mcp.models import Role
-from memory_mcp.store.tokens import TokenRow, TokenStore
+from memory_mcp.store.token_rows import TokenRow, TokenStore
 
 log = logging.getLogger(__name__)
 

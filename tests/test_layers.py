@@ -94,10 +94,10 @@ def test_one_component_owns_the_vectors() -> None:
     backend replaces one component."""
     owners = {
         "memory_mcp.semantic.vector_index": {"memory_mcp.semantic.vectors"},
-        "memory_mcp.store.vectors": {
+        "memory_mcp.store.stored_vectors": {
             "memory_mcp.semantic.vectors",
             "memory_mcp.store.repository",
-            "memory_mcp.store.postgres.vectors",  # its pgvector subclass
+            "memory_mcp.store.postgres.pgvector_search",  # its pgvector subclass
         },
     }
     for name, path in module_files().items():

@@ -17,7 +17,7 @@ from memory_mcp.mcp_server import build_server
 from memory_mcp.models import BatchItem, NewMemory, Scope, Source, Visibility
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
-from memory_mcp.store.postgres.vectors import PgvectorSearch
+from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
 from tests.conftest import call, opened
 from tests.test_bench import TINY
 

@@ -15,7 +15,7 @@ from memory_mcp.semantic.vectors import InProcessIndex, Vectors
 from memory_mcp.settings import Settings
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.engine import create_engines
-from memory_mcp.store.vectors import StoredVectors
+from memory_mcp.store.stored_vectors import StoredVectors
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]

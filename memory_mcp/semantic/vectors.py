@@ -55,7 +55,7 @@ from memory_mcp.semantic.passages import embed_memories
 from memory_mcp.semantic.vector_index import Scan as Scan
 from memory_mcp.semantic.vector_index import VectorIndex
 from memory_mcp.store.rows import content_hash
-from memory_mcp.store.vectors import StoredVectors
+from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
 

@@ -32,14 +32,15 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.store import browse, fulltext, migrations, writes
-from memory_mcp.store.access import AccessTally, PendingAccess
-from memory_mcp.store.browse import BulkDeletion, Selection
+from memory_mcp.store import fulltext, migrations, writes
+from memory_mcp.store import listing as browse
+from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.by_id import ReadById
 from memory_mcp.store.engine import Engines
-from memory_mcp.store.postgres import fulltext as pg_fulltext
-from memory_mcp.store.postgres.schema import create_postgres_objects
-from memory_mcp.store.postgres.vectors import PgStoredVectors, fill_pgvector_column
+from memory_mcp.store.listing import BulkDeletion, Selection
+from memory_mcp.store.postgres import tsvector as pg_fulltext
+from memory_mcp.store.postgres.ddl import create_postgres_objects
+from memory_mcp.store.postgres.pgvector_search import PgStoredVectors, fill_pgvector_column
 from memory_mcp.store.rows import (
     MEMORIES,
     RANK_COLUMNS,
@@ -57,7 +58,7 @@ from memory_mcp.store.schema import (
     MemoryRow,
     StoreMetaRow,
 )
-from memory_mcp.store.vectors import StoredVectors
+from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
 

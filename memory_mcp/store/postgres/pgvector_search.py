@@ -18,10 +18,10 @@ from sqlalchemy.types import UserDefinedType
 
 from memory_mcp.models import Visibility
 from memory_mcp.store.engine import Engines
-from memory_mcp.store.postgres.schema import hnsw_index_ddl
+from memory_mcp.store.postgres.ddl import hnsw_index_ddl
 from memory_mcp.store.rows import MEMORIES, M, visible_to
 from memory_mcp.store.schema import EmbeddingRow
-from memory_mcp.store.vectors import StoredVectors
+from memory_mcp.store.stored_vectors import StoredVectors
 
 E = EmbeddingRow.__table__.c
 

@@ -13,7 +13,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, REAL
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import Visibility
-from memory_mcp.store.postgres.schema import TS_CONFIG
+from memory_mcp.store.postgres.ddl import TS_CONFIG
 from memory_mcp.store.rows import MEMORIES, M, visible_to
 
 SEARCH_TEXT: ColumnElement[Any] = column("search_text")

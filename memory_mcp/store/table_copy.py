@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.store.engine import Engines, create_engines
-from memory_mcp.store.postgres.vectors import fill_pgvector_column
+from memory_mcp.store.postgres.pgvector_search import fill_pgvector_column
 from memory_mcp.store.repository import MemoryStore
 from memory_mcp.store.schema import Base, StoreMetaRow
 
