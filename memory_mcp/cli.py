@@ -171,7 +171,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return 130
         return 0
     from memory_mcp.app_opening import HandshakeGate
-    from memory_mcp.mcp_server import build_server, serve_stdio
+    from memory_mcp.mcp.server import build_server, serve_stdio
     from memory_mcp.startup_check import check_store_opens
 
     logging.getLogger("memory_mcp").info(

@@ -22,9 +22,9 @@ from starlette.types import ASGIApp
 from memory_mcp import __version__
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
-from memory_mcp.http_identity import ConnectionSession, StoreTokenVerifier
 from memory_mcp.http_notes import add_note_tool
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.identity import ConnectionSession, StoreTokenVerifier
+from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from memory_mcp.errors import (
     MemoryNotFoundError,
     NotFoundError,
 )
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call_error

@@ -26,7 +26,7 @@ from mcp import Client
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.injection import content_flags
 from memory_mcp.checks.safety import refuse_secrets_in
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, call_error
 from tests.test_stdio_e2e import EXE, server_env
@@ -32,7 +32,7 @@ PACKAGES_UNDER = tuple(f"{name}." for name in STORE_IMPORTS)
 def test_the_serve_path_imports_no_store_before_the_handshake() -> None:
     script = (
         "import json, sys\n"
-        "import memory_mcp.cli, memory_mcp.mcp_server\n"
+        "import memory_mcp.cli, memory_mcp.mcp.server\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run(

@@ -24,7 +24,7 @@ from memory_mcp.cli import main as cli_main
 from memory_mcp.hooks import session_end
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.hooks.transcript import Transcript
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.memories_block import render_block
 from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings

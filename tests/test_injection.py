@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from memory_mcp.checks.injection import content_flags
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.memories_block import render_block
 from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings

@@ -8,11 +8,11 @@ from typing import TypeGuard
 
 PACKAGE = Path(__file__).parent.parent / "memory_mcp"
 EDGES = (
-    "memory_mcp.mcp_server",
-    "memory_mcp.mcp_browse",
-    "memory_mcp.mcp_edge",
+    "memory_mcp.mcp.server",
+    "memory_mcp.mcp.browse_tools",
+    "memory_mcp.mcp.sdk_patches",
     "memory_mcp.http_server",
-    "memory_mcp.http_identity",
+    "memory_mcp.mcp.identity",
     "memory_mcp.http_notes",
     "memory_mcp.tool_results",
     "memory_mcp.cli",
@@ -75,11 +75,11 @@ def test_rules_never_call_the_edges() -> None:
 def test_only_the_mcp_edge_imports_the_sdk() -> None:
     for name, path in module_files().items():
         if name in (
-            "memory_mcp.mcp_server",
-            "memory_mcp.mcp_browse",
-            "memory_mcp.mcp_edge",
+            "memory_mcp.mcp.server",
+            "memory_mcp.mcp.browse_tools",
+            "memory_mcp.mcp.sdk_patches",
             "memory_mcp.http_server",
-            "memory_mcp.http_identity",
+            "memory_mcp.mcp.identity",
             "memory_mcp.http_notes",
             "memory_mcp.hooks.team",
         ):

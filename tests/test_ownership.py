@@ -17,7 +17,7 @@ from memory_mcp import cli
 from memory_mcp.app import AppContext
 from memory_mcp.app_opening import OpeningApp
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.models import NewMemory, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened

@@ -38,7 +38,7 @@ from mcp import Client
 
 from memory_mcp import cli
 from memory_mcp.hooks import runner
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BACKENDS, BOTH_BACKENDS, FakeEmbedder, ToolFailed, call, store_db
 

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from memory_mcp.checks.validation import iso
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, StoreRequest, Visibility
 from memory_mcp.service import can_see
 from memory_mcp.settings import Settings

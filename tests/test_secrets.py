@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from memory_mcp.checks.safety import secret_kind
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 

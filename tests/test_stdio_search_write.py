@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from memory_mcp.tool_names import LEAD_ONLY
+from memory_mcp.mcp.tool_names import LEAD_ONLY
 from tests.conftest import call
 from tests.test_stdio_e2e import spawned
 

@@ -11,7 +11,7 @@ import time
 
 CHILD = """
 import sys, anyio
-from memory_mcp.stdout_frames import claimed_stdout
+from memory_mcp.mcp.stdout_frames import claimed_stdout
 
 async def main():
     with claimed_stdout() as stdout:

@@ -11,9 +11,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
+from memory_mcp.mcp.tool_names import DEPRECATED_ALIASES, LEAD_ONLY
 from memory_mcp.settings import Settings
-from memory_mcp.tool_names import DEPRECATED_ALIASES, LEAD_ONLY
 from tests.conftest import FakeEmbedder, call, call_error
 from tests.team_server import TRANSPORTS, running, token_add
 

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder
 

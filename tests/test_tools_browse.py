@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
 from memory_mcp.app import AppContext
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 

@@ -11,7 +11,7 @@ from mcp.server.mcpserver import MCPServer
 
 from memory_mcp.app import AppContext
 from memory_mcp.app_opening import OpeningApp
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 

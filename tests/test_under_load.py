@@ -22,7 +22,7 @@ from mcp.types import TextContent, TextResourceContents
 from memory_mcp.cli import main
 from memory_mcp.errors import StoreBusyError
 from memory_mcp.jsonl import export_lines
-from memory_mcp.mcp_server import build_server
+from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, StoreRequest
 from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings

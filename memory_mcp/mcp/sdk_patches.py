@@ -32,9 +32,9 @@ from pydantic_core import ErrorDetails
 
 from memory_mcp.checks.validation import check_arguments
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.http_identity import ROLE_CLAIM
+from memory_mcp.mcp.identity import ROLE_CLAIM
+from memory_mcp.mcp.tool_names import LEAD_ONLY, alias_description, aliases_of
 from memory_mcp.models import Role
-from memory_mcp.tool_names import LEAD_ONLY, alias_description, aliases_of
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from memory_mcp.browsing import (
 )
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.http_identity import caller_of
+from memory_mcp.mcp.identity import caller_of
 from memory_mcp.models import Scope, Source, UpsertOutcome
 from memory_mcp.tool_results import (
     BulkDeleted,

@@ -22,9 +22,11 @@ from memory_mcp import __version__
 from memory_mcp.app_opening import HandshakeGate, OpeningApp, is_initialize_request
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
-from memory_mcp.http_identity import caller_of
-from memory_mcp.mcp_browse import register_browse_tools
-from memory_mcp.mcp_edge import AnswerUnreadableLines, MemoryMCPServer
+from memory_mcp.mcp.browse_tools import register_browse_tools
+from memory_mcp.mcp.identity import caller_of
+from memory_mcp.mcp.sdk_patches import AnswerUnreadableLines, MemoryMCPServer
+from memory_mcp.mcp.stdin_lines import StdinLines
+from memory_mcp.mcp.stdout_frames import claimed_stdout
 from memory_mcp.models import (
     LearningCategory,
     Role,
@@ -33,8 +35,6 @@ from memory_mcp.models import (
     StoreRequest,
 )
 from memory_mcp.settings import Settings
-from memory_mcp.stdin_lines import StdinLines
-from memory_mcp.stdout_frames import claimed_stdout
 from memory_mcp.tool_results import (
     DeleteResult,
     Learning,
