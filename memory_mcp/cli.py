@@ -163,7 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     if settings.transport != "stdio":
-        from memory_mcp.http_server import serve_http
+        from memory_mcp.http.team_server import serve_http
 
         try:
             anyio.run(serve_http, settings)
@@ -280,7 +280,7 @@ def cmd_token(args: argparse.Namespace) -> int:
 def cmd_ui(args: argparse.Namespace) -> int:
     import anyio
 
-    from memory_mcp.web.server import serve_ui
+    from memory_mcp.web.ui_server import serve_ui
 
     try:
         anyio.run(serve_ui, settings_from(args), args.port)

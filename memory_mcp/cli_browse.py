@@ -401,7 +401,7 @@ def _team_server(args: argparse.Namespace, settings: Settings) -> tuple[str, str
 
 def _ask_team_server(server: tuple[str, str], tool: str, arguments: dict[str, Any]) -> Any:
     """One tool call on the team server, as the token's agent: its structured result."""
-    from memory_mcp.hooks import team
+    from memory_mcp import team_client as team
 
     async def job(client: Any) -> dict[str, Any]:
         return await team.call(client, tool, arguments)

@@ -11,9 +11,9 @@ EDGES = (
     "memory_mcp.mcp.server",
     "memory_mcp.mcp.browse_tools",
     "memory_mcp.mcp.sdk_patches",
-    "memory_mcp.http_server",
+    "memory_mcp.http.team_server",
     "memory_mcp.mcp.identity",
-    "memory_mcp.http_notes",
+    "memory_mcp.http.index_note",
     "memory_mcp.tool_results",
     "memory_mcp.cli",
     "memory_mcp.cli_notes",
@@ -78,10 +78,10 @@ def test_only_the_mcp_edge_imports_the_sdk() -> None:
             "memory_mcp.mcp.server",
             "memory_mcp.mcp.browse_tools",
             "memory_mcp.mcp.sdk_patches",
-            "memory_mcp.http_server",
+            "memory_mcp.http.team_server",
             "memory_mcp.mcp.identity",
-            "memory_mcp.http_notes",
-            "memory_mcp.hooks.team",
+            "memory_mcp.http.index_note",
+            "memory_mcp.team_client",
         ):
             continue  # the server edges, and the hooks' client of a team server
         sdk = {i for i in imports_of(path) if i == "mcp" or i.startswith("mcp.")}

@@ -10,13 +10,10 @@ from typing import TypeVar
 import anyio
 
 from memory_mcp.app import AppContext, open_app
-from memory_mcp.hooks.runner import HOOK_BUDGET_SECONDS
+from memory_mcp.limits import JOB_BUDGET_SECONDS
 from memory_mcp.settings import Settings
 
 T = TypeVar("T")
-
-# Left for start-up and shutdown before the runner's watchdog ends the process.
-JOB_BUDGET_SECONDS = HOOK_BUDGET_SECONDS - 2.0
 
 
 def run_with_app(

@@ -14,7 +14,7 @@ from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
     from memory_mcp.app import AppContext
-    from memory_mcp.hooks.team import Client
+    from memory_mcp.team_client import Client
 
 
 def run(path: str, payload: dict[str, Any], settings: Settings | None = None) -> int:
@@ -36,7 +36,7 @@ def run(path: str, payload: dict[str, Any], settings: Settings | None = None) ->
 
 def _index_on_team_server(settings: Settings, server: tuple[str, str], note: NotePath) -> int:
     """Send the note to the team server, which indexes it as its watcher would."""
-    from memory_mcp.hooks import team
+    from memory_mcp import team_client as team
     from memory_mcp.notes.paths import NoteSkipped, read_note
 
     try:

@@ -17,21 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# The settings snippet gives each hook 10 s; finish well inside it. A hook configured with a
-# longer `timeout` (a team server far away, a slow machine) may say so here; read before
-# the settings, which a hook with nothing to do never loads.
-BUDGET_ENV = "MEMORY_MCP_HOOK_BUDGET_SECONDS"
+from memory_mcp.limits import HOOK_BUDGET_SECONDS
 
-
-def _budget(default: float = 8.0) -> float:
-    try:
-        value = float(os.environ.get(BUDGET_ENV, default))
-    except ValueError:
-        return default
-    return value if 3.0 <= value <= 600.0 else default
-
-
-HOOK_BUDGET_SECONDS = _budget()
 EVENTS = ("post-tool-use", "session-start", "session-end", "stop")
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 

@@ -16,7 +16,7 @@ from memory_mcp.models import Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from memory_mcp.hooks.team import Client
+    from memory_mcp.team_client import Client
 
 
 def _session_id(payload: dict[str, Any], transcript_path: Path) -> str:
@@ -74,7 +74,7 @@ def run(
 
     settings = settings or Settings()
     if settings.team_server is not None:
-        from memory_mcp.hooks import team
+        from memory_mcp import team_client as team
 
         async def remote(client: Client) -> None:
             summary = await summarizer.summarize(transcript)

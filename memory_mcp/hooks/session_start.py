@@ -19,7 +19,7 @@ def run(payload: dict[str, Any], settings: Settings | None = None) -> int:
         return await memories_block(app.service, app.caller)
 
     if settings.team_server is not None:
-        from memory_mcp.hooks import team
+        from memory_mcp import team_client as team
 
         block = team.run_remote(settings.team_server, team.context_block)
         if block:

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp
 from memory_mcp import __version__
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
-from memory_mcp.http_notes import add_note_tool
+from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.mcp.identity import ConnectionSession, StoreTokenVerifier
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
@@ -100,7 +100,7 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
         settings, opened=app, auth=auth, token_verifier=StoreTokenVerifier(app.tokens)
     )
     add_note_tool(server)  # the PostToolUse hook of agents on other machines
-    from memory_mcp.web.server import web_routes  # here: the web view imports this module
+    from memory_mcp.web.ui_server import web_routes  # here: the web view imports this module
 
     for route in web_routes(settings, app):  # the read-only web view at /ui, same tokens
         server.custom_route(route.path, route.methods)(route.endpoint)

@@ -19,7 +19,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.hooks.job import JOB_BUDGET_SECONDS
+from memory_mcp.limits import JOB_BUDGET_SECONDS
 
 T = TypeVar("T")
 NO_MEMORIES = "<memories></memories>"

@@ -1,0 +1,26 @@
+"""Numbers that more than one part of the package needs, in a module that imports the
+standard library only: the CLI's parser and the hooks' fast path import them from here
+instead of copying them (importing their owners would load pydantic, the store or the
+model before any work needs them)."""
+
+from __future__ import annotations
+
+import os
+
+# The settings snippet gives each hook 10 s; finish well inside it. A hook configured with a
+# longer `timeout` (a team server far away, a slow machine) may say so here; read before
+# the settings, which a hook with nothing to do never loads.
+HOOK_BUDGET_ENV = "MEMORY_MCP_HOOK_BUDGET_SECONDS"
+
+
+def _hook_budget(default: float = 8.0) -> float:
+    try:
+        value = float(os.environ.get(HOOK_BUDGET_ENV, default))
+    except ValueError:
+        return default
+    return value if 3.0 <= value <= 600.0 else default
+
+
+HOOK_BUDGET_SECONDS = _hook_budget()
+# Left for start-up and shutdown before the hook runner's watchdog ends the process.
+JOB_BUDGET_SECONDS = HOOK_BUDGET_SECONDS - 2.0
