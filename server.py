@@ -2,7 +2,7 @@
 
 import sys
 
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["serve", *sys.argv[1:]]))

@@ -15,7 +15,7 @@ from bench.latency import render as render_latency
 from bench.locomo import load_conversation, recall_at, run_locomo
 from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 from memory_mcp.semantic.embeddings import Embedder
 
 TINY = Path(__file__).parent / "data" / "locomo_tiny.json"

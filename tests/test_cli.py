@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memory_mcp import __version__
-from memory_mcp.cli import NOT_FLAGS, build_parser, main, serve_flags
+from memory_mcp.cli.main import NOT_FLAGS, build_parser, main, serve_flags
 from memory_mcp.settings import Settings
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
@@ -109,7 +109,7 @@ HEAVY = ("pydantic", "anyio", "sqlalchemy", "mcp", "numpy", "memory_mcp.app")
 
 def test_loading_the_cli_and_version_import_nothing_heavy() -> None:
     code = (
-        "import sys; from memory_mcp.cli import main; main(['--version']); "
+        "import sys; from memory_mcp.cli.main import main; main(['--version']); "
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     result = subprocess.run(

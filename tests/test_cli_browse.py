@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import pytest
 
 from memory_mcp import app as app_module
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 from tests.conftest import FakeEmbedder
 
 ALICE_SECRET = "Alice's private plan: rewrite the tokenizer in Rust"

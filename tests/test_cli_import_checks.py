@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from memory_mcp import app as app_module
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened
 

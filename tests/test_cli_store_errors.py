@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
 

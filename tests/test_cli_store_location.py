@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.models import StoreRequest
 from memory_mcp.semantic.embeddings import Embedder

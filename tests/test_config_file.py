@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.settings import Settings
 from tests.conftest import opened

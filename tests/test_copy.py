@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 from memory_mcp.models import Caller, Role, Scope, StoreRequest, Visibility
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened

@@ -32,7 +32,7 @@ PACKAGES_UNDER = tuple(f"{name}." for name in STORE_IMPORTS)
 def test_the_serve_path_imports_no_store_before_the_handshake() -> None:
     script = (
         "import json, sys\n"
-        "import memory_mcp.cli, memory_mcp.mcp.server\n"
+        "import memory_mcp.cli.main, memory_mcp.mcp.server\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run(

@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent, TextResourceContents
 
-from memory_mcp.cli import main as cli_main
+from memory_mcp.cli.main import main as cli_main
 from memory_mcp.hooks import session_end
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.hooks.transcript import Transcript

@@ -23,8 +23,8 @@ import anyio.to_thread
 import pytest
 
 from memory_mcp import app as app_module
-from memory_mcp import cli_import
-from memory_mcp.cli import main
+from memory_mcp.cli import imports as cli_import
+from memory_mcp.cli.main import main
 from memory_mcp.import_batches import BATCH_LINES
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, opened

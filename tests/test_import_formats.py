@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from memory_mcp import app as app_module
-from memory_mcp.cli import IMPORT_FORMATS, main
+from memory_mcp.cli.main import IMPORT_FORMATS, main
 from memory_mcp.importers import FORMATS
 from memory_mcp.models import MemoryRecord
 from memory_mcp.settings import Settings

@@ -84,7 +84,7 @@ async def test_serve_exports_a_missing_model_in_a_child_and_never_loads_torch(
 def test_light_commands_load_no_store_model_or_sdk(case: str) -> None:
     script = f"""
 import io, json, sys
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 if {case!r} == "version":
     argv = ["--version"]
 else:

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent, TextResourceContents
 
-from memory_mcp.cli import main
+from memory_mcp.cli.main import main
 from memory_mcp.errors import StoreBusyError
 from memory_mcp.jsonl import export_lines
 from memory_mcp.mcp.server import build_server

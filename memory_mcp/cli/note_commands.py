@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from memory_mcp.cli import MODEL_WAIT_SECONDS, run_with_app
+from memory_mcp.cli.main import MODEL_WAIT_SECONDS, run_with_app
 
 if TYPE_CHECKING:
     from memory_mcp.app import AppContext

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory_mcp.cli import MODEL, MODEL_WAIT_SECONDS, STORE, run_with_app, settings_from
+from memory_mcp.cli.main import MODEL, MODEL_WAIT_SECONDS, STORE, run_with_app, settings_from
 
 if TYPE_CHECKING:
     import argparse
@@ -189,8 +189,8 @@ def _url_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_tables
     from memory_mcp.checks import validation as v
+    from memory_mcp.cli import tables as cli_tables
     from memory_mcp.models import Source
     from memory_mcp.tool_results import SearchHit, SearchResults
 
@@ -237,7 +237,7 @@ async def _wait_for_model(app: AppContext) -> None:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_tables
+    from memory_mcp.cli import tables as cli_tables
     from memory_mcp.tool_results import Memory
 
     async def job(app: AppContext) -> Memory:
@@ -253,8 +253,8 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_tables
     from memory_mcp.browsing import ListFilters
+    from memory_mcp.cli import tables as cli_tables
     from memory_mcp.tool_results import ListedMemory, MemoryList
 
     async def job(app: AppContext) -> MemoryList:
@@ -295,7 +295,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_tables
+    from memory_mcp.cli import tables as cli_tables
     from memory_mcp.tool_results import MemoryHistory, Version
 
     async def job(app: AppContext) -> MemoryHistory:
@@ -311,7 +311,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_tables
+    from memory_mcp.cli import tables as cli_tables
     from memory_mcp.tool_results import DeleteResult
 
     async def job(app: AppContext) -> DeleteResult:
@@ -328,7 +328,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from memory_mcp import cli_tables
+    from memory_mcp.cli import tables as cli_tables
     from memory_mcp.memory_stats import VisibleStats, visible_stats
 
     settings = settings_from(args)
@@ -377,7 +377,7 @@ def _answer(
 
 
 def _show(args: argparse.Namespace, result: Shape, table: Callable[[Shape], None]) -> None:
-    from memory_mcp import cli_tables
+    from memory_mcp.cli import tables as cli_tables
 
     if args.json:
         cli_tables.print_json(result)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Handler = Callable[["argparse.Namespace"], int]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent  # bench/ lies here in a clone
+REPO_ROOT = Path(__file__).resolve().parents[2]  # bench/ lies here in a clone
 
 # Which settings each command takes as flags (each also has a MEMORY_MCP_* variable and a
 # settings-file key). ALL (None) is every field of Settings: serve, import and doctor,
@@ -193,7 +193,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_import
+    from memory_mcp.cli import imports as cli_import
 
     foreign = args.file_format != "jsonl"
     if args.scope is not None and not foreign:
@@ -242,13 +242,13 @@ def cmd_purge(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_notes
+    from memory_mcp.cli import note_commands as cli_notes
 
     return cli_notes.cmd_index(settings_from(args), args.path)
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_notes
+    from memory_mcp.cli import note_commands as cli_notes
 
     return cli_notes.cmd_context(settings_from(args), args.query, args.limit)
 
@@ -260,19 +260,19 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_doctor
+    from memory_mcp.cli import doctor as cli_doctor
 
     return cli_doctor.run(flag_overrides(args), args.mcp_config, args.hooks_config, serve_flags)
 
 
 def cmd_model(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_model
+    from memory_mcp.cli import model_commands as cli_model
 
     return cli_model.run(args, settings_from(args))
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_token
+    from memory_mcp.cli import token_commands as cli_token
 
     return cli_token.run(args, settings_from(args))
 
@@ -290,7 +290,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def cmd_copy(args: argparse.Namespace) -> int:
-    from memory_mcp import cli_copy
+    from memory_mcp.cli import copy as cli_copy
 
     return cli_copy.run(args)
 
@@ -433,7 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"at most this many memories (1-{MAX_BLOCK_ITEMS}, default {MAX_BLOCK_ITEMS})",
     )
 
-    from memory_mcp import cli_browse  # search, get, list, history, delete, stats
+    from memory_mcp.cli import browse as cli_browse  # search, get, list, history, delete, stats
 
     cli_browse.add_commands(commands, _command)
 
@@ -468,7 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     token = _command(commands, "token", cmd_token, help="bearer tokens for the HTTP transports")
-    from memory_mcp import cli_token
+    from memory_mcp.cli import token_commands as cli_token
 
     cli_token.add_arguments(token)
 
@@ -494,7 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
         "transaction, and check every table's count. The target must be empty unless "
         "--replace is given.",
     )
-    from memory_mcp import cli_copy
+    from memory_mcp.cli import copy as cli_copy
 
     cli_copy.add_arguments(copy)
 
