@@ -19,7 +19,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# Debian's chromium for the web view's browser test (tests/test_web_browser.py), driven by
+# Debian's chromium for the web view's browser test (tests/web/test_web_browser.py), driven by
 # Playwright from the dev extras; Playwright's own browser download is never used.
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'

@@ -1,6 +1,6 @@
 """MemoryService.list_memories and .history, on a real store (SQLite file and PostgreSQL):
 paging by cursor under concurrent writes, filters, visibility, versions and who wrote
-them. (The tools over them: tests/test_tools_browse.py.)"""
+them. (The tools over them: tests/mcp/test_tools_browse.py.)"""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.test_stdio_e2e import EXE, server_env
+from tests.mcp.test_stdio_e2e import EXE, server_env
 
 DEADLINE_SECONDS = 300
 

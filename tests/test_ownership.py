@@ -1,5 +1,5 @@
 """Who may change a swarm memory, who wrote each version, and what an agent's export holds.
-(Learnings' ownership: tests/test_tools_memory.py; every rule at once:
+(Learnings' ownership: tests/mcp/test_tools_memory.py; every rule at once:
 tests/test_permission_matrix.py.)"""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import call
-from tests.test_stdio_e2e import EXE, server_env
+from tests.mcp.test_stdio_e2e import EXE, server_env
 
 HEAVY = (
     "sqlalchemy",

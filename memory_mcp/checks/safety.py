@@ -5,7 +5,7 @@ A pattern list of our own rather than `detect-secrets`: that tool scans line by 
 entropy plugins that flag hex commit ids, UUIDs, sha256 sums and base64 images (all
 ordinary in memories), and took 0.3-0.8 s on a 64 KB value; these patterns take about a
 millisecond. Each pattern keys on a provider's fixed prefix or a structural marker, so
-ordinary high-entropy text (hashes, ids, data URIs) passes. `tests/test_secrets.py` holds
+ordinary high-entropy text (hashes, ids, data URIs) passes. `tests/checks/test_secrets.py` holds
 the corpus of real-shaped fakes that must be refused and ordinary text that must pass.
 
 Text that reads like instructions to a model is flagged, not refused: see injection.py."""

@@ -2,7 +2,7 @@
 
 It computes what sentence-transformers computes for this model — word pieces truncated at
 256, BERT, mean pooling over the attention mask, L2 normalisation — to within 2.2e-7
-(tests/test_onnx_embedder.py), so vectors are stored under the same model name and a store
+(tests/semantic/test_onnx_embedder.py), so vectors are stored under the same model name and a store
 embedded by either runtime is used as it is. Importing onnxruntime and tokenizers takes
 well under a second where torch takes 10-15 s here, and the process stays ~300 MB smaller.
 

@@ -225,7 +225,7 @@ def fuse(plain: Path, out: Path, heads: int, hidden: int, layers: int) -> bool:
     (e.g. a transformers release exports attention another way) or the optimiser failed:
     the plain graph gives the same vectors, only slower, which beats a server without
     semantic search. The loss is not silent: the test that reads the prepared file's
-    operators (tests/test_onnx_embedder.py) fails in CI."""
+    operators (tests/semantic/test_onnx_embedder.py) fails in CI."""
     from onnxruntime.transformers import optimizer
 
     logging.disable(logging.INFO)  # the optimiser logs each step at INFO: set-up noise

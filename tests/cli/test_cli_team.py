@@ -1,0 +1,103 @@
+"""The people's commands against a running team server (`--url`, the token from
+MEMORY_MCP_TOKEN): a real `memory-mcp serve --transport streamable-http`, real CLI
+processes, the token's agent deciding what is shown."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.conftest import call
+from tests.http.team_server import EXE, TeamServer, running, server_env, token_add
+
+ALICE_SECRET = "Alice's private plan: rewrite the tokenizer in Rust"
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TeamServer, dict[str, str]]]:
+    tmp = tmp_path_factory.mktemp("cli-team")
+    db = tmp / "team.db"
+    tokens = {"alice": token_add(db, "alice"), "bob": token_add(db, "bob")}
+    with running(tmp, "streamable-http", db) as server:
+        server.wait_healthy()
+
+        async def seed() -> None:
+            async with server.client(tokens["alice"]) as client:
+                await call(client, "store_memory", key="plan", value=ALICE_SECRET)
+            async with server.client(tokens["bob"]) as client:
+                await call(client, "store_memory", key="deploy", value="Deploys are blue-green")
+
+        anyio.run(seed)
+        yield server, tokens
+
+
+def cli(
+    team: tuple[TeamServer, dict[str, str]], agent: str, tmp_path: Path, *argv: str
+) -> subprocess.CompletedProcess[str]:
+    server, tokens = team
+    env = server_env(tmp_path)
+    env.update(MEMORY_MCP_TOKEN=tokens[agent], MEMORY_MCP_HOOK_BUDGET_SECONDS="60")
+    # A database file that must stay untouched: the answers come from the server.
+    env["MEMORY_MCP_DB"] = str(tmp_path / "not-used.db")
+    return subprocess.run(
+        [EXE, *argv, "--url", server.url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_search_on_the_team_server(team: tuple[TeamServer, dict[str, str]], tmp_path: Path) -> None:
+    found = cli(team, "bob", tmp_path, "search", "how do we deploy", "--json")
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["value"] == "Deploys are blue-green"
+
+
+def test_a_worker_never_sees_another_agents_private_memory_there(
+    team: tuple[TeamServer, dict[str, str]], tmp_path: Path
+) -> None:
+    found = cli(team, "bob", tmp_path, "search", "Alice private plan tokenizer")
+    assert ALICE_SECRET not in found.stdout
+
+
+def test_its_owner_does(team: tuple[TeamServer, dict[str, str]], tmp_path: Path) -> None:
+    found = cli(team, "alice", tmp_path, "search", "Alice private plan tokenizer")
+    assert "rewrite the tokenizer" in found.stdout
+
+
+def test_the_local_database_is_never_opened(
+    team: tuple[TeamServer, dict[str, str]], tmp_path: Path
+) -> None:
+    cli(team, "bob", tmp_path, "search", "deploy")
+    assert not (tmp_path / "not-used.db").exists()
+
+
+def test_list_and_get_on_the_team_server(
+    team: tuple[TeamServer, dict[str, str]], tmp_path: Path
+) -> None:
+    listed = cli(team, "bob", tmp_path, "list", "--json")
+    (memory,) = json.loads(listed.stdout)["memories"]
+    got = cli(team, "bob", tmp_path, "get", str(memory["id"]))
+    assert "Deploys are blue-green" in got.stdout
+
+
+def test_url_without_a_token_is_refused(
+    team: tuple[TeamServer, dict[str, str]], tmp_path: Path
+) -> None:
+    server, _ = team
+    env = server_env(tmp_path)
+    env.pop("MEMORY_MCP_TOKEN", None)
+    refused = subprocess.run(
+        [EXE, "search", "deploy", "--url", server.url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert (refused.returncode, "MEMORY_MCP_TOKEN" in refused.stderr) == (1, True)

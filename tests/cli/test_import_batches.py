@@ -1,0 +1,284 @@
+"""`memory-mcp import` at scale: one transaction per batch, so a process killed at any
+moment leaves whole batches and a re-run finishes exactly; identical lines are skipped
+without a write; ownership is checked with the whole file; a progress bar only on a
+terminal; and an import beside a running server shares its write lock."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from memory_mcp import app as app_module
+from memory_mcp.cli import imports as cli_import
+from memory_mcp.cli.main import main
+from memory_mcp.import_batches import BATCH_LINES
+from memory_mcp.settings import Settings
+from tests.conftest import FakeEmbedder, call, opened
+from tests.mcp.test_stdio_e2e import server_env, spawned
+
+EXE = str(Path(sys.executable).with_name("memory-mcp"))
+
+
+@pytest.fixture(autouse=True)
+def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process imports get the FAKE embedder: these tests are about what is stored and
+    when, not about meaning (spawned processes run the real model)."""
+    monkeypatch.setattr(app_module, "embedder_from", lambda _settings: FakeEmbedder())
+    for name in list(os.environ):
+        if name.startswith("MEMORY_MCP_"):
+            monkeypatch.delenv(name)
+
+
+def short_memories(count: int, agent_id: str | None = None) -> list[dict[str, object]]:
+    lines: list[dict[str, object]] = [
+        {
+            "key": f"fact-{i}",
+            "value": f"Fact {i}: service s{i % 97} deploys on weekday {i % 7}",
+            "tags": ["bulk", f"team-{i % 5}"],
+        }
+        for i in range(count)
+    ]
+    if agent_id:
+        for line in lines:
+            line["agent_id"] = agent_id
+    return lines
+
+
+def write_jsonl(path: Path, lines: Sequence[Mapping[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def db_facts(db: Path) -> dict[str, object]:
+    with sqlite3.connect(db) as conn:
+        return {
+            "rows": conn.execute("SELECT count(*) FROM memories").fetchone()[0],
+            "keys": conn.execute("SELECT count(DISTINCT key) FROM memories").fetchone()[0],
+            "max_version": conn.execute("SELECT max(version) FROM memories").fetchone()[0],
+            "history": conn.execute("SELECT count(*) FROM memory_history").fetchone()[0],
+            "tags": conn.execute("SELECT count(*) FROM memory_tags").fetchone()[0],
+            "fts": conn.execute("SELECT count(*) FROM memories_fts").fetchone()[0],
+            "revision": conn.execute(
+                "SELECT value FROM store_meta WHERE name = 'revision'"
+            ).fetchone()[0],
+            "integrity": conn.execute("PRAGMA integrity_check").fetchone()[0],
+        }
+
+
+def count_rows(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+            return int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def test_kill_9_mid_import_leaves_whole_batches_and_a_rerun_finishes_exactly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    total = 18 * BATCH_LINES  # under the default cap of 10,000 per agent
+    source = write_jsonl(tmp_path / "big.jsonl", short_memories(total))
+    db = tmp_path / "m.db"
+    errors = (tmp_path / "killed.err").open("w")
+    process = subprocess.Popen(
+        [EXE, "import", str(source), "--db", str(db)],
+        stdout=subprocess.DEVNULL,
+        stderr=errors,
+        env=server_env(tmp_path),
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while count_rows(db) == 0:  # the first batch is committed: kill it mid-import
+            assert process.poll() is None, (tmp_path / "killed.err").read_text()
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=60)
+        errors.close()
+    killed = db_facts(db)
+    assert 0 < int(str(killed["rows"])) < total, "killed mid-import, not before or after"
+    assert int(str(killed["rows"])) % BATCH_LINES == 0, "committed batches are whole"
+    assert killed["tags"] == 2 * int(str(killed["rows"])), "no memory without its tags"
+    assert killed["fts"] == killed["rows"], "no memory without its full-text entry"
+    assert killed["integrity"] == "ok"
+
+    assert main(["import", str(source), "--db", str(db)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"imported {total - int(str(killed['rows']))} memories ({killed['rows']} unchanged" in err
+    )
+    finished = db_facts(db)
+    assert finished["rows"] == total
+    assert finished["keys"] == total, "no duplicates"
+    assert finished["max_version"] == 1, "the lines stored before the kill were not rewritten"
+    assert finished["tags"] == 2 * total
+    assert finished["integrity"] == "ok"
+
+
+def test_a_rerun_of_the_same_file_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", short_memories(1200))
+    db = tmp_path / "m.db"
+    assert main(["import", str(source), "--db", str(db)]) == 0
+    first = db_facts(db)
+    capsys.readouterr()
+
+    assert main(["import", str(source), "--db", str(db)]) == 0
+    err = capsys.readouterr().err
+    assert "imported 0 memories (1200 unchanged" in err
+    assert "embedded 0 texts" in err
+    again = db_facts(db)
+    assert again["revision"] == first["revision"], "not one write"
+    assert again["history"] == 0
+
+
+def test_a_changed_line_is_updated_and_the_rest_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = short_memories(600)
+    db = tmp_path / "m.db"
+    assert main(["import", str(write_jsonl(tmp_path / "a.jsonl", lines)), "--db", str(db)]) == 0
+    capsys.readouterr()
+    lines[550]["value"] = "Fact 550 was corrected: service s65 deploys on Fridays"
+    assert main(["import", str(write_jsonl(tmp_path / "b.jsonl", lines)), "--db", str(db)]) == 0
+    err = capsys.readouterr().err
+    assert "imported 1 memories (599 unchanged" in err
+    assert "embedded 1 texts" in err
+    facts = db_facts(db)
+    assert facts["history"] == 1, "the old value is kept in history"
+    assert facts["max_version"] == 2
+
+
+def test_another_agents_swarm_key_is_reported_up_front_and_nothing_is_stored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    mine = [{"key": "reviews", "value": "Two reviewers per change", "scope": "swarm"}]
+    owned = write_jsonl(tmp_path / "alice.jsonl", mine)
+    assert main(["import", str(owned), "--db", str(db), "--agent-id", "alice"]) == 0
+    capsys.readouterr()
+
+    theirs = [
+        {"key": "deploy", "value": "Deploys are blue-green"},
+        {"key": "reviews", "value": "One reviewer is enough", "scope": "swarm"},
+        {"key": "oncall", "value": "Rotation is weekly", "scope": "swarm"},
+        {"key": "oncall", "value": "Rotation is daily", "scope": "swarm", "agent_id": "carol"},
+    ]
+    source = write_jsonl(tmp_path / "bob.jsonl", theirs)
+    assert main(["import", str(source), "--db", str(db), "--agent-id", "bob"]) == 1
+    err = capsys.readouterr().err
+    line_2 = next(x for x in err.splitlines() if ": line 2:" in x)
+    assert "swarm memory of agent 'alice'" in line_2
+    line_4 = next(x for x in err.splitlines() if ": line 4:" in x)
+    assert "created earlier in this file" in line_4
+    assert "nothing imported: 2 bad lines" in err
+    assert db_facts(db)["rows"] == 1, "nothing of bob's file was stored"
+
+
+def test_skip_invalid_leaves_out_the_lines_another_agent_owns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "m.db"
+    mine = [{"key": "reviews", "value": "Two reviewers per change", "scope": "swarm"}]
+    owned = write_jsonl(tmp_path / "alice.jsonl", mine)
+    assert main(["import", str(owned), "--db", str(db), "--agent-id", "alice"]) == 0
+    theirs = [
+        {"key": "deploy", "value": "Deploys are blue-green"},
+        {"key": "reviews", "value": "One reviewer is enough", "scope": "swarm"},
+    ]
+    source = write_jsonl(tmp_path / "bob.jsonl", theirs)
+    capsys.readouterr()
+    code = main(["import", str(source), "--db", str(db), "--agent-id", "bob", "--skip-invalid"])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "imported 1 memories (0 unchanged, 1 bad lines skipped, 0 refused" in err
+
+    async def values() -> list[str]:
+        async with opened(Settings(db=str(db), watch=False)) as app:
+            return sorted([r.value async for r in app.service.store.iter_records()])
+
+    assert anyio.run(values) == ["Deploys are blue-green", "Two reviewers per change"]
+
+
+def read_all_available(fd: int) -> str:
+    """Everything written to the pty so far: one os.read may return only the first draw."""
+    chunks = []
+    while select.select([fd], [], [], 1.0)[0]:
+        chunks.append(os.read(fd, 65536))
+    return b"".join(chunks).decode()
+
+
+def test_the_progress_bar_draws_on_a_terminal() -> None:
+    master, replica = pty.openpty()
+    try:
+        with os.fdopen(replica, "w", closefd=False) as terminal:
+            with cli_import._progress(3, "storing", "line", stream=terminal) as advance:
+                advance(3)
+            terminal.flush()
+        drawn = read_all_available(master)
+    finally:
+        os.close(master)
+        os.close(replica)
+    assert "storing" in drawn
+    assert "3/3" in drawn
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = io.StringIO()
+    with cli_import._progress(3, "storing", "line", stream=stream) as advance:
+        advance(3)
+    assert stream.getvalue() == ""
+    source = write_jsonl(tmp_path / "in.jsonl", short_memories(10))
+    assert main(["import", str(source), "--db", str(tmp_path / "m.db")]) == 0
+    err = capsys.readouterr().err
+    assert "storing" not in err
+    assert "%|" not in err
+
+
+@pytest.mark.anyio
+async def test_an_import_beside_a_running_server_shares_its_write_lock(tmp_path: Path) -> None:
+    """A real server over stdio keeps storing while the import writes its batches into the
+    same file, and its searches find the imported memories."""
+    total = 6 * BATCH_LINES
+    lines = short_memories(total, agent_id="importer")
+    lines[1234]["value"] = "The quokka migration runbook lives in the ops wiki"
+    source = write_jsonl(tmp_path / "in.jsonl", lines)
+    db = tmp_path / "shared.db"
+    argv = ["import", str(source), "--db", str(db), "--agent-id", "importer"]
+    async with spawned(tmp_path, "--agent-id", "importer") as client:
+        await call(client, "store_memory", key="before", value="written before the import")
+        codes: list[int] = []
+
+        async def run_import() -> None:
+            codes.append(await anyio.to_thread.run_sync(main, argv))
+
+        stored_meanwhile = 0
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(run_import)
+            while not codes:  # the server's writes go on while the import runs
+                await call(client, "store_memory", key=f"live-{stored_meanwhile}", value="x y")
+                stored_meanwhile += 1
+        assert codes == [0]
+        assert count_rows(db) == total + 1 + stored_meanwhile, "no write lost on either side"
+        # By its key: the server embeds the 3,000 new texts in the background, and until
+        # then a memory without a vector ranks below meaning-only matches.
+        found = await call(client, "memory-search", query="fact-1234")
+        assert found["results"][0]["value"] == "The quokka migration runbook lives in the ops wiki"

@@ -1,0 +1,68 @@
+"""The permission matrix of tests/test_permission_matrix.py over real HTTP: the same rules,
+read paths and write paths, with each agent known only by its bearer token and each
+viewer's session being its own MCP session (one connection per viewer) on a spawned
+`memory-mcp serve --transport streamable-http|sse`. Everything runs inside one set of
+connections, because a session scope lives as long as its connection."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.http.team_server import TRANSPORTS, TeamServer, running, token_add
+from tests.test_permission_matrix import (
+    AGENTS,
+    SCOPES,
+    TOOL_PATHS,
+    VIEWERS,
+    Viewer,
+    World,
+    delete_matrix,
+    disagreements,
+    overwrite_matrix,
+    populate,
+)
+
+Job = Callable[[World, dict[Viewer, Client]], Awaitable[list[str]]]
+
+
+async def read_paths(world: World, clients: dict[Viewer, Client]) -> list[str]:
+    wrong = []
+    for name, read in TOOL_PATHS.items():
+        seen = {viewer: await read(world, viewer, clients[viewer]) for viewer in VIEWERS}
+        wrong += [f"{name}: {problem}" for problem in disagreements(world, seen)]
+    return wrong
+
+
+async def in_a_world(server: TeamServer, tokens: dict[str, str], job: Job) -> list[str]:
+    world = World(server.db, server.tmp)
+    async with AsyncExitStack() as stack:
+        clients = {
+            viewer: await stack.enter_async_context(server.client(tokens[viewer.agent]))
+            for viewer in VIEWERS
+        }
+        await populate(world, clients)
+        assert len(world.memories) == len(VIEWERS) * len(SCOPES) + 1
+        return await job(world, clients)
+
+
+# PostgreSQL over one transport: the transports are the same code above the store.
+@pytest.mark.parametrize(
+    ("transport", "db_backend"),
+    [(t, "sqlite") for t in TRANSPORTS] + [("streamable-http", "postgresql")],
+)
+@pytest.mark.parametrize(
+    "job", [read_paths, delete_matrix, overwrite_matrix], ids=["read", "delete", "overwrite"]
+)
+def test_the_permission_matrix_holds_over_http(
+    tmp_path: Path, transport: str, job: Job, db_url: str
+) -> None:
+    db = db_url
+    tokens = {agent: token_add(db, agent, role, home=tmp_path) for agent, role in AGENTS.items()}
+    with running(tmp_path, transport, db) as server:
+        assert anyio.run(in_a_world, server, tokens, job) == []

@@ -1,0 +1,77 @@
+"""A search's full vector scan runs as soon as its query is embedded (in a worker thread on
+a large index, while the keyword arm reads the store), and is used only while the index
+is unchanged since (vector_index.Scan)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.semantic import vector_index, vectors
+from memory_mcp.semantic.vector_index import VectorIndex
+from memory_mcp.settings import Settings
+from memory_mcp.store import IndexDelta
+from tests.conftest import FakeEmbedder, opened
+from tests.semantic.test_vector_index import ALICE, NOW, row, unit
+
+pytestmark = pytest.mark.anyio
+
+
+def test_a_scan_made_before_a_change_is_not_used() -> None:
+    """Memory 1 moves from the query's direction to the opposite one after the scan: the
+    search must score its new vector, not the scan's old number."""
+    index = VectorIndex(dimension=8)
+    index.apply(IndexDelta(1, [row(1, unit(1.0)), row(2, unit(0.6, 0.8))]))
+    query = unit(1.0)
+    scan = index.scan(query)
+    index.apply(IndexDelta(2, [row(1, unit(-1.0))]))
+    hits = index.search(query, Visibility(caller=ALICE, now=NOW), 2, scan=scan)
+    assert [memory_id for memory_id, _ in hits] == [2, 1]
+
+
+def test_a_scan_of_the_unchanged_index_gives_the_same_hits() -> None:
+    index = VectorIndex(dimension=8)
+    index.apply(IndexDelta(1, [row(i, unit(1.0, i / 10)) for i in range(1, 30)]))
+    query = unit(1.0, 0.5)
+    vis = Visibility(caller=ALICE, now=NOW)
+    assert index.search(query, vis, 5, also=[29], scan=index.scan(query)) == index.search(
+        query, vis, 5, also=[29]
+    )
+
+
+async def test_a_search_whose_scan_ran_in_a_thread_finds_the_same(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        service, caller = app.service, app.caller
+        for i in range(40):
+            await service.store_memory(
+                caller, StoreRequest(f"k{i}", f"note {i} about lemur {i % 7}")
+            )
+        inline = await service.search(caller, "lemur 3", limit=10)
+        monkeypatch.setattr(vectors, "SCAN_IN_THREAD_FROM", 0)
+        service.vectors._query_vectors.clear()  # embed again, scan again
+        threaded = await service.search(caller, "lemur 3", limit=10)
+        assert [(h.record.id, h.score) for h in threaded.hits] == [
+            (h.record.id, h.score) for h in inline.hits
+        ]
+
+
+def test_a_scan_split_over_two_threads_scores_every_vector_like_one_product(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From SPLIT_SCAN_FROM vectors the scan computes its two halves on two threads; every
+    slot (an odd count, so the halves differ) gets the score one product would give it."""
+    rng = np.random.default_rng(5)
+    index = VectorIndex(dimension=8)
+    index.apply(
+        IndexDelta(1, [row(i, unit(*rng.standard_normal(8).astype(float))) for i in range(1, 102)])
+    )
+    query = unit(1.0, -0.5, 0.25)
+    whole = index.vectors[: len(index)] @ query
+    monkeypatch.setattr(vector_index, "SPLIT_SCAN_FROM", 2)
+    split = index.scan(query).scores
+    assert np.array_equal(split, whole)

@@ -1,0 +1,89 @@
+"""Several real `memory-mcp serve` processes writing at once to one PostgreSQL database:
+every acknowledged write is there, and writes of one key from every process make one
+memory whose version counts them (no duplicate rows, no lost update)."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from memory_mcp.store.engine import create_engines
+from memory_mcp.store.repository import MemoryStore
+from tests.conftest import call
+from tests.http.team_server import server_env
+
+pytestmark = pytest.mark.anyio
+PROCESSES, WRITERS, OWN_KEYS, SHARED_WRITES = 3, 4, 8, 6
+SHARED_KEYS = ("shared-a", "shared-b")
+
+
+@pytest.fixture
+def db_backend() -> str:
+    return "postgresql"
+
+
+@asynccontextmanager
+async def serve(tmp: Path, db: str, index: int) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memory_mcp.cli", "serve", "--db", db, "--agent-id", "writer"],
+        env={**server_env(tmp / f"p{index}"), "MEMORY_MCP_WATCH": "false"},
+    )
+    with (tmp / f"p{index}.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=300) as c:
+            yield c
+
+
+async def test_processes_writing_at_once_lose_nothing_and_duplicate_nothing(
+    tmp_path: Path, db_url: str
+) -> None:
+    own: dict[str, str] = {}  # key -> value, every acknowledged write of a key of its own
+    shared: Counter[str] = Counter()  # key -> acknowledged writes from every process
+    last_values: dict[str, set[str]] = {key: set() for key in SHARED_KEYS}
+
+    async def writer(client: Client, p: int, w: int) -> None:
+        for i in range(OWN_KEYS):
+            key, value = f"p{p}-w{w}-{i}", f"written by process {p} writer {w} number {i}"
+            await call(client, "store_memory", key=key, value=value)
+            own[key] = value
+        for i in range(SHARED_WRITES):
+            key = SHARED_KEYS[i % len(SHARED_KEYS)]
+            value = f"{key} from process {p} writer {w} write {i}"
+            await call(client, "store_memory", key=key, value=value)
+            shared[key] += 1
+            last_values[key].add(value)
+
+    async def process(p: int) -> None:
+        async with serve(tmp_path, db_url, p) as client, anyio.create_task_group() as tasks:
+            for w in range(WRITERS):
+                tasks.start_soon(writer, client, p, w)
+
+    async with anyio.create_task_group() as tasks:
+        for p in range(PROCESSES):
+            tasks.start_soon(process, p)
+
+    store = MemoryStore(create_engines(db_url))
+    try:
+        records = [record async for record in store.iter_records()]
+        histories = {r.key: await store.history(r.id) for r in records if r.key in SHARED_KEYS}
+    finally:
+        await store.close()
+    by_key = Counter(record.key for record in records)
+    stored = {record.key: record for record in records}
+
+    assert len(own) == PROCESSES * WRITERS * OWN_KEYS
+    assert {key: stored[key].value for key in own} == own
+    assert [key for key, count in by_key.items() if count > 1] == []
+    assert len(records) == len(own) + len(SHARED_KEYS)
+    for key in SHARED_KEYS:
+        assert stored[key].version == shared[key], key
+        assert len(histories[key]) == shared[key] - 1, key
+        assert stored[key].value in last_values[key], key

@@ -1,0 +1,166 @@
+"""A store made before the ownership columns existed opens with today's code: columns are
+added and backfilled in place, old learnings move to their lead, and opening it again
+changes nothing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memory_mcp.errors import PermissionDeniedError
+from memory_mcp.models import Caller, Role, Scope, StoreRequest
+from memory_mcp.settings import Settings
+from tests.conftest import opened
+
+pytestmark = pytest.mark.anyio
+
+OLD_SCHEMA = Path(__file__).parent.parent / "data" / "schema_before_ownership.sql"
+COLUMNS = ", ".join(
+    [
+        "id",
+        "identity",
+        "key",
+        "value",
+        "scope",
+        "agent_id",
+        "session_id",
+        "source",
+        "tags",
+        "metadata",
+        "flags",
+        "confidence",
+        "pinned",
+        "version",
+        "content_hash",
+        "created_at",
+        "updated_at",
+        "expires_at",
+        "last_accessed_at",
+        "last_used_at",
+        "access_count",
+        "file_path",
+        "revision",
+    ]
+)
+
+
+def old_row(
+    memory_id: int,
+    key: str,
+    value: str,
+    agent: str,
+    meta: dict[str, str],
+    tags: list[str],
+    version: int = 1,
+) -> tuple[object, ...]:
+    return (
+        memory_id,
+        f"swarm\x1f{key}",
+        key,
+        value,
+        "swarm",
+        agent,
+        "",
+        "manual",
+        json.dumps(tags),
+        json.dumps(meta),
+        "[]",
+        None,
+        0,
+        version,
+        f"hash{memory_id}",
+        1_700_000_000.0,
+        1_700_000_100.0,
+        None,
+        None,
+        1_700_000_100.0,
+        0,
+        None,
+        memory_id,
+    )
+
+
+def build_old_store(path: Path) -> None:
+    """What today's main leaves on disk: its DDL, a swarm memory edited once by its
+    owner (one history row), and a learning injected about worker-2 (owned by worker-2)."""
+    db = sqlite3.connect(path)
+    db.executescript(OLD_SCHEMA.read_text())
+    rows = [
+        old_row(1, "release-day", "We release on Thursdays", "w1", {}, ["process"], 2),
+        old_row(
+            2,
+            "learning:mistake-pattern:abc",
+            "Run migrations before the API tests",
+            "worker-2",
+            {"injected_by": "lead", "category": "mistake-pattern", "target_agent": "worker-2"},
+            ["mistake-pattern", "learning"],
+        ),
+    ]
+    db.executemany(f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * 23)})", rows)
+    db.executemany(
+        "INSERT INTO memory_tags (memory_id, tag) VALUES (?, ?)",
+        [(1, "process"), (2, "mistake-pattern"), (2, "learning")],
+    )
+    db.execute(
+        "INSERT INTO memory_history (memory_id, version, value, tags, metadata, source, "
+        "replaced_at) VALUES (1, 1, 'We release on Fridays', '[\"process\"]', '{}', "
+        "'manual', 1700000050.0)"
+    )
+    db.execute("INSERT INTO store_meta (name, value) VALUES ('revision', 2)")
+    db.commit()
+    db.close()
+
+
+def columns(path: Path, table: str) -> list[str]:
+    db = sqlite3.connect(path)
+    try:
+        return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+    finally:
+        db.close()
+
+
+async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    build_old_store(path)
+    assert "updated_by" not in columns(path, "memories")
+    settings = Settings(
+        db=str(path), data_dir=tmp_path / "data", memory_dir=tmp_path / "m", watch=False
+    )
+    worker = Caller("worker-2", Role.WORKER, "s")
+    for _ in range(2):  # the second open must find nothing to do, and not fail
+        async with opened(settings) as app:
+            service = app.service
+            old = await service.get(worker, 1)
+            assert (old.agent_id, old.updated_by, old.version) == ("w1", "w1", 2)
+            history = await service.store.history(1)
+            assert [(h["value"], h["updated_by"]) for h in history] == [
+                ("We release on Fridays", "w1")
+            ]
+            learning = await service.get(worker, 2)
+            assert (learning.agent_id, learning.about_agent) == ("lead", "worker-2")
+            assert learning.updated_by == "lead"
+            # The words were indexed by the old triggers and still are.
+            found = await service.search(worker, "Thursdays")
+            assert [hit.record.id for hit in found.hits] == [1]
+    assert {"updated_by", "about_agent"} <= set(columns(path, "memories"))
+    assert "updated_by" in columns(path, "memory_history")
+
+    async with opened(settings) as app:
+        service = app.service
+        # The rules hold on migrated rows: worker-2 no longer owns the learning about it.
+        with pytest.raises(PermissionDeniedError, match="'lead'"):
+            await service.delete(worker, 2)
+        with pytest.raises(PermissionDeniedError, match="agent 'w1'"):
+            await service.store_memory(
+                worker, StoreRequest("release-day", "Any day", scope=Scope.SWARM)
+            )
+        owner = Caller("w1", Role.WORKER, "s")
+        updated = await service.store_memory(
+            owner, StoreRequest("release-day", "Mondays", scope=Scope.SWARM)
+        )
+        assert (updated.record.version, updated.record.updated_by) == (3, "w1")
+        lead = Caller("lead", Role.LEAD, "s")
+        assert await service.delete(lead, 2) == 2
