@@ -16,11 +16,12 @@ from html import escape
 
 from memory_mcp.checks.text_safety import for_display, strip_terminal_controls
 from memory_mcp.checks.validation import iso
+from memory_mcp.limits import MAX_BLOCK_ITEMS
 from memory_mcp.models import Caller, MemoryRecord
 from memory_mcp.search.ranking import prior
 from memory_mcp.service import MemoryService
 
-MAX_ITEMS = 12
+MAX_ITEMS = MAX_BLOCK_ITEMS
 MAX_TOTAL_CHARS = 4_000
 MAX_ITEM_CHARS = 1_200
 POOL = 200  # recent visible memories ranked when there is no query

@@ -15,7 +15,8 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory_mcp.cli.main import MODEL, MODEL_WAIT_SECONDS, STORE, run_with_app, settings_from
+from memory_mcp.cli.common import MODEL, STORE, run_with_app, settings_from
+from memory_mcp.limits import MODEL_WAIT_SECONDS
 
 if TYPE_CHECKING:
     import argparse

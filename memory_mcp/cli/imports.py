@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import anyio
 
 from memory_mcp.app import AppContext
-from memory_mcp.cli.main import run_with_app
+from memory_mcp.cli.common import run_with_app
 from memory_mcp.importers import read_file
 from memory_mcp.settings import Settings
 

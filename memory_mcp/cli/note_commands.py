@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from memory_mcp.cli.main import MODEL_WAIT_SECONDS, run_with_app
+from memory_mcp.cli.common import run_with_app
+from memory_mcp.limits import MODEL_WAIT_SECONDS
 
 if TYPE_CHECKING:
     from memory_mcp.app import AppContext

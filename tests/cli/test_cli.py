@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from memory_mcp import __version__
-from memory_mcp.cli.main import NOT_FLAGS, build_parser, main, serve_flags
+from memory_mcp.cli.common import NOT_FLAGS
+from memory_mcp.cli.main import build_parser, main, serve_flags
 from memory_mcp.settings import Settings
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))

@@ -17,7 +17,8 @@ import watchfiles
 from mcp import Client
 
 from memory_mcp.app import AppContext, open_app
-from memory_mcp.cli.main import build_parser, settings_from
+from memory_mcp.cli.common import settings_from
+from memory_mcp.cli.main import build_parser
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import MemoryRecord, Scope
 from memory_mcp.notes import watcher as watcher_module

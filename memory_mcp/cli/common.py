@@ -1,0 +1,131 @@
+"""What the CLI's commands share: the settings flags (one per Settings field, derived from
+`Settings.model_fields`; the groups each command takes), the settings they make, and
+`run_with_app`, which opens the store for one command. Pydantic and the store are imported
+inside the functions: importing this module stays cheap."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import argparse
+
+    from memory_mcp.app import AppContext
+    from memory_mcp.settings import Settings
+
+T = TypeVar("T")
+
+# Which settings each command takes as flags (each also has a MEMORY_MCP_* variable and a
+# settings-file key). ALL (None) is every field of Settings: serve, import and doctor,
+# whose behaviour any setting can change.
+STORE = ("db", "data_dir", "agent_id", "role", "session_id")
+NOTES = ("memory_dir", "shared_memory_dir")
+NOTE_LIMITS = ("note_max_bytes", "note_max_chunks", "note_allow_hardlinks")
+MODEL = ("embedder", "model_dir")
+ALL = None
+# The hooks' team-server settings are not flags: the hooks get none, and a token on a
+# command line shows in `ps` (MEMORY_MCP_URL / MEMORY_MCP_TOKEN, or the settings file).
+NOT_FLAGS = ("url", "token")
+
+
+# Help for the flags a person reaches for most; the others say which variable they set.
+FLAG_HELP = {
+    "db": "SQLite file or SQLAlchemy URL",
+    "agent_id": "this agent's id",
+    "session_id": "default: a new id per process",
+    "data_dir": "where the default store and the model export live "
+    "(default $XDG_DATA_HOME/memory-mcp)",
+    "memory_dir": "personal notes folder, indexed for this agent (default "
+    "/workspace/personal/memory if it exists, else <data dir>/memory)",
+    "shared_memory_dir": "shared notes folder, indexed for every agent",
+    "watch": "watch and index the memory folders (--no-watch: do not)",
+    "embedder": "embedding runtime (default onnx)",
+    "model_dir": "where the ONNX export lives (default <venv>/share/memory-mcp)",
+    "transport": "default stdio (one agent); the HTTP transports serve many agents, each "
+    "with a token (`memory-mcp token add`)",
+    "host": "HTTP: address to listen on (default 127.0.0.1)",
+    "port": "HTTP: port (default 8765)",
+    "allowed_hosts": "HTTP: host names clients use, for the Host/Origin check "
+    '(env as JSON: \'["a","b"]\')',
+}
+
+
+def _flag_kind(annotation: Any) -> dict[str, Any]:
+    """argparse keywords for a Settings field's type: choices for a Literal or an enum,
+    --x/--no-x for a bool, else a converter (pydantic validates the value afterwards)."""
+    import enum
+    import types
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]  # X | None
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is typing.Literal:
+        return {"choices": list(typing.get_args(annotation))}
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return {"choices": [member.value for member in annotation]}
+    if annotation is bool:
+        import argparse
+
+        return {"action": argparse.BooleanOptionalAction}
+    if typing.get_origin(annotation) is list:
+        return {"nargs": "+"}
+    if annotation in (int, float, Path):
+        return {"type": annotation, "metavar": annotation.__name__.upper()}
+    return {}
+
+
+def add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str] | None) -> None:
+    """One flag per setting (`--agent-id` for agent_id); default None = not given, so env,
+    the settings file and the defaults still apply."""
+    from memory_mcp.settings import ENV_PREFIX, Settings
+
+    group = parser.add_argument_group("settings (flags > MEMORY_MCP_* env > settings file)")
+    every = [name for name in Settings.model_fields if name not in NOT_FLAGS]
+    for name in names if names is not None else every:
+        field = Settings.model_fields[name]
+        env = f"env {ENV_PREFIX}{name.upper()}"
+        about = FLAG_HELP.get(name) or field.description
+        group.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=name,
+            default=None,
+            help=f"{about} ({env})" if about else env,
+            **_flag_kind(field.annotation),
+        )
+
+
+def flag_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings given as flags (they win over env and the settings file)."""
+    from memory_mcp.settings import Settings
+
+    given = ((name, getattr(args, name, None)) for name in Settings.model_fields)
+    return {name: value for name, value in given if value is not None}
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    from memory_mcp.settings import Settings
+
+    return Settings(**flag_overrides(args))
+
+
+def run_with_app(
+    settings: Settings,
+    job: Callable[[AppContext], Awaitable[T]],
+    background: bool = False,
+    create: bool = True,
+) -> T:
+    """Open the app (store, service, caller) for one command, run `job`, close it."""
+    import anyio
+
+    from memory_mcp.app import open_app
+
+    async def runner() -> T:
+        async with open_app(settings, background=background, create=create) as app:
+            return await job(app)
+
+    return anyio.run(runner)

@@ -1,0 +1,68 @@
+"""The commands that hand the process over to another way in: `serve` (the MCP server over
+stdio, or the team server over HTTP), `ui` (the web view) and `hook` (a Claude Code hook).
+These are the CLI's only imports of another edge, each inside its handler, so loading the
+CLI loads none of them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory_mcp import __version__
+from memory_mcp.cli.common import settings_from
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    import anyio
+
+    settings = settings_from(args)
+    if settings.transport != "stdio":
+        from memory_mcp.http.team_server import serve_http
+
+        try:
+            anyio.run(serve_http, settings)
+        except KeyboardInterrupt:
+            return 130
+        return 0
+    from memory_mcp.app_opening import HandshakeGate
+    from memory_mcp.mcp.server import build_server, serve_stdio
+    from memory_mcp.startup_check import check_store_opens
+
+    logging.getLogger("memory_mcp").info(
+        "memory-mcp %s serving agent %r (%s), session %s, store %s",
+        __version__,
+        settings.agent_id,
+        settings.role.value,
+        settings.session_id,
+        settings.database_url,
+    )
+    check_store_opens(settings)  # a bad --db is one line on stderr, not a crash
+    handshake = HandshakeGate()  # the store opens once the client has its answer
+    try:
+        anyio.run(serve_stdio, build_server(settings, handshake=handshake), handshake)
+    except KeyboardInterrupt:  # Ctrl-C: everything has been closed by now
+        logging.getLogger("memory_mcp").info("stopped (Ctrl-C)")
+        return 130
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from memory_mcp.hooks.runner import main
+
+    return main([args.event])
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    import anyio
+
+    from memory_mcp.web.ui_server import serve_ui
+
+    try:
+        anyio.run(serve_ui, settings_from(args), args.port)
+    except KeyboardInterrupt:
+        return 130
+    return 0
