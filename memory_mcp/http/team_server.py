@@ -9,7 +9,6 @@ while no token exists."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 
 import uvicorn
@@ -21,7 +20,13 @@ from starlette.types import ASGIApp
 
 from memory_mcp import __version__
 from memory_mcp.app import AppContext, open_app
-from memory_mcp.errors import InvalidInputError, MemoryMcpError
+from memory_mcp.binding import (
+    SHUTDOWN_GRACE_SECONDS,
+    is_loopback,
+    is_wildcard,
+    refuse_open_network,
+)
+from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.mcp.identity import ConnectionSession, StoreTokenVerifier
 from memory_mcp.mcp.server import build_server
@@ -33,37 +38,6 @@ MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages/"
 HEALTH_PATH = "/healthz"
-SHUTDOWN_GRACE_SECONDS = 5  # open SSE streams are closed after this on Ctrl-C / SIGTERM
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def is_wildcard(host: str) -> bool:
-    return host.strip("[]") in ("0.0.0.0", "::", "")
-
-
-async def refuse_open_network(settings: Settings) -> None:
-    """Without a token nobody can use the server, so binding beyond loopback is a
-    mistake; say so before anything listens."""
-    async with open_app(settings, background=False) as app:
-        has_tokens = await app.tokens.exist()
-    if has_tokens:
-        return
-    if not is_loopback(settings.host):
-        raise InvalidInputError(
-            "host",
-            f"refusing to listen on {settings.host}: the store has no tokens, so no agent "
-            "could use the server; create one first with `memory-mcp token add AGENT_ID "
-            f"--db {settings.db or settings.database_url}`",
-        )
-    log.warning("no tokens yet: every request will get 401; `memory-mcp token add AGENT_ID`")
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings | None:

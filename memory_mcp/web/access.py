@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memory_mcp.http.team_server import is_loopback, is_wildcard
+from memory_mcp.binding import is_loopback, is_wildcard
 from memory_mcp.models import Caller
 from memory_mcp.settings import Settings
 from memory_mcp.tokens import AgentTokens

@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from memory_mcp import __version__
 from memory_mcp.app import AppContext, open_app
-from memory_mcp.http.team_server import SHUTDOWN_GRACE_SECONDS, refuse_open_network
+from memory_mcp.binding import SHUTDOWN_GRACE_SECONDS, refuse_open_network
 from memory_mcp.settings import Settings
 from memory_mcp.web.access import PREFIX, allowed_host_names
 from memory_mcp.web.pages import WebPages, WebRoute
