@@ -27,8 +27,8 @@ from bench.settings import store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
 from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.semantic.embeddings import Embedder
-from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.store.keyword import query_terms
 
 GENERATOR_VERSION = 1

@@ -14,9 +14,10 @@ from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.watcher import NoteWatcher
+from memory_mcp.policy import Policy
 from memory_mcp.search.ranking import RankingConfig
 from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
-from memory_mcp.service import MemoryService, Policy
+from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.startup_check import prepare_store_location
 from memory_mcp.store import MemoryStore

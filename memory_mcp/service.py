@@ -5,41 +5,23 @@ The MCP tools, the CLI and the hooks all call this; it calls the store and the e
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
-
-import anyio
-import numpy as np
 
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
-    DEFAULT_HISTORY_LIMIT,
-    DEFAULT_LIST_LIMIT,
     MAX_DELETE_MANY_LIMIT,
-    MAX_HISTORY_LIMIT,
-    MAX_LIST_LIMIT,
     DeleteManyResult,
-    HistoryPage,
-    ListFilters,
-    MemoryPage,
-    MemoryVersion,
-    check_before,
     check_limit,
-    decode_cursor,
-    encode_cursor,
-    parse_order,
 )
 from memory_mcp.checks import validation as v
-from memory_mcp.checks.injection import content_flags
-from memory_mcp.checks.safety import refuse_secrets, refuse_secrets_in
+from memory_mcp.checks.new_memory import checked_memory
+from memory_mcp.checks.safety import refuse_secrets
 from memory_mcp.errors import (
     InvalidInputError,
-    MemoryNotFoundError,
     NotFoundError,
     PermissionDeniedError,
 )
@@ -47,111 +29,29 @@ from memory_mcp.models import (
     BatchItem,
     BatchOutcome,
     Caller,
-    KeywordQuery,
     LearningCategory,
     MemoryRecord,
     NewMemory,
     NoteChunk,
-    Ranked,
     Scope,
     Source,
     StoreRequest,
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.search.exact_match import (
-    ExactMatches,
-    exact_first,
-    exact_lookup,
-    exact_matches,
-    with_candidates,
-)
-from memory_mcp.search.ranking import (
-    PriorParts,
-    RankingConfig,
-    Relevance,
-    fuse,
-    is_unrelated,
-    prior_parts,
-)
-from memory_mcp.search.time_filters import parse_time_range
+from memory_mcp.policy import Policy
+from memory_mcp.reading import MemoryReads, can_see
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.similar import SimilarCheck, find_similar
-from memory_mcp.semantic.vectors import Scan, Vectors
+from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.store import MemoryStore
-from memory_mcp.store.keyword import query_terms
-from memory_mcp.store.listing import Selection
+from memory_mcp.versions import one_version
 
 log = logging.getLogger(__name__)
 
-# BM25 column weights for (key, value, tags): a hit in the key or a tag says more than one
-# word somewhere in a long value.
-KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5)
-# Whole records read with the ranking facts, past `limit`: a prior can lift a candidate
-# over more relevant ones, and one result not read whole costs another read (~1 ms).
-LIKELY_SLACK = 5
 # Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
 # can take a note's identity or be taken over by the indexer.
 NOTE_KEY_PREFIX = "file:"
-
-
-@dataclass(frozen=True)
-class Policy:
-    """The knobs of the rules. Their defaults live in one place, Settings: the composition
-    root builds this from it (app.policy_from)."""
-
-    max_memories_per_agent: int
-    max_value_chars: int
-    search_value_chars: int
-    ttl_days: dict[Source, float]
-    ranking: RankingConfig
-    # A search while the model is still loading waits this long before going keyword-only.
-    search_model_wait_seconds: float
-
-    def default_ttl_seconds(self, source: Source) -> float | None:
-        days = self.ttl_days.get(source, 0.0)
-        return days * 86_400 if days else None
-
-
-@dataclass
-class SearchHit:
-    """One result and the parts of its score (memory-search's `explain`):
-    score = relevance * prior, then, when the search matched a key or an identifier
-    exactly, (exact_level + that) / (highest level among the results + 1)."""
-
-    record: MemoryRecord
-    score: float
-    relevance: float
-    matched_by: str
-    parts: Relevance | None = None
-    prior: PriorParts | None = None
-    exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
-
-
-@dataclass
-class _Candidate:
-    """A search's candidate while it is ranked, before its whole record is read."""
-
-    record: Ranked
-    score: float
-    relevance: Relevance
-    prior: PriorParts
-    level: int
-
-
-@dataclass
-class SearchResult:
-    hits: list[SearchHit]
-    notices: list[str] = field(default_factory=list)
-    semantic: bool = True  # False: keyword search only (the model was not ready)
-
-
-def can_see(caller: Caller, record: MemoryRecord) -> bool:
-    if record.scope is Scope.SWARM:
-        return True
-    if record.agent_id != caller.agent_id:
-        return False
-    return record.scope is Scope.AGENT or record.session_id == caller.session_id
 
 
 def may_change(caller: Caller, record: MemoryRecord) -> bool:
@@ -160,7 +60,7 @@ def may_change(caller: Caller, record: MemoryRecord) -> bool:
     return record.agent_id == caller.agent_id or (record.scope is Scope.SWARM and caller.is_lead)
 
 
-class MemoryService:
+class MemoryService(MemoryReads):
     def __init__(
         self,
         store: MemoryStore,
@@ -196,8 +96,9 @@ class MemoryService:
         `import` checks a whole file with this before it writes anything."""
         now = request.written_at if request.written_at is not None else self.clock()
         _refuse_note_key(request.key, request.source)
-        return self._new_memory(
+        return checked_memory(
             caller,
+            self.policy.max_value_chars,
             key=request.key,
             value=request.value,
             scope=request.scope,
@@ -214,47 +115,6 @@ class MemoryService:
             ),
             about_agent=request.about_agent,
         )
-
-    def _new_memory(
-        self,
-        caller: Caller,
-        *,
-        key: str,
-        value: str,
-        scope: Scope,
-        source: Source,
-        tags: list[str],
-        metadata: dict[str, Any],
-        confidence: float | None = None,
-        pinned: bool = False,
-        expires_at: float | None,
-        file_path: str | None = None,
-        about_agent: str | None = None,
-    ) -> NewMemory:
-        """The rules every stored memory passes: sizes, plain JSON, no secrets; flagged if
-        it reads like instructions."""
-        new = NewMemory(
-            key=v.clean_key(key),
-            value=v.clean_value(value, self.policy.max_value_chars),
-            scope=scope,
-            agent_id=caller.agent_id,
-            session_id=caller.session_id if scope is Scope.SESSION else "",
-            source=source,
-            tags=tags,
-            metadata=v.clean_metadata(metadata),
-            flags=[],
-            confidence=confidence,
-            pinned=pinned,
-            expires_at=expires_at,
-            file_path=file_path,
-            about_agent=about_agent,
-        )
-        # After every size check: scanning and flagging look at bounded text only.
-        refuse_secrets_in(
-            {"key": new.key, "value": new.value, "tags": new.tags, "metadata": new.metadata}
-        )
-        new.flags = content_flags(new.key, new.value)
-        return new
 
     @staticmethod
     def check_expected_version(expected_version: int | None) -> int | None:
@@ -299,8 +159,9 @@ class MemoryService:
         big note's chunks never hold up the notes saved after it. A note from the shared
         folder is a swarm memory the folder owns: whichever agent indexes the file keeps it
         in step (write_memory lets it overwrite another agent's chunk)."""
-        new = self._new_memory(
+        new = checked_memory(
             caller,
+            self.policy.max_value_chars,
             key=chunk.key,
             value=chunk.value,
             scope=chunk.scope,
@@ -502,9 +363,10 @@ class MemoryService:
                 f"memory {record.id} mirrors note {record.file_path}; "
                 "edit the file instead (its memories follow it)"
             )
-        old = await self._version(record, version)
-        new = self._new_memory(
+        old = await one_version(self.store, record, version)
+        new = checked_memory(
             caller,
+            self.policy.max_value_chars,
             key=record.key,
             value=old.value,
             scope=record.scope,
@@ -522,319 +384,6 @@ class MemoryService:
 
     async def purge_expired(self) -> int:
         return await self.store.purge_expired(self.clock())
-
-    # -- reading ----------------------------------------------------------------------------
-
-    async def visible_records(self, caller: Caller) -> AsyncIterator[MemoryRecord]:
-        """Every memory `caller` may read, expired ones included (memory-get returns them
-        too), by id: what `memory-mcp export --agent-id` writes."""
-        vis = Visibility(caller=caller, include_expired=True, now=self.clock())
-        async for record in self.store.iter_records(vis):
-            yield record
-
-    async def all_records(self) -> AsyncIterator[MemoryRecord]:
-        """Every memory of every agent, private ones included: for operators only
-        (`memory-mcp export --all`), never reachable from a tool."""
-        async for record in self.store.iter_records():
-            yield record
-
-    async def recent_visible(self, caller: Caller, limit: int) -> list[MemoryRecord]:
-        """The `limit` most recently updated unexpired memories `caller` may read."""
-        return await self.store.recent(Visibility(caller=caller, now=self.clock()), limit)
-
-    async def count(self) -> int:
-        """How many memories the store holds, every agent's (for operators: doctor)."""
-        return await self.store.count()
-
-    async def cap_usage(self, agent_id: str, identities: list[str]) -> tuple[int, int]:
-        """(memories `agent_id` holds that count against its cap, how many of the
-        `identities` (NewMemory.identity) would be new): an import checks before writing."""
-        return await self.store.cap_usage(agent_id, identities)
-
-    async def flush_accesses(self) -> None:
-        """Write the reads memory-get counted in memory (store/access.py)."""
-        await self.store.flush_accesses()
-
-    async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
-        record = await self._visible_record(caller, v.clean_id(memory_id))
-        now = self.clock()
-        # Counted in memory and written later in a batch: a read never waits for writers.
-        record.access_count += self.store.touch(record.id, now)
-        record.last_accessed_at = now
-        return record
-
-    async def _visible_record(self, caller: Caller, memory_id: int) -> MemoryRecord:
-        record = await self.store.get(memory_id)
-        if record is None or not can_see(caller, record):
-            # The same answer whether it is missing or someone else's: existence is private.
-            raise MemoryNotFoundError(memory_id)
-        return record
-
-    async def list_memories(
-        self,
-        caller: Caller,
-        filters: ListFilters | None = None,
-        order: str = "updated",
-        cursor: str | None = None,
-        limit: int = DEFAULT_LIST_LIMIT,
-    ) -> MemoryPage:
-        """Memories `caller` may read, newest first by `order` ("updated" or "created"),
-        `limit` (1-100) at a time; pass the page's `next_cursor` back for the next one.
-        Unexpired only unless `filters.include_expired`. See memory_mcp/browsing.py."""
-        filters = filters or ListFilters()
-        sort = parse_order(order)
-        after = None if cursor is None else decode_cursor(cursor, sort)
-        limit = check_limit(limit, MAX_LIST_LIMIT)
-        vis = Visibility(
-            caller=caller,
-            scope=filters.scope,
-            tags=filters.tags,
-            source=filters.source,
-            include_expired=filters.include_expired,
-            now=self.clock(),
-        )
-        selection = Selection(vis, sort, filters.agent_id, filters.since, filters.until)
-        records, last = await self.store.list_page(selection, after, limit)
-        return MemoryPage(records, None if last is None else encode_cursor(sort, last))
-
-    async def history(
-        self,
-        caller: Caller,
-        memory_id: Any,
-        limit: int | None = DEFAULT_HISTORY_LIMIT,
-        before: Any = None,
-    ) -> HistoryPage:
-        """Versions of a memory `caller` may read (expired too), oldest first: what each
-        held, who wrote it, when. The newest `limit` (1-500; None: all) of those older than
-        version `before` (None: up to the current one, which is last)."""
-        record = await self._visible_record(caller, v.clean_id(memory_id))
-        if limit is not None:
-            limit = check_limit(limit, MAX_HISTORY_LIMIT)
-        return await self._versions(record, check_before(before), limit)
-
-    async def version_of(self, caller: Caller, memory_id: Any, version: Any) -> MemoryVersion:
-        """One version of a memory `caller` may read (see history)."""
-        record = await self._visible_record(caller, v.clean_id(memory_id))
-        return await self._version(record, version)
-
-    async def _version(self, record: MemoryRecord, version: Any) -> MemoryVersion:
-        if not v.is_whole_number(version):
-            raise InvalidInputError("version", f"{version!r} is not a version number (1 or more)")
-        page = await self._versions(record, version + 1, 1)
-        if not page.versions or page.versions[0].version != version:
-            raise InvalidInputError(
-                "version", f"memory {record.id} has versions 1 to {record.version}, not {version}"
-            )
-        return page.versions[0]
-
-    async def _versions(
-        self, record: MemoryRecord, before: int | None, limit: int | None
-    ) -> HistoryPage:
-        # A version replaced after `record` was read is left out: the list ends at the
-        # version `record` is, which is the current one.
-        if before is None or before > record.version:
-            with_current, below = True, record.version
-        else:
-            with_current, below = False, before
-        wanted = None if limit is None else limit - (1 if with_current else 0)
-        # One replaced version more than shown: when it was replaced is when the oldest one
-        # shown was written, and it tells that there are earlier ones.
-        rows = await self.store.history(record.id, below, None if wanted is None else wanted + 1)
-        written_at = record.created_at
-        more = wanted is not None and len(rows) > wanted
-        if more:
-            written_at = rows[0]["replaced_at"]
-            rows = rows[1:]
-        versions = []
-        for row in rows:
-            versions.append(
-                MemoryVersion(
-                    version=row["version"],
-                    value=row["value"],
-                    tags=_json_or(row["tags"], []),
-                    metadata=_json_or(row["metadata"], {}),
-                    source=_source_or(row["source"], record.source),
-                    written_by=row["updated_by"] or record.agent_id,
-                    written_at=written_at,
-                    current=False,
-                )
-            )
-            written_at = row["replaced_at"]  # the next version was written then
-        if with_current:
-            versions.append(
-                MemoryVersion(
-                    version=record.version,
-                    value=record.value,
-                    tags=record.tags,
-                    metadata=record.metadata,
-                    source=record.source,
-                    written_by=record.updated_by,
-                    written_at=record.updated_at,
-                    current=True,
-                )
-            )
-        return HistoryPage(versions, versions[0].version if more else None)
-
-    def is_expired(self, record: MemoryRecord) -> bool:
-        return record.expires_at is not None and record.expires_at <= self.clock()
-
-    async def search(
-        self,
-        caller: Caller,
-        query: str,
-        limit: int = 10,
-        scope: Scope | None = None,
-        tags: list[str] | None = None,
-        source: Source | None = None,
-        include_expired: bool = False,
-        *,
-        since: str | None = None,
-        until: str | None = None,
-        min_score: float | None = None,
-    ) -> SearchResult:
-        """`scope` None: every scope the caller can see. `since`/`until`: only memories
-        last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
-        (time_filters.py); like every filter they apply before either arm's top-k cut.
-        `min_score`: leave out results scoring below it (the same score the results show)."""
-        text = v.clean_query(query)
-        limit = v.clean_limit(limit)
-        now = self.clock()
-        window = parse_time_range(since, until, now)
-        floor = v.clean_min_score(min_score)
-        vis = Visibility(
-            caller=caller,
-            scope=scope,
-            tags=tuple(v.clean_tags(tags or [])),
-            source=source,
-            include_expired=include_expired,
-            now=now,
-            updated_since=window.since,
-            updated_until=window.until,
-        )
-        config = self.policy.ranking
-        pool = max(limit * config.candidate_multiplier, config.min_candidates)
-        notices: list[str] = []
-
-        keyword_hits: list[tuple[int, float]] = []
-        terms = query_terms(text)
-        vector_hits: list[tuple[int, float]] = []
-        semantic = await self.vectors.model_ready(self.policy.search_model_wait_seconds)
-        query_vectors: list[np.ndarray] = []
-        exact: list[ExactMatches] = []
-
-        records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
-        facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
-        scans: list[Scan | None] = []
-
-        lookup = exact_lookup(text)
-        keyword_query = KeywordQuery(
-            terms=tuple(terms),
-            limit=pool,
-            column_weights=KEYWORD_COLUMN_WEIGHTS,
-            key=lookup.key,
-            identifiers=lookup.identifiers,
-            key_limit=lookup.key_limit,
-            identifier_limit=lookup.identifier_limit,
-            records_for_holders_up_to=lookup.rare_up_to,
-        )
-
-        async def keyword_arm() -> None:
-            # One read, with what ranking needs of its finds: afterwards only the vector
-            # arm's own finds are left to read.
-            finds = await self.store.keyword_finds(keyword_query, vis)
-            keyword_hits.extend(finds.hits)
-            exact.append(exact_matches(lookup, finds.holding, finds.exact_ids))
-            records.update(finds.records)
-            facts.update(finds.facts)
-
-        async def vector_arm() -> None:
-            async with anyio.create_task_group() as index:  # catch up while the model embeds
-                index.start_soon(self.vectors.catch_up)
-                query_vectors.append(await self.vectors.embed_query(text))
-            scans.append(await self.vectors.scan(query_vectors[0]))
-
-        # The query embedding (a model thread) and the FTS5 query (a database thread)
-        # overlap instead of adding up.
-        async with anyio.create_task_group() as arms:
-            if semantic:  # first: the query embedding is the longest part
-                arms.start_soon(vector_arm)
-            arms.start_soon(keyword_arm)
-        # Exact keys and identifiers are ranked even if the keyword pool left them out.
-        keyword_hits = with_candidates(keyword_hits, exact[0].candidate_ids)
-        if semantic:
-            query_vector = query_vectors[0]
-            # The keyword candidates get their cosine too, so both arms judge each one.
-            vector_hits = await self.vectors.nearest(
-                query_vector, vis, pool, [memory_id for memory_id, _ in keyword_hits], scans[0]
-            )
-        else:
-            notices.append(
-                "semantic search is warming up (embedding model loading): "
-                "these results come from keyword search only"
-            )
-
-        fused = fuse(keyword_hits, vector_hits, config)
-        # Ranking reads a few facts of each candidate; whole records are read for the
-        # results only. In the same read as the vector arm's own finds' facts: the whole
-        # records of the likely results, the most relevant candidates of either arm not
-        # read whole yet (a score is the relevance times a prior of at most 1), so a
-        # second read is seldom needed.
-        facts.update(records)
-        by_relevance = sorted(
-            (i for i in fused if i not in records), key=lambda i: -fused[i].relevance
-        )
-        likely_count = limit + LIKELY_SLACK
-        rest = [i for i in by_relevance[likely_count:] if i not in facts]
-        found, likely = await self.store.rank_facts(rest, by_relevance[:likely_count])
-        facts.update(found)
-        records.update(likely)
-        facts.update(likely)
-        matches = exact[0]
-        candidates = []
-        for memory_id, rel in fused.items():
-            fact = facts.get(memory_id)
-            if fact is None or is_unrelated(rel):  # deleted meanwhile, or unrelated
-                continue
-            parts = prior_parts(fact, vis.now, config)
-            # Only an exact candidate can match exactly (exact_match.py), and the keyword
-            # arm read every one of them whole.
-            record = records.get(memory_id)
-            level = matches.level(record) if record is not None else 0
-            candidates.append(_Candidate(fact, rel.relevance * parts.value, rel, parts, level))
-        ranked = exact_first(candidates, lambda candidate: candidate.level)
-        if floor is not None:
-            # Scores decrease down the list (exact_first), so this keeps a prefix.
-            ranked = [candidate for candidate in ranked if candidate.score >= floor]
-        hits = await self._whole_hits(ranked, records, limit)
-        return SearchResult(hits, notices, semantic)
-
-    async def _whole_hits(
-        self, ranked: list[_Candidate], records: dict[int, MemoryRecord], limit: int
-    ) -> list[SearchHit]:
-        """The first `limit` candidates as hits with their whole records, read now where
-        the search has only their facts; one deleted or damaged since is passed over."""
-        hits: list[SearchHit] = []
-        taken = 0
-        while len(hits) < limit and taken < len(ranked):
-            batch = ranked[taken : taken + limit - len(hits)]
-            taken += len(batch)
-            unread = [c.record.id for c in batch if c.record.id not in records]
-            records.update(await self.store.fetch_many(unread))
-            for c in batch:
-                record = records.get(c.record.id)
-                if record is not None:
-                    hits.append(
-                        SearchHit(
-                            record,
-                            c.score,
-                            c.relevance.relevance,
-                            c.relevance.matched_by,
-                            c.relevance,
-                            c.prior,
-                            c.level,
-                        )
-                    )
-        return hits
 
     # -- embeddings (the Vectors component; these stay for the service's callers) ---------
 
@@ -875,23 +424,6 @@ def _memory_at(caller: Caller, key: str, scope: Scope) -> NewMemory:
     return NewMemory(key, "", scope, caller.agent_id, session_id, Source.MANUAL)
 
 
-def _json_or(text: Any, default: Any) -> Any:
-    """A history row's JSON column; a damaged one reads as `default` (history is shown,
-    never refused, for one bad column)."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return default
-    return value if isinstance(value, type(default)) else default
-
-
-def _source_or(name: Any, default: Source) -> Source:
-    try:
-        return Source(name)
-    except ValueError:
-        return default
-
-
 def _refuse_note_key(key: str, source: Source) -> None:
     if source is not Source.FILE_INDEX and key.strip().startswith(NOTE_KEY_PREFIX):
         raise InvalidInputError(
@@ -915,11 +447,4 @@ def _refuse_deleting_a_live_note(record: MemoryRecord) -> None:
     )
 
 
-__all__ = [
-    "MemoryService",
-    "Policy",
-    "SearchHit",
-    "SearchResult",
-    "can_see",
-    "may_change",
-]
+__all__ = ["MemoryService", "may_change"]

@@ -18,7 +18,7 @@ from memory_mcp.models import LearningCategory, MemoryRecord, Scope, Source, Ups
 from memory_mcp.semantic.similar import SimilarCheck
 
 if TYPE_CHECKING:  # the service pulls numpy and the store in: not before the handshake
-    from memory_mcp.service import SearchHit as ServiceHit
+    from memory_mcp.search.pipeline import SearchHit as ServiceHit
 
 
 class ToolResult(BaseModel):

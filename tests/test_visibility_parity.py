@@ -25,7 +25,7 @@ from memory_mcp.models import (
     Source,
     Visibility,
 )
-from memory_mcp.service import can_see
+from memory_mcp.reading import can_see
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import visible_sql
 from memory_mcp.store.sqlite_cursor import cursor_rows

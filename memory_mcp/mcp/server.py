@@ -47,8 +47,8 @@ from memory_mcp.tool_results import (
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
     from memory_mcp.app import AppContext
+    from memory_mcp.search.pipeline import SearchResult
     from memory_mcp.semantic.embeddings import Embedder
-    from memory_mcp.service import SearchResult
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

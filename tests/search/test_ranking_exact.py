@@ -23,7 +23,7 @@ from memory_mcp.search.exact_match import (
     is_identifier,
     with_candidates,
 )
-from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
+from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
 from memory_mcp.store.keyword import query_terms

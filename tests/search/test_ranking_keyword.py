@@ -10,7 +10,7 @@ import pytest
 
 from memory_mcp.app import AppContext
 from memory_mcp.models import StoreRequest, Visibility
-from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
+from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
 from memory_mcp.store.keyword import affordable_terms, match_any, query_terms

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Connection, select
 
 from memory_mcp.models import KeywordQuery, StoreRequest, Visibility
-from memory_mcp.service import KEYWORD_COLUMN_WEIGHTS
+from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import M
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened

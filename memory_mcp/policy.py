@@ -1,0 +1,27 @@
+"""The knobs of the memory rules (MemoryService), built once from Settings by the
+composition root (app.policy_from)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory_mcp.models import Source
+from memory_mcp.search.ranking import RankingConfig
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The knobs of the rules. Their defaults live in one place, Settings: the composition
+    root builds this from it (app.policy_from)."""
+
+    max_memories_per_agent: int
+    max_value_chars: int
+    search_value_chars: int
+    ttl_days: dict[Source, float]
+    ranking: RankingConfig
+    # A search while the model is still loading waits this long before going keyword-only.
+    search_model_wait_seconds: float
+
+    def default_ttl_seconds(self, source: Source) -> float | None:
+        days = self.ttl_days.get(source, 0.0)
+        return days * 86_400 if days else None

@@ -1,0 +1,248 @@
+"""A search, from the query to its ranked hits: the keyword arm (FTS5 or tsvector, with the
+exact key and identifier lookups) and the vector arm (the query embedded while the index
+catches up) run at once; their candidates are fused (search/ranking.py), scored with a
+prior, exact matches first (search/exact_match.py), and only the results are read whole.
+MemoryService.search applies the rules around it; every filter (scope, tags, source,
+since/until, expiry) applies before either arm's top-k cut."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import anyio
+import numpy as np
+
+from memory_mcp.checks import validation as v
+from memory_mcp.models import Caller, KeywordQuery, MemoryRecord, Ranked, Scope, Source, Visibility
+from memory_mcp.search.exact_match import (
+    ExactMatches,
+    exact_first,
+    exact_lookup,
+    exact_matches,
+    with_candidates,
+)
+from memory_mcp.search.ranking import (
+    PriorParts,
+    RankingConfig,
+    Relevance,
+    fuse,
+    is_unrelated,
+    prior_parts,
+)
+from memory_mcp.search.time_filters import parse_time_range
+from memory_mcp.semantic.vectors import Scan, Vectors
+from memory_mcp.store import MemoryStore
+from memory_mcp.store.keyword import query_terms
+
+# BM25 column weights for (key, value, tags): a hit in the key or a tag says more than one
+# word somewhere in a long value.
+KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5)
+# Whole records read with the ranking facts, past `limit`: a prior can lift a candidate
+# over more relevant ones, and one result not read whole costs another read (~1 ms).
+LIKELY_SLACK = 5
+
+
+class SearchPolicy(Protocol):
+    """What a search takes of the service's Policy."""
+
+    @property
+    def ranking(self) -> RankingConfig: ...
+
+    @property
+    def search_model_wait_seconds(self) -> float: ...
+
+
+@dataclass
+class SearchHit:
+    """One result and the parts of its score (memory-search's `explain`):
+    score = relevance * prior, then, when the search matched a key or an identifier
+    exactly, (exact_level + that) / (highest level among the results + 1)."""
+
+    record: MemoryRecord
+    score: float
+    relevance: float
+    matched_by: str
+    parts: Relevance | None = None
+    prior: PriorParts | None = None
+    exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
+
+
+@dataclass
+class _Candidate:
+    """A search's candidate while it is ranked, before its whole record is read."""
+
+    record: Ranked
+    score: float
+    relevance: Relevance
+    prior: PriorParts
+    level: int
+
+
+@dataclass
+class SearchResult:
+    hits: list[SearchHit]
+    notices: list[str] = field(default_factory=list)
+    semantic: bool = True  # False: keyword search only (the model was not ready)
+
+
+async def search(
+    store: MemoryStore,
+    vectors: Vectors,
+    policy: SearchPolicy,
+    clock: Callable[[], float],
+    caller: Caller,
+    query: str,
+    limit: int = 10,
+    scope: Scope | None = None,
+    tags: list[str] | None = None,
+    source: Source | None = None,
+    include_expired: bool = False,
+    *,
+    since: str | None = None,
+    until: str | None = None,
+    min_score: float | None = None,
+) -> SearchResult:
+    """`scope` None: every scope the caller can see. `since`/`until`: only memories
+    last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
+    (time_filters.py); like every filter they apply before either arm's top-k cut.
+    `min_score`: leave out results scoring below it (the same score the results show)."""
+    text = v.clean_query(query)
+    limit = v.clean_limit(limit)
+    now = clock()
+    window = parse_time_range(since, until, now)
+    floor = v.clean_min_score(min_score)
+    vis = Visibility(
+        caller=caller,
+        scope=scope,
+        tags=tuple(v.clean_tags(tags or [])),
+        source=source,
+        include_expired=include_expired,
+        now=now,
+        updated_since=window.since,
+        updated_until=window.until,
+    )
+    config = policy.ranking
+    pool = max(limit * config.candidate_multiplier, config.min_candidates)
+    notices: list[str] = []
+
+    keyword_hits: list[tuple[int, float]] = []
+    terms = query_terms(text)
+    vector_hits: list[tuple[int, float]] = []
+    semantic = await vectors.model_ready(policy.search_model_wait_seconds)
+    query_vectors: list[np.ndarray] = []
+    exact: list[ExactMatches] = []
+
+    records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
+    facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
+    scans: list[Scan | None] = []
+
+    lookup = exact_lookup(text)
+    keyword_query = KeywordQuery(
+        terms=tuple(terms),
+        limit=pool,
+        column_weights=KEYWORD_COLUMN_WEIGHTS,
+        key=lookup.key,
+        identifiers=lookup.identifiers,
+        key_limit=lookup.key_limit,
+        identifier_limit=lookup.identifier_limit,
+        records_for_holders_up_to=lookup.rare_up_to,
+    )
+
+    async def keyword_arm() -> None:
+        # One read, with what ranking needs of its finds: afterwards only the vector
+        # arm's own finds are left to read.
+        finds = await store.keyword_finds(keyword_query, vis)
+        keyword_hits.extend(finds.hits)
+        exact.append(exact_matches(lookup, finds.holding, finds.exact_ids))
+        records.update(finds.records)
+        facts.update(finds.facts)
+
+    async def vector_arm() -> None:
+        async with anyio.create_task_group() as index:  # catch up while the model embeds
+            index.start_soon(vectors.catch_up)
+            query_vectors.append(await vectors.embed_query(text))
+        scans.append(await vectors.scan(query_vectors[0]))
+
+    # The query embedding (a model thread) and the FTS5 query (a database thread)
+    # overlap instead of adding up.
+    async with anyio.create_task_group() as arms:
+        if semantic:  # first: the query embedding is the longest part
+            arms.start_soon(vector_arm)
+        arms.start_soon(keyword_arm)
+    # Exact keys and identifiers are ranked even if the keyword pool left them out.
+    keyword_hits = with_candidates(keyword_hits, exact[0].candidate_ids)
+    if semantic:
+        query_vector = query_vectors[0]
+        # The keyword candidates get their cosine too, so both arms judge each one.
+        vector_hits = await vectors.nearest(
+            query_vector, vis, pool, [memory_id for memory_id, _ in keyword_hits], scans[0]
+        )
+    else:
+        notices.append(
+            "semantic search is warming up (embedding model loading): "
+            "these results come from keyword search only"
+        )
+
+    fused = fuse(keyword_hits, vector_hits, config)
+    # Ranking reads a few facts of each candidate; whole records are read for the
+    # results only. In the same read as the vector arm's own finds' facts: the whole
+    # records of the likely results, the most relevant candidates of either arm not
+    # read whole yet (a score is the relevance times a prior of at most 1), so a
+    # second read is seldom needed.
+    facts.update(records)
+    by_relevance = sorted((i for i in fused if i not in records), key=lambda i: -fused[i].relevance)
+    likely_count = limit + LIKELY_SLACK
+    rest = [i for i in by_relevance[likely_count:] if i not in facts]
+    found, likely = await store.rank_facts(rest, by_relevance[:likely_count])
+    facts.update(found)
+    records.update(likely)
+    facts.update(likely)
+    matches = exact[0]
+    candidates = []
+    for memory_id, rel in fused.items():
+        fact = facts.get(memory_id)
+        if fact is None or is_unrelated(rel):  # deleted meanwhile, or unrelated
+            continue
+        parts = prior_parts(fact, vis.now, config)
+        # Only an exact candidate can match exactly (exact_match.py), and the keyword
+        # arm read every one of them whole.
+        record = records.get(memory_id)
+        level = matches.level(record) if record is not None else 0
+        candidates.append(_Candidate(fact, rel.relevance * parts.value, rel, parts, level))
+    ranked = exact_first(candidates, lambda candidate: candidate.level)
+    if floor is not None:
+        # Scores decrease down the list (exact_first), so this keeps a prefix.
+        ranked = [candidate for candidate in ranked if candidate.score >= floor]
+    hits = await _whole_hits(store, ranked, records, limit)
+    return SearchResult(hits, notices, semantic)
+
+
+async def _whole_hits(
+    store: MemoryStore, ranked: list[_Candidate], records: dict[int, MemoryRecord], limit: int
+) -> list[SearchHit]:
+    """The first `limit` candidates as hits with their whole records, read now where
+    the search has only their facts; one deleted or damaged since is passed over."""
+    hits: list[SearchHit] = []
+    taken = 0
+    while len(hits) < limit and taken < len(ranked):
+        batch = ranked[taken : taken + limit - len(hits)]
+        taken += len(batch)
+        unread = [c.record.id for c in batch if c.record.id not in records]
+        records.update(await store.fetch_many(unread))
+        for c in batch:
+            record = records.get(c.record.id)
+            if record is not None:
+                hits.append(
+                    SearchHit(
+                        record,
+                        c.score,
+                        c.relevance.relevance,
+                        c.relevance.matched_by,
+                        c.relevance,
+                        c.prior,
+                        c.level,
+                    )
+                )
+    return hits
