@@ -17,7 +17,7 @@ from pydantic import Field, WithJsonSchema
 
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.identity import caller_of
-from memory_mcp.mcp.server import app_of
+from memory_mcp.mcp.tool_calls import app_of
 from memory_mcp.models import Scope
 from memory_mcp.notes.indexer import note_memories
 from memory_mcp.notes.paths import NoteFolder, NotePath, is_note_name

@@ -1,18 +1,15 @@
 """The MCP tools for browsing and cleaning up: memory-list, memory-history, memory-revert
-and memory-delete-many. Translation only, like mcp_server.py (which registers these
-through `register_browse_tools`): the rules are MemoryService's."""
+and memory-delete-many. Translation only, like memory_tools.py (mcp/server.py registers
+these through `register_browse_tools`): the rules are MemoryService's."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Coroutine
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 
-from memory_mcp.app_opening import OpeningApp
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -27,8 +24,8 @@ from memory_mcp.browsing import (
     parse_older_than,
 )
 from memory_mcp.checks import validation as v
-from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.identity import caller_of
+from memory_mcp.mcp.tool_calls import app_of, guard, one_of
 from memory_mcp.models import Scope, Source, UpsertOutcome
 from memory_mcp.tool_results import (
     BulkDeleted,
@@ -41,153 +38,214 @@ from memory_mcp.tool_results import (
 )
 
 if TYPE_CHECKING:  # the store is imported after the handshake (app_opening.py)
-    from memory_mcp.app import AppContext
-
-T = TypeVar("T")
-
-
-class Guard(Protocol):
-    """mcp_server._guard: runs a call in its turn, project errors become tool errors."""
-
-    def __call__(self, app: AppContext, call: Coroutine[Any, Any, T]) -> Awaitable[T]: ...
-
-
-def _choices(*choices: str, optional: bool = False) -> WithJsonSchema:
-    schema: dict[str, Any] = {"type": "string", "enum": list(choices)}
-    return WithJsonSchema({"anyOf": [schema, {"type": "null"}]} if optional else schema)
-
-
-async def _app(ctx: Context) -> AppContext:
-    """The open app (as mcp_server.app_of): a call made while it opens waits for it."""
-    opening = cast("OpeningApp[AppContext]", ctx.request_context.lifespan_context)
-    try:
-        return await opening.ready()
-    except MemoryMcpError as exc:
-        raise ToolError(str(exc)) from exc
+    pass
 
 
 SCOPES = ("all", *Scope, *v.SCOPE_ALIASES)
 TIME_HELP = "an ISO 8601 date-time (2026-11-01T09:00:00Z) or an age before now (7d, 12h, 30m)"
 
 
-def register_browse_tools(server: MCPServer[Any], guard: Guard) -> None:
-    @server.tool(
-        name="memory-list",
-        annotations=ToolAnnotations(title="List memories", readOnlyHint=True),
+async def memory_list(
+    ctx: Context,
+    scope: Annotated[
+        str,
+        one_of(*SCOPES),
+        Field(description="One scope, or 'all' for everything you can see."),
+    ] = "all",
+    tags: Annotated[list[str], Field(description="Only memories with all these tags.")] = [],  # noqa: B006
+    source: Annotated[
+        str | None,
+        one_of(*Source, optional=True),
+        Field(description="Only memories from this source."),
+    ] = None,
+    agent_id: Annotated[str | None, Field(description="Only memories owned by this agent.")] = None,
+    since: Annotated[
+        str | None,
+        Field(description=f"Only memories updated (or created, see order) since {TIME_HELP}."),
+    ] = None,
+    until: Annotated[
+        str | None, Field(description=f"Only memories updated (or created) until {TIME_HELP}.")
+    ] = None,
+    order: Annotated[
+        str,
+        one_of(*ORDERS),
+        Field(description="Newest first by last update ('updated') or by creation."),
+    ] = "updated",
+    cursor: Annotated[
+        str | None,
+        Field(description="The `next_cursor` of the previous page; leave out for the first."),
+    ] = None,
+    limit: Annotated[
+        int, Field(strict=True, description=f"How many per page, 1-{MAX_LIST_LIMIT}.")
+    ] = DEFAULT_LIST_LIMIT,
+    include_expired: Annotated[
+        bool, Field(strict=True, description="Also list expired memories.")
+    ] = False,
+) -> MemoryList:
+    """Browse memories without a query, newest first, one page at a time.
+
+    Filters combine (all must hold); you only ever see what you may read. Values are cut
+    like search results (`truncated: true`; memory-get reads the whole memory). When
+    `next_cursor` is not null, call again with cursor=<it> and the same filters for the
+    next page. Example: memory-list(tags=["build"], since="7d", limit=10), then
+    memory-list(tags=["build"], since="7d", limit=10, cursor="WyJ1cGRhdGVkIi...")."""
+    app = await app_of(ctx)
+
+    async def listing() -> MemoryPage:
+        filters = ListFilters.parse(
+            now=app.service.clock(),
+            scope=scope,
+            tags=tags,
+            source=source,
+            agent_id=agent_id,
+            since=since,
+            until=until,
+            include_expired=include_expired,
+        )
+        return await app.service.list_memories(caller_of(app), filters, order, cursor, limit)
+
+    page = await guard(app, listing())
+    max_chars = app.settings.search_value_chars
+    return MemoryList(
+        memories=[ListedMemory.of(record, max_chars) for record in page.records],
+        next_cursor=page.next_cursor,
     )
-    async def memory_list(
-        ctx: Context,
-        scope: Annotated[
-            str,
-            _choices(*SCOPES),
-            Field(description="One scope, or 'all' for everything you can see."),
-        ] = "all",
-        tags: Annotated[list[str], Field(description="Only memories with all these tags.")] = [],  # noqa: B006
-        source: Annotated[
-            str | None,
-            _choices(*Source, optional=True),
-            Field(description="Only memories from this source."),
-        ] = None,
-        agent_id: Annotated[
-            str | None, Field(description="Only memories owned by this agent.")
-        ] = None,
-        since: Annotated[
-            str | None,
-            Field(description=f"Only memories updated (or created, see order) since {TIME_HELP}."),
-        ] = None,
-        until: Annotated[
-            str | None, Field(description=f"Only memories updated (or created) until {TIME_HELP}.")
-        ] = None,
-        order: Annotated[
-            str,
-            _choices(*ORDERS),
-            Field(description="Newest first by last update ('updated') or by creation."),
-        ] = "updated",
-        cursor: Annotated[
-            str | None,
-            Field(description="The `next_cursor` of the previous page; leave out for the first."),
-        ] = None,
-        limit: Annotated[
-            int, Field(strict=True, description=f"How many per page, 1-{MAX_LIST_LIMIT}.")
-        ] = DEFAULT_LIST_LIMIT,
-        include_expired: Annotated[
-            bool, Field(strict=True, description="Also list expired memories.")
-        ] = False,
-    ) -> MemoryList:
-        """Browse memories without a query, newest first, one page at a time.
 
-        Filters combine (all must hold); you only ever see what you may read. Values are cut
-        like search results (`truncated: true`; memory-get reads the whole memory). When
-        `next_cursor` is not null, call again with cursor=<it> and the same filters for the
-        next page. Example: memory-list(tags=["build"], since="7d", limit=10), then
-        memory-list(tags=["build"], since="7d", limit=10, cursor="WyJ1cGRhdGVkIi...")."""
-        app = await _app(ctx)
 
-        async def listing() -> MemoryPage:
-            filters = ListFilters.parse(
-                now=app.service.clock(),
-                scope=scope,
-                tags=tags,
-                source=source,
-                agent_id=agent_id,
-                since=since,
-                until=until,
-                include_expired=include_expired,
-            )
-            return await app.service.list_memories(caller_of(app), filters, order, cursor, limit)
+async def memory_history(
+    ctx: Context,
+    id: Annotated[int, Field(strict=True, description="The memory id.")],
+    version: Annotated[
+        int | None,
+        Field(strict=True, description="Only this version, with its whole value."),
+    ] = None,
+    limit: Annotated[
+        int,
+        Field(strict=True, description=f"How many versions at most, 1-{MAX_HISTORY_LIMIT}."),
+    ] = DEFAULT_HISTORY_LIMIT,
+    before: Annotated[
+        int | None,
+        Field(
+            strict=True,
+            description="Only versions older than this one: the `earlier` of the previous answer.",
+        ),
+    ] = None,
+) -> MemoryHistory:
+    """The versions of a memory, oldest first, the newest `limit` of them: each one's
+    value, tags, metadata, who wrote it (`written_by`) and when (`written_at`); the last
+    one is `current`. When `earlier` is set there are older versions: call again with
+    before=<it>.
 
-        page = await guard(app, listing())
-        max_chars = app.settings.search_value_chars
-        return MemoryList(
-            memories=[ListedMemory.of(record, max_chars) for record in page.records],
-            next_cursor=page.next_cursor,
+    Values are cut like search results; ask for one `version` to read it whole. Undo a
+    change with memory-revert. Example: memory-history(id=42), then
+    memory-history(id=42, version=2)."""
+    app = await app_of(ctx)
+    caller = caller_of(app)
+    if version is None:
+        page = await guard(app, app.service.history(caller, id, limit, before))
+        return MemoryHistory(
+            id=id,
+            versions=[Version.of(e, app.settings.search_value_chars) for e in page.versions],
+            earlier=page.earlier,
+        )
+    entry = await guard(app, app.service.version_of(caller, id, version))
+    return MemoryHistory(id=id, versions=[Version.of(entry, None)])
+
+
+async def memory_revert(
+    ctx: Context,
+    id: Annotated[int, Field(strict=True, description="The memory id.")],
+    version: Annotated[
+        int, Field(strict=True, description="The version to restore (see memory-history).")
+    ],
+    expected_version: Annotated[
+        int | None,
+        Field(
+            strict=True,
+            description="Only revert if the memory is still at this version "
+            "(the current one you read).",
+        ),
+    ] = None,
+) -> Reverted:
+    """Restore an earlier version of a memory: writes a NEW version holding that
+    version's value, tags, metadata and source (history keeps everything in between).
+
+    Allowed to whoever may update the memory (its owner; the lead for a swarm memory).
+    A change made by someone else since you looked is never overwritten: pass the
+    version you read as `expected_version` (a mismatch is refused with the current
+    version). Example: memory-revert(id=42, version=2, expected_version=5)."""
+    app = await app_of(ctx)
+    outcome: UpsertOutcome = await guard(
+        app, app.service.revert(caller_of(app), id, version, expected_version)
+    )
+    return Reverted.of_revert(outcome, version)
+
+
+async def memory_delete_many(
+    ctx: Context,
+    tags: Annotated[list[str], Field(description="Memories with all these tags.")] = [],  # noqa: B006
+    source: Annotated[
+        str | None,
+        one_of(*v.TOOL_SOURCES, optional=True),
+        Field(description="Memories from this source."),
+    ] = None,
+    older_than: Annotated[
+        str | None,
+        Field(description=f"Memories not updated since {TIME_HELP}."),
+    ] = None,
+    scope: Annotated[
+        str,
+        one_of(*SCOPES),
+        Field(description="One scope, or 'all'."),
+    ] = "all",
+    dry_run: Annotated[
+        bool,
+        Field(strict=True, description="Only report what would be deleted."),
+    ] = False,
+    limit: Annotated[
+        int,
+        Field(
+            strict=True,
+            description=f"Delete at most this many (oldest first), 1-{MAX_DELETE_MANY_LIMIT}.",
+        ),
+    ] = DEFAULT_DELETE_MANY_LIMIT,
+) -> BulkDeleted:
+    """Delete many memories at once: those with all `tags`, from `source`, and/or not
+    updated for `older_than` (give at least one; they combine). Expired ones included.
+
+    The same rules as memory-delete: your own memories, and swarm ones if you are the
+    lead; others' (and notes, which follow their files) are counted in `not_allowed`
+    and left alone. Everything chosen goes in one transaction, oldest
+    first, at most `limit`; `remaining` says how many more matched. Try `dry_run=true`
+    first. Example: memory-delete-many(tags=["scratch"], older_than="30d",
+    dry_run=true)."""
+    app = await app_of(ctx)
+
+    async def delete_many() -> DeleteManyResult:
+        service = app.service
+        return await service.delete_many(
+            caller_of(app),
+            tags=tags,
+            source=None if source is None else v.parse_source(source, tuple(Source)),
+            older_than=parse_older_than(older_than, service.clock()),
+            scope=v.parse_scope(scope, allow_all=True),
+            dry_run=dry_run,
+            limit=limit,
         )
 
-    @server.tool(
+    return bulk_deleted(await guard(app, delete_many()))
+
+
+def register_browse_tools(server: MCPServer[Any]) -> None:
+    server.tool(
+        name="memory-list",
+        annotations=ToolAnnotations(title="List memories", readOnlyHint=True),
+    )(memory_list)
+    server.tool(
         name="memory-history",
         annotations=ToolAnnotations(title="A memory's versions", readOnlyHint=True),
-    )
-    async def memory_history(
-        ctx: Context,
-        id: Annotated[int, Field(strict=True, description="The memory id.")],
-        version: Annotated[
-            int | None,
-            Field(strict=True, description="Only this version, with its whole value."),
-        ] = None,
-        limit: Annotated[
-            int,
-            Field(strict=True, description=f"How many versions at most, 1-{MAX_HISTORY_LIMIT}."),
-        ] = DEFAULT_HISTORY_LIMIT,
-        before: Annotated[
-            int | None,
-            Field(
-                strict=True,
-                description="Only versions older than this one: the `earlier` of the "
-                "previous answer.",
-            ),
-        ] = None,
-    ) -> MemoryHistory:
-        """The versions of a memory, oldest first, the newest `limit` of them: each one's
-        value, tags, metadata, who wrote it (`written_by`) and when (`written_at`); the last
-        one is `current`. When `earlier` is set there are older versions: call again with
-        before=<it>.
-
-        Values are cut like search results; ask for one `version` to read it whole. Undo a
-        change with memory-revert. Example: memory-history(id=42), then
-        memory-history(id=42, version=2)."""
-        app = await _app(ctx)
-        caller = caller_of(app)
-        if version is None:
-            page = await guard(app, app.service.history(caller, id, limit, before))
-            return MemoryHistory(
-                id=id,
-                versions=[Version.of(e, app.settings.search_value_chars) for e in page.versions],
-                earlier=page.earlier,
-            )
-        entry = await guard(app, app.service.version_of(caller, id, version))
-        return MemoryHistory(id=id, versions=[Version.of(entry, None)])
-
-    @server.tool(
+    )(memory_history)
+    server.tool(
         name="memory-revert",
         annotations=ToolAnnotations(
             title="Restore an earlier version",
@@ -195,36 +253,8 @@ def register_browse_tools(server: MCPServer[Any], guard: Guard) -> None:
             destructiveHint=False,
             idempotentHint=False,
         ),
-    )
-    async def memory_revert(
-        ctx: Context,
-        id: Annotated[int, Field(strict=True, description="The memory id.")],
-        version: Annotated[
-            int, Field(strict=True, description="The version to restore (see memory-history).")
-        ],
-        expected_version: Annotated[
-            int | None,
-            Field(
-                strict=True,
-                description="Only revert if the memory is still at this version "
-                "(the current one you read).",
-            ),
-        ] = None,
-    ) -> Reverted:
-        """Restore an earlier version of a memory: writes a NEW version holding that
-        version's value, tags, metadata and source (history keeps everything in between).
-
-        Allowed to whoever may update the memory (its owner; the lead for a swarm memory).
-        A change made by someone else since you looked is never overwritten: pass the
-        version you read as `expected_version` (a mismatch is refused with the current
-        version). Example: memory-revert(id=42, version=2, expected_version=5)."""
-        app = await _app(ctx)
-        outcome: UpsertOutcome = await guard(
-            app, app.service.revert(caller_of(app), id, version, expected_version)
-        )
-        return Reverted.of_revert(outcome, version)
-
-    @server.tool(
+    )(memory_revert)
+    server.tool(
         name="memory-delete-many",
         annotations=ToolAnnotations(
             title="Delete memories by tag, source or age",
@@ -232,57 +262,4 @@ def register_browse_tools(server: MCPServer[Any], guard: Guard) -> None:
             destructiveHint=True,
             idempotentHint=True,
         ),
-    )
-    async def memory_delete_many(
-        ctx: Context,
-        tags: Annotated[list[str], Field(description="Memories with all these tags.")] = [],  # noqa: B006
-        source: Annotated[
-            str | None,
-            _choices(*v.TOOL_SOURCES, optional=True),
-            Field(description="Memories from this source."),
-        ] = None,
-        older_than: Annotated[
-            str | None,
-            Field(description=f"Memories not updated since {TIME_HELP}."),
-        ] = None,
-        scope: Annotated[
-            str,
-            _choices(*SCOPES),
-            Field(description="One scope, or 'all'."),
-        ] = "all",
-        dry_run: Annotated[
-            bool,
-            Field(strict=True, description="Only report what would be deleted."),
-        ] = False,
-        limit: Annotated[
-            int,
-            Field(
-                strict=True,
-                description=f"Delete at most this many (oldest first), 1-{MAX_DELETE_MANY_LIMIT}.",
-            ),
-        ] = DEFAULT_DELETE_MANY_LIMIT,
-    ) -> BulkDeleted:
-        """Delete many memories at once: those with all `tags`, from `source`, and/or not
-        updated for `older_than` (give at least one; they combine). Expired ones included.
-
-        The same rules as memory-delete: your own memories, and swarm ones if you are the
-        lead; others' (and notes, which follow their files) are counted in `not_allowed`
-        and left alone. Everything chosen goes in one transaction, oldest
-        first, at most `limit`; `remaining` says how many more matched. Try `dry_run=true`
-        first. Example: memory-delete-many(tags=["scratch"], older_than="30d",
-        dry_run=true)."""
-        app = await _app(ctx)
-
-        async def delete_many() -> DeleteManyResult:
-            service = app.service
-            return await service.delete_many(
-                caller_of(app),
-                tags=tags,
-                source=None if source is None else v.parse_source(source, tuple(Source)),
-                older_than=parse_older_than(older_than, service.clock()),
-                scope=v.parse_scope(scope, allow_all=True),
-                dry_run=dry_run,
-                limit=limit,
-            )
-
-        return bulk_deleted(await guard(app, delete_many()))
+    )(memory_delete_many)
