@@ -8,14 +8,13 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import anyio
-from sqlalchemy import Connection, Select, and_, func, insert, select, update
+from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
     MemoryMcpError,
-    PermissionDeniedError,
     StoreUnavailableError,
 )
 from memory_mcp.models import (
@@ -34,8 +33,8 @@ from memory_mcp.models import (
 )
 from memory_mcp.store import fulltext, migrations, writes
 from memory_mcp.store import listing as browse
+from memory_mcp.store import record_reads as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
-from memory_mcp.store.by_id import ReadById
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.listing import BulkDeletion, Selection
 from memory_mcp.store.postgres import tsvector as pg_fulltext
@@ -43,10 +42,7 @@ from memory_mcp.store.postgres.ddl import create_postgres_objects
 from memory_mcp.store.postgres.pgvector_search import PgStoredVectors, fill_pgvector_column
 from memory_mcp.store.rows import (
     MEMORIES,
-    RANK_COLUMNS,
     M,
-    MemoryColumns,
-    rank_facts_from_row,
     readable_records,
     record_from_row,
     visible_to,
@@ -54,7 +50,6 @@ from memory_mcp.store.rows import (
 from memory_mcp.store.schema import (
     SQLITE_FTS_DDL,
     Base,
-    MemoryHistoryRow,
     MemoryRow,
     StoreMetaRow,
 )
@@ -136,7 +131,7 @@ class MemoryStore:
                 async with self._engines.write() as conn:
                     # This process's counted reads go first, so eviction sees them.
                     reads = await self._write_accesses(conn)
-                    return await self._upsert(
+                    return await writes.upsert_row(
                         conn, new, expected_version, now, cap, may_overwrite_others
                     )
             except BaseException as exc:
@@ -148,25 +143,6 @@ class MemoryStore:
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
-
-    async def _upsert(
-        self,
-        conn: AsyncConnection,
-        new: NewMemory,
-        expected_version: int | None,
-        now: float,
-        cap: int,
-        may_overwrite_others: bool,
-    ) -> UpsertOutcome:
-        """Read the row by identity, locked for this transaction, then insert or update."""
-        existing = (
-            await conn.execute(select(MEMORIES).where(M.identity == new.identity).with_for_update())
-        ).first()
-        if existing is None:
-            return await writes.insert_memory(conn, new, expected_version, now, cap)
-        return await writes.update_memory(
-            conn, existing, new, expected_version, now, may_overwrite_others
-        )
 
     async def upsert_many(self, items: Sequence[BatchItem], *, cap: int) -> BatchOutcome:
         """Write a batch in ONE transaction (import): all of it is committed or none, so a
@@ -180,68 +156,12 @@ class MemoryStore:
             try:
                 async with self._engines.write() as conn:
                     reads = await self._write_accesses(conn)
-                    return await self._upsert_many(conn, items, cap)
+                    return await writes.upsert_batch(conn, items, cap)
             except BaseException as exc:
                 self._accesses.put_back(reads)
                 if not isinstance(exc, IntegrityError) or attempt == 2:
                     raise  # (IntegrityError: see upsert; the retry updates instead)
         raise AssertionError("unreachable")
-
-    async def _upsert_many(
-        self, conn: AsyncConnection, items: Sequence[BatchItem], cap: int
-    ) -> BatchOutcome:
-        outcome = BatchOutcome()
-        identities = list(dict.fromkeys(item.memory.identity for item in items))
-        stored: dict[str, Any] = {}
-        for start in range(0, len(identities), writes.IN_CHUNK):
-            chunk = identities[start : start + writes.IN_CHUNK]
-            for found in await conn.execute(select(MEMORIES).where(M.identity.in_(chunk))):
-                stored[found.identity] = found
-        fresh: list[BatchItem] = []
-        one_by_one: list[tuple[int, BatchItem]] = []
-        seen: set[str] = set()
-        for index, item in enumerate(items):
-            new, row = item.memory, stored.get(item.memory.identity)
-            if new.identity in seen:
-                one_by_one.append((index, item))  # after the first of its key is written
-            elif row is None:
-                fresh.append(item)
-            elif (
-                row.agent_id == new.agent_id or item.may_overwrite_others
-            ) and writes.is_unchanged(row, writes.content_values(new)):
-                outcome.unchanged += 1
-            else:
-                one_by_one.append((index, item))
-            seen.add(new.identity)
-        if fresh:
-            revision = await writes.next_revision(conn)
-            ids = await writes.insert_new(conn, [(i.memory, i.now) for i in fresh], revision)
-            outcome.created += len(fresh)
-            newest: dict[str, int] = {}
-            for item in fresh:
-                if item.memory.source is not Source.FILE_INDEX:  # notes are not counted
-                    agent = item.memory.agent_id
-                    newest[agent] = max(newest.get(agent, 0), ids[item.memory.identity])
-            for agent, keep_id in sorted(newest.items()):
-                outcome.evicted_ids += await writes.evict_over_cap(
-                    conn, agent, cap, keep_id, revision
-                )
-        for index, item in one_by_one:
-            try:
-                result = await self._upsert(
-                    conn, item.memory, None, item.now, cap, item.may_overwrite_others
-                )
-            except PermissionDeniedError as exc:  # raised before anything is written
-                outcome.refused.append((index, str(exc)))
-                continue
-            outcome.evicted_ids += result.evicted_ids
-            if result.created:
-                outcome.created += 1
-            elif result.changed:
-                outcome.updated += 1
-            else:
-                outcome.unchanged += 1
-        return outcome
 
     def touch(self, memory_id: int, now: float) -> int:
         """Count a read without writing now (store/access.py): returns how many of this
@@ -291,10 +211,10 @@ class MemoryStore:
     async def purge_expired(self, now: float) -> int:
         """Delete the memories expired by `now`. It reads first: most sweeps find nothing,
         and those take no write lock (every agent's server sweeps as it starts)."""
-        if not await self._engines.read(_any_expired, now):
+        if not await self._engines.read(reads.any_expired, now):
             return 0
         async with self._engines.write() as conn:
-            ids = list((await conn.scalars(select(M.id).where(_expired_by(now)))).all())
+            ids = list((await conn.scalars(select(M.id).where(reads.expired_by(now)))).all())
             if not ids:
                 return 0
             revision = await writes.next_revision(conn)
@@ -302,12 +222,12 @@ class MemoryStore:
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
         """The memory, or None; DamagedMemoryError if its row cannot be read."""
-        return await self._engines.read(_record_by_id, memory_id)
+        return await self._engines.read(reads.record_by_id, memory_id)
 
     async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]:
         if not memory_ids:
             return {}
-        return await self._engines.read(_records_by_id, list(memory_ids))
+        return await self._engines.read(reads.records_by_id, list(memory_ids))
 
     async def rank_facts(
         self, memory_ids: Sequence[int], whole: Sequence[int] = ()
@@ -317,7 +237,7 @@ class MemoryStore:
         this for its candidates, and whole records for its results only."""
         if not memory_ids and not whole:
             return {}, {}
-        return await self._engines.read(_facts_and_records, list(memory_ids), list(whole))
+        return await self._engines.read(reads.facts_and_records, list(memory_ids), list(whole))
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
@@ -411,7 +331,7 @@ class MemoryStore:
         """A search's keyword arm in one read (one snapshot, and on SQLite one trip to a
         worker thread), while the model embeds the query: the BM25 hits, the exact
         candidates, and what ranking needs of them."""
-        return await self._engines.read(_keyword_finds, self._fulltext, query, vis)
+        return await self._engines.read(reads.keyword_finds, self._fulltext, query, vis)
 
     async def iter_records(
         self, vis: Visibility | None = None, batch: int = 500
@@ -438,7 +358,7 @@ class MemoryStore:
         of them, when given), oldest first, as stored: `updated_by` wrote the version,
         `replaced_at` is when the next one replaced it; `tags` and `metadata` are JSON text."""
         async with self._engines.reader.connect() as conn:
-            rows = await conn.execute(history_page(memory_id, below, limit))
+            rows = await conn.execute(reads.history_page(memory_id, below, limit))
             newest_first = [
                 {
                     "version": r.version,
@@ -536,86 +456,3 @@ class MemoryStore:
                     await conn.scalar(select(func.count()).where(M.identity.in_(chunk))) or 0
                 )
         return counted, len(wanted) - stored
-
-
-def history_page(memory_id: int, below: int | None, limit: int | None) -> Select[Any]:
-    """A memory's replaced versions older than `below`, newest first, `limit` of them
-    (None: no bound): walks ix_memory_history_versions instead of sorting them all."""
-    history = MemoryHistoryRow.__table__.c
-    older = () if below is None else (history.version < below,)
-    return (
-        select(
-            history.version,
-            history.value,
-            history.tags,
-            history.metadata,
-            history.source,
-            history.replaced_at,
-            history.updated_by,
-        )
-        .where(history.memory_id == memory_id, *older)
-        .order_by(history.version.desc())
-        .limit(limit)
-    )
-
-
-def _expired_by(now: float) -> ColumnElement[bool]:
-    return and_(M.expires_at.is_not(None), M.expires_at <= now)
-
-
-def _any_expired(conn: Connection, now: float) -> bool:
-    return conn.execute(select(M.id).where(_expired_by(now)).limit(1)).first() is not None
-
-
-def _record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
-    row = conn.execute(select(MEMORIES).where(M.id == memory_id)).first()
-    return record_from_row(row) if row else None
-
-
-_RANK_FACTS_BY_ID = ReadById(RANK_COLUMNS)
-_RECORDS_BY_ID = ReadById(list(MEMORIES.columns))
-
-
-def _rank_facts(conn: Connection, memory_ids: list[int]) -> dict[int, RankFacts]:
-    if not memory_ids:
-        return {}
-    rows = _RANK_FACTS_BY_ID.rows(conn, memory_ids)
-    facts = (rank_facts_from_row(row) for row in rows)
-    return {fact.id: fact for fact in facts if fact is not None}
-
-
-def _facts_and_records(
-    conn: Connection, memory_ids: list[int], whole: list[int]
-) -> tuple[dict[int, RankFacts], dict[int, MemoryRecord]]:
-    return _rank_facts(conn, memory_ids), _records_by_id(conn, whole)
-
-
-def _records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRecord]:
-    if not memory_ids:
-        return {}
-    rows = map(MemoryColumns._make, _RECORDS_BY_ID.rows(conn, memory_ids))
-    return {record.id: record for record in readable_records(rows)}
-
-
-def _keyword_finds(
-    conn: Connection, fulltext: Any, query: KeywordQuery, vis: Visibility
-) -> KeywordFinds:
-    hits: list[tuple[int, float]] = fulltext.keyword_search(
-        conn, query.terms, vis, query.limit, query.column_weights
-    )
-    keyed: list[int] = []
-    if query.key is not None:
-        keyed = fulltext.keyed(conn, query.key, vis, query.key_limit)
-    holding: list[list[int]] = [
-        fulltext.holding_phrase(conn, identifier, vis, query.identifier_limit)
-        for identifier in query.identifiers
-    ]
-    exact = dict.fromkeys(keyed)
-    for ids in holding:
-        if len(ids) <= query.records_for_holders_up_to:
-            exact.update(dict.fromkeys(ids))
-    exact_ids = list(exact)
-    others = [memory_id for memory_id, _ in hits if memory_id not in exact]
-    return KeywordFinds(
-        hits, exact_ids, holding, _records_by_id(conn, exact_ids), _rank_facts(conn, others)
-    )

@@ -16,7 +16,14 @@ from memory_mcp.errors import (
     PermissionDeniedError,
     VersionConflictError,
 )
-from memory_mcp.models import MemoryRecord, NewMemory, Source, UpsertOutcome
+from memory_mcp.models import (
+    BatchItem,
+    BatchOutcome,
+    MemoryRecord,
+    NewMemory,
+    Source,
+    UpsertOutcome,
+)
 from memory_mcp.store.rows import MEMORIES, M, content_hash, record_from_row
 from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
 
@@ -244,3 +251,74 @@ async def evict_over_cap(
         )
     await delete_ids(conn, victims, revision)
     return victims
+
+
+async def upsert_row(
+    conn: AsyncConnection,
+    new: NewMemory,
+    expected_version: int | None,
+    now: float,
+    cap: int,
+    may_overwrite_others: bool,
+) -> UpsertOutcome:
+    """Read the row by identity, locked for this transaction, then insert or update."""
+    existing = (
+        await conn.execute(select(MEMORIES).where(M.identity == new.identity).with_for_update())
+    ).first()
+    if existing is None:
+        return await insert_memory(conn, new, expected_version, now, cap)
+    return await update_memory(conn, existing, new, expected_version, now, may_overwrite_others)
+
+
+async def upsert_batch(conn: AsyncConnection, items: Sequence[BatchItem], cap: int) -> BatchOutcome:
+    """MemoryStore.upsert_many's work inside its transaction."""
+    outcome = BatchOutcome()
+    identities = list(dict.fromkeys(item.memory.identity for item in items))
+    stored: dict[str, Any] = {}
+    for start in range(0, len(identities), IN_CHUNK):
+        chunk = identities[start : start + IN_CHUNK]
+        for found in await conn.execute(select(MEMORIES).where(M.identity.in_(chunk))):
+            stored[found.identity] = found
+    fresh: list[BatchItem] = []
+    one_by_one: list[tuple[int, BatchItem]] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        new, row = item.memory, stored.get(item.memory.identity)
+        if new.identity in seen:
+            one_by_one.append((index, item))  # after the first of its key is written
+        elif row is None:
+            fresh.append(item)
+        elif (row.agent_id == new.agent_id or item.may_overwrite_others) and is_unchanged(
+            row, content_values(new)
+        ):
+            outcome.unchanged += 1
+        else:
+            one_by_one.append((index, item))
+        seen.add(new.identity)
+    if fresh:
+        revision = await next_revision(conn)
+        ids = await insert_new(conn, [(i.memory, i.now) for i in fresh], revision)
+        outcome.created += len(fresh)
+        newest: dict[str, int] = {}
+        for item in fresh:
+            if item.memory.source is not Source.FILE_INDEX:  # notes are not counted
+                agent = item.memory.agent_id
+                newest[agent] = max(newest.get(agent, 0), ids[item.memory.identity])
+        for agent, keep_id in sorted(newest.items()):
+            outcome.evicted_ids += await evict_over_cap(conn, agent, cap, keep_id, revision)
+    for index, item in one_by_one:
+        try:
+            result = await upsert_row(
+                conn, item.memory, None, item.now, cap, item.may_overwrite_others
+            )
+        except PermissionDeniedError as exc:  # raised before anything is written
+            outcome.refused.append((index, str(exc)))
+            continue
+        outcome.evicted_ids += result.evicted_ids
+        if result.created:
+            outcome.created += 1
+        elif result.changed:
+            outcome.updated += 1
+        else:
+            outcome.unchanged += 1
+    return outcome

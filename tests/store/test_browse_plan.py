@@ -13,7 +13,7 @@ from sqlalchemy.dialects import sqlite
 from memory_mcp.models import Caller, Position, Role, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store.listing import Selection, page_statement
-from memory_mcp.store.repository import history_page
+from memory_mcp.store.record_reads import history_page
 from tests.conftest import opened
 
 pytestmark = pytest.mark.anyio

@@ -1,0 +1,106 @@
+"""The reads of whole records and of ranking facts by id (on SQLite as SQL text on the
+connection's own cursor, store/by_id.py), a search's keyword finds, a page of a memory's
+history, and the expiry test: statements MemoryStore runs inside its connections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, Select, and_, select
+from sqlalchemy.sql import ColumnElement
+
+from memory_mcp.models import KeywordFinds, KeywordQuery, MemoryRecord, RankFacts, Visibility
+from memory_mcp.store.by_id import ReadById
+from memory_mcp.store.rows import (
+    MEMORIES,
+    RANK_COLUMNS,
+    M,
+    MemoryColumns,
+    rank_facts_from_row,
+    readable_records,
+    record_from_row,
+)
+from memory_mcp.store.schema import MemoryHistoryRow
+
+
+def history_page(memory_id: int, below: int | None, limit: int | None) -> Select[Any]:
+    """A memory's replaced versions older than `below`, newest first, `limit` of them
+    (None: no bound): walks ix_memory_history_versions instead of sorting them all."""
+    history = MemoryHistoryRow.__table__.c
+    older = () if below is None else (history.version < below,)
+    return (
+        select(
+            history.version,
+            history.value,
+            history.tags,
+            history.metadata,
+            history.source,
+            history.replaced_at,
+            history.updated_by,
+        )
+        .where(history.memory_id == memory_id, *older)
+        .order_by(history.version.desc())
+        .limit(limit)
+    )
+
+
+def expired_by(now: float) -> ColumnElement[bool]:
+    return and_(M.expires_at.is_not(None), M.expires_at <= now)
+
+
+def any_expired(conn: Connection, now: float) -> bool:
+    return conn.execute(select(M.id).where(expired_by(now)).limit(1)).first() is not None
+
+
+def record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
+    row = conn.execute(select(MEMORIES).where(M.id == memory_id)).first()
+    return record_from_row(row) if row else None
+
+
+RANK_FACTS_BY_ID = ReadById(RANK_COLUMNS)
+RECORDS_BY_ID = ReadById(list(MEMORIES.columns))
+
+
+def rank_facts(conn: Connection, memory_ids: list[int]) -> dict[int, RankFacts]:
+    if not memory_ids:
+        return {}
+    rows = RANK_FACTS_BY_ID.rows(conn, memory_ids)
+    facts = (rank_facts_from_row(row) for row in rows)
+    return {fact.id: fact for fact in facts if fact is not None}
+
+
+def facts_and_records(
+    conn: Connection, memory_ids: list[int], whole: list[int]
+) -> tuple[dict[int, RankFacts], dict[int, MemoryRecord]]:
+    return rank_facts(conn, memory_ids), records_by_id(conn, whole)
+
+
+def records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRecord]:
+    if not memory_ids:
+        return {}
+    rows = map(MemoryColumns._make, RECORDS_BY_ID.rows(conn, memory_ids))
+    return {record.id: record for record in readable_records(rows)}
+
+
+def keyword_finds(
+    conn: Connection, fulltext: Any, query: KeywordQuery, vis: Visibility
+) -> KeywordFinds:
+    hits: list[tuple[int, float]] = fulltext.keyword_search(
+        conn, query.terms, vis, query.limit, query.column_weights
+    )
+    keyed: list[int] = []
+    if query.key is not None:
+        keyed = fulltext.keyed(conn, query.key, vis, query.key_limit)
+    holding: list[list[int]] = [
+        fulltext.holding_phrase(conn, identifier, vis, query.identifier_limit)
+        for identifier in query.identifiers
+    ]
+    exact = dict.fromkeys(keyed)
+    for ids in holding:
+        if len(ids) <= query.records_for_holders_up_to:
+            exact.update(dict.fromkeys(ids))
+    exact_ids = list(exact)
+    others = [memory_id for memory_id, _ in hits if memory_id not in exact]
+    return KeywordFinds(
+        hits, exact_ids, holding, records_by_id(conn, exact_ids), rank_facts(conn, others)
+    )
