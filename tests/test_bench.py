@@ -74,16 +74,28 @@ async def test_locomo_harness_on_one_small_conversation(
 
 
 def test_cli_bench_locomo_prints_a_table_and_writes_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    """`memory-mcp bench` runs `python -m bench` from the clone: its output is the child's."""
     folder = tmp_path / "locomo"
     folder.mkdir()
     (folder / "tiny.json").write_text(TINY.read_text())
     out = tmp_path / "result.json"
     assert main(["bench", "locomo", str(folder), "--json", str(out)]) == 0
-    assert "LoCoMo (turn level)" in capsys.readouterr().out
+    assert "LoCoMo (turn level)" in capfd.readouterr().out
     data = json.loads(out.read_text())
     assert data["summary"]["overall"]["questions"] == 6
+
+
+def test_cli_bench_outside_a_clone_says_how_to_run_the_benchmarks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An installed package has no bench/ beside it (and never imports it)."""
+    from memory_mcp.cli import main as cli_main
+
+    monkeypatch.setattr(cli_main, "REPO_ROOT", tmp_path)
+    assert main(["bench", "startup", "--runs", "1"]) == 2
+    assert "run them from a clone of the repository: python -m bench" in capsys.readouterr().err
 
 
 def test_synthetic_text_is_deterministic_and_zipfian() -> None:

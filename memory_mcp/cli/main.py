@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Handler = Callable[["argparse.Namespace"], int]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # bench/ lies here in a clone
+REPO_ROOT = Path(__file__).resolve().parents[2]  # bench/ lies here in a clone, run by path
 
 # importers.FORMATS' names (not imported: the readers pull in pydantic)
 IMPORT_FORMATS = ("jsonl", "memory-json", "mcp-memory-service")
@@ -140,17 +140,26 @@ def cmd_copy(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Its own stores in temporary or --workdir folders, its own settings (bench/)."""
-    if not hasattr(args, "bench"):
+    return run_bench(args.bench_args)
+
+
+def run_bench(argv: list[str]) -> int:
+    """The benchmarks live beside the package in a clone (bench/), never installed with it:
+    run there as `python -m bench ARGS` (their own stores and settings, never the user's),
+    in this interpreter, from the current folder."""
+    import os
+    import subprocess
+
+    if not (REPO_ROOT / "bench" / "command.py").is_file():
         print(
             "memory-mcp: the benchmarks are not installed with the package; run them from a "
-            "clone of the repository (bench/, see bench/README.md)",
+            "clone of the repository: python -m bench ARGS (see bench/README.md)",
             file=sys.stderr,
         )
         return 2
-    from bench import command
-
-    return command.run(args)
+    path = [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    return subprocess.run([sys.executable, "-m", "bench", *argv], env=env).returncode
 
 
 def context_limit(text: str) -> int:
@@ -343,14 +352,13 @@ def build_parser() -> argparse.ArgumentParser:
     cli_copy.add_arguments(copy)
 
     bench = _command(
-        commands, "bench", cmd_bench, help="measure retrieval quality and search latency"
+        commands,
+        "bench",
+        cmd_bench,
+        help="measure retrieval quality and search latency (from a clone: python -m bench)",
+        add_help=False,  # --help goes to the benchmarks' own parser
     )
-    if (REPO_ROOT / "bench" / "command.py").is_file():  # a clone, installed editable
-        if str(REPO_ROOT) not in sys.path:
-            sys.path.insert(0, str(REPO_ROOT))
-        from bench import command
-
-        command.add_arguments(bench)
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER)
 
     model = _command(
         commands,
@@ -383,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--version"]:  # without building the parser: no pydantic to import
         print(f"memory-mcp {__version__}")
         return 0
+    if argv[:1] == ["bench"]:  # every argument is the benchmarks' own, --help too
+        return run_bench(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "hook":  # before anything that could exit non-zero: hooks exit 0
         return int(args.handler(args))
