@@ -1,0 +1,120 @@
+"""Every command the README shows runs as written. The `sh` blocks are read line by line:
+`make` targets must exist; a `memory-mcp` command that starts a server (`serve`, `ui`,
+`bench`) is checked by the parser that `--help` describes (its command, flags and
+choices); every other one runs for real, in the README's order, as a process on a store
+of its own (the README's /srv/team/memory.db is a file in a temporary folder, the default
+store another), and must exit 0. Commands named inline in the text are parsed too."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memory_mcp.cli.main import build_parser
+from tests.mcp.test_stdio_e2e import EXE
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DATA = Path(__file__).parent / "data"
+SERVERS = ("serve", "ui", "bench")
+TEAM_DB = "/srv/team/memory.db"
+
+
+def sh_lines(text: str) -> list[str]:
+    """The commands of the ```sh blocks: continuations joined, comments dropped."""
+    lines = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = re.sub(r"\s+#.*$", "", line).strip()
+            if command and not command.startswith("#"):
+                lines.append(command)
+    return lines
+
+
+def inline_commands(text: str) -> list[list[str]]:
+    """`memory-mcp ...` in the prose (placeholders such as PATH parse like any value)."""
+    found = re.findall(r"`(memory-mcp [^`]+)`", text)
+    return [shlex.split(c)[1:] for c in found if "COMMAND" not in c and "ARGS" not in c]
+
+
+def memory_mcp_argv(command: str) -> list[str] | None:
+    words = shlex.split(command)
+    if words and Path(words[0]).name == "memory-mcp":
+        return words[1:]
+    return None
+
+
+def make_targets() -> set[str]:
+    return set(re.findall(r"^([a-z-]+):", (ROOT / "Makefile").read_text(), re.M))
+
+
+def test_the_readme_has_commands_of_every_kind() -> None:
+    lines = sh_lines(README.read_text())
+    argvs = [argv for argv in map(memory_mcp_argv, lines) if argv is not None]
+    assert any(argv[0] in SERVERS for argv in argvs)
+    assert sum(argv[0] not in SERVERS for argv in argvs) >= 10
+    assert any(line.startswith("make ") for line in lines)
+
+
+def test_every_make_target_exists() -> None:
+    for line in sh_lines(README.read_text()):
+        if line.startswith("make "):
+            target = line.split()[1]
+            assert target in make_targets(), line
+
+
+def test_every_command_is_one_the_readme_test_knows() -> None:
+    """A new kind of command (another tool) needs a way to be checked here first."""
+    for line in sh_lines(README.read_text()):
+        known = line.startswith(("make ", "npx @modelcontextprotocol/inspector"))
+        assert known or memory_mcp_argv(line) is not None, line
+
+
+def test_server_and_inline_commands_parse() -> None:
+    text = README.read_text()
+    argvs = [memory_mcp_argv(line) for line in sh_lines(text)]
+    servers = [argv for argv in argvs if argv is not None and argv[0] in SERVERS]
+    for argv in servers + inline_commands(text):
+        if argv[0] == "bench":
+            from bench.command import main as bench_main
+
+            with pytest.raises(SystemExit) as done:  # --help: the flags exist, nothing runs
+                bench_main([*argv[1:], "--help"])
+            assert done.value.code == 0, argv
+        elif "--help" not in argv:
+            build_parser().parse_args(argv)  # exits 2 on an unknown command, flag or choice
+
+
+def test_every_other_command_runs_as_written(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_MCP_")}
+    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    env["MEMORY_MCP_MEMORY_DIR"] = str(tmp_path / "notes")  # never /workspace's
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(DATA / "reference_memory.json", work / "memory.json")
+    seed = work / "seed.jsonl"  # memory 1, for `get 1` and `history 1`
+    seed.write_text('{"key": "payments-lead", "value": "Maria leads the payments team"}\n')
+    team_db = tmp_path / "team" / "memory.db"
+    team_db.parent.mkdir()
+
+    def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [EXE, *argv], capture_output=True, text=True, env=env, cwd=work, timeout=300
+        )
+
+    assert run(["import", str(seed)]).returncode == 0
+    ran = []
+    for line in sh_lines(README.read_text()):
+        argv = memory_mcp_argv(line.replace(TEAM_DB, str(team_db)))
+        if argv is None or argv[0] in SERVERS and "--help" not in argv:
+            continue
+        done = run(argv)
+        assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
+        ran.append(argv[0])
+    assert {"token", "search", "list", "get", "import", "export", "doctor"} <= set(ran)
