@@ -20,8 +20,8 @@ from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
 from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.startup_check import prepare_store_location
-from memory_mcp.store import MemoryStore
 from memory_mcp.store.engine import create_engines
+from memory_mcp.store.repository import MemoryStore
 from memory_mcp.store.token_rows import TokenStore
 from memory_mcp.tokens import AgentTokens
 

@@ -263,3 +263,8 @@ class Position:
 
     at: float
     id: int
+
+
+# Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
+# can take a note's identity or be taken over by the indexer (service.py refuses them).
+NOTE_KEY_PREFIX = "file:"

@@ -30,8 +30,8 @@ from memory_mcp.policy import Policy
 from memory_mcp.search import pipeline
 from memory_mcp.search.pipeline import SearchResult
 from memory_mcp.semantic.vectors import Vectors
-from memory_mcp.store import MemoryStore
 from memory_mcp.store.listing import Selection
+from memory_mcp.store.repository import MemoryStore
 from memory_mcp.versions import one_version, versions_page
 
 

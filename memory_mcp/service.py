@@ -26,6 +26,7 @@ from memory_mcp.errors import (
     PermissionDeniedError,
 )
 from memory_mcp.models import (
+    NOTE_KEY_PREFIX,
     BatchItem,
     BatchOutcome,
     Caller,
@@ -44,14 +45,10 @@ from memory_mcp.reading import MemoryReads, can_see
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.similar import SimilarCheck, find_similar
 from memory_mcp.semantic.vectors import Vectors
-from memory_mcp.store import MemoryStore
+from memory_mcp.store.repository import MemoryStore
 from memory_mcp.versions import one_version
 
 log = logging.getLogger(__name__)
-
-# Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
-# can take a note's identity or be taken over by the indexer.
-NOTE_KEY_PREFIX = "file:"
 
 
 def may_change(caller: Caller, record: MemoryRecord) -> bool:

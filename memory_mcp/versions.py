@@ -11,7 +11,7 @@ from memory_mcp.browsing import HistoryPage, MemoryVersion
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import MemoryRecord, Source
-from memory_mcp.store import MemoryStore
+from memory_mcp.store.repository import MemoryStore
 
 
 async def one_version(store: MemoryStore, record: MemoryRecord, version: Any) -> MemoryVersion:

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source
-from memory_mcp.service import MemoryService
+from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source, UpsertOutcome
+from memory_mcp.policy import Policy
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +62,30 @@ class FileIndexReport:
         return text + (f", {len(self.refused)} refused" if self.refused else "")
 
 
+class NoteCalls(Protocol):
+    """What the notes ask of MemoryService (service.py): its policy, its clock and its
+    note calls. A Protocol, so the notes do not import the service they are given."""
+
+    policy: Policy
+    clock: Callable[[], float]
+
+    async def store_note_chunk(self, caller: Caller, chunk: NoteChunk) -> UpsertOutcome: ...
+
+    async def note_records(
+        self, caller: Caller, scope: Scope, file_path: str
+    ) -> list[MemoryRecord]: ...
+
+    async def note_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]: ...
+
+    async def forget_note_records(self, records: list[MemoryRecord]) -> int: ...
+
+    async def set_note_expiry(
+        self, records: list[MemoryRecord], expires_at: float | None
+    ) -> None: ...
+
+
 class FileIndexService:
-    def __init__(self, service: MemoryService) -> None:
+    def __init__(self, service: NoteCalls) -> None:
         self.service = service
 
     def expiry_for(self, modified_at: float) -> float | None:

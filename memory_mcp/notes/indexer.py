@@ -19,7 +19,7 @@ from typing import TypeVar
 import anyio
 
 from memory_mcp.checks.validation import MAX_KEY_CHARS
-from memory_mcp.models import Caller
+from memory_mcp.models import NOTE_KEY_PREFIX, Caller
 from memory_mcp.notes.chunking import Chunk, chunk_note
 from memory_mcp.notes.file_memories import FileIndexReport, FileIndexService, FileMemory
 from memory_mcp.notes.paths import (
@@ -32,7 +32,6 @@ from memory_mcp.notes.paths import (
     read_note,
     walk_notes,
 )
-from memory_mcp.service import NOTE_KEY_PREFIX
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -33,8 +33,8 @@ from memory_mcp.search.ranking import (
 )
 from memory_mcp.search.time_filters import parse_time_range
 from memory_mcp.semantic.vectors import Scan, Vectors
-from memory_mcp.store import MemoryStore
 from memory_mcp.store.keyword import query_terms
+from memory_mcp.store.repository import MemoryStore
 
 # BM25 column weights for (key, value, tags): a hit in the key or a tag says more than one
 # word somewhere in a long value.

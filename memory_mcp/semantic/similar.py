@@ -35,7 +35,7 @@ from memory_mcp.models import Caller, MemoryRecord, Visibility
 
 if TYPE_CHECKING:  # tool_results needs SimilarCheck before the handshake; the store after
     from memory_mcp.semantic.vectors import Vectors
-    from memory_mcp.store import MemoryStore
+    from memory_mcp.store.repository import MemoryStore
 
 SIMILAR_MIN_COSINE = 0.60
 MAX_SIMILAR = 5

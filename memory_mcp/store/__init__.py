@@ -1,6 +1,3 @@
-"""Persistence: SQLAlchemy tables, the engine set-up and the MemoryStore repository."""
-
-from memory_mcp.store.repository import MemoryStore
-from memory_mcp.store.rows import IndexDelta, IndexRow
-
-__all__ = ["IndexDelta", "IndexRow", "MemoryStore"]
+"""Persistence: SQLAlchemy tables, the engine set-up and the MemoryStore repository
+(store/repository.py). Importing the package loads nothing: the modules name what they
+need, so reading one row type never pulls in every statement."""

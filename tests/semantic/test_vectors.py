@@ -13,8 +13,8 @@ import pytest
 from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, Visibility
 from memory_mcp.semantic.vectors import InProcessIndex, Vectors
 from memory_mcp.settings import Settings
-from memory_mcp.store import MemoryStore
 from memory_mcp.store.engine import create_engines
+from memory_mcp.store.repository import MemoryStore
 from memory_mcp.store.stored_vectors import StoredVectors
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
