@@ -1,5 +1,5 @@
 """How close the bundled model puts a memory and its near-duplicate: the numbers behind
-store_memory's `similar` threshold (memory_mcp/similar.py, docs/RETRIEVAL.md).
+store_memory's `similar` threshold (memory_mcp/semantic/similar.py, docs/RETRIEVAL.md).
 
     python -m bench.near_duplicates [LOCOMO_DIR]
 

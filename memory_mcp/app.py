@@ -133,7 +133,7 @@ async def purge_worker(service: MemoryService, interval: float) -> None:
 
 
 async def access_worker(service: MemoryService) -> None:
-    """Write the reads counted by memory-get, in one batch a second (store/access.py)."""
+    """Write the reads counted by memory-get, in one batch a second (store/access_counts.py)."""
     while True:
         await anyio.sleep(ACCESS_FLUSH_SECONDS)
         try:

@@ -185,7 +185,7 @@ class Visibility:
     include_expired: bool = False
     now: float = 0.0
     # Only memories last changed (updated_at, UNIX seconds) within these bounds, both
-    # included; None leaves a side open (memory_mcp/time_filters.py parses them).
+    # included; None leaves a side open (memory_mcp/search/time_filters.py parses them).
     updated_since: float | None = None
     updated_until: float | None = None
 
@@ -204,7 +204,7 @@ class KeywordQuery:
     key_limit: int
     identifier_limit: int
     # An identifier's holders are exact candidates, read whole, only if there are at most
-    # this many (a common one does not single a memory out: exact_match.py).
+    # this many (a common one does not single a memory out: search/exact_match.py).
     records_for_holders_up_to: int
 
 
@@ -251,7 +251,7 @@ class BatchOutcome:
     evicted_ids: list[int] = field(default_factory=list)
 
 
-# Listing pages (store/browse.py, browsing.py). Here rather than in the store: the MCP
+# Listing pages (store/listing.py, browsing.py). Here rather than in the store: the MCP
 # edge imports browsing.py before the handshake, and the store package pulls in SQLAlchemy.
 Order = Literal["updated", "created"]
 

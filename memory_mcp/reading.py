@@ -78,7 +78,7 @@ class MemoryReads:
         return await self.store.cap_usage(agent_id, identities)
 
     async def flush_accesses(self) -> None:
-        """Write the reads memory-get counted in memory (store/access.py)."""
+        """Write the reads memory-get counted in memory (store/access_counts.py)."""
         await self.store.flush_accesses()
 
     async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
@@ -162,7 +162,7 @@ class MemoryReads:
     ) -> SearchResult:
         """`scope` None: every scope the caller can see. `since`/`until`: only memories
         last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
-        (time_filters.py); like every filter they apply before either arm's top-k cut.
+        (search/time_filters.py); like every filter they apply before either arm's top-k cut.
         `min_score`: leave out results scoring below it (the same score the results show).
         The pipeline: memory_mcp/search/pipeline.py."""
         return await pipeline.search(

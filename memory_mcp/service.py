@@ -70,7 +70,7 @@ class MemoryService(MemoryReads):
         self.embedder = embedder
         self.policy = policy
         self.clock = clock
-        # Embedding, storing and searching vectors (memory_mcp/vectors.py tells the story).
+        # Embedding, storing and searching vectors (memory_mcp/semantic/vectors.py tells the story).
         self.vectors = vectors or Vectors.in_process(store.vectors, embedder, clock)
 
     # -- writing ----------------------------------------------------------------------------
@@ -146,7 +146,7 @@ class MemoryService(MemoryReads):
 
     async def similar_to(self, caller: Caller, record: MemoryRecord) -> SimilarCheck:
         """The memories `caller` can see that closely resemble `record` (just written):
-        store_memory's `similar` (memory_mcp/similar.py)."""
+        store_memory's `similar` (memory_mcp/semantic/similar.py)."""
         return await find_similar(self.vectors, self.store, caller, record, self.clock())
 
     # -- notes (memory_mcp/notes/): memories that mirror a file ----------------------------

@@ -114,7 +114,7 @@ class Settings(BaseSettings):
     role: Role = Role.WORKER
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
     # stdio: one agent, the one above. The HTTP transports serve many agents at once, each
-    # known by its bearer token (`memory-mcp token add`); see memory_mcp/http_server.py.
+    # known by its bearer token (`memory-mcp token add`); see memory_mcp/http/team_server.py.
     transport: Literal["stdio", "streamable-http", "sse"] = "stdio"
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)

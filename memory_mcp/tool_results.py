@@ -36,7 +36,7 @@ class ToolResult(BaseModel):
 
 
 class SimilarMemory(ToolResult):
-    """A memory the one just stored closely resembles (memory_mcp/similar.py)."""
+    """A memory the one just stored closely resembles (memory_mcp/semantic/similar.py)."""
 
     id: int
     key: str
@@ -136,7 +136,8 @@ class Memory(ToolResult):
 
 
 class ScoreExplanation(ToolResult):
-    """Why a result is where it is: the parts of its score (ranking.py, exact_match.py).
+    """Why a result is where it is: the parts of its score (search/ranking.py,
+    search/exact_match.py).
 
         relevance = search_confidence * (0.7 * vector + 0.3 * keyword)   (default weights)
         prior     = recency * access * source_quality

@@ -1,10 +1,11 @@
-"""The visibility rule is written three times: `can_see` (service.py, one record: get,
+"""The visibility rule is written three times: `can_see` (reading.py, one record: get,
 delete), SQL `visible_to` (store/rows.py: keyword arm, exact matches, prompt block,
-export) and the numpy mask (vector_index.py: the vector arm); on SQLite the keyword arm runs
-visible_to's condition compiled to SQL text once per shape (`visible_sql`). This holds them
-against each other on one real SQLite file (and PostgreSQL), over every scope (a private
-memory, a session memory, a swarm memory, a learning) x owner x session x tags x source x
-expiry, asked by every kind of caller with every filter a search can carry."""
+export) and the numpy mask (semantic/vector_index.py: the vector arm); on SQLite the
+keyword arm runs visible_to's condition compiled to SQL text once per shape
+(`visible_sql`). This holds them against each other on one real SQLite file (and
+PostgreSQL), over every scope (a private memory, a session memory, a swarm memory, a
+learning) x owner x session x tags x source x expiry, asked by every kind of caller with
+every filter a search can carry."""
 
 from __future__ import annotations
 

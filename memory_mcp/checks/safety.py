@@ -8,7 +8,7 @@ millisecond. Each pattern keys on a provider's fixed prefix or a structural mark
 ordinary high-entropy text (hashes, ids, data URIs) passes. `tests/checks/test_secrets.py` holds
 the corpus of real-shaped fakes that must be refused and ordinary text that must pass.
 
-Text that reads like instructions to a model is flagged, not refused: see injection.py."""
+Text that reads like instructions to a model is flagged, not refused: see checks/injection.py."""
 
 from __future__ import annotations
 

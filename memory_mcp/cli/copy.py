@@ -1,5 +1,5 @@
 """`memory-mcp copy --from DB --to DB [--replace]`: move a whole store between SQLite and
-PostgreSQL (memory_mcp/store/copy.py does the copying and the count check)."""
+PostgreSQL (memory_mcp/store/table_copy.py does the copying and the count check)."""
 
 from __future__ import annotations
 

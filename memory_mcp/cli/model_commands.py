@@ -1,4 +1,4 @@
-"""`memory-mcp model prepare` (registered in cli.py): export the bundled weights to ONNX
+"""`memory-mcp model prepare` (registered in cli/main.py): export the bundled weights to ONNX
 once, from disk (the Makefile runs it at set-up; a server that finds no file exports it in
 the background)."""
 

@@ -1,4 +1,4 @@
-"""The CLI's file-notes commands, `index` and `context` (registered in cli.py). Only
+"""The CLI's file-notes commands, `index` and `context` (registered in cli/main.py). Only
 `context --query` loads the embedding model (to search by meaning, as the MCP prompt
 does); the other exits in well under a second, and the server's embedding worker embeds
 whatever it wrote."""

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def add_arguments(token: argparse.ArgumentParser) -> None:
-    """`token`'s subcommands (the command is registered in cli.py)."""
+    """`token`'s subcommands (the command is registered in cli/main.py)."""
     kinds = token.add_subparsers(dest="token_command", required=True)
     add = kinds.add_parser("add", help="create a token for an agent (printed once)")
     add.add_argument("agent", metavar="AGENT_ID")

@@ -1,6 +1,6 @@
 """Readers for other memory servers' files (`memory-mcp import --from FORMAT FILE`): each
 turns a file into the same checked lines as our own JSONL export (jsonl.MemoryLine), so
-the import path is one (cli_import.py: whole-file check, batches, idempotent re-runs).
+the import path is one (cli/imports.py: whole-file check, batches, idempotent re-runs).
 
 A reader reports every bad entry by its place and field, and the import then stores
 nothing; the memories it makes get stable keys derived from the source (an entity's

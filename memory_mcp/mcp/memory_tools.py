@@ -279,7 +279,7 @@ async def inject_learning(
 
 def register_memory_tools(server: MCPServer[Any]) -> None:
     server.tool(
-        name="memory-store",  # and the deprecated store_memory (tool_names.py)
+        name="memory-store",  # and the deprecated store_memory (mcp/tool_names.py)
         annotations=ToolAnnotations(
             title="Store a memory", readOnlyHint=False, destructiveHint=False, idempotentHint=True
         ),
@@ -299,7 +299,7 @@ def register_memory_tools(server: MCPServer[Any]) -> None:
         ),
     )(memory_delete)
     server.tool(
-        name="memory-inject-learning",  # and the deprecated inject-learning (tool_names.py)
+        name="memory-inject-learning",  # and the deprecated inject-learning (mcp/tool_names.py)
         annotations=ToolAnnotations(
             title="Share a learning with every agent (lead only)",
             readOnlyHint=False,

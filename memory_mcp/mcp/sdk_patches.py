@@ -6,7 +6,7 @@
 - over stdio, a request line the SDK cannot parse (a lone surrogate escape such as
   "\\ud800", or nesting deeper than its parser's limit) still gets an answer: the SDK
   drops such lines silently, and the client would wait forever;
-- every tool registered under a name that has deprecated aliases (tool_names.py) is also
+- every tool registered under a name that has deprecated aliases (mcp/tool_names.py) is also
   registered under them, and tools/list leaves lead-only tools out for a worker.
 """
 

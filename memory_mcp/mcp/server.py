@@ -103,9 +103,9 @@ def build_server(
 
 async def serve_stdio(server: MCPServer, handshake: HandshakeGate | None = None) -> None:
     """What MCPServer.run("stdio") does, with a stdin whose reads never hold up shutdown
-    (memory_mcp/stdin_lines.py): one Ctrl-C in a terminal stops the server; and a stdout
+    (memory_mcp/mcp/stdin_lines.py): one Ctrl-C in a terminal stops the server; and a stdout
     written from the event loop, not a worker thread, claimed like the SDK claims it (stray
-    prints go to stderr, not into the protocol: stdout_frames.py). Lines the SDK cannot
+    prints go to stderr, not into the protocol: mcp/stdout_frames.py). Lines the SDK cannot
     parse are answered, not dropped (mcp_edge.AnswerUnreadableLines). `handshake` passes
     when the client sends anything after its `initialize` (it has the answer by then).
 

@@ -1,7 +1,7 @@
 """Exact matches first: a memory whose key is the query, or that holds an identifier of the
 query verbatim, ranks above every memory that is only similar.
 
-Fusion (ranking.py) weighs meaning 0.7 and words 0.3, so a memory found only by its words
+Fusion (search/ranking.py) weighs meaning 0.7 and words 0.3, so a memory found only by its words
 can lose to loosely related ones: in a store of 2,000 memories keyed gen-0000..gen-1999,
 the key gen-0042 was not in the top 50 for the query "gen-0042". Someone who types a key
 or an identifier means that thing, so exactness is a rank of its own:

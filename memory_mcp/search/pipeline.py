@@ -106,7 +106,7 @@ async def search(
 ) -> SearchResult:
     """`scope` None: every scope the caller can see. `since`/`until`: only memories
     last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
-    (time_filters.py); like every filter they apply before either arm's top-k cut.
+    (search/time_filters.py); like every filter they apply before either arm's top-k cut.
     `min_score`: leave out results scoring below it (the same score the results show)."""
     text = v.clean_query(query)
     limit = v.clean_limit(limit)
@@ -206,7 +206,7 @@ async def search(
         if fact is None or is_unrelated(rel):  # deleted meanwhile, or unrelated
             continue
         parts = prior_parts(fact, vis.now, config)
-        # Only an exact candidate can match exactly (exact_match.py), and the keyword
+        # Only an exact candidate can match exactly (search/exact_match.py), and the keyword
         # arm read every one of them whole.
         record = records.get(memory_id)
         level = matches.level(record) if record is not None else 0

@@ -6,7 +6,7 @@ become a boolean mask applied before the top-k cut, so a filtered search never c
 short.
 
 The index follows the store's `revision` counter: before each search its owner
-(`InProcessIndex` in vectors.py) asks the store for rows changed since its revision and
+(`InProcessIndex` in semantic/vectors.py) asks the store for rows changed since its revision and
 tombstones of deleted ones and applies them here, so writes by other processes on the same
 database are seen on the next search."""
 

@@ -14,13 +14,13 @@ Who writes vectors
   (StoredVectors.missing: a small note is not queued behind a big one).
 - `embed_texts`, for given texts (`memory-mcp import`, a batch of its file at a time): those
   of them with no vector yet, in one model call, which the embedder spreads over its threads.
-Vectors are stored once per (content hash, model) (`embeddings`, store/vectors.py): a change
+Vectors are stored once per (content hash, model) (`embeddings`, store/stored_vectors.py): a change
 of tags, metadata or expiry keeps the vector, and a text written twice is embedded once.
 Saving one bumps the revision of every memory using it, so every process's index sees it.
 
 When the index syncs
 - The search runs on a `NearestSearch`. The default, `InProcessIndex`, keeps every vector in
-  a numpy matrix with the facts needed to filter it (vector_index.py). Before each search,
+  a numpy matrix with the facts needed to filter it (semantic/vector_index.py). Before each search,
   and after each background pass, `catch_up` reads the rows whose revision is newer than
   the index's plus the tombstones of deleted ones, in one snapshot, and applies them: a
   write by any process is seen at the next search. On SQLite it first asks whether
@@ -76,7 +76,7 @@ EMBED_CALL_CHARS = 1_000
 
 
 class VectorRows(Protocol):
-    """Where vectors are kept: store/vectors.py's StoredVectors (SQLite and PostgreSQL
+    """Where vectors are kept: store/stored_vectors.py's StoredVectors (SQLite and PostgreSQL
     bytes); a pgvector table implements the same."""
 
     async def save(
@@ -170,7 +170,7 @@ class Vectors:
         cls, rows: StoredVectors, embedder: Embedder, clock: Callable[[], float]
     ) -> Vectors:
         """Vectors as rows of the store, searched in a numpy index in this process, or in
-        the database where it can (pgvector: store/postgres/vectors.py)."""
+        the database where it can (pgvector: store/postgres/pgvector_search.py)."""
         model = passages.vector_model(embedder.model_name)
         search = rows.database_search(model) or InProcessIndex(rows, model)
         return cls(rows, embedder, clock, search)

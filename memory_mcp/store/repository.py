@@ -62,8 +62,9 @@ class MemoryStore:
     def __init__(self, engines: Engines) -> None:
         self._engines = engines
         self._accesses = AccessTally()
-        # Vectors have their own statements (store/vectors.py); memory_mcp/vectors.py uses
-        # them. The one place the dialect picks the PostgreSQL parts (store/postgres/).
+        # Vectors have their own statements (store/stored_vectors.py);
+        # memory_mcp/semantic/vectors.py uses them. The one place the dialect picks the
+        # PostgreSQL parts (store/postgres/).
         self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
         self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
 
@@ -164,7 +165,7 @@ class MemoryStore:
         raise AssertionError("unreachable")
 
     def touch(self, memory_id: int, now: float) -> int:
-        """Count a read without writing now (store/access.py): returns how many of this
+        """Count a read without writing now (store/access_counts.py): returns how many of this
         memory's reads are not in the store yet, this one included."""
         return self._accesses.add(memory_id, now)
 
@@ -373,7 +374,7 @@ class MemoryStore:
             ]
             return newest_first[::-1]
 
-    # -- browsing and bulk deletes (store/browse.py) ---------------------------------------
+    # -- browsing and bulk deletes (store/listing.py) ---------------------------------------
 
     async def list_page(
         self, selection: Selection, after: Position | None, limit: int

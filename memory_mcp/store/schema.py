@@ -19,7 +19,7 @@ class MemoryRow(Base):
         Index("ix_memories_scope", "scope", "agent_id", "session_id"),
         # Search looks up a memory whose key is the query, ignoring (ASCII) case.
         Index("ix_memories_key_lower", text("lower(key)")),
-        # Listing newest first (store/browse.py) walks these instead of sorting.
+        # Listing newest first (store/listing.py) walks these instead of sorting.
         Index("ix_memories_updated", "updated_at", "id"),
         Index("ix_memories_created", "created_at", "id"),
         {"sqlite_autoincrement": True},

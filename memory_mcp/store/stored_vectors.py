@@ -1,6 +1,6 @@
 """The store's vector statements: the `embeddings` table (one vector per content hash and
 model) and the feed of the in-process vector index (rows changed since a revision, and
-tombstones). memory_mcp/vectors.py tells who calls them and when."""
+tombstones). memory_mcp/semantic/vectors.py tells who calls them and when."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The stdio server's stdout (memory_mcp/stdout_frames.py): messages written from the event
+"""The stdio server's stdout (memory_mcp/mcp/stdout_frames.py): messages written from the event
 loop reach the pipe whole even when the pipe is full and the client reads slowly, stray
 prints go to stderr while the server runs, and fd 1 is the wire again afterwards. Run in a
 child process, whose fd 1 is a real pipe (pytest captures its own)."""

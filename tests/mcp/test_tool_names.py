@@ -1,6 +1,6 @@
 """Tool names: one style (`memory-<verb>`), the spec's old names still answering as
 deprecated aliases, and the lead-only tool offered to the lead alone — per process over
-stdio (in process here), per request over real HTTP (tool_names.py, mcp_edge.py)."""
+stdio (in process here), per request over real HTTP (mcp/tool_names.py, mcp/sdk_patches.py)."""
 
 from __future__ import annotations
 

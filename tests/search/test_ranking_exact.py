@@ -1,4 +1,4 @@
-"""Exact matches first (memory_mcp/exact_match.py): what counts as an identifier, how
+"""Exact matches first (memory_mcp/search/exact_match.py): what counts as an identifier, how
 exactness orders and scores results, and that the exact candidates are found and kept
 within the caller's visibility. FakeEmbedder where only the keyword side and the rules are
 judged; retrieval with the real model is in test_search_exact.py."""

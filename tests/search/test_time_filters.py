@@ -1,5 +1,5 @@
 """Time filters: ISO date-times and ages ("7d") as UNIX seconds, with errors that name the
-argument (memory_mcp/time_filters.py)."""
+argument (memory_mcp/search/time_filters.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """memory-store answers `similar`: the visible memories the new one closely resembles
-(memory_mcp/similar.py), judged by the bundled model, through an in-process MCP client on
+(memory_mcp/semantic/similar.py), judged by the bundled model, through an in-process MCP client on
 SQLite and PostgreSQL. Nothing is merged or dropped."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Helper threads that spin after their work would take the CPU a search needs (see
-memory_mcp/__init__.py and onnx_embedder.py): the process turns them off unless the user
+memory_mcp/__init__.py and semantic/onnx_embedder.py): the process turns them off unless the user
 has chosen otherwise."""
 
 from __future__ import annotations

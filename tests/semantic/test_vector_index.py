@@ -1,4 +1,4 @@
-"""The in-process vector index (vector_index.py) on its own: slots, growth, removal, the
+"""The in-process vector index (semantic/vector_index.py) on its own: slots, growth, removal, the
 filter mask and the order of hits. (tests/test_visibility_parity.py holds its mask to the
 SQL rule on a real store.)"""
 

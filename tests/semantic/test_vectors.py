@@ -1,4 +1,4 @@
-"""The Vectors component (memory_mcp/vectors.py) through its own interface, on a real
+"""The Vectors component (memory_mcp/semantic/vectors.py) through its own interface, on a real
 SQLite file: who writes vectors, what its lock and its query priority guarantee, and how
 the in-process index follows writes made through another store on the same file."""
 

@@ -1,5 +1,5 @@
 """A listing page walks the order's index on SQLite instead of sorting every visible row
-(store/browse.py), and a page of history the memory's versions: checked on the query plan,
+(store/listing.py), and a page of history the memory's versions: checked on the query plan,
 not on a clock."""
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ class PgStoredVectors(StoredVectors):
 
 
 class PgvectorSearch:
-    """A NearestSearch (memory_mcp/vectors.py) that runs in PostgreSQL."""
+    """A NearestSearch (memory_mcp/semantic/vectors.py) that runs in PostgreSQL."""
 
     def __init__(self, engines: Engines, model: str) -> None:
         self._engines = engines

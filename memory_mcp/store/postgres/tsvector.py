@@ -1,5 +1,5 @@
 """Keyword search on PostgreSQL: the generated `search_text` tsvector and its GIN index
-(store/postgres/schema.py). The same contract as store/fulltext.py (SQLite FTS5): the
+(store/postgres/ddl.py). The same contract as store/fulltext.py (SQLite FTS5): the
 caller's visibility and filters are part of the statement, so they apply before the cut."""
 
 from __future__ import annotations
