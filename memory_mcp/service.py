@@ -251,8 +251,10 @@ class MemoryService:
 
     @staticmethod
     def check_expected_version(expected_version: int | None) -> int | None:
-        if expected_version is not None and expected_version < 0:
-            raise InvalidInputError("expected_version", "must be a whole number >= 0")
+        if expected_version is not None and not v.is_whole_number(expected_version, 0):
+            raise InvalidInputError(
+                "expected_version", f"must be a whole number from 0 to {v.MAX_WHOLE_NUMBER}"
+            )
         return expected_version
 
     async def write_memory(
@@ -402,7 +404,7 @@ class MemoryService:
         return await self.store_memory(caller, request)
 
     async def delete(self, caller: Caller, memory_id: Any) -> int:
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         return await self._delete_record(caller, record)
 
     async def delete_by_key(self, caller: Caller, key: str, scope: Scope = Scope.AGENT) -> int:
@@ -483,7 +485,7 @@ class MemoryService:
         the memory keeps its expiry, pinning and confidence. Allowed to whoever may update
         it. The write is conditional on the version read here (or `expected_version`), so
         a change made meanwhile is never overwritten silently."""
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         expected = self.check_expected_version(expected_version)
         if not may_change(caller, record):
             raise PermissionDeniedError(
@@ -549,14 +551,17 @@ class MemoryService:
         await self.store.flush_accesses()
 
     async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         now = self.clock()
         # Counted in memory and written later in a batch: a read never waits for writers.
         record.access_count += self.store.touch(record.id, now)
         record.last_accessed_at = now
         return record
 
-    async def _visible_record(self, caller: Caller, memory_id: int) -> MemoryRecord:
+    async def _visible_record(self, caller: Caller, given_id: Any) -> MemoryRecord:
+        """The memory of an id as a caller gave it (checked here: every read and change by
+        id comes through), if `caller` may see it."""
+        memory_id = v.clean_id(given_id, self.store.largest_id)
         record = await self.store.get(memory_id)
         if record is None or not can_see(caller, record):
             # The same answer whether it is missing or someone else's: existence is private.
@@ -576,7 +581,7 @@ class MemoryService:
         Unexpired only unless `filters.include_expired`. See memory_mcp/browsing.py."""
         filters = filters or ListFilters()
         sort = parse_order(order)
-        after = None if cursor is None else decode_cursor(cursor, sort)
+        after = None if cursor is None else decode_cursor(cursor, sort, self.store.largest_id)
         limit = check_limit(limit, MAX_LIST_LIMIT)
         vis = Visibility(
             caller=caller,
@@ -600,19 +605,21 @@ class MemoryService:
         """Versions of a memory `caller` may read (expired too), oldest first: what each
         held, who wrote it, when. The newest `limit` (1-500; None: all) of those older than
         version `before` (None: up to the current one, which is last)."""
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         if limit is not None:
             limit = check_limit(limit, MAX_HISTORY_LIMIT)
         return await self._versions(record, check_before(before), limit)
 
     async def version_of(self, caller: Caller, memory_id: Any, version: Any) -> MemoryVersion:
         """One version of a memory `caller` may read (see history)."""
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         return await self._version(record, version)
 
     async def _version(self, record: MemoryRecord, version: Any) -> MemoryVersion:
         if not v.is_whole_number(version):
-            raise InvalidInputError("version", f"{version!r} is not a version number (1 or more)")
+            raise InvalidInputError(
+                "version", f"{v.shown(version)} is not a version number (1 or more)"
+            )
         page = await self._versions(record, version + 1, 1)
         if not page.versions or page.versions[0].version != version:
             raise InvalidInputError(

@@ -273,6 +273,13 @@ def test_a_bad_number_in_the_address_is_named(
     assert f"invalid {named}" in answer.text
 
 
+def test_an_id_past_the_stores_integers_is_a_400_naming_the_id(web: WebServer) -> None:
+    """Before: the driver's OverflowError, a 500."""
+    answer = web.get("/ui/memory/9223372036854775808", web.tokens["w1"])
+    assert answer.status_code == 400
+    assert "invalid id" in answer.text
+
+
 def test_filters_narrow_a_search(web: WebServer) -> None:
     answer = web.get("/ui/", web.tokens["w1"], params={"q": WORD, "tag": "ops"})
     assert memory_ids(answer.text) == {web.ids["deploy-window"]}

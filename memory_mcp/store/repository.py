@@ -71,6 +71,12 @@ class MemoryStore:
         self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
         self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
 
+    @property
+    def largest_id(self) -> int:
+        """The largest id the `memories` table holds: SQLite's INTEGER is 64-bit, the
+        PostgreSQL schema's INTEGER 32-bit (its driver refuses a bigger parameter)."""
+        return 2**63 - 1 if self._engines.is_sqlite else 2**31 - 1
+
     async def close(self) -> None:
         # Reads counted since the last flush; a store too busy to take them within a few
         # seconds loses them (a read count, never a memory).
