@@ -144,6 +144,8 @@ class Settings(BaseSettings):
     max_concurrent_calls: int = Field(8, ge=1)  # tool calls worked on at once, first come first
 
     # File notes (memory_mcp/notes): folders whose .md/.markdown/.txt files are memories.
+    # A team server (transport not stdio) indexes only the folders set here, never the
+    # default personal one (notes/folders.py).
     memory_dir: Path | None = None  # personal, agent scope; see personal_memory_dir
     shared_memory_dir: Path | None = None  # shared, swarm scope; off when unset
     watch: bool = True  # the server watches both folders and keeps them indexed

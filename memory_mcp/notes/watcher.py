@@ -81,6 +81,7 @@ class NoteWatcher:
     async def run(self) -> None:
         folders = self._watchable()
         if not folders:
+            log.info("watching no memory folder")
             self.ready.set()
             return
         send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
