@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import numpy as np
 
+from memory_mcp import permissions
 from memory_mcp import validation as v
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
@@ -66,6 +67,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
+from memory_mcp.permissions import Change, Origin, Target
 from memory_mcp.ranking import PriorParts, RankingConfig, Relevance, fuse, is_unrelated, prior_parts
 from memory_mcp.safety import refuse_secrets, refuse_secrets_in
 from memory_mcp.similar import SimilarCheck, find_similar
@@ -147,12 +149,6 @@ def can_see(caller: Caller, record: MemoryRecord) -> bool:
     return record.scope is Scope.AGENT or record.session_id == caller.session_id
 
 
-def may_change(caller: Caller, record: MemoryRecord) -> bool:
-    """Update or delete a memory it can see: its owner, or the lead for a swarm memory.
-    (Only swarm memories can be reached by another agent: the others are invisible.)"""
-    return record.agent_id == caller.agent_id or (record.scope is Scope.SWARM and caller.is_lead)
-
-
 class MemoryService:
     def __init__(
         self,
@@ -178,7 +174,7 @@ class MemoryService:
         `embed_now=False` leaves the vector to the background worker.
 
         A swarm memory with this key owned by another agent is updated only by the lead
-        (PermissionDeniedError names the owner)."""
+        (PermissionDeniedError names the owner; memory_mcp/permissions.py)."""
         now = request.written_at if request.written_at is not None else self.clock()
         new = self.prepare_memory(caller, request)
         version = self.check_expected_version(request.expected_version)
@@ -189,7 +185,7 @@ class MemoryService:
         `import` checks a whole file with this before it writes anything."""
         now = request.written_at if request.written_at is not None else self.clock()
         _refuse_note_key(request.key, request.source)
-        return self._new_memory(
+        new = self._new_memory(
             caller,
             key=request.key,
             value=request.value,
@@ -207,6 +203,8 @@ class MemoryService:
             ),
             about_agent=request.about_agent,
         )
+        permissions.check(caller, Target.written(caller, new), Change.UPDATE)
+        return new
 
     def _new_memory(
         self,
@@ -265,16 +263,20 @@ class MemoryService:
         now: float | None = None,
         *,
         embed_now: bool = True,
+        origin: Origin = Origin.CALLER,
     ) -> UpsertOutcome:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
-        then embed it if the model is loaded (and `embed_now`)."""
+        then embed it if the model is loaded (and `embed_now`). Whether it may update a
+        memory another agent holds is decided here (permissions.py, with `origin`) and
+        applied by the store to the row it reads under its write lock."""
         now = now if now is not None else self.clock()
+        permissions.check(caller, Target.written(caller, new), Change.UPDATE, origin)
         outcome = await self.store.upsert(
             new,
             expected_version=expected_version,
             now=now,
             cap=self.policy.max_memories_per_agent,
-            may_overwrite_others=may_overwrite_others(caller, new),
+            may_overwrite_others=permissions.may_overwrite_others(caller, new, origin),
         )
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
@@ -289,11 +291,13 @@ class MemoryService:
 
     # -- notes (memory_mcp/notes/): memories that mirror a file ----------------------------
 
-    async def store_note_chunk(self, caller: Caller, chunk: NoteChunk) -> UpsertOutcome:
+    async def store_note_chunk(
+        self, caller: Caller, chunk: NoteChunk, origin: Origin
+    ) -> UpsertOutcome:
         """Mirror one chunk of a note. The vector is left to the background worker, so a
-        big note's chunks never hold up the notes saved after it. A note from the shared
-        folder is a swarm memory the folder owns: whichever agent indexes the file keeps it
-        in step (write_memory lets it overwrite another agent's chunk)."""
+        big note's chunks never hold up the notes saved after it. A shared note's chunk
+        another agent indexed may be updated by a lead, or when this server read the note
+        from the shared folder itself (`origin` FOLDER: see permissions.py)."""
         new = self._new_memory(
             caller,
             key=chunk.key,
@@ -305,7 +309,7 @@ class MemoryService:
             expires_at=chunk.expires_at,
             file_path=chunk.file_path,
         )
-        return await self.write_memory(caller, new, embed_now=False)
+        return await self.write_memory(caller, new, embed_now=False, origin=origin)
 
     def _note_owner(self, caller: Caller, scope: Scope) -> str | None:
         return caller.agent_id if scope is not Scope.SWARM else None
@@ -324,14 +328,33 @@ class MemoryService:
             prefix, scope, self._note_owner(caller, scope), Source.FILE_INDEX
         )
 
-    async def forget_note_records(self, records: list[MemoryRecord]) -> int:
-        """Delete memories that note_records returned (their file or chunk is gone)."""
-        return await self.store.delete([r.id for r in records if r.source is Source.FILE_INDEX])
+    def check_note_change(
+        self, caller: Caller, records: Sequence[MemoryRecord], origin: Origin
+    ) -> None:
+        """Refuse, naming the owner, unless `caller` may change or remove every one of a
+        note's memories (`records`, from note_records) with content of `origin`: a note is
+        replaced as a set, so it is checked whole before anything is written."""
+        for record in records:
+            permissions.check(caller, Target.of(record), Change.NOTE, origin)
 
-    async def set_note_expiry(self, records: list[MemoryRecord], expires_at: float | None) -> None:
-        await self.store.set_expiry(
-            [r.id for r in records if r.source is Source.FILE_INDEX], expires_at
-        )
+    async def forget_note_records(
+        self, caller: Caller, records: list[MemoryRecord], origin: Origin
+    ) -> int:
+        """Delete memories that note_records returned (their file or chunk is gone)."""
+        notes = [r for r in records if r.source is Source.FILE_INDEX]
+        self.check_note_change(caller, notes, origin)
+        return await self.store.delete([r.id for r in notes])
+
+    async def set_note_expiry(
+        self,
+        caller: Caller,
+        records: list[MemoryRecord],
+        expires_at: float | None,
+        origin: Origin,
+    ) -> None:
+        notes = [r for r in records if r.source is Source.FILE_INDEX]
+        self.check_note_change(caller, notes, origin)
+        await self.store.set_expiry([r.id for r in notes], expires_at)
 
     async def write_batch(
         self, memories: Sequence[tuple[Caller, NewMemory, float | None]]
@@ -340,8 +363,14 @@ class MemoryService:
         ONE transaction: committed whole or not at all (import). Vectors are left to
         `vectors.embed_texts` or the background worker."""
         now = self.clock()
+        for caller, new, _ in memories:
+            permissions.check(caller, Target.written(caller, new), Change.UPDATE)
         items = [
-            BatchItem(new, at if at is not None else now, may_overwrite_others(caller, new))
+            BatchItem(
+                new,
+                at if at is not None else now,
+                permissions.may_overwrite_others(caller, new),
+            )
             for caller, new, at in memories
         ]
         outcome = await self.store.upsert_many(items, cap=self.policy.max_memories_per_agent)
@@ -360,7 +389,7 @@ class MemoryService:
         refused: dict[int, str] = {}
         for index, (caller, new) in enumerate(memories):
             owner = owners.setdefault(new.identity, new.agent_id)
-            if owner == new.agent_id or may_overwrite_others(caller, new):
+            if owner == new.agent_id or permissions.may_overwrite_others(caller, new):
                 continue
             where = (
                 f"memory {stored[new.identity][0]}"
@@ -419,11 +448,7 @@ class MemoryService:
         return await self._delete_record(caller, record)
 
     async def _delete_record(self, caller: Caller, record: MemoryRecord) -> int:
-        if not may_change(caller, record):
-            raise PermissionDeniedError(
-                f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
-                "only its owner or the lead may delete it"
-            )
+        permissions.check(caller, Target.of(record), Change.DELETE)
         _refuse_deleting_a_live_note(record)
         await self.store.delete([record.id])
         return record.id
@@ -461,11 +486,12 @@ class MemoryService:
             include_expired=True,
             now=self.clock(),
         )
+        rights = permissions.bulk_rights(caller)
         chosen = await self.store.bulk_delete(
             vis,
             updated_before=older_than,
             agent_id=caller.agent_id,
-            swarm_too=caller.is_lead,
+            swarm_too=rights.others_swarm,
             limit=limit,
             dry_run=dry_run,
         )
@@ -487,11 +513,7 @@ class MemoryService:
         a change made meanwhile is never overwritten silently."""
         record = await self._visible_record(caller, memory_id)
         expected = self.check_expected_version(expected_version)
-        if not may_change(caller, record):
-            raise PermissionDeniedError(
-                f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
-                "only its owner or the lead may revert it"
-            )
+        permissions.check(caller, Target.of(record), Change.REVERT)
         if record.source is Source.FILE_INDEX:
             raise PermissionDeniedError(
                 f"memory {record.id} mirrors note {record.file_path}; "
@@ -860,15 +882,6 @@ class MemoryService:
         )
 
 
-def may_overwrite_others(caller: Caller, new: NewMemory) -> bool:
-    """Whether `caller` may update this memory if another agent owns it: the same rule as
-    delete (may_change), applied by the store to the row it reads under the write lock.
-    A note from the shared folder is the folder's: whichever agent indexes the file keeps
-    it in step."""
-    mirrors_shared_file = new.file_path is not None and new.source is Source.FILE_INDEX
-    return caller.is_lead or mirrors_shared_file
-
-
 def _memory_at(caller: Caller, key: str, scope: Scope) -> NewMemory:
     """The memory store_memory(key, scope) by `caller` would write, for its identity."""
     session_id = caller.session_id if scope is Scope.SESSION else ""
@@ -921,5 +934,4 @@ __all__ = [
     "SearchHit",
     "SearchResult",
     "can_see",
-    "may_change",
 ]

@@ -278,6 +278,32 @@ async def test_shared_folder_is_swarm_scoped_and_secrets_stay_out(
         assert [h.record.key for h in hits.hits] == [stored[0].key]
 
 
+async def test_any_agents_server_keeps_a_shared_folders_note_in_step(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """A note this server reads itself from the shared folder is the folder's
+    (memory_mcp/permissions.py, Origin.FOLDER): a worker's server watching the same folder
+    follows the lead's note when it is edited or deleted, whoever indexed it first. (Text
+    sent by a caller, index-note, is held to its owner: tests/test_http_notes.py.)"""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    note = shared / "deploy.md"
+    note.write_text(NOTE)
+    lead_settings = make_settings(agent_id="lead", role="lead", shared_memory_dir=shared)
+    worker_settings = make_settings(agent_id="w1", shared_memory_dir=shared)
+    async with opened(lead_settings) as lead, opened(worker_settings) as worker:
+        assert (await lead.notes.index_path(note)).action == "indexed"
+        assert {r.agent_id for r in await records(lead, note, Scope.SWARM)} == {"lead"}
+        note.write_text(NOTE.replace("nightly", "hourly"))
+        report = (await worker.notes.index_path(note)).report
+        assert report is not None and (report.updated, report.refused) == (1, [])
+        edited = [r for r in await records(lead, note, Scope.SWARM) if "hourly" in r.value]
+        assert [(r.agent_id, r.updated_by) for r in edited] == [("lead", "w1")]
+        note.unlink()
+        assert (await worker.notes.index_path(note)).action == "removed"
+        assert await records(lead, note, Scope.SWARM) == []
+
+
 async def test_notes_neither_count_toward_the_cap_nor_get_evicted(
     make_settings: Callable[..., Settings], memory_dir: Path
 ) -> None:

@@ -10,9 +10,13 @@ apply to notes as to any memory; the vectors are left to the background worker, 
 note is keyword-searchable as soon as it is written and never holds up the notes saved
 after it.
 
-Who may change what: the personal folder's memories belong to the agent that indexes them;
-the shared folder's are swarm memories, and any agent watching that folder keeps them in
-step with the files (the folder, not an agent, owns them)."""
+Who may change what (memory_mcp/permissions.py decides): the personal folder's memories
+belong to the agent that indexes them; the shared folder's are swarm memories. A note this
+server read itself from the shared folder (Origin.FOLDER: the watcher, `memory-mcp index`,
+the local hook) is the folder's: any agent watching that folder keeps it in step with the
+file. A note whose text the caller sent (Origin.CALLER: the team server's index-note) is
+changed or removed only by the agent that indexed it or a lead, checked for the whole
+note before anything is written."""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from typing import Any
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source
+from memory_mcp.permissions import Origin
 from memory_mcp.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -86,10 +91,16 @@ class FileIndexService:
         file_path: str,
         memories: Sequence[FileMemory],
         modified_at: float,
+        *,
+        origin: Origin,
     ) -> FileIndexReport:
-        """Make the file's memories exactly `memories`."""
+        """Make the file's memories exactly `memories`. `origin`: FOLDER when this server
+        read the file itself, CALLER when the text was sent (see the module's docstring);
+        a note `caller` may not change is refused whole (PermissionDeniedError naming
+        its owner), nothing written."""
         report = FileIndexReport(file_path)
         existing = {r.key: r for r in await self.service.note_records(caller, scope, file_path)}
+        self.service.check_note_change(caller, list(existing.values()), origin)
         # Lifetime counts from the last change we know of: the file's mtime, or when we
         # first indexed it if that is later. A note copied in with an old mtime (cp -p, a
         # restore) is therefore indexed, not born expired; restarts stay repeatable because
@@ -100,7 +111,9 @@ class FileIndexService:
         expires_at = self.expiry_for(max(modified_at, first_indexed))
         if expires_at is not None and expires_at <= self.service.clock():
             report.expired = True
-            report.removed = await self.service.forget_note_records(list(existing.values()))
+            report.removed = await self.service.forget_note_records(
+                caller, list(existing.values()), origin
+            )
             return report
 
         kept: set[str] = set()
@@ -122,7 +135,7 @@ class FileIndexService:
                 expires_at=expires_at,
             )
             try:
-                result = await self.service.store_note_chunk(caller, chunk)
+                result = await self.service.store_note_chunk(caller, chunk, origin)
             except InvalidInputError as exc:  # e.g. a secret in this section: skip it only
                 log.warning("%s: chunk %s not indexed: %s", file_path, memory.key, exc)
                 report.refused.append(f"{memory.key}: {exc}")
@@ -133,10 +146,12 @@ class FileIndexService:
             else:
                 report.updated += 1
         stale = [r for key, r in existing.items() if key not in kept]
-        report.removed = await self.service.forget_note_records(stale)
-        await self.service.set_note_expiry(refresh, expires_at)
+        report.removed = await self.service.forget_note_records(caller, stale, origin)
+        await self.service.set_note_expiry(caller, refresh, expires_at, origin)
         return report
 
-    async def remove_file(self, caller: Caller, scope: Scope, file_path: str) -> int:
+    async def remove_file(
+        self, caller: Caller, scope: Scope, file_path: str, *, origin: Origin
+    ) -> int:
         records = await self.service.note_records(caller, scope, file_path)
-        return await self.service.forget_note_records(records)
+        return await self.service.forget_note_records(caller, records, origin)
