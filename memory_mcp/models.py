@@ -227,6 +227,9 @@ class UpsertOutcome:
     created: bool
     changed: bool
     evicted_ids: list[int] = field(default_factory=list)
+    # An update that made the writer the owner (MemoryStore.upsert's take_over): who
+    # owned it before.
+    taken_over_from: str | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,9 @@ The rules:
   it (an edit, a deletion) whichever agent's server indexed it first. Note text that a
   caller sends (`index-note` on the team server) is only the caller's word: there the
   rule above holds, so a worker cannot rewrite or remove a note another agent indexed.
+- `learning:` keys are the lead's (memory-inject-learning makes them): a worker may not
+  store a memory with such a key in any scope, nor change or delete a swarm one, even
+  one it owns from before this rule; its own private ones from before may be deleted.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memory_mcp.errors import MemoryMcpError, PermissionDeniedError
+from memory_mcp.errors import InvalidInputError, MemoryMcpError, PermissionDeniedError
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source
+
+LEARNING_KEY_PREFIX = "learning:"
 
 
 class Origin(StrEnum):
@@ -75,6 +80,10 @@ class Target:
         return cls(new.key, new.scope, new.source, caller.agent_id, f"key {new.key!r}")
 
 
+def is_learning_key(key: str) -> bool:
+    return key.strip().lower().startswith(LEARNING_KEY_PREFIX)
+
+
 def decide(
     caller: Caller, target: Target, change: Change, origin: Origin = Origin.CALLER
 ) -> MemoryMcpError | None:
@@ -86,6 +95,19 @@ def decide(
             f"{target.name} is a {target.scope.value} memory of {owner}; "
             f"only its owner or the lead may {change.value} it"
         )
+    if is_learning_key(target.key) and not caller.is_lead:
+        if change is Change.UPDATE:  # a write under a key the caller chose
+            return InvalidInputError(
+                "key",
+                f"keys starting with {LEARNING_KEY_PREFIX!r} are the lead's (its "
+                f"memory-inject-learning makes them); {caller.agent_id!r} is a worker and may "
+                "not store one: choose another key",
+            )
+        if change is not Change.DELETE or target.scope is Scope.SWARM:
+            return PermissionDeniedError(
+                f"{target.name} is a learning (its key starts with {LEARNING_KEY_PREFIX!r}); "
+                f"only a lead may {change.value} it"
+            )
     return None
 
 
@@ -116,15 +138,21 @@ class BulkRights:
     they follow their files)."""
 
     others_swarm: bool  # other agents' swarm memories
+    swarm_learnings: bool  # swarm memories keyed `learning:`, the caller's own included
 
 
 def bulk_rights(caller: Caller) -> BulkRights:
     """The decision for memory-delete-many, which the store turns into SQL."""
     anothers = Target("", Scope.SWARM, Source.MANUAL, None, "a swarm memory")
-    return BulkRights(others_swarm=decide(caller, anothers, Change.DELETE) is None)
+    learning = Target(LEARNING_KEY_PREFIX, Scope.SWARM, Source.MANUAL, caller.agent_id, "")
+    return BulkRights(
+        others_swarm=decide(caller, anothers, Change.DELETE) is None,
+        swarm_learnings=decide(caller, learning, Change.DELETE) is None,
+    )
 
 
 __all__ = [
+    "LEARNING_KEY_PREFIX",
     "BulkRights",
     "Change",
     "Origin",
@@ -132,5 +160,6 @@ __all__ = [
     "bulk_rights",
     "check",
     "decide",
+    "is_learning_key",
     "may_overwrite_others",
 ]

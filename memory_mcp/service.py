@@ -264,11 +264,13 @@ class MemoryService:
         *,
         embed_now: bool = True,
         origin: Origin = Origin.CALLER,
+        take_over: bool = False,
     ) -> UpsertOutcome:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
         then embed it if the model is loaded (and `embed_now`). Whether it may update a
         memory another agent holds is decided here (permissions.py, with `origin`) and
-        applied by the store to the row it reads under its write lock."""
+        applied by the store to the row it reads under its write lock. `take_over`: that
+        memory becomes the caller's (inject_learning)."""
         now = now if now is not None else self.clock()
         permissions.check(caller, Target.written(caller, new), Change.UPDATE, origin)
         outcome = await self.store.upsert(
@@ -277,6 +279,7 @@ class MemoryService:
             now=now,
             cap=self.policy.max_memories_per_agent,
             may_overwrite_others=permissions.may_overwrite_others(caller, new, origin),
+            take_over=take_over,
         )
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
@@ -411,7 +414,14 @@ class MemoryService:
     ) -> UpsertOutcome:
         """Lead only: a swarm-wide learning, tagged with its category. Idempotent: the key
         is derived from the category and the normalised text. The lead owns it (the agent
-        it is about must not be able to delete it); `agent_id` is kept as `about_agent`."""
+        it is about must not be able to delete it); `agent_id` is kept as `about_agent`.
+
+        A memory already at the key that this lead did not inject (a worker's, stored
+        before `learning:` keys were the lead's; another lead's) is taken over: it becomes
+        this lead's learning, a new version, the old one kept in history, and the answer's
+        `taken_over_from` names the old owner. Adopting it as it was would answer with the
+        worker as owner and leave the worker free to rewrite or delete the lead's learning;
+        refusing would let anyone who once wrote the key block that learning for good."""
         if not caller.is_lead:
             raise PermissionDeniedError(
                 f"inject-learning is for the lead agent; {caller.agent_id!r} is a worker"
@@ -430,7 +440,18 @@ class MemoryService:
             metadata=metadata,
             about_agent=target,
         )
-        return await self.store_memory(caller, request)
+        outcome = await self.write_memory(
+            caller, self.prepare_memory(caller, request), take_over=True
+        )
+        if outcome.taken_over_from is not None:
+            log.warning(
+                "learning %s (memory %d) was agent %r's; now lead %r's",
+                request.key,
+                outcome.record.id,
+                outcome.taken_over_from,
+                caller.agent_id,
+            )
+        return outcome
 
     async def delete(self, caller: Caller, memory_id: Any) -> int:
         record = await self._visible_record(caller, memory_id)
@@ -492,6 +513,7 @@ class MemoryService:
             updated_before=older_than,
             agent_id=caller.agent_id,
             swarm_too=rights.others_swarm,
+            spared_swarm_prefix=None if rights.swarm_learnings else permissions.LEARNING_KEY_PREFIX,
             limit=limit,
             dry_run=dry_run,
         )

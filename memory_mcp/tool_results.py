@@ -292,9 +292,11 @@ class DeleteResult(ToolResult):
 
 
 class Learning(ToolResult):
-    """inject-learning's answer: the swarm memory holding the learning."""
+    """inject-learning's answer: the swarm memory holding the learning. `taken_over_from`:
+    the memory at the learning's key was another agent's (a worker's, stored before
+    `learning:` keys were the lead's) and is now this lead's learning."""
 
-    omitted_when_empty = frozenset({"about_agent"})
+    omitted_when_empty = frozenset({"about_agent", "taken_over_from"})
 
     id: int
     key: str
@@ -304,6 +306,7 @@ class Learning(ToolResult):
     category: LearningCategory
     agent_id: str
     about_agent: str | None = None
+    taken_over_from: str | None = None
 
     @classmethod
     def of(cls, outcome: UpsertOutcome, category: LearningCategory) -> Learning:
@@ -317,6 +320,7 @@ class Learning(ToolResult):
             category=category,
             agent_id=record.agent_id,
             about_agent=record.about_agent or None,
+            taken_over_from=outcome.taken_over_from,
         )
 
 

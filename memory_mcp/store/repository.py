@@ -127,14 +127,16 @@ class MemoryStore:
         now: float,
         cap: int,
         may_overwrite_others: bool = False,
+        take_over: bool = False,
     ) -> UpsertOutcome:
         """Insert or update by identity in one transaction; history keeps the old value.
 
         `new.agent_id` is the writer: the owner of a new memory, `updated_by` of an update.
         An existing memory owned by someone else (a swarm memory: only swarm identities
         leave the owner out) is refused unless `may_overwrite_others`, a decision the
-        service makes; it is checked here, on the row read under the write lock, so no
-        other writer can slip in between the check and the write."""
+        service makes (memory_mcp/permissions.py); it is checked here, on the row read
+        under the write lock, so no other writer can slip in between the check and the
+        write. `take_over` (with `may_overwrite_others`): the writer becomes its owner."""
         for attempt in range(3):
             reads: dict[int, PendingAccess] = {}
             try:
@@ -142,7 +144,7 @@ class MemoryStore:
                     # This process's counted reads go first, so eviction sees them.
                     reads = await self._write_accesses(conn)
                     return await self._upsert(
-                        conn, new, expected_version, now, cap, may_overwrite_others
+                        conn, new, expected_version, now, cap, may_overwrite_others, take_over
                     )
             except BaseException as exc:
                 self._accesses.put_back(reads)
@@ -162,6 +164,7 @@ class MemoryStore:
         now: float,
         cap: int,
         may_overwrite_others: bool,
+        take_over: bool = False,
     ) -> UpsertOutcome:
         """Read the row by identity, locked for this transaction, then insert or update."""
         existing = (
@@ -170,7 +173,7 @@ class MemoryStore:
         if existing is None:
             return await writes.insert_memory(conn, new, expected_version, now, cap)
         return await writes.update_memory(
-            conn, existing, new, expected_version, now, may_overwrite_others
+            conn, existing, new, expected_version, now, may_overwrite_others, take_over, cap
         )
 
     async def upsert_many(self, items: Sequence[BatchItem], *, cap: int) -> BatchOutcome:
@@ -489,13 +492,14 @@ class MemoryStore:
         swarm_too: bool,
         limit: int,
         dry_run: bool,
+        spared_swarm_prefix: str | None = None,
     ) -> BulkDeletion:
         """Delete the oldest `limit` memories `vis` shows (last updated at or before
         `updated_before`) that `agent_id` may delete (see browse.changeable_by), in one
         write transaction: the ones chosen are exactly the ones deleted. `dry_run` chooses
         the same way, reads only, and deletes nothing."""
         matching = browse.bulk_condition(vis, updated_before)
-        changeable = and_(matching, browse.changeable_by(agent_id, swarm_too))
+        changeable = and_(matching, browse.changeable_by(agent_id, swarm_too, spared_swarm_prefix))
         if dry_run:
             async with self._engines.reader.connect() as conn:
                 return await self._choose(conn, matching, changeable, limit)

@@ -130,10 +130,15 @@ async def update_memory(
     expected_version: int | None,
     now: float,
     may_overwrite_others: bool,
+    take_over: bool = False,
+    cap: int = 0,
 ) -> UpsertOutcome:
     """The update half of MemoryStore.upsert: `existing` is the row with `new.identity`,
-    read under the write lock, so the ownership and version checks see what is stored."""
-    if existing.agent_id != new.agent_id and not may_overwrite_others:
+    read under the write lock, so the ownership and version checks see what is stored.
+    `take_over`: the writer becomes the owner (a new version even if the content is the
+    same), and the memory counts toward its cap from now on."""
+    another_owner = existing.agent_id != new.agent_id
+    if another_owner and not may_overwrite_others:
         raise PermissionDeniedError(
             f"memory {existing.id} ({new.key!r}) is a {existing.scope} memory of agent "
             f"{existing.agent_id!r}; only its owner or the lead may update it "
@@ -142,8 +147,11 @@ async def update_memory(
     if expected_version is not None and expected_version != existing.version:
         raise VersionConflictError(new.key, expected_version, existing.version)
     values = content_values(new)
-    if is_unchanged(existing, values):
+    taking_over = take_over and another_owner
+    if is_unchanged(existing, values) and not taking_over:
         return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
+    if taking_over:
+        values["agent_id"] = new.agent_id
     revision = await next_revision(conn)
     await conn.execute(
         insert(MemoryHistoryRow).values(
@@ -172,8 +180,19 @@ async def update_memory(
     if values["tags"] != existing.tags:
         await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
         await write_tags(conn, existing.id, new.tags)
+    evicted = (
+        await evict_over_cap(conn, new.agent_id, cap, existing.id, revision)
+        if taking_over and new.source is not Source.FILE_INDEX
+        else []
+    )
     record = await fetch(conn, existing.id)
-    return UpsertOutcome(record=record, created=False, changed=True)
+    return UpsertOutcome(
+        record=record,
+        created=False,
+        changed=True,
+        evicted_ids=evicted,
+        taken_over_from=existing.agent_id if taking_over else None,
+    )
 
 
 async def next_revision(conn: AsyncConnection) -> int:
