@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import sqlite3
 import subprocess
 import tomllib
 from collections.abc import Iterator
@@ -171,6 +172,20 @@ def test_a_memory_page_shows_the_whole_memory(web: WebServer) -> None:
     assert answer.status_code == 200
     assert "deploys happen on Tuesdays after 14:00 UTC" in answer.text
     assert "release" in answer.text
+
+
+def test_viewing_a_memory_does_not_count_as_a_read(web: WebServer) -> None:
+    """The access count feeds ranking and stands for agents' reads (memory-get); a
+    person looking at the page is not one."""
+    memory_id = web.ids["test-command"]
+    pages = [web.get(f"/ui/memory/{memory_id}", web.tokens["w1"]) for _ in range(3)]
+    assert all(page.status_code == 200 for page in pages)
+    assert all(re.search(r"<th>read</th><td>0 times", page.text) for page in pages)
+    with sqlite3.connect(f"file:{web.db}?mode=ro", uri=True, timeout=30) as conn:
+        (count,) = conn.execute(
+            "SELECT access_count FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+    assert count == 0
 
 
 def test_the_latest_memories_without_a_query(web: WebServer) -> None:

@@ -209,7 +209,7 @@ class WebPages:
     async def memory(self, request: Request, caller: Caller) -> Response:
         memory_id = request.path_params["memory_id"]
         before = whole_number_or_none("before", request.query_params.get("before", "").strip())
-        record = await self.app.service.get(caller, memory_id)
+        record = await self.app.service.get(caller, memory_id, count=False)  # only a look
         history = await self.app.service.history(caller, memory_id, before=before)
         now = self.app.service.clock()
         return self._render(
