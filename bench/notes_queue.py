@@ -3,9 +3,10 @@ and its embedding worker, the real model.
 
 Two scenarios. `--hostile ROUNDS`: each round drops the whole hostile set at once (a ~1 MB
 note, a binary file named `.md`, a FIFO named `.md`, a hard link to a file outside the
-folder, and a burst of 1,000 small notes), then one small note right after, and prints
-write → found by memory-search for that note, with the load average; then waits for the
-round's burst and big note to be searchable before the next round. Without it:
+folder, and a burst of 1,000 small notes), then one small note right after (or `--after`
+seconds later, while the burst is being indexed), and prints write → found by
+memory-search for that note, with the load average; then waits for the round's burst
+and big note to be searchable before the next round. Without it:
 
 Drops a 200 KB binary file named `.md` and a ~1 MB note into the memory folder, then small
 notes one after another while the big one is processed, and prints:
@@ -18,6 +19,7 @@ notes one after another while the big one is processed, and prints:
     .venv/bin/python bench/notes_queue.py                      # this checkout's server
     .venv/bin/python bench/notes_queue.py --exe OTHER/.venv/bin/memory-mcp --timeout 300
     .venv/bin/python bench/notes_queue.py --hostile 5          # the hostile drop, 5 rounds
+    .venv/bin/python bench/notes_queue.py --hostile 5 --after 2  # the note 2 s after it
 
 A value that never arrived within --timeout is printed as "> timeout"."""
 
@@ -156,7 +158,9 @@ def drop_hostile_set(notes: Path, round_no: int, big_bytes: int, burst: int) -> 
         (notes / f"burst-{round_no}-{n:04}.md").write_text(f"# Burst {n}\nBurst note {n}.\n")
 
 
-async def run_hostile(exe: str, rounds: int, big_bytes: int, burst: int, timeout: float) -> None:
+async def run_hostile(
+    exe: str, rounds: int, big_bytes: int, burst: int, after: float, timeout: float
+) -> None:
     print(f"machine: {os.cpu_count()} cores; {load()}")
     found_s: list[float | None] = []
     async with serving(exe) as (client, notes, db):
@@ -164,6 +168,7 @@ async def run_hostile(exe: str, rounds: int, big_bytes: int, burst: int, timeout
             await anyio.sleep(1.0)
             before = load()
             drop_hostile_set(notes, r, big_bytes, burst)
+            await anyio.sleep(after)
             (notes / f"small-{r}.md").write_text(f"# After the storm\nCodeword kumquat{r}.\n")
 
             async def found(r: int = r) -> bool:
@@ -274,9 +279,13 @@ def main() -> None:
         "--hostile", type=int, default=0, metavar="ROUNDS", help="the hostile-drop scenario"
     )
     parser.add_argument("--burst", type=int, default=1_000, help="small notes per burst")
+    parser.add_argument(
+        "--after", type=float, default=0.0, help="seconds between the drop and the small note"
+    )
     args = parser.parse_args()
     if args.hostile:
-        anyio.run(run_hostile, args.exe, args.hostile, args.big_bytes, args.burst, args.timeout)
+        options = (args.hostile, args.big_bytes, args.burst, args.after, args.timeout)
+        anyio.run(run_hostile, args.exe, *options)
     else:
         anyio.run(run, args.exe, args.small_notes, args.big_bytes, args.timeout)
 
