@@ -80,12 +80,11 @@ class TokenSessions(StreamableHTTPSessionManager):
         token = _request_token()
         if token is None:  # not behind our bearer auth: nothing to count by
             return super()._admit_session(requestor)
-        opened = self._opened_by.setdefault(token, {})
-        while len(opened) >= self.per_token:
-            self._close(next(iter(opened)))
+        while len(self._opened_by.get(token, ())) >= self.per_token:
+            self._close(next(iter(self._opened_by[token])))
         transport = super()._admit_session(requestor)
         if transport is not None and transport.mcp_session_id is not None:
-            opened[transport.mcp_session_id] = None
+            self._opened_by.setdefault(token, {})[transport.mcp_session_id] = None
             self._token_of[transport.mcp_session_id] = token
         return transport
 

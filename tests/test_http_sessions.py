@@ -112,6 +112,17 @@ async def test_a_token_over_its_cap_closes_its_own_oldest_sessions(
         assert found["results"] == []
 
 
+async def test_a_cap_of_one_keeps_the_newest_session(tmp_path: Path) -> None:
+    db = tmp_path / "team.db"
+    token = token_add(db, "w1")
+    with running(tmp_path, "streamable-http", db, "--max-sessions-per-token", "1") as server:
+        async with httpx2.AsyncClient(timeout=60) as http:
+            sessions = [RawSession(http, server, token) for _ in range(4)]
+            for session in sessions:
+                await session.open()
+            assert [await session.ping() for session in sessions] == [404, 404, 404, 200]
+
+
 async def test_an_idle_session_is_closed(team: tuple[TeamServer, dict[str, str]]) -> None:
     server, tokens = team
     async with httpx2.AsyncClient(timeout=60) as http:
