@@ -594,8 +594,12 @@ class MemoryService:
         """Write the reads memory-get counted in memory (store/access.py)."""
         await self.store.flush_accesses()
 
-    async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
+    async def get(self, caller: Caller, memory_id: Any, *, count: bool = True) -> MemoryRecord:
+        """The memory, if `caller` may see it. `count`: an agent's read, which adds to its
+        access count (a ranking signal); a person looking at it in the web view is not."""
         record = await self._visible_record(caller, memory_id)
+        if not count:
+            return record
         now = self.clock()
         # Counted in memory and written later in a batch: a read never waits for writers.
         record.access_count += self.store.touch(record.id, now)

@@ -14,6 +14,7 @@ EDGES = (
     "memory_mcp.http_server",
     "memory_mcp.http_identity",
     "memory_mcp.http_notes",
+    "memory_mcp.http_sessions",
     "memory_mcp.tool_results",
     "memory_mcp.cli",
     "memory_mcp.cli_notes",
@@ -81,6 +82,7 @@ def test_only_the_mcp_edge_imports_the_sdk() -> None:
             "memory_mcp.http_server",
             "memory_mcp.http_identity",
             "memory_mcp.http_notes",
+            "memory_mcp.http_sessions",
             "memory_mcp.hooks.team",
         ):
             continue  # the server edges, and the hooks' client of a team server
