@@ -7,7 +7,9 @@ windows) find exactly what a plain search with every rule finds."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import random
 import re
 from importlib import resources
 
@@ -79,6 +81,26 @@ def test_the_shortcuts_find_what_a_plain_search_finds() -> None:
     differ = [t[:80] for t in texts if find_secrets(t) != find_secrets_plainly(t)]
     assert differ == []
     assert sum(bool(find_secrets(t)) for t in texts) > 400  # the comparison saw findings
+
+
+def test_a_long_secret_is_found_whole_far_from_its_keyword() -> None:
+    """A PGP private key block of ~6 KB and a 3 KB JWT inside 64 KB of prose: the
+    shortcuts must not cut them at any window."""
+    rng = random.Random(5)
+    body = base64.b64encode(rng.randbytes(4500)).decode()
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    block = f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{lines}\n-----END PGP PRIVATE KEY BLOCK-----"
+    claims = base64.urlsafe_b64encode(rng.randbytes(2200)).decode().rstrip("=")
+    jwt = (
+        "eyJhbGciOiJIUzI1NiJ9.eyJ"
+        + claims.replace("-", "a").replace("_", "b")
+        + ".c2lnbmF0dXJlc2ln"
+    )
+    prose = "They keep the key in the vault; the monkey is not a key. " * 500
+    text = f"{prose}\n{block}\n{prose}\nsession={jwt}\n{prose}"
+    found = find_secrets(text)
+    assert found == find_secrets_plainly(text)
+    assert [text[f.start : f.end] for f in found] == [block, jwt]
 
 
 def test_a_finding_is_the_secret_only() -> None:

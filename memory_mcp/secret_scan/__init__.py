@@ -40,13 +40,6 @@ from memory_mcp.secret_scan.rules import NAME_PREFIX_CHARS, Rule, RuleSet, rule_
 
 __all__ = ["SecretFinding", "find_secrets", "find_secrets_plainly", "shannon_entropy"]
 
-# How far from a keyword a rule's match may start and end: the longest secrets with a
-# keyword inside (an OpenAI key's marker sits ~90 characters in) and the longest ones
-# (a private key block). A match touching a window's edge is searched for again in the
-# whole text, so these bound the cost, not what is found.
-WINDOW_BEFORE = 256
-WINDOW_AFTER = 4096
-
 
 @dataclass(frozen=True)
 class SecretFinding:
@@ -104,12 +97,12 @@ def _finding(rule: Rule, text: str, match: re.Match[str]) -> SecretFinding | Non
     return SecretFinding(rule.id, start, end)
 
 
-def _windows(positions: list[int], size: int) -> Iterator[tuple[int, int]]:
-    """[start, end) spans reaching WINDOW_BEFORE before and WINDOW_AFTER after each
-    position, overlapping ones merged."""
+def _windows(positions: list[int], reach: int, size: int) -> Iterator[tuple[int, int]]:
+    """[start, end) spans reaching `reach` characters either side of each position,
+    overlapping ones merged."""
     start = end = -1
     for position in sorted(positions):
-        low, high = max(0, position - WINDOW_BEFORE), min(size, position + WINDOW_AFTER)
+        low, high = max(0, position - reach), min(size, position + reach)
         if low > end:
             if end > start:
                 yield start, end
@@ -122,10 +115,11 @@ def _windows(positions: list[int], size: int) -> Iterator[tuple[int, int]]:
 def _matches(rule: Rule, text: str, positions: list[int]) -> Iterator[re.Match[str]]:
     """The matches gitleaks would find, looked for only where they can be.
 
-    A rule with a name prefix is matched at each of its keywords (rules.py checks its
-    pattern starts with them). Any other rule is searched in windows around its
-    keywords; a match that touches a window's edge might be cut short by it, so the
-    whole text is searched instead."""
+    A rule whose matches start with a keyword is matched at each keyword (rules.py checks
+    its pattern). A rule whose matches are at most `reach` long is searched in windows
+    that reach that far around its keywords; a match touching a window's edge could be
+    cut short by it, so the whole text is searched instead. Any other rule searches the
+    whole text, as gitleaks does."""
     if rule.at_keywords:
         end = 0
         for position in sorted(positions):
@@ -136,8 +130,11 @@ def _matches(rule: Rule, text: str, positions: list[int]) -> Iterator[re.Match[s
                 end = match.end()
                 yield match
         return
+    if rule.reach is None:
+        yield from rule.pattern.finditer(text)
+        return
     found: list[re.Match[str]] = []
-    for start, end in _windows(positions, len(text)):
+    for start, end in _windows(positions, rule.reach, len(text)):
         for match in rule.pattern.finditer(text, start, end):
             if (match.start() == start and start > 0) or (match.end() == end < len(text)):
                 yield from rule.pattern.finditer(text)

@@ -9,6 +9,8 @@ local_rules.toml adds, in the same format, the few kinds it has no rule for."""
 from __future__ import annotations
 
 import re
+import re._constants as sre
+import re._parser as sre_parse
 import tomllib
 from dataclasses import dataclass, replace
 from functools import cache
@@ -77,6 +79,9 @@ class Rule:
     name_prefix: bool = False  # the pattern had NAME_PREFIX, cut off
     # Every match starts where one of the keywords does: matched at those places only.
     at_keywords: bool = False
+    # The longest match the pattern allows (None: unbounded): how far around a keyword
+    # one can reach.
+    reach: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,50 @@ def _starts_at_keywords(regex: str, keywords: tuple[str, ...]) -> bool:
     return True
 
 
+def _literal_starts(items: Any) -> tuple[list[str], bool]:
+    """The lower-cased literal text every match of a parsed pattern (re's own parser) can
+    start with, one per alternative, and whether the whole pattern was literal."""
+    starts = [""]
+    for op, av in items:
+        if op is sre.AT and starts == [""]:
+            continue  # \b or ^ before the first character: zero width
+        if op is sre.LITERAL:
+            starts = [s + chr(av).lower() for s in starts]
+        elif op is sre.IN and all(o is sre.LITERAL for o, _ in av):
+            members = {chr(c).lower() for _, c in av}  # [Aa] is one letter to us
+            if len(members) != 1:
+                return starts, False
+            starts = [s + members.pop() for s in starts]
+        elif op is sre.SUBPATTERN or op is sre.BRANCH:
+            alternatives = [av[-1]] if op is sre.SUBPATTERN else av[1]
+            found = [_literal_starts(alternative) for alternative in alternatives]
+            inners = [inner for inner_starts, _ in found for inner in inner_starts]
+            starts = [s + inner for s in starts for inner in inners]
+            if not all(whole for _, whole in found):
+                return starts, False
+        else:
+            return starts, False
+    return starts, True
+
+
+def _starts_with_a_keyword(pattern: re.Pattern[str], keywords: tuple[str, ...]) -> bool:
+    """Whether every match begins with one of the keywords (`\\b(ey[a-z...` with "ey";
+    `(?:AKIA|ASIA)...` with "akia" and "asia"): then it is matched where they occur."""
+    try:
+        starts, _ = _literal_starts(sre_parse.parse(pattern.pattern, pattern.flags))
+    except Exception:  # noqa: BLE001 - re's private parser: when in doubt, search
+        return False
+    return bool(keywords) and all(any(s.startswith(k) for k in keywords) for s in starts)
+
+
+def _longest_match(pattern: re.Pattern[str]) -> int | None:
+    try:
+        longest = sre_parse.parse(pattern.pattern, pattern.flags).getwidth()[1]
+    except Exception:  # noqa: BLE001 - re's private parser: when in doubt, unbounded
+        return None
+    return int(longest) if longest < sre.MAXREPEAT else None
+
+
 def _rule(table: dict[str, Any]) -> Rule | None:
     """None for a rule that memory text never meets: one about file names only
     (pkcs12-file), or one that gitleaks runs only on some files (`path`: *.tf, *.yaml,
@@ -140,15 +189,18 @@ def _rule(table: dict[str, Any]) -> Rule | None:
     if name_prefix:
         regex = "(?i)" + regex.removeprefix(NAME_PREFIX)
     keywords = tuple(k.lower() for k in table.get("keywords", []))
+    pattern = re.compile(to_python(regex))
     return Rule(
         id=table["id"],
-        pattern=re.compile(to_python(regex)),
+        pattern=pattern,
         keywords=keywords,
         entropy=float(table.get("entropy", 0.0)),
         secret_group=int(table.get("secretGroup", 0)),
         allowlists=_allowlists(table.get("allowlists", [])),
         name_prefix=name_prefix,
-        at_keywords=name_prefix and _starts_at_keywords(regex, keywords),
+        at_keywords=(name_prefix and _starts_at_keywords(regex, keywords))
+        or _starts_with_a_keyword(pattern, keywords),
+        reach=_longest_match(pattern),
     )
 
 
