@@ -98,4 +98,5 @@ def add_note_tool(server: MCPServer[Any]) -> None:
             "unchanged": report.unchanged,
             "removed": report.removed,
             "refused": len(report.refused),
+            "redacted": len(report.redacted),
         }

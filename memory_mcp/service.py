@@ -61,6 +61,7 @@ from memory_mcp.models import (
     NewMemory,
     NoteChunk,
     Ranked,
+    Redaction,
     Scope,
     Source,
     StoreRequest,
@@ -69,7 +70,7 @@ from memory_mcp.models import (
 )
 from memory_mcp.permissions import Change, Origin, Target
 from memory_mcp.ranking import PriorParts, RankingConfig, Relevance, fuse, is_unrelated, prior_parts
-from memory_mcp.safety import refuse_secrets, refuse_secrets_in
+from memory_mcp.safety import redact_field, redact_json, refuse_secret_names
 from memory_mcp.similar import SimilarCheck, find_similar
 from memory_mcp.store import MemoryStore
 from memory_mcp.store.browse import Selection
@@ -191,7 +192,7 @@ class MemoryService:
             value=request.value,
             scope=request.scope,
             source=request.source,
-            tags=v.clean_tags(request.tags),
+            tags=request.tags,
             metadata=request.metadata,
             confidence=v.clean_confidence(request.confidence),
             pinned=request.pinned,
@@ -222,29 +223,36 @@ class MemoryService:
         file_path: str | None = None,
         about_agent: str | None = None,
     ) -> NewMemory:
-        """The rules every stored memory passes: sizes, plain JSON, no secrets; flagged if
-        it reads like instructions."""
+        """The rules every stored memory passes: sizes, plain JSON, no secrets (refused in
+        the key, tags and metadata keys; redacted in the value and metadata values, see
+        safety.py); flagged if it reads like instructions."""
+        clean_key = v.clean_key(key)
+        clean_value = v.clean_value(value, self.policy.max_value_chars)
+        clean_tags = v.clean_tags(tags)
+        clean_metadata = v.clean_metadata(metadata)
+        # After every size check, so scanning looks at bounded text only; on the tags as
+        # given, before clean_tags lower-cased them.
+        refuse_secret_names(clean_key, [tag.strip() for tag in tags])
+        redactions: list[Redaction] = []
+        safe_metadata = redact_json(clean_metadata, "metadata", redactions)
+        safe_value, value_redactions = redact_field(clean_value, "value")
         new = NewMemory(
-            key=v.clean_key(key),
-            value=v.clean_value(value, self.policy.max_value_chars),
+            key=clean_key,
+            value=safe_value,
             scope=scope,
             agent_id=caller.agent_id,
             session_id=caller.session_id if scope is Scope.SESSION else "",
             source=source,
-            tags=tags,
-            metadata=v.clean_metadata(metadata),
-            flags=[],
+            tags=clean_tags,
+            metadata=safe_metadata,
+            flags=content_flags(clean_key, safe_value),
             confidence=confidence,
             pinned=pinned,
             expires_at=expires_at,
             file_path=file_path,
             about_agent=about_agent,
+            redactions=value_redactions + redactions,
         )
-        # After every size check: scanning and flagging look at bounded text only.
-        refuse_secrets_in(
-            {"key": new.key, "value": new.value, "tags": new.tags, "metadata": new.metadata}
-        )
-        new.flags = content_flags(new.key, new.value)
         return new
 
     @staticmethod
@@ -281,6 +289,7 @@ class MemoryService:
             may_overwrite_others=permissions.may_overwrite_others(caller, new, origin),
             take_over=take_over,
         )
+        outcome.redactions = list(new.redactions)
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
         if outcome.changed and embed_now:
@@ -426,8 +435,9 @@ class MemoryService:
             raise PermissionDeniedError(
                 f"inject-learning is for the lead agent; {caller.agent_id!r} is a worker"
             )
-        text = v.clean_value(learning, self.policy.max_value_chars, field="learning")
-        refuse_secrets(text, "learning")
+        text, redactions = redact_field(
+            v.clean_value(learning, self.policy.max_value_chars, field="learning"), "learning"
+        )
         target = None if agent_id in (None, "") else v.clean_key(agent_id, "agent_id")
         normalised = " ".join(text.lower().split())
         digest = hashlib.sha256(f"{category.value}\x1f{normalised}".encode()).hexdigest()[:16]
@@ -443,6 +453,7 @@ class MemoryService:
         outcome = await self.write_memory(
             caller, self.prepare_memory(caller, request), take_over=True
         )
+        outcome.redactions = redactions  # the learning's: its text is the value
         if outcome.taken_over_from is not None:
             log.warning(
                 "learning %s (memory %d) was agent %r's; now lead %r's",

@@ -29,6 +29,7 @@ from typing import Any
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source
 from memory_mcp.permissions import Origin
+from memory_mcp.safety import redact_text
 from memory_mcp.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class FileIndexReport:
     unchanged: int = 0
     removed: int = 0
     refused: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)  # "key: kind at characters a-b"
     expired: bool = False  # the file is older than the file_index TTL: not indexed
 
     @property
@@ -64,7 +66,14 @@ class FileIndexReport:
             f"{self.file_path}: {self.created} new, {self.updated} updated, "
             f"{self.unchanged} unchanged, {self.removed} removed"
         )
-        return text + (f", {len(self.refused)} refused" if self.refused else "")
+        text += f", {len(self.refused)} refused" if self.refused else ""
+        return text + (f", {len(self.redacted)} secrets redacted" if self.redacted else "")
+
+
+def _same_text(old: MemoryRecord, memory: FileMemory) -> bool:
+    """The stored chunk says what the file's section says (once its secrets are
+    redacted, as storing it would)."""
+    return old.value == memory.value or old.value == redact_text(memory.value)[0]
 
 
 class FileIndexService:
@@ -120,7 +129,7 @@ class FileIndexService:
         refresh: list[MemoryRecord] = []
         for memory in memories:
             old = existing.get(memory.key)
-            if old is not None and old.value == memory.value and old.metadata == memory.metadata:
+            if old is not None and old.metadata == memory.metadata and _same_text(old, memory):
                 kept.add(memory.key)
                 report.unchanged += 1
                 if old.expires_at != expires_at:
@@ -136,15 +145,21 @@ class FileIndexService:
             )
             try:
                 result = await self.service.store_note_chunk(caller, chunk, origin)
-            except InvalidInputError as exc:  # e.g. a secret in this section: skip it only
+            except InvalidInputError as exc:  # e.g. a secret in a name: skip this chunk only
                 log.warning("%s: chunk %s not indexed: %s", file_path, memory.key, exc)
                 report.refused.append(f"{memory.key}: {exc}")
                 continue
             kept.add(memory.key)
+            for r in result.redactions:  # the section is kept, the secret is not
+                spot = f"{memory.key}: {r.field} {r.kind} at characters {r.start + 1}-{r.end}"
+                log.warning("%s: secret redacted in %s", file_path, spot)
+                report.redacted.append(spot)
             if result.created:
                 report.created += 1
-            else:
+            elif result.changed:
                 report.updated += 1
+            else:  # the same once its secrets are redacted
+                report.unchanged += 1
         stale = [r for key, r in existing.items() if key not in kept]
         report.removed = await self.service.forget_note_records(caller, stale, origin)
         await self.service.set_note_expiry(caller, refresh, expires_at, origin)
