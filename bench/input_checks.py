@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.injection import content_flags
-from memory_mcp.checks.safety import refuse_secrets_in
+from memory_mcp.checks.safety import redact_field, redact_json, refuse_secret_names
 from memory_mcp.errors import InvalidInputError
 
 SIZE = 65_536
@@ -48,7 +48,9 @@ def store_checks(value: str) -> None:
     text = v.clean_value(value, SIZE)
     tags = v.clean_tags(["bench", "input"])
     metadata = v.clean_metadata({"source": "bench", "n": 1})
-    refuse_secrets_in({"key": key, "value": text, "tags": tags, "metadata": metadata})
+    refuse_secret_names(key, tags)
+    redact_json(metadata, "metadata", [])
+    text, _ = redact_field(text, "value")
     content_flags(key, text)
 
 

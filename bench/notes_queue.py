@@ -1,6 +1,13 @@
 """How long a note waits behind a big one: a real `memory-mcp serve` over stdio, its watcher
 and its embedding worker, the real model.
 
+Two scenarios. `--hostile ROUNDS`: each round drops the whole hostile set at once (a ~1 MB
+note, a binary file named `.md`, a FIFO named `.md`, a hard link to a file outside the
+folder, and a burst of 1,000 small notes), then one small note right after (or `--after`
+seconds later, while the burst is being indexed), and prints write → found by
+memory-search for that note, with the load average; then waits for the round's burst
+and big note to be searchable before the next round. Without it:
+
 Drops a 200 KB binary file named `.md` and a ~1 MB note into the memory folder, then small
 notes one after another while the big one is processed, and prints:
 - each small note: write → found by keyword (memory-search), write → found by meaning
@@ -11,6 +18,8 @@ notes one after another while the big one is processed, and prints:
 
     .venv/bin/python bench/notes_queue.py                      # this checkout's server
     .venv/bin/python bench/notes_queue.py --exe OTHER/.venv/bin/memory-mcp --timeout 300
+    .venv/bin/python bench/notes_queue.py --hostile 5          # the hostile drop, 5 rounds
+    .venv/bin/python bench/notes_queue.py --hostile 5 --after 2  # the note 2 s after it
 
 A value that never arrived within --timeout is printed as "> timeout"."""
 
@@ -24,7 +33,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +110,13 @@ def fmt(value: float | None, timeout: float) -> str:
     return f"{value:.2f} s" if value is not None else f"> {timeout:.0f} s"
 
 
-async def run(exe: str, small_notes: int, big_bytes: int, timeout: float) -> None:
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+@asynccontextmanager
+async def serving(exe: str) -> AsyncIterator[tuple[Client, Path, Path]]:
+    """A real server over stdio on a fresh store and notes folder, its model loaded."""
     work = Path(tempfile.mkdtemp(prefix="notes-queue-bench-"))
     notes = work / "notes"
     notes.mkdir()
@@ -118,7 +134,74 @@ async def run(exe: str, small_notes: int, big_bytes: int, timeout: float) -> Non
                 break
             await anyio.sleep(0.5)
         print(f"model ready after {time.monotonic() - start:.1f} s", flush=True)
+        yield client, notes, db
 
+
+def note_count(db: Path, like: str) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as conn:
+        (count,) = conn.execute(
+            "SELECT count(DISTINCT file_path) FROM memories WHERE file_path LIKE ?", (like,)
+        ).fetchone()
+    return int(count)
+
+
+def drop_hostile_set(notes: Path, round_no: int, big_bytes: int, burst: int) -> None:
+    """Everything at once, as fast as Python writes it: the folder sees one storm."""
+    last_word = f"quetzalcoatl{round_no}"
+    (notes / f"big-{round_no}.md").write_text(big_note(big_bytes, last_word, seed=round_no))
+    (notes / f"blob-{round_no}.md").write_bytes(os.urandom(200_000))
+    os.mkfifo(notes / f"fifo-{round_no}.md")
+    outside = notes.parent / f"outside-{round_no}.md"
+    outside.write_text("A file outside the memory folder, linked into it.")
+    os.link(outside, notes / f"hard-{round_no}.md")
+    for n in range(burst):
+        (notes / f"burst-{round_no}-{n:04}.md").write_text(f"# Burst {n}\nBurst note {n}.\n")
+
+
+async def run_hostile(
+    exe: str, rounds: int, big_bytes: int, burst: int, after: float, timeout: float
+) -> None:
+    print(f"machine: {os.cpu_count()} cores; {load()}")
+    found_s: list[float | None] = []
+    async with serving(exe) as (client, notes, db):
+        for r in range(rounds):
+            await anyio.sleep(1.0)
+            before = load()
+            drop_hostile_set(notes, r, big_bytes, burst)
+            await anyio.sleep(after)
+            (notes / f"small-{r}.md").write_text(f"# After the storm\nCodeword kumquat{r}.\n")
+
+            async def found(r: int = r) -> bool:
+                hits = await search(client, f"kumquat{r}")
+                return any(f"small-{r}.md" in hit["key"] for hit in hits)
+
+            found_s.append(await wait_for(found, timeout))
+
+            async def settled(r: int = r) -> bool:  # the burst and the big note are in
+                if note_count(db, f"%/burst-{r}-%") < burst:
+                    return False
+                hits = await search(client, f"quetzalcoatl{r}")
+                return any(f"big-{r}.md" in hit["key"] for hit in hits)
+
+            settled_s = await wait_for(settled, timeout)
+            print(
+                f"round {r}: small note found {fmt(found_s[-1], timeout)} after it was "
+                f"written ({before} when dropped, {load()} now); burst of {burst:,} and "
+                f"big note searchable after {fmt(settled_s, timeout)}",
+                flush=True,
+            )
+    done = [value for value in found_s if value is not None]
+    if len(done) < len(found_s):
+        print(f"\nsmall note after the hostile drop: {len(found_s) - len(done)} not found")
+    else:
+        print(
+            f"\nsmall note after the hostile drop, write → found: median "
+            f"{statistics.median(done):.2f} s, max {max(done):.2f} s ({len(done)} rounds)"
+        )
+
+
+async def run(exe: str, small_notes: int, big_bytes: int, timeout: float) -> None:
+    async with serving(exe) as (client, notes, db):
         (notes / "blob.md").write_bytes(os.urandom(200_000))
         big_path = notes / "big.md"
         big_path.write_text(big_note(big_bytes))
@@ -192,8 +275,19 @@ def main() -> None:
     parser.add_argument("--small-notes", type=int, default=len(FACTS), choices=range(1, 6))
     parser.add_argument("--big-bytes", type=int, default=990_000)
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument(
+        "--hostile", type=int, default=0, metavar="ROUNDS", help="the hostile-drop scenario"
+    )
+    parser.add_argument("--burst", type=int, default=1_000, help="small notes per burst")
+    parser.add_argument(
+        "--after", type=float, default=0.0, help="seconds between the drop and the small note"
+    )
     args = parser.parse_args()
-    anyio.run(run, args.exe, args.small_notes, args.big_bytes, args.timeout)
+    if args.hostile:
+        options = (args.hostile, args.big_bytes, args.burst, args.after, args.timeout)
+        anyio.run(run_hostile, args.exe, *options)
+    else:
+        anyio.run(run, args.exe, args.small_notes, args.big_bytes, args.timeout)
 
 
 if __name__ == "__main__":

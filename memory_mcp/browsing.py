@@ -112,7 +112,8 @@ def check_before(before: object) -> int | None:
         return None
     if not v.is_whole_number(before, 2):
         raise InvalidInputError(
-            "before", f"{before!r} is not a version number with versions before it (2 or more)"
+            "before",
+            f"{v.shown(before)} is not a version number with versions before it (2 or more)",
         )
     return before
 
@@ -143,7 +144,9 @@ def parse_order(order: object) -> Order:
 
 def check_limit(limit: object, maximum: int) -> int:
     if not (v.is_whole_number(limit) and limit <= maximum):
-        raise InvalidInputError("limit", f"{limit!r} is not a whole number from 1 to {maximum}")
+        raise InvalidInputError(
+            "limit", f"{v.shown(limit)} is not a whole number from 1 to {maximum}"
+        )
     return limit
 
 
@@ -156,9 +159,10 @@ def encode_cursor(order: Order, position: Position) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: object, order: Order) -> Position:
+def decode_cursor(cursor: object, order: Order, largest_id: int = v.MAX_WHOLE_NUMBER) -> Position:
     """The position a cursor holds; a cursor of another order is refused (its timestamp
-    means something else)."""
+    means something else), and so is one past the store's largest id (it would overflow
+    the query)."""
     if not isinstance(cursor, str) or not cursor or len(cursor) > MAX_CURSOR_CHARS:
         raise InvalidInputError("cursor", BAD_CURSOR)
     try:
@@ -171,8 +175,7 @@ def decode_cursor(cursor: object, order: Order) -> Position:
         and isinstance(at, int | float)
         and not isinstance(at, bool)
         and math.isfinite(at)
-        and isinstance(memory_id, int)
-        and not isinstance(memory_id, bool)
+        and v.is_whole_number(memory_id, 1, largest_id)
     )
     if not valid:
         raise InvalidInputError("cursor", BAD_CURSOR)

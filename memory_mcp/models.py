@@ -145,6 +145,18 @@ class NoteChunk:
     expires_at: float | None
 
 
+@dataclass(frozen=True)
+class Redaction:
+    """A secret replaced by `[REDACTED:<kind>]` before storing: in which field (and where
+    inside it: "metadata.db.url"), what kind (a rule id such as "github-pat"), and which
+    characters [start, end) of that text as it was given."""
+
+    field: str
+    kind: str
+    start: int
+    end: int
+
+
 @dataclass
 class NewMemory:
     """What the service asks the store to write for one memory."""
@@ -163,6 +175,7 @@ class NewMemory:
     expires_at: float | None = None
     file_path: str | None = None
     about_agent: str | None = None
+    redactions: list[Redaction] = field(default_factory=list)  # what was taken out
 
     @property
     def identity(self) -> str:
@@ -227,6 +240,10 @@ class UpsertOutcome:
     created: bool
     changed: bool
     evicted_ids: list[int] = field(default_factory=list)
+    # An update that made the writer the owner (MemoryStore.upsert's take_over): who
+    # owned it before.
+    taken_over_from: str | None = None
+    redactions: list[Redaction] = field(default_factory=list)  # secrets not stored
 
 
 @dataclass(frozen=True)

@@ -81,15 +81,22 @@ class MemoryReads:
         """Write the reads memory-get counted in memory (store/access_counts.py)."""
         await self.store.flush_accesses()
 
-    async def get(self, caller: Caller, memory_id: Any) -> MemoryRecord:
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+    async def get(self, caller: Caller, memory_id: Any, *, count: bool = True) -> MemoryRecord:
+        """The memory, if `caller` may see it. `count`: an agent's read, which adds to its
+        access count (a ranking signal); a person looking at it in the web view is not."""
+        record = await self._visible_record(caller, memory_id)
+        if not count:
+            return record
         now = self.clock()
         # Counted in memory and written later in a batch: a read never waits for writers.
         record.access_count += self.store.touch(record.id, now)
         record.last_accessed_at = now
         return record
 
-    async def _visible_record(self, caller: Caller, memory_id: int) -> MemoryRecord:
+    async def _visible_record(self, caller: Caller, given_id: Any) -> MemoryRecord:
+        """The memory of an id as a caller gave it (checked here: every read and change by
+        id comes through), if `caller` may see it."""
+        memory_id = v.clean_id(given_id, self.store.largest_id)
         record = await self.store.get(memory_id)
         if record is None or not can_see(caller, record):
             # The same answer whether it is missing or someone else's: existence is private.
@@ -109,7 +116,7 @@ class MemoryReads:
         Unexpired only unless `filters.include_expired`. See memory_mcp/browsing.py."""
         filters = filters or ListFilters()
         sort = parse_order(order)
-        after = None if cursor is None else decode_cursor(cursor, sort)
+        after = None if cursor is None else decode_cursor(cursor, sort, self.store.largest_id)
         limit = check_limit(limit, MAX_LIST_LIMIT)
         vis = Visibility(
             caller=caller,
@@ -133,14 +140,14 @@ class MemoryReads:
         """Versions of a memory `caller` may read (expired too), oldest first: what each
         held, who wrote it, when. The newest `limit` (1-500; None: all) of those older than
         version `before` (None: up to the current one, which is last)."""
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         if limit is not None:
             limit = check_limit(limit, MAX_HISTORY_LIMIT)
         return await versions_page(self.store, record, check_before(before), limit)
 
     async def version_of(self, caller: Caller, memory_id: Any, version: Any) -> MemoryVersion:
         """One version of a memory `caller` may read (see history)."""
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         return await one_version(self.store, record, version)
 
     def is_expired(self, record: MemoryRecord) -> bool:

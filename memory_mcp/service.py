@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memory_mcp import permissions
 from memory_mcp.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     MAX_DELETE_MANY_LIMIT,
@@ -19,7 +20,7 @@ from memory_mcp.browsing import (
 )
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.new_memory import checked_memory
-from memory_mcp.checks.safety import refuse_secrets
+from memory_mcp.checks.safety import redact_field
 from memory_mcp.errors import (
     InvalidInputError,
     NotFoundError,
@@ -40,6 +41,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
+from memory_mcp.permissions import Change, Origin, Target
 from memory_mcp.policy import Policy
 from memory_mcp.reading import MemoryReads, can_see
 from memory_mcp.semantic.embeddings import Embedder
@@ -49,12 +51,6 @@ from memory_mcp.store.repository import MemoryStore
 from memory_mcp.versions import one_version
 
 log = logging.getLogger(__name__)
-
-
-def may_change(caller: Caller, record: MemoryRecord) -> bool:
-    """Update or delete a memory it can see: its owner, or the lead for a swarm memory.
-    (Only swarm memories can be reached by another agent: the others are invisible.)"""
-    return record.agent_id == caller.agent_id or (record.scope is Scope.SWARM and caller.is_lead)
 
 
 class MemoryService(MemoryReads):
@@ -82,7 +78,7 @@ class MemoryService(MemoryReads):
         `embed_now=False` leaves the vector to the background worker.
 
         A swarm memory with this key owned by another agent is updated only by the lead
-        (PermissionDeniedError names the owner)."""
+        (PermissionDeniedError names the owner; memory_mcp/permissions.py)."""
         now = request.written_at if request.written_at is not None else self.clock()
         new = self.prepare_memory(caller, request)
         version = self.check_expected_version(request.expected_version)
@@ -93,14 +89,14 @@ class MemoryService(MemoryReads):
         `import` checks a whole file with this before it writes anything."""
         now = request.written_at if request.written_at is not None else self.clock()
         _refuse_note_key(request.key, request.source)
-        return checked_memory(
+        new = checked_memory(
             caller,
             self.policy.max_value_chars,
             key=request.key,
             value=request.value,
             scope=request.scope,
             source=request.source,
-            tags=v.clean_tags(request.tags),
+            tags=request.tags,
             metadata=request.metadata,
             confidence=v.clean_confidence(request.confidence),
             pinned=request.pinned,
@@ -112,11 +108,15 @@ class MemoryService(MemoryReads):
             ),
             about_agent=request.about_agent,
         )
+        permissions.check(caller, Target.written(caller, new), Change.UPDATE)
+        return new
 
     @staticmethod
     def check_expected_version(expected_version: int | None) -> int | None:
-        if expected_version is not None and expected_version < 0:
-            raise InvalidInputError("expected_version", "must be a whole number >= 0")
+        if expected_version is not None and not v.is_whole_number(expected_version, 0):
+            raise InvalidInputError(
+                "expected_version", f"must be a whole number from 0 to {v.MAX_WHOLE_NUMBER}"
+            )
         return expected_version
 
     async def write_memory(
@@ -127,17 +127,25 @@ class MemoryService(MemoryReads):
         now: float | None = None,
         *,
         embed_now: bool = True,
+        origin: Origin = Origin.CALLER,
+        take_over: bool = False,
     ) -> UpsertOutcome:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
-        then embed it if the model is loaded (and `embed_now`)."""
+        then embed it if the model is loaded (and `embed_now`). Whether it may update a
+        memory another agent holds is decided here (permissions.py, with `origin`) and
+        applied by the store to the row it reads under its write lock. `take_over`: that
+        memory becomes the caller's (inject_learning)."""
         now = now if now is not None else self.clock()
+        permissions.check(caller, Target.written(caller, new), Change.UPDATE, origin)
         outcome = await self.store.upsert(
             new,
             expected_version=expected_version,
             now=now,
             cap=self.policy.max_memories_per_agent,
-            may_overwrite_others=may_overwrite_others(caller, new),
+            may_overwrite_others=permissions.may_overwrite_others(caller, new, origin),
+            take_over=take_over,
         )
+        outcome.redactions = list(new.redactions)
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
         if outcome.changed and embed_now:
@@ -151,11 +159,13 @@ class MemoryService(MemoryReads):
 
     # -- notes (memory_mcp/notes/): memories that mirror a file ----------------------------
 
-    async def store_note_chunk(self, caller: Caller, chunk: NoteChunk) -> UpsertOutcome:
+    async def store_note_chunk(
+        self, caller: Caller, chunk: NoteChunk, origin: Origin
+    ) -> UpsertOutcome:
         """Mirror one chunk of a note. The vector is left to the background worker, so a
-        big note's chunks never hold up the notes saved after it. A note from the shared
-        folder is a swarm memory the folder owns: whichever agent indexes the file keeps it
-        in step (write_memory lets it overwrite another agent's chunk)."""
+        big note's chunks never hold up the notes saved after it. A shared note's chunk
+        another agent indexed may be updated by a lead, or when this server read the note
+        from the shared folder itself (`origin` FOLDER: see permissions.py)."""
         new = checked_memory(
             caller,
             self.policy.max_value_chars,
@@ -168,7 +178,7 @@ class MemoryService(MemoryReads):
             expires_at=chunk.expires_at,
             file_path=chunk.file_path,
         )
-        return await self.write_memory(caller, new, embed_now=False)
+        return await self.write_memory(caller, new, embed_now=False, origin=origin)
 
     def _note_owner(self, caller: Caller, scope: Scope) -> str | None:
         return caller.agent_id if scope is not Scope.SWARM else None
@@ -187,14 +197,33 @@ class MemoryService(MemoryReads):
             prefix, scope, self._note_owner(caller, scope), Source.FILE_INDEX
         )
 
-    async def forget_note_records(self, records: list[MemoryRecord]) -> int:
-        """Delete memories that note_records returned (their file or chunk is gone)."""
-        return await self.store.delete([r.id for r in records if r.source is Source.FILE_INDEX])
+    def check_note_change(
+        self, caller: Caller, records: Sequence[MemoryRecord], origin: Origin
+    ) -> None:
+        """Refuse, naming the owner, unless `caller` may change or remove every one of a
+        note's memories (`records`, from note_records) with content of `origin`: a note is
+        replaced as a set, so it is checked whole before anything is written."""
+        for record in records:
+            permissions.check(caller, Target.of(record), Change.NOTE, origin)
 
-    async def set_note_expiry(self, records: list[MemoryRecord], expires_at: float | None) -> None:
-        await self.store.set_expiry(
-            [r.id for r in records if r.source is Source.FILE_INDEX], expires_at
-        )
+    async def forget_note_records(
+        self, caller: Caller, records: list[MemoryRecord], origin: Origin
+    ) -> int:
+        """Delete memories that note_records returned (their file or chunk is gone)."""
+        notes = [r for r in records if r.source is Source.FILE_INDEX]
+        self.check_note_change(caller, notes, origin)
+        return await self.store.delete([r.id for r in notes])
+
+    async def set_note_expiry(
+        self,
+        caller: Caller,
+        records: list[MemoryRecord],
+        expires_at: float | None,
+        origin: Origin,
+    ) -> None:
+        notes = [r for r in records if r.source is Source.FILE_INDEX]
+        self.check_note_change(caller, notes, origin)
+        await self.store.set_expiry([r.id for r in notes], expires_at)
 
     async def write_batch(
         self, memories: Sequence[tuple[Caller, NewMemory, float | None]]
@@ -203,8 +232,14 @@ class MemoryService(MemoryReads):
         ONE transaction: committed whole or not at all (import). Vectors are left to
         `vectors.embed_texts` or the background worker."""
         now = self.clock()
+        for caller, new, _ in memories:
+            permissions.check(caller, Target.written(caller, new), Change.UPDATE)
         items = [
-            BatchItem(new, at if at is not None else now, may_overwrite_others(caller, new))
+            BatchItem(
+                new,
+                at if at is not None else now,
+                permissions.may_overwrite_others(caller, new),
+            )
             for caller, new, at in memories
         ]
         outcome = await self.store.upsert_many(items, cap=self.policy.max_memories_per_agent)
@@ -223,7 +258,7 @@ class MemoryService(MemoryReads):
         refused: dict[int, str] = {}
         for index, (caller, new) in enumerate(memories):
             owner = owners.setdefault(new.identity, new.agent_id)
-            if owner == new.agent_id or may_overwrite_others(caller, new):
+            if owner == new.agent_id or permissions.may_overwrite_others(caller, new):
                 continue
             where = (
                 f"memory {stored[new.identity][0]}"
@@ -245,13 +280,21 @@ class MemoryService(MemoryReads):
     ) -> UpsertOutcome:
         """Lead only: a swarm-wide learning, tagged with its category. Idempotent: the key
         is derived from the category and the normalised text. The lead owns it (the agent
-        it is about must not be able to delete it); `agent_id` is kept as `about_agent`."""
+        it is about must not be able to delete it); `agent_id` is kept as `about_agent`.
+
+        A memory already at the key that this lead did not inject (a worker's, stored
+        before `learning:` keys were the lead's; another lead's) is taken over: it becomes
+        this lead's learning, a new version, the old one kept in history, and the answer's
+        `taken_over_from` names the old owner. Adopting it as it was would answer with the
+        worker as owner and leave the worker free to rewrite or delete the lead's learning;
+        refusing would let anyone who once wrote the key block that learning for good."""
         if not caller.is_lead:
             raise PermissionDeniedError(
                 f"inject-learning is for the lead agent; {caller.agent_id!r} is a worker"
             )
-        text = v.clean_value(learning, self.policy.max_value_chars, field="learning")
-        refuse_secrets(text, "learning")
+        text, redactions = redact_field(
+            v.clean_value(learning, self.policy.max_value_chars, field="learning"), "learning"
+        )
         target = None if agent_id in (None, "") else v.clean_key(agent_id, "agent_id")
         normalised = " ".join(text.lower().split())
         digest = hashlib.sha256(f"{category.value}\x1f{normalised}".encode()).hexdigest()[:16]
@@ -264,10 +307,22 @@ class MemoryService(MemoryReads):
             metadata=metadata,
             about_agent=target,
         )
-        return await self.store_memory(caller, request)
+        outcome = await self.write_memory(
+            caller, self.prepare_memory(caller, request), take_over=True
+        )
+        outcome.redactions = redactions  # the learning's: its text is the value
+        if outcome.taken_over_from is not None:
+            log.warning(
+                "learning %s (memory %d) was agent %r's; now lead %r's",
+                request.key,
+                outcome.record.id,
+                outcome.taken_over_from,
+                caller.agent_id,
+            )
+        return outcome
 
     async def delete(self, caller: Caller, memory_id: Any) -> int:
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         return await self._delete_record(caller, record)
 
     async def delete_by_key(self, caller: Caller, key: str, scope: Scope = Scope.AGENT) -> int:
@@ -282,11 +337,7 @@ class MemoryService(MemoryReads):
         return await self._delete_record(caller, record)
 
     async def _delete_record(self, caller: Caller, record: MemoryRecord) -> int:
-        if not may_change(caller, record):
-            raise PermissionDeniedError(
-                f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
-                "only its owner or the lead may delete it"
-            )
+        permissions.check(caller, Target.of(record), Change.DELETE)
         _refuse_deleting_a_live_note(record)
         await self.store.delete([record.id])
         return record.id
@@ -324,11 +375,13 @@ class MemoryService(MemoryReads):
             include_expired=True,
             now=self.clock(),
         )
+        rights = permissions.bulk_rights(caller)
         chosen = await self.store.bulk_delete(
             vis,
             updated_before=older_than,
             agent_id=caller.agent_id,
-            swarm_too=caller.is_lead,
+            swarm_too=rights.others_swarm,
+            spared_swarm_prefix=None if rights.swarm_learnings else permissions.LEARNING_KEY_PREFIX,
             limit=limit,
             dry_run=dry_run,
         )
@@ -348,13 +401,9 @@ class MemoryService(MemoryReads):
         the memory keeps its expiry, pinning and confidence. Allowed to whoever may update
         it. The write is conditional on the version read here (or `expected_version`), so
         a change made meanwhile is never overwritten silently."""
-        record = await self._visible_record(caller, v.clean_id(memory_id))
+        record = await self._visible_record(caller, memory_id)
         expected = self.check_expected_version(expected_version)
-        if not may_change(caller, record):
-            raise PermissionDeniedError(
-                f"memory {record.id} is a swarm memory of agent {record.agent_id!r}; "
-                "only its owner or the lead may revert it"
-            )
+        permissions.check(caller, Target.of(record), Change.REVERT)
         if record.source is Source.FILE_INDEX:
             raise PermissionDeniedError(
                 f"memory {record.id} mirrors note {record.file_path}; "
@@ -406,15 +455,6 @@ class MemoryService(MemoryReads):
         )
 
 
-def may_overwrite_others(caller: Caller, new: NewMemory) -> bool:
-    """Whether `caller` may update this memory if another agent owns it: the same rule as
-    delete (may_change), applied by the store to the row it reads under the write lock.
-    A note from the shared folder is the folder's: whichever agent indexes the file keeps
-    it in step."""
-    mirrors_shared_file = new.file_path is not None and new.source is Source.FILE_INDEX
-    return caller.is_lead or mirrors_shared_file
-
-
 def _memory_at(caller: Caller, key: str, scope: Scope) -> NewMemory:
     """The memory store_memory(key, scope) by `caller` would write, for its identity."""
     session_id = caller.session_id if scope is Scope.SESSION else ""
@@ -444,4 +484,4 @@ def _refuse_deleting_a_live_note(record: MemoryRecord) -> None:
     )
 
 
-__all__ = ["MemoryService", "may_change"]
+__all__ = ["MemoryService"]

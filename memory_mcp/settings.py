@@ -125,6 +125,10 @@ class Settings(BaseSettings):
     # token. Both set: the hooks talk to it instead of opening a database file.
     url: str | None = None
     token: SecretStr | None = None
+    # Streamable HTTP sessions (memory_mcp/http/token_sessions.py): a token's session beyond
+    # this many closes its oldest; a session with nothing in flight closes after the idle time.
+    max_sessions_per_token: int = Field(16, ge=1, le=10_000)
+    session_idle_seconds: float = Field(1800.0, gt=0, le=7 * 86_400)
 
     # Limits that protect the store and the client's context window.
     max_memories_per_agent: int = Field(10_000, ge=0)
@@ -144,6 +148,8 @@ class Settings(BaseSettings):
     max_concurrent_calls: int = Field(8, ge=1)  # tool calls worked on at once, first come first
 
     # File notes (memory_mcp/notes): folders whose .md/.markdown/.txt files are memories.
+    # A team server (transport not stdio) indexes only the folders set here, never the
+    # default personal one (notes/folders.py).
     memory_dir: Path | None = None  # personal, agent scope; see personal_memory_dir
     shared_memory_dir: Path | None = None  # shared, swarm scope; off when unset
     watch: bool = True  # the server watches both folders and keeps them indexed

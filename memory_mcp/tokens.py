@@ -69,7 +69,12 @@ class AgentTokens:
     async def verify(self, token: str) -> TokenHolder | None:
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
-        row = await self._store.find(token_hash(token))
+        return await self.verify_hash(token_hash(token))
+
+    async def verify_hash(self, hashed: str) -> TokenHolder | None:
+        """The holder of the token with this SHA-256, while it is valid (a web login keeps
+        only the hash)."""
+        row = await self._store.find(hashed)
         if row is None:
             return None
         await self._mark_used(row)

@@ -14,7 +14,14 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 
 from memory_mcp.browsing import DeleteManyResult, MemoryVersion
 from memory_mcp.checks.validation import iso
-from memory_mcp.models import LearningCategory, MemoryRecord, Scope, Source, UpsertOutcome
+from memory_mcp.models import (
+    LearningCategory,
+    MemoryRecord,
+    Redaction,
+    Scope,
+    Source,
+    UpsertOutcome,
+)
 from memory_mcp.semantic.similar import SimilarCheck
 
 if TYPE_CHECKING:  # the service pulls numpy and the store in: not before the handshake
@@ -43,12 +50,28 @@ class SimilarMemory(ToolResult):
     score: float  # cosine similarity of the two memories, >= similar.SIMILAR_MIN_COSINE
 
 
+class RedactedSecret(ToolResult):
+    """A secret that was not stored: its characters [start, end) of `field` as sent
+    (0-based) now read `[REDACTED:<kind>]`. The secret itself is never echoed."""
+
+    field: str  # "value", "learning", or where in the metadata: "metadata.db.url"
+    kind: str  # the detection rule, e.g. "github-pat", "generic-api-key"
+    start: int
+    end: int
+
+    @classmethod
+    def all_of(cls, redactions: list[Redaction]) -> list[RedactedSecret] | None:
+        found = [cls(field=r.field, kind=r.kind, start=r.start, end=r.end) for r in redactions]
+        return found or None
+
+
 class StoredMemory(ToolResult):
     """memory-store's answer: which memory was written, at which version, and the visible
     memories it closely resembles (`similar`, most similar first; nothing is merged).
-    `similar_checked: false`: not compared yet (the model is still loading)."""
+    `similar_checked: false`: not compared yet (the model is still loading).
+    `redacted`: the secrets replaced before storing (checks/safety.py)."""
 
-    omitted_when_empty = frozenset({"flags"})
+    omitted_when_empty = frozenset({"flags", "redacted"})
 
     id: int
     key: str
@@ -59,6 +82,7 @@ class StoredMemory(ToolResult):
     updated_by: str
     expires_at: str | None
     flags: list[str] | None = None
+    redacted: list[RedactedSecret] | None = None
     similar: list[SimilarMemory] = []
     similar_checked: bool = True
 
@@ -76,6 +100,7 @@ class StoredMemory(ToolResult):
             updated_by=record.updated_by,
             expires_at=iso(record.expires_at),
             flags=record.flags or None,
+            redacted=RedactedSecret.all_of(outcome.redactions),
             similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
             similar_checked=check.checked,
         )
@@ -293,9 +318,12 @@ class DeleteResult(ToolResult):
 
 
 class Learning(ToolResult):
-    """inject-learning's answer: the swarm memory holding the learning."""
+    """inject-learning's answer: the swarm memory holding the learning, and the secrets
+    redacted from it. `taken_over_from`: the memory at the learning's key was another
+    agent's (a worker's, stored before `learning:` keys were the lead's) and is now this
+    lead's learning."""
 
-    omitted_when_empty = frozenset({"about_agent"})
+    omitted_when_empty = frozenset({"about_agent", "taken_over_from", "redacted"})
 
     id: int
     key: str
@@ -305,6 +333,8 @@ class Learning(ToolResult):
     category: LearningCategory
     agent_id: str
     about_agent: str | None = None
+    taken_over_from: str | None = None
+    redacted: list[RedactedSecret] | None = None
 
     @classmethod
     def of(cls, outcome: UpsertOutcome, category: LearningCategory) -> Learning:
@@ -318,6 +348,8 @@ class Learning(ToolResult):
             category=category,
             agent_id=record.agent_id,
             about_agent=record.about_agent or None,
+            taken_over_from=outcome.taken_over_from,
+            redacted=RedactedSecret.all_of(outcome.redactions),
         )
 
 

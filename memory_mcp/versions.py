@@ -17,7 +17,9 @@ from memory_mcp.store.repository import MemoryStore
 async def one_version(store: MemoryStore, record: MemoryRecord, version: Any) -> MemoryVersion:
     """Version `version` of `record` (InvalidInputError names a version it never had)."""
     if not v.is_whole_number(version):
-        raise InvalidInputError("version", f"{version!r} is not a version number (1 or more)")
+        raise InvalidInputError(
+            "version", f"{v.shown(version)} is not a version number (1 or more)"
+        )
     page = await versions_page(store, record, version + 1, 1)
     if not page.versions or page.versions[0].version != version:
         raise InvalidInputError(

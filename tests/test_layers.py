@@ -19,9 +19,10 @@ PACKAGE = Path(__file__).parent.parent / "memory_mcp"
 EDGES = ("cli", "mcp", "http", "web", "hooks")
 # Where one edge hands the process to another, and the only modules it may reach there:
 # the CLI starts the servers and the hooks (cli/launch.py); the team server hosts the MCP
-# server and the web view behind one port and its tokens, and its index-note tool is an
-# MCP tool. Anything two edges share otherwise lives below both (binding.py,
-# team_client.py, tool_results.py, limits.py).
+# server and the web view behind one port and its tokens, its index-note tool is an MCP
+# tool, and its session manager tells the MCP identity which session a request is in.
+# Anything two edges share otherwise lives below both (binding.py, team_client.py,
+# tool_results.py, limits.py).
 HANDOFFS = {
     "memory_mcp.cli.launch": (
         "memory_mcp.mcp.server",
@@ -35,6 +36,7 @@ HANDOFFS = {
         "memory_mcp.web.ui_server",
     ),
     "memory_mcp.http.index_note": ("memory_mcp.mcp.tool_calls", "memory_mcp.mcp.identity"),
+    "memory_mcp.http.token_sessions": ("memory_mcp.mcp.identity",),
 }
 # The MCP SDK: the MCP edges (the server and its HTTP transports), and the hooks' and the
 # CLI's client of a team server.

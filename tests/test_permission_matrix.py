@@ -96,6 +96,8 @@ def delete_outcome(viewer: Viewer, memory: Memory) -> str:
 
 
 def overwrite_outcome(viewer: Viewer, memory: Memory) -> str:
+    if memory.key.startswith("learning:") and not viewer.is_lead:
+        return "refused"  # the key space is the lead's, in every scope
     same_identity = {
         "swarm": True,
         "agent": memory.owner == viewer.agent,
@@ -405,7 +407,8 @@ async def overwrite_matrix(world: World, clients: dict[Viewer, Client]) -> list[
                 client, "store_memory", key=memory.key, value=value, scope=memory.scope
             )
         except ToolFailed as failed:
-            actual = "refused" if f"agent '{memory.owner}'" in str(failed) else str(failed)
+            refusals = (f"agent '{memory.owner}'", "keys starting with 'learning:' are the lead's")
+            actual = "refused" if any(r in str(failed) for r in refusals) else str(failed)
         else:
             actual = "updated" if result["id"] == memory.id else "separate"
         owner = clients[Viewer(memory.owner, memory.session)]

@@ -1,6 +1,7 @@
 """The checks every stored memory passes, whoever writes it (a tool, an import line, a
-note, a revert): sizes first, plain JSON, no secrets; flagged if it reads like
-instructions. The result is the NewMemory the store upserts."""
+note, a revert): sizes first, plain JSON, no secrets (refused in names, redacted in
+data); flagged if it reads like instructions. The result is the NewMemory the store
+upserts."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import Any
 
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.injection import content_flags
-from memory_mcp.checks.safety import refuse_secrets_in
-from memory_mcp.models import Caller, NewMemory, Scope, Source
+from memory_mcp.checks.safety import redact_field, redact_json, refuse_secret_names
+from memory_mcp.models import Caller, NewMemory, Redaction, Scope, Source
 
 
 def checked_memory(
@@ -28,27 +29,33 @@ def checked_memory(
     file_path: str | None = None,
     about_agent: str | None = None,
 ) -> NewMemory:
-    """The rules every stored memory passes: sizes, plain JSON, no secrets; flagged if
-    it reads like instructions."""
-    new = NewMemory(
-        key=v.clean_key(key),
-        value=v.clean_value(value, max_value_chars),
+    """The rules every stored memory passes: sizes, plain JSON, no secrets (refused in
+    the key, tags and metadata keys; redacted in the value and metadata values, see
+    safety.py); flagged if it reads like instructions."""
+    clean_key = v.clean_key(key)
+    clean_value = v.clean_value(value, max_value_chars)
+    clean_tags = v.clean_tags(tags)
+    clean_metadata = v.clean_metadata(metadata)
+    # After every size check, so scanning looks at bounded text only; on the tags as
+    # given, before clean_tags lower-cased them.
+    refuse_secret_names(clean_key, [tag.strip() for tag in tags])
+    redactions: list[Redaction] = []
+    safe_metadata = redact_json(clean_metadata, "metadata", redactions)
+    safe_value, value_redactions = redact_field(clean_value, "value")
+    return NewMemory(
+        key=clean_key,
+        value=safe_value,
         scope=scope,
         agent_id=caller.agent_id,
         session_id=caller.session_id if scope is Scope.SESSION else "",
         source=source,
-        tags=tags,
-        metadata=v.clean_metadata(metadata),
-        flags=[],
+        tags=clean_tags,
+        metadata=safe_metadata,
+        flags=content_flags(clean_key, safe_value),
         confidence=confidence,
         pinned=pinned,
         expires_at=expires_at,
         file_path=file_path,
         about_agent=about_agent,
+        redactions=value_redactions + redactions,
     )
-    # After every size check: scanning and flagging look at bounded text only.
-    refuse_secrets_in(
-        {"key": new.key, "value": new.value, "tags": new.tags, "metadata": new.metadata}
-    )
-    new.flags = content_flags(new.key, new.value)
-    return new

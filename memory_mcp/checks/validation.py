@@ -298,9 +298,21 @@ def clean_query(query: str) -> str:
     return query.strip()
 
 
-def is_whole_number(value: object, least: int = 1) -> TypeGuard[int]:
-    """An int of at least `least`, never a bool (an int to Python, not to a caller)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+# The largest whole number a store holds (SQLite's INTEGER, PostgreSQL's BIGINT): an id,
+# version or count beyond it cannot name anything, and the drivers fail on it
+# (OverflowError) instead of answering "no such memory".
+MAX_WHOLE_NUMBER = 2**63 - 1
+
+
+def is_whole_number(value: object, least: int = 1, most: int = MAX_WHOLE_NUMBER) -> TypeGuard[int]:
+    """An int from `least` to `most`, never a bool (an int to Python, not to a caller)."""
+    return isinstance(value, int) and not isinstance(value, bool) and least <= value <= most
+
+
+def shown(value: object, max_chars: int = 40) -> str:
+    """A value as an error message quotes it: its repr, cut to `max_chars`."""
+    text = repr(value)
+    return text if len(text) <= max_chars else f"{text[: max_chars - 3]}..."
 
 
 def is_digits(text: str) -> bool:
@@ -308,12 +320,18 @@ def is_digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def clean_id(memory_id: Any) -> int:
-    """Ids are positive integers; numeric strings are accepted because clients send them."""
-    if isinstance(memory_id, str) and is_digits(memory_id.strip()):
-        memory_id = int(memory_id.strip())
-    if not is_whole_number(memory_id):
-        raise InvalidInputError("id", f"{memory_id!r} is not a memory id (a positive integer)")
+def clean_id(memory_id: Any, largest: int = MAX_WHOLE_NUMBER) -> int:
+    """Ids are whole numbers from 1 to `largest` (the store's: MemoryStore.largest_id);
+    numeric strings are accepted because clients send them (read only up to that many
+    digits: int() of a long one is slow, and past 4,300 digits refused)."""
+    if isinstance(memory_id, str):
+        text = memory_id.strip()
+        if is_digits(text) and len(text) <= len(str(largest)):
+            memory_id = int(text)
+    if not is_whole_number(memory_id, 1, largest):
+        raise InvalidInputError(
+            "id", f"{shown(memory_id)} is not a memory id (a whole number from 1 to {largest})"
+        )
     return memory_id
 
 

@@ -38,7 +38,8 @@ FLAG_HELP = {
     "data_dir": "where the default store and the model export live "
     "(default $XDG_DATA_HOME/memory-mcp)",
     "memory_dir": "personal notes folder, indexed for this agent (default "
-    "/workspace/personal/memory if it exists, else <data dir>/memory)",
+    "/workspace/personal/memory if it exists, else <data dir>/memory; a team server "
+    "indexes none unless named)",
     "shared_memory_dir": "shared notes folder, indexed for every agent",
     "watch": "watch and index the memory folders (--no-watch: do not)",
     "embedder": "embedding runtime (default onnx)",

@@ -67,6 +67,13 @@ def cmd_import(
             )
             return 1
         skipped = len(bad)
+        for line in prepared:  # stored, with the secret's characters replaced
+            for r in line.memory.redactions:
+                print(
+                    f"memory-mcp: {path}: {line.where}: {r.field}: {r.kind} redacted "
+                    f"(characters {r.start + 1}-{r.end})",
+                    file=sys.stderr,
+                )
         refused_numbers = {_line_number(problem) for problem in refused}
         prepared = [line for line in prepared if line.number not in refused_numbers]
         await check_cap(app.service, prepared)

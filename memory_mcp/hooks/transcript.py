@@ -1,7 +1,7 @@
 """Read a Claude Code transcript (JSONL, one event per line) into what a summary needs:
 the user's own requests and the files the assistant wrote. Unknown lines and fields are
-ignored; reading is bounded in bytes so a huge transcript cannot stall the hook. A request
-holding a secret is dropped here, before any summarizer (or model) sees it."""
+ignored; reading is bounded in bytes so a huge transcript cannot stall the hook. A secret in
+a request is redacted here, before any summarizer (or model) sees it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_mcp.checks.safety import refuse_secrets
-from memory_mcp.errors import InvalidInputError
+from memory_mcp.checks.safety import redact_text
 
 MAX_TRANSCRIPT_BYTES = 32_000_000
 MAX_LINE_BYTES = 4_000_000  # longer lines (huge tool results) are skipped unparsed
@@ -65,11 +64,7 @@ def user_request(text: str) -> str | None:
     command = _COMMAND.search(text)
     if command:
         text = " ".join(p for p in (command["name"], command["args"] or "") if p)
-    try:
-        refuse_secrets(text)
-    except InvalidInputError:
-        return None
-    return text or None
+    return redact_text(text)[0] or None
 
 
 def _add_event(transcript: Transcript, event: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from memory_mcp.mcp.tool_calls import app_of
 from memory_mcp.models import Scope
 from memory_mcp.notes.indexer import note_memories
 from memory_mcp.notes.paths import NoteFolder, NotePath, is_note_name
+from memory_mcp.permissions import Origin
 
 FOLDERS = {"personal": Scope.AGENT, "shared": Scope.SWARM}
 MAX_PATH_CHARS = 4_096
@@ -56,7 +57,9 @@ def add_note_tool(server: MCPServer[Any]) -> None:
     ) -> dict[str, Any]:
         """Index a note written into a memory folder (sent by the PostToolUse hook).
 
-        The note replaces the memories previously indexed from the same path.
+        The note replaces the memories previously indexed from the same path. A shared
+        note that another agent indexed may be changed or removed (content "") only by
+        that agent or a lead; anyone else gets an error naming the owner.
         Example: index-note(path="/workspace/personal/memory/deploy.md",
         content="# Deploy\\n...", folder="personal")."""
         app = await app_of(ctx)
@@ -75,8 +78,16 @@ def add_note_tool(server: MCPServer[Any]) -> None:
             )
         try:
             async with app.turns:
+                # The text is the caller's word, not a file this server read: a shared
+                # note another agent indexed is changed or removed only by that agent or a
+                # lead (memory_mcp/permissions.py).
                 report = await app.notes.files.sync_file(
-                    caller_of(app), scope, file_path, memories, modified_at or time.time()
+                    caller_of(app),
+                    scope,
+                    file_path,
+                    memories,
+                    modified_at or time.time(),
+                    origin=Origin.CALLER,
                 )
         except MemoryMcpError as exc:
             raise ToolError(str(exc)) from exc
@@ -87,4 +98,5 @@ def add_note_tool(server: MCPServer[Any]) -> None:
             "unchanged": report.unchanged,
             "removed": report.removed,
             "refused": len(report.refused),
+            "redacted": len(report.redacted),
         }

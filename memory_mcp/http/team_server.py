@@ -4,8 +4,9 @@ HTTP with one store, one embedding model and one vector index.
 The protocol is the SDK's own (its streamable HTTP app at /mcp, its SSE app at /sse and
 /messages/), run by uvicorn. What this module adds: bearer tokens checked against the store
 on every request (401 without a valid one; the SDK's `RequireAuthMiddleware`), the MCP
-session id handed to `caller_of`, `/healthz`, and a refusal to listen beyond loopback
-while no token exists."""
+session id handed to `caller_of`, streamable HTTP sessions bounded per token
+(token_sessions.py), `/healthz`, and a refusal to listen beyond loopback while no token
+exists."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from memory_mcp import __version__
@@ -28,7 +30,8 @@ from memory_mcp.binding import (
 )
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http.index_note import add_note_tool
-from memory_mcp.mcp.identity import ConnectionSession, StoreTokenVerifier
+from memory_mcp.http.token_sessions import streamable_app
+from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 
@@ -38,25 +41,27 @@ MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages/"
 HEALTH_PATH = "/healthz"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
-def transport_security(settings: Settings) -> TransportSecuritySettings | None:
-    """The SDK turns its DNS-rebinding check (Host and Origin headers) on by itself for a
-    loopback host (None here). For another host it accepts that host and loopback, plus
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding check (Host and Origin headers): on a loopback host the
+    loopback names (what the SDK sets by itself for 127.0.0.1, localhost and ::1; here for
+    every loopback address). For another host it accepts that host and loopback, plus
     --allowed-hosts; bound to all interfaces with no --allowed-hosts there is no name
     to check against, and the bearer token is the only gate (logged)."""
-    if is_loopback(settings.host):
-        return None
     names = list(settings.allowed_hosts)
-    if not is_wildcard(settings.host):
-        names.append(f"[{settings.host}]" if ":" in settings.host else settings.host)
-    if not names:
+    if is_loopback(settings.host):
+        names = []
+    elif not names and is_wildcard(settings.host):
         log.warning(
             "listening on %s without --allowed-hosts: the Host/Origin check is off",
             settings.host,
         )
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    names += ["127.0.0.1", "localhost", "[::1]"]
+    if not is_wildcard(settings.host):
+        names.append(f"[{settings.host}]" if ":" in settings.host else settings.host)
+    names += [name for name in LOOPBACK_NAMES if name not in names]
     return TransportSecuritySettings(
         allowed_hosts=[f"{name}:*" for name in names] + names,
         allowed_origins=[f"{scheme}://{name}:*" for name in names for scheme in ("http", "https")]
@@ -70,14 +75,10 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
         issuer_url=f"http://{settings.host}:{settings.port}",  # required; no OAuth routes
         resource_server_url=None,
     )
-    server = build_server(
-        settings, opened=app, auth=auth, token_verifier=StoreTokenVerifier(app.tokens)
-    )
+    verifier = StoreTokenVerifier(app.tokens)
+    server = build_server(settings, opened=app, auth=auth, token_verifier=verifier)
     add_note_tool(server)  # the PostToolUse hook of agents on other machines
     from memory_mcp.web.ui_server import web_routes  # here: the web view imports this module
-
-    for route in web_routes(settings, app):  # the read-only web view at /ui, same tokens
-        server.custom_route(route.path, route.methods)(route.endpoint)
 
     async def healthz(_request: Request) -> Response:
         """Up or not, nothing more: no counts, paths or agent names."""
@@ -90,10 +91,12 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
         status = 200 if store == "up" and model == "up" else 503
         return JSONResponse({"store": store, "model": model, "version": __version__}, status)
 
-    # Registered by a call, not as a decorator: the SDK's custom_route has no return
-    # annotation, which would make `healthz` untyped for mypy.
-    server.custom_route(HEALTH_PATH, methods=["GET"])(healthz)
-
+    # Beside the MCP routes, outside their bearer check: /healthz, and the read-only web
+    # view at /ui with its own check of the same tokens.
+    routes = [Route(HEALTH_PATH, healthz, methods=["GET"])] + [
+        Route(route.path, route.endpoint, methods=route.methods)
+        for route in web_routes(settings, app)
+    ]
     security = transport_security(settings)
     if settings.transport == "sse":
         starlette = server.sse_app(
@@ -102,11 +105,17 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
             transport_security=security,
             host=settings.host,
         )
-    else:
-        starlette = server.streamable_http_app(
-            streamable_http_path=MCP_PATH, transport_security=security, host=settings.host
-        )
-    return ConnectionSession(starlette)
+        starlette.router.routes.extend(routes)
+        return SseSession(starlette)
+    return streamable_app(
+        server,
+        verifier,
+        path=MCP_PATH,
+        security=security,
+        per_token=settings.max_sessions_per_token,
+        idle_seconds=settings.session_idle_seconds,
+        routes=routes,
+    )
 
 
 async def serve_http(settings: Settings) -> None:

@@ -5,11 +5,14 @@ caller could set, and the MCP session of its connection as the memory `session` 
 The SDK's bearer middleware puts the verified token in a context variable
 (`get_access_token`); the SDK hands each message's context variables on to the task that
 handles it, so tools, prompts and the memory://context resource all see the token of the
-request they answer. `ConnectionSession` does the same for the MCP session id."""
+request they answer. The MCP session id travels the same way: set by `SseSession` on the
+SSE transport and by `TokenSessions` (http/token_sessions.py) on streamable HTTP."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
@@ -26,7 +29,6 @@ if TYPE_CHECKING:  # the stdio server imports this module before it opens the st
     from memory_mcp.tokens import AgentTokens
 
 ROLE_CLAIM = "memory_mcp_role"
-SESSION_HEADER = b"mcp-session-id"  # streamable HTTP
 SESSION_QUERY = "session_id"  # SSE: POST /messages/?session_id=...
 
 _mcp_session: ContextVar[str | None] = ContextVar("memory_mcp_session", default=None)
@@ -39,41 +41,59 @@ class StoreTokenVerifier:
         self._tokens = tokens
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        from memory_mcp.tokens import token_hash  # HTTP only: stdio never loads the store
+
         holder = await self._tokens.verify(token)
         if holder is None:
             return None
         return AccessToken(
             token=token,
-            client_id=holder.agent_id,  # the SDK binds each MCP session to this principal
+            client_id=holder.agent_id,
+            # The SDK binds each MCP session to (client_id, issuer, subject): with the
+            # token's hash as the subject, a session belongs to the token that opened it.
+            subject=token_hash(token),
             scopes=[],
             claims={ROLE_CLAIM: holder.role.value},
         )
 
 
-class ConnectionSession:
-    """ASGI middleware: the MCP session id of the request, for `caller_of`. The SDK
-    routes a request by this id to its own connection only after checking that the
-    session belongs to the same token holder, so it cannot name someone else's."""
+@contextmanager
+def in_mcp_session(session: str | None) -> Iterator[None]:
+    """The MCP session `caller_of` reports while the block runs (None: none)."""
+    reset = _mcp_session.set(session)
+    try:
+        yield
+    finally:
+        _mcp_session.reset(reset)
+
+
+class SseSession:
+    """ASGI middleware for the SSE transport: the MCP session of a message is the
+    connection the SDK routes it to, named by the `session_id` query of POST /messages/
+    (the SDK checks that the connection belongs to the same token holder). Never a
+    header: an `Mcp-Session-Id` header would let a message routed to one connection act in
+    another session of the same agent."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        session = _session_of(scope) if scope["type"] == "http" else None
-        reset = _mcp_session.set(session)
-        try:
+        session = _sse_session_of(scope) if scope["type"] == "http" else None
+        with in_mcp_session(session):
             await self.app(scope, receive, send)
-        finally:
-            _mcp_session.reset(reset)
 
 
-def _session_of(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", []):
-        if name == SESSION_HEADER:
-            return str(value.decode("latin-1"))
+def _sse_session_of(scope: Scope) -> str | None:
+    """The connection's id as the SDK reads it (`UUID(hex=...)`), so two spellings of
+    one id are one session; None when the SDK would refuse it (400)."""
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     values = query.get(SESSION_QUERY)
-    return values[0] if values else None
+    if not values:
+        return None
+    try:
+        return uuid.UUID(hex=values[0]).hex
+    except ValueError:
+        return None
 
 
 def caller_of(app: AppContext) -> Caller:
@@ -92,4 +112,4 @@ def caller_of(app: AppContext) -> Caller:
     return Caller(access.client_id, role, session[:128])
 
 
-__all__ = ["ConnectionSession", "StoreTokenVerifier", "caller_of"]
+__all__ = ["SseSession", "StoreTokenVerifier", "caller_of", "in_mcp_session"]

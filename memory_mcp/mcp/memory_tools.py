@@ -85,7 +85,14 @@ async def store_memory(
     key and scope, or memory-delete the copy) rather than keeping two. Nothing is
     merged or dropped for you.
     Example: memory-store(key="test-command", value="Run `make test`; it sets up .venv",
-    tags=["build"]). Never store secrets (tokens, keys, passwords): they are refused."""
+    tags=["build"]).
+    Secrets (API keys, tokens, private keys, passwords in URLs or assignments) are never
+    stored: in the value or a metadata value they are replaced by `[REDACTED:<kind>]`
+    and the rest is stored, and `redacted` in the answer lists each one (field, kind,
+    characters [start, end) of what you sent); in the key, a tag or a metadata key the
+    call is refused, naming the field and the characters. Placeholders (`<TOKEN>`,
+    `${API_KEY}`, `your-api-key`, `xxxx`) and code that reads a secret
+    (`os.environ["TOKEN"]`) are not secrets and are stored as they are."""
     app = await app_of(ctx)
 
     async def store() -> StoredMemory:
@@ -264,7 +271,8 @@ async def inject_learning(
 
     Stored swarm-scoped and tagged with its category, owned by the lead (only a lead
     may update or delete it); injecting the same learning again changes nothing.
-    Offered to the lead only: workers do not see it in their tool list.
+    Offered to the lead only: workers do not see it in their tool list. A secret in the
+    learning is replaced by `[REDACTED:<kind>]`, listed in `redacted` (as memory-store).
     Example: memory-inject-learning(learning="Run migrations before the API tests",
     category="mistake-pattern", agent_id="worker-2")."""
     app = await app_of(ctx)

@@ -10,9 +10,13 @@ apply to notes as to any memory; the vectors are left to the background worker, 
 note is keyword-searchable as soon as it is written and never holds up the notes saved
 after it.
 
-Who may change what: the personal folder's memories belong to the agent that indexes them;
-the shared folder's are swarm memories, and any agent watching that folder keeps them in
-step with the files (the folder, not an agent, owns them)."""
+Who may change what (memory_mcp/permissions.py decides): the personal folder's memories
+belong to the agent that indexes them; the shared folder's are swarm memories. A note this
+server read itself from the shared folder (Origin.FOLDER: the watcher, `memory-mcp index`,
+the local hook) is the folder's: any agent watching that folder keeps it in step with the
+file. A note whose text the caller sent (Origin.CALLER: the team server's index-note) is
+changed or removed only by the agent that indexed it or a lead, checked for the whole
+note before anything is written."""
 
 from __future__ import annotations
 
@@ -22,8 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from memory_mcp.checks.safety import redact_text
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source, UpsertOutcome
+from memory_mcp.permissions import Origin
 from memory_mcp.policy import Policy
 
 log = logging.getLogger(__name__)
@@ -46,6 +52,7 @@ class FileIndexReport:
     unchanged: int = 0
     removed: int = 0
     refused: list[str] = field(default_factory=list)
+    redacted: list[str] = field(default_factory=list)  # "key: kind at characters a-b"
     expired: bool = False  # the file is older than the file_index TTL: not indexed
 
     @property
@@ -59,7 +66,14 @@ class FileIndexReport:
             f"{self.file_path}: {self.created} new, {self.updated} updated, "
             f"{self.unchanged} unchanged, {self.removed} removed"
         )
-        return text + (f", {len(self.refused)} refused" if self.refused else "")
+        text += f", {len(self.refused)} refused" if self.refused else ""
+        return text + (f", {len(self.redacted)} secrets redacted" if self.redacted else "")
+
+
+def _same_text(old: MemoryRecord, memory: FileMemory) -> bool:
+    """The stored chunk says what the file's section says (once its secrets are
+    redacted, as storing it would)."""
+    return old.value == memory.value or old.value == redact_text(memory.value)[0]
 
 
 class NoteCalls(Protocol):
@@ -69,7 +83,9 @@ class NoteCalls(Protocol):
     policy: Policy
     clock: Callable[[], float]
 
-    async def store_note_chunk(self, caller: Caller, chunk: NoteChunk) -> UpsertOutcome: ...
+    async def store_note_chunk(
+        self, caller: Caller, chunk: NoteChunk, origin: Origin
+    ) -> UpsertOutcome: ...
 
     async def note_records(
         self, caller: Caller, scope: Scope, file_path: str
@@ -77,10 +93,20 @@ class NoteCalls(Protocol):
 
     async def note_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]: ...
 
-    async def forget_note_records(self, records: list[MemoryRecord]) -> int: ...
+    def check_note_change(
+        self, caller: Caller, records: Sequence[MemoryRecord], origin: Origin
+    ) -> None: ...
+
+    async def forget_note_records(
+        self, caller: Caller, records: list[MemoryRecord], origin: Origin
+    ) -> int: ...
 
     async def set_note_expiry(
-        self, records: list[MemoryRecord], expires_at: float | None
+        self,
+        caller: Caller,
+        records: list[MemoryRecord],
+        expires_at: float | None,
+        origin: Origin,
     ) -> None: ...
 
 
@@ -108,10 +134,16 @@ class FileIndexService:
         file_path: str,
         memories: Sequence[FileMemory],
         modified_at: float,
+        *,
+        origin: Origin,
     ) -> FileIndexReport:
-        """Make the file's memories exactly `memories`."""
+        """Make the file's memories exactly `memories`. `origin`: FOLDER when this server
+        read the file itself, CALLER when the text was sent (see the module's docstring);
+        a note `caller` may not change is refused whole (PermissionDeniedError naming
+        its owner), nothing written."""
         report = FileIndexReport(file_path)
         existing = {r.key: r for r in await self.service.note_records(caller, scope, file_path)}
+        self.service.check_note_change(caller, list(existing.values()), origin)
         # Lifetime counts from the last change we know of: the file's mtime, or when we
         # first indexed it if that is later. A note copied in with an old mtime (cp -p, a
         # restore) is therefore indexed, not born expired; restarts stay repeatable because
@@ -122,14 +154,16 @@ class FileIndexService:
         expires_at = self.expiry_for(max(modified_at, first_indexed))
         if expires_at is not None and expires_at <= self.service.clock():
             report.expired = True
-            report.removed = await self.service.forget_note_records(list(existing.values()))
+            report.removed = await self.service.forget_note_records(
+                caller, list(existing.values()), origin
+            )
             return report
 
         kept: set[str] = set()
         refresh: list[MemoryRecord] = []
         for memory in memories:
             old = existing.get(memory.key)
-            if old is not None and old.value == memory.value and old.metadata == memory.metadata:
+            if old is not None and old.metadata == memory.metadata and _same_text(old, memory):
                 kept.add(memory.key)
                 report.unchanged += 1
                 if old.expires_at != expires_at:
@@ -144,21 +178,29 @@ class FileIndexService:
                 expires_at=expires_at,
             )
             try:
-                result = await self.service.store_note_chunk(caller, chunk)
-            except InvalidInputError as exc:  # e.g. a secret in this section: skip it only
+                result = await self.service.store_note_chunk(caller, chunk, origin)
+            except InvalidInputError as exc:  # e.g. a secret in a name: skip this chunk only
                 log.warning("%s: chunk %s not indexed: %s", file_path, memory.key, exc)
                 report.refused.append(f"{memory.key}: {exc}")
                 continue
             kept.add(memory.key)
+            for r in result.redactions:  # the section is kept, the secret is not
+                spot = f"{memory.key}: {r.field} {r.kind} at characters {r.start + 1}-{r.end}"
+                log.warning("%s: secret redacted in %s", file_path, spot)
+                report.redacted.append(spot)
             if result.created:
                 report.created += 1
-            else:
+            elif result.changed:
                 report.updated += 1
+            else:  # the same once its secrets are redacted
+                report.unchanged += 1
         stale = [r for key, r in existing.items() if key not in kept]
-        report.removed = await self.service.forget_note_records(stale)
-        await self.service.set_note_expiry(refresh, expires_at)
+        report.removed = await self.service.forget_note_records(caller, stale, origin)
+        await self.service.set_note_expiry(caller, refresh, expires_at, origin)
         return report
 
-    async def remove_file(self, caller: Caller, scope: Scope, file_path: str) -> int:
+    async def remove_file(
+        self, caller: Caller, scope: Scope, file_path: str, *, origin: Origin
+    ) -> int:
         records = await self.service.note_records(caller, scope, file_path)
-        return await self.service.forget_note_records(records)
+        return await self.service.forget_note_records(caller, records, origin)

@@ -5,6 +5,7 @@ a memory folder?" before it loads anything else."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from memory_mcp.models import Scope
 from memory_mcp.notes.paths import NoteFolder
@@ -14,8 +15,23 @@ log = logging.getLogger(__name__)
 
 
 def note_folders(settings: Settings) -> list[NoteFolder]:
-    personal = settings.personal_memory_dir.resolve()
-    folders = [NoteFolder(personal, Scope.AGENT, "personal")]
+    """The folders whose notes are memories. Over stdio (one agent's own server) the
+    personal folder is always one, by default /workspace/personal/memory or <data
+    dir>/memory. A team server (any other transport) serves many agents from one store:
+    it indexes only folders named for it (memory_dir, shared_memory_dir: a flag, a
+    MEMORY_MCP_* variable or the settings file), never the default one, which holds the
+    notes of whoever runs it."""
+    folders: list[NoteFolder] = []
+    personal: Path | None = None
+    if settings.transport == "stdio" or settings.memory_dir is not None:
+        personal = settings.personal_memory_dir.resolve()
+        folders.append(NoteFolder(personal, Scope.AGENT, "personal"))
+    else:
+        log.info(
+            "a team server indexes no personal memory folder unless one is named "
+            "(--memory-dir); not the default %s",
+            settings.personal_memory_dir,
+        )
     if settings.shared_memory_dir is not None:
         shared = settings.shared_memory_dir.expanduser().resolve()
         if shared == personal:

@@ -32,6 +32,7 @@ from memory_mcp.notes.paths import (
     read_note,
     walk_notes,
 )
+from memory_mcp.permissions import Origin
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -42,6 +43,9 @@ MAX_NOTE_BYTES = 1_000_000
 # structure (thousands of one-line sections) goes past, and it would cost minutes of work.
 MAX_NOTE_CHUNKS = 1_000
 MAX_FILES_PER_FOLDER = 20_000
+# The indexer reads every note itself, from a folder on this machine's disk: for a shared
+# note, the folder owns it (permissions.py), so any agent's server keeps it in step.
+READ_HERE = Origin.FOLDER
 
 
 @dataclass
@@ -171,12 +175,19 @@ class NoteIndexer:
             )
             if not skipped.remove:
                 return NoteOutcome(path, "skipped", skipped.reason)
-            removed = await _whole(self.files.remove_file(self.caller, note.folder.scope, path))
+            removed = await _whole(
+                self.files.remove_file(self.caller, note.folder.scope, path, origin=READ_HERE)
+            )
             action = "removed" if removed else "skipped"
             return NoteOutcome(path, action, skipped.reason)
         report = await _whole(
             self.files.sync_file(
-                self.caller, note.folder.scope, path, memories, content.modified_at
+                self.caller,
+                note.folder.scope,
+                path,
+                memories,
+                content.modified_at,
+                origin=READ_HERE,
             )
         )
         if report.changed:
@@ -233,7 +244,9 @@ class NoteIndexer:
             # (by the other lane of the watcher) is indexed rather than removed.
             gone = self.locate(path)
             if gone is None:
-                removed = await _whole(self.files.remove_file(self.caller, folder.scope, path))
+                removed = await _whole(
+                    self.files.remove_file(self.caller, folder.scope, path, origin=READ_HERE)
+                )
             else:
                 removed = (await self.index(gone)).action == "removed"
             report.removed += int(bool(removed))

@@ -4,10 +4,12 @@ Start-up order matters: the OS watch is set up first, then the folders are recon
 with the store (changes made while the server was down), then queued events are applied.
 A change made during the reconcile is therefore seen twice at worst, never missed.
 Events are debounced by watchfiles (`QUIET_MS` without a change, at most `MAX_WAIT_MS`),
-and every batch queued meanwhile is merged, so a burst of saves indexes a file once.
-Two lanes apply them: notes up to `SMALL_NOTE_BYTES` (and removals) in one, bigger notes
+and a path queued twice is indexed once, so a burst of saves indexes a file once. Two
+lanes apply them: notes up to `SMALL_NOTE_BYTES` (and removals) in one, bigger notes
 and changed directories in the other, so a small note never waits while a big one is
-written. The indexer lets one task at a time work on a given file."""
+written. In each lane the newest batch goes first (queue.py), so a note saved after a
+burst of a thousand waits for one of them, not all. The indexer lets one task at a time
+work on a given file."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from watchfiles import Change, awatch
 
 from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.paths import NoteFolder, is_editor_temp
+from memory_mcp.notes.queue import NoteQueue
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,6 @@ class NoteWatcher:
         self.indexer = indexer
         self.create_personal = create_personal
         self.ready = anyio.Event()  # set once the start-up reconcile is done
-        self.batches = 0  # applied batches, for tests and logs
         self._stop = anyio.Event()
 
     def stop(self) -> None:
@@ -81,6 +83,7 @@ class NoteWatcher:
     async def run(self) -> None:
         folders = self._watchable()
         if not folders:
+            log.info("watching no memory folder")
             self.ready.set()
             return
         send, receive = anyio.create_memory_object_stream[set[str]](math.inf)
@@ -97,8 +100,8 @@ class NoteWatcher:
                     await self._reconcile(folder)
                 self.ready.set()
                 log.info("watching memory folders: %s", ", ".join(str(f.root) for f in folders))
-                tasks.start_soon(self._apply_batches, small_receive)
-                tasks.start_soon(self._apply_batches, large_receive)
+                tasks.start_soon(self._apply_changes, small_receive)
+                tasks.start_soon(self._apply_changes, large_receive)
                 await self._route(receive, small_send, large_send)
 
     async def _route(
@@ -155,19 +158,29 @@ class NoteWatcher:
                         else "; falling back to polling",
                     )
 
-    async def _apply_batches(self, receive: MemoryObjectReceiveStream[set[str]]) -> None:
+    async def _apply_changes(self, receive: MemoryObjectReceiveStream[set[str]]) -> None:
+        """One lane: the paths of every batch received, newest batch first, one path at
+        a time, taking in new batches between two paths (queue.py)."""
+        queue = NoteQueue()
         async with receive:
-            async for paths in receive:
-                while True:  # merge whatever queued up while the last batch was applied
+            while True:
+                if not queue:
                     try:
-                        paths |= receive.receive_nowait()
+                        queue.add(await receive.receive())
+                    except anyio.EndOfStream:
+                        return
+                while True:  # whatever arrived meanwhile goes before the rest
+                    try:
+                        queue.add(receive.receive_nowait())
                     except (anyio.WouldBlock, anyio.EndOfStream):
                         break
+                path = queue.take()
+                if path is None:
+                    continue
                 try:
-                    await self.indexer.apply(sorted(paths))
+                    await self.indexer.apply([path])
                 except Exception:  # a top-level loop: log and keep watching
-                    log.exception("indexing changed notes failed: %s", sorted(paths)[:5])
-                self.batches += 1
+                    log.exception("indexing a changed note failed: %s", path)
 
 
 def _is_big(path: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, and_, false, func, or_, select
+from sqlalchemy import Select, and_, false, func, not_, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
@@ -57,12 +57,22 @@ def page_statement(
     return stmt.order_by(column.desc(), M.id.desc()).limit(limit)
 
 
-def changeable_by(agent_id: str, swarm_too: bool) -> ColumnElement[bool]:
+def changeable_by(
+    agent_id: str, swarm_too: bool, spared_swarm_prefix: str | None = None
+) -> ColumnElement[bool]:
     """The memories an agent may delete (its own; and every swarm memory if `swarm_too`),
-    notes excepted: a note's memories follow its file."""
+    notes excepted: a note's memories follow its file; and swarm memories whose key starts
+    with `spared_swarm_prefix` (any case) excepted too, its own included."""
     mine = M.agent_id == agent_id
     owned = or_(mine, M.scope == Scope.SWARM.value) if swarm_too else mine
-    return and_(owned, M.source != Source.FILE_INDEX.value)
+    condition = and_(owned, M.source != Source.FILE_INDEX.value)
+    if spared_swarm_prefix is not None:
+        spared = and_(
+            M.scope == Scope.SWARM.value,
+            func.lower(M.key).startswith(spared_swarm_prefix.lower(), autoescape=True),
+        )
+        condition = and_(condition, not_(spared))
+    return condition
 
 
 def bulk_condition(vis: Visibility, updated_before: float | None) -> ColumnElement[bool]:

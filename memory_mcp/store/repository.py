@@ -68,6 +68,12 @@ class MemoryStore:
         self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
         self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
 
+    @property
+    def largest_id(self) -> int:
+        """The largest id the `memories` table holds: SQLite's INTEGER is 64-bit, the
+        PostgreSQL schema's INTEGER 32-bit (its driver refuses a bigger parameter)."""
+        return 2**63 - 1 if self._engines.is_sqlite else 2**31 - 1
+
     async def close(self) -> None:
         # Reads counted since the last flush; a store too busy to take them within a few
         # seconds loses them (a read count, never a memory).
@@ -118,14 +124,16 @@ class MemoryStore:
         now: float,
         cap: int,
         may_overwrite_others: bool = False,
+        take_over: bool = False,
     ) -> UpsertOutcome:
         """Insert or update by identity in one transaction; history keeps the old value.
 
         `new.agent_id` is the writer: the owner of a new memory, `updated_by` of an update.
         An existing memory owned by someone else (a swarm memory: only swarm identities
         leave the owner out) is refused unless `may_overwrite_others`, a decision the
-        service makes; it is checked here, on the row read under the write lock, so no
-        other writer can slip in between the check and the write."""
+        service makes (memory_mcp/permissions.py); it is checked here, on the row read
+        under the write lock, so no other writer can slip in between the check and the
+        write. `take_over` (with `may_overwrite_others`): the writer becomes its owner."""
         for attempt in range(3):
             reads: dict[int, PendingAccess] = {}
             try:
@@ -133,7 +141,7 @@ class MemoryStore:
                     # This process's counted reads go first, so eviction sees them.
                     reads = await self._write_accesses(conn)
                     return await writes.upsert_row(
-                        conn, new, expected_version, now, cap, may_overwrite_others
+                        conn, new, expected_version, now, cap, may_overwrite_others, take_over
                     )
             except BaseException as exc:
                 self._accesses.put_back(reads)
@@ -149,7 +157,7 @@ class MemoryStore:
         """Write a batch in ONE transaction (import): all of it is committed or none, so a
         process killed at any moment leaves whole batches. Memories not stored yet are
         inserted in a few statements; identical ones are skipped without a write; the
-        rest (updates, a key repeated in the batch) go through `_upsert` in order. An item
+        rest (updates, a key repeated in the batch) go through `writes.upsert_row` in order. An item
         the store refuses (another agent's swarm memory) is named in the outcome and
         nothing of it is written; the others are. The cap is enforced once per batch."""
         for attempt in range(3):
@@ -405,13 +413,14 @@ class MemoryStore:
         swarm_too: bool,
         limit: int,
         dry_run: bool,
+        spared_swarm_prefix: str | None = None,
     ) -> BulkDeletion:
         """Delete the oldest `limit` memories `vis` shows (last updated at or before
         `updated_before`) that `agent_id` may delete (see browse.changeable_by), in one
         write transaction: the ones chosen are exactly the ones deleted. `dry_run` chooses
         the same way, reads only, and deletes nothing."""
         matching = browse.bulk_condition(vis, updated_before)
-        changeable = and_(matching, browse.changeable_by(agent_id, swarm_too))
+        changeable = and_(matching, browse.changeable_by(agent_id, swarm_too, spared_swarm_prefix))
         if dry_run:
             async with self._engines.reader.connect() as conn:
                 return await self._choose(conn, matching, changeable, limit)

@@ -137,10 +137,15 @@ async def update_memory(
     expected_version: int | None,
     now: float,
     may_overwrite_others: bool,
+    take_over: bool = False,
+    cap: int = 0,
 ) -> UpsertOutcome:
     """The update half of MemoryStore.upsert: `existing` is the row with `new.identity`,
-    read under the write lock, so the ownership and version checks see what is stored."""
-    if existing.agent_id != new.agent_id and not may_overwrite_others:
+    read under the write lock, so the ownership and version checks see what is stored.
+    `take_over`: the writer becomes the owner (a new version even if the content is the
+    same), and the memory counts toward its cap from now on."""
+    another_owner = existing.agent_id != new.agent_id
+    if another_owner and not may_overwrite_others:
         raise PermissionDeniedError(
             f"memory {existing.id} ({new.key!r}) is a {existing.scope} memory of agent "
             f"{existing.agent_id!r}; only its owner or the lead may update it "
@@ -149,8 +154,11 @@ async def update_memory(
     if expected_version is not None and expected_version != existing.version:
         raise VersionConflictError(new.key, expected_version, existing.version)
     values = content_values(new)
-    if is_unchanged(existing, values):
+    taking_over = take_over and another_owner
+    if is_unchanged(existing, values) and not taking_over:
         return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
+    if taking_over:
+        values["agent_id"] = new.agent_id
     revision = await next_revision(conn)
     await conn.execute(
         insert(MemoryHistoryRow).values(
@@ -179,8 +187,19 @@ async def update_memory(
     if values["tags"] != existing.tags:
         await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
         await write_tags(conn, existing.id, new.tags)
+    evicted = (
+        await evict_over_cap(conn, new.agent_id, cap, existing.id, revision)
+        if taking_over and new.source is not Source.FILE_INDEX
+        else []
+    )
     record = await fetch(conn, existing.id)
-    return UpsertOutcome(record=record, created=False, changed=True)
+    return UpsertOutcome(
+        record=record,
+        created=False,
+        changed=True,
+        evicted_ids=evicted,
+        taken_over_from=existing.agent_id if taking_over else None,
+    )
 
 
 async def next_revision(conn: AsyncConnection) -> int:
@@ -260,6 +279,7 @@ async def upsert_row(
     now: float,
     cap: int,
     may_overwrite_others: bool,
+    take_over: bool = False,
 ) -> UpsertOutcome:
     """Read the row by identity, locked for this transaction, then insert or update."""
     existing = (
@@ -267,7 +287,9 @@ async def upsert_row(
     ).first()
     if existing is None:
         return await insert_memory(conn, new, expected_version, now, cap)
-    return await update_memory(conn, existing, new, expected_version, now, may_overwrite_others)
+    return await update_memory(
+        conn, existing, new, expected_version, now, may_overwrite_others, take_over, cap
+    )
 
 
 async def upsert_batch(conn: AsyncConnection, items: Sequence[BatchItem], cap: int) -> BatchOutcome:

@@ -1,7 +1,8 @@
 """Who may look, and what every answer carries.
 
 A page is for the agent of a bearer token: from the `Authorization: Bearer` header (curl,
-scripts) or from the cookie the login form sets (a browser). The token is checked against
+scripts) or from a login (a browser): the login form's cookie holds a login id that the
+server maps to the token's hash (logins.py), never the token. The token is checked against
 the store on every request, as the MCP routes do, so a revoked token is refused at once.
 The caller's session is a new one per request: the web view shows what the agent sees in
 a fresh session (its own agent and every swarm memory), never an MCP session's memories.
@@ -23,12 +24,14 @@ from starlette.responses import Response
 from memory_mcp.binding import is_loopback, is_wildcard
 from memory_mcp.models import Caller
 from memory_mcp.settings import Settings
-from memory_mcp.tokens import AgentTokens
+from memory_mcp.tokens import AgentTokens, TokenHolder
+from memory_mcp.web.logins import LOGIN_SECONDS, WebLogins
 
 COOKIE = "memory_mcp_ui"
 PREFIX = "/ui"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 MAX_TOKEN_CHARS = 200  # AgentTokens.verify refuses longer ones too
+MAX_LOGIN_ID_CHARS = 100  # ours are 43
 
 # No script may run at all (the pages have none), styles only from this server, nothing
 # may frame the page, forms post only here.
@@ -79,30 +82,36 @@ def same_origin(request: Request) -> bool:
     return urlsplit(origin).netloc.lower() == request.headers.get("host", "").lower()
 
 
-def presented_token(request: Request) -> str | None:
-    """The Authorization header's bearer token if there is one, else the login cookie."""
+async def holder_of(request: Request, tokens: AgentTokens, logins: WebLogins) -> TokenHolder | None:
+    """Who the Authorization header's bearer token, or else the login cookie, stands for;
+    None when neither names a valid token."""
     header = request.headers.get("authorization")
     if header is not None:
         kind, _, token = header.partition(" ")
-        return token.strip() if kind.lower() == "bearer" else ""
-    return request.cookies.get(COOKIE)
-
-
-async def caller_of(request: Request, tokens: AgentTokens) -> Caller | None:
-    """The token's agent, or None (no token, or one the store does not hold)."""
-    token = presented_token(request)
-    if not token or len(token) > MAX_TOKEN_CHARS:
+        token = token.strip()
+        if kind.lower() != "bearer" or not token or len(token) > MAX_TOKEN_CHARS:
+            return None
+        return await tokens.verify(token)
+    login_id = request.cookies.get(COOKIE)
+    if not login_id or len(login_id) > MAX_LOGIN_ID_CHARS:
         return None
-    holder = await tokens.verify(token)
+    hashed = logins.token_hash_of(login_id)
+    return None if hashed is None else await tokens.verify_hash(hashed)
+
+
+async def caller_of(request: Request, tokens: AgentTokens, logins: WebLogins) -> Caller | None:
+    """The agent of the request's token or login, or None."""
+    holder = await holder_of(request, tokens, logins)
     if holder is None:
         return None
     return Caller(holder.agent_id, holder.role, f"web-{uuid.uuid4().hex[:12]}")
 
 
-def set_login_cookie(response: Response, request: Request, token: str) -> None:
+def set_login_cookie(response: Response, request: Request, login_id: str) -> None:
     response.set_cookie(
         COOKIE,
-        token,
+        login_id,
+        max_age=LOGIN_SECONDS,
         path=PREFIX,
         httponly=True,
         samesite="strict",
@@ -125,6 +134,7 @@ __all__ = [
     "allowed_host_names",
     "caller_of",
     "clear_login_cookie",
+    "holder_of",
     "host_allowed",
     "same_origin",
     "set_login_cookie",

@@ -24,6 +24,7 @@ from memory_mcp.browsing import ListFilters
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
 from memory_mcp.models import Caller
+from memory_mcp.tokens import token_hash
 from memory_mcp.web.access import (
     COOKIE,
     PREFIX,
@@ -34,6 +35,7 @@ from memory_mcp.web.access import (
     set_login_cookie,
     with_security_headers,
 )
+from memory_mcp.web.logins import WebLogins
 from memory_mcp.web.views import memory_page, memory_row, version_row, when
 
 log = logging.getLogger(__name__)
@@ -131,6 +133,7 @@ class WebPages:
     def __init__(self, app: AppContext, host_names: frozenset[str] | None) -> None:
         self.app = app
         self.host_names = host_names
+        self.logins = WebLogins()  # this process's browser logins
         self.templates = Environment(
             loader=PackageLoader("memory_mcp.web", "templates"),
             autoescape=True,  # every template, whatever its name: values are untrusted
@@ -209,7 +212,7 @@ class WebPages:
     async def memory(self, request: Request, caller: Caller) -> Response:
         memory_id = request.path_params["memory_id"]
         before = whole_number_or_none("before", request.query_params.get("before", "").strip())
-        record = await self.app.service.get(caller, memory_id)
+        record = await self.app.service.get(caller, memory_id, count=False)  # only a look
         history = await self.app.service.history(caller, memory_id, before=before)
         now = self.app.service.clock()
         return self._render(
@@ -232,12 +235,13 @@ class WebPages:
         if not token or await self.app.tokens.verify(token) is None:
             return self._login_page(401, "That token is not valid (unknown, or revoked).")
         response = RedirectResponse(f"{PREFIX}/", 303)
-        set_login_cookie(response, request, token)
+        set_login_cookie(response, request, self.logins.start(token_hash(token)))
         return response
 
     async def logout(self, request: Request) -> Response:
         if not same_origin(request):
             return PlainTextResponse("cross-site logout refused", 403)
+        self.logins.end(request.cookies.get(COOKIE, ""))
         response = RedirectResponse(f"{PREFIX}/login", 303)
         clear_login_cookie(response)
         return response
@@ -269,11 +273,12 @@ class WebPages:
                 return with_security_headers(PlainTextResponse("unknown Host", 421))
             caller: Caller | None = None
             try:
-                caller = await caller_of(request, self.app.tokens)
+                caller = await caller_of(request, self.app.tokens, self.logins)
                 if caller is None:
                     response = self._login_page(401, _refusal(request))
-                    if COOKIE in request.cookies:
-                        clear_login_cookie(response)  # revoked: forget it
+                    if COOKIE in request.cookies:  # ended, expired or revoked: forget it
+                        self.logins.end(request.cookies[COOKIE])
+                        clear_login_cookie(response)
                     return with_security_headers(response)
                 async with self.app.turns:
                     return with_security_headers(await page(request, caller))
@@ -305,9 +310,11 @@ class WebPages:
 
 
 def _refusal(request: Request) -> str | None:
-    """Why a page is refused, when a token was given (none given: just the form)."""
-    if "authorization" in request.headers or COOKIE in request.cookies:
+    """Why a page is refused, when a token or a login was given (none: just the form)."""
+    if "authorization" in request.headers:
         return "That token is not valid (unknown, or revoked)."
+    if COOKIE in request.cookies:
+        return "Your login has ended (logged out, expired, or its token revoked)."
     return None
 
 

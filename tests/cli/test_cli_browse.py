@@ -148,6 +148,15 @@ def test_get_of_another_agents_private_memory_is_not_found(run: Run, db: str) ->
     assert ALICE_SECRET not in got.stdout + got.stderr
 
 
+@pytest.mark.parametrize("command", ["get", "delete", "history"])
+def test_an_id_past_the_stores_integers_is_an_input_error(run: Run, db: str, command: str) -> None:
+    """Before: the driver's OverflowError escaped as a traceback."""
+    ran = run(command, str(2**63), "--db", db, "--agent-id", "bob")
+    assert ran.returncode == 1
+    assert "invalid id" in ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
 def test_get_json_is_memory_get_s_shape(run: Run, db: str) -> None:
     memory_id = ids_by_key(run, db)["deploy"]
     got = run("get", str(memory_id), "--db", db, "--agent-id", "bob", "--json")

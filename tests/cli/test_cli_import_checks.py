@@ -29,7 +29,7 @@ GOOD: list[dict[str, object]] = [
 BAD: list[tuple[dict[str, object], str]] = [
     ({"key": "", "value": "no key"}, "invalid key"),
     ({"key": "where", "value": "far away", "scope": "planet"}, "invalid scope"),
-    ({"key": "aws", "value": "creds AKIAZ3MJQ7P2XW5KTR4N here"}, "AWS"),
+    ({"key": "creds AKIAZ3MJQ7P2XW5KTR4N", "value": "a key is a name"}, "aws-access-token"),
     ({"key": "soon", "value": "gone soon", "ttl_seconds": -5}, "invalid ttl_seconds"),
 ]
 

@@ -198,16 +198,26 @@ def test_skip_invalid_imports_the_rest_of_the_graph(run: Run, db: str, tmp_path:
     assert len(stored(db, tmp_path)) == 9
 
 
-def test_a_secret_in_an_observation_is_refused_by_line(run: Run, db: str, tmp_path: Path) -> None:
+def test_a_secret_in_an_observation_is_redacted_and_reported_by_line(
+    run: Run, db: str, tmp_path: Path
+) -> None:
+    token = "ghp_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"  # a fake, in pieces
     leaky = {
         "type": "entity",
         "name": "ci",
         "entityType": "system",
-        "observations": ["token ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
+        "observations": [f"pushes with the token {token}"],
     }
-    refused = run("import", "--from", "memory-json", str(broken_graph(tmp_path, leaky)), "--db", db)
-    assert "line 3:" in refused.stderr
-    assert stored(db, tmp_path) == {}
+    imported = run(
+        "import", "--from", "memory-json", str(broken_graph(tmp_path, leaky)), "--db", db
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert "line 3: value: github-pat redacted (characters" in imported.stderr
+    assert token[4:] not in imported.stderr
+    memories = stored(db, tmp_path)
+    assert len(memories) == 10
+    assert not [r for r in memories.values() if token[4:] in r.value]
+    assert [r for r in memories.values() if "[REDACTED:github-pat]" in r.value]
 
 
 def test_scope_is_only_for_other_servers_files(run: Run, db: str) -> None:

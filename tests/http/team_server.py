@@ -95,6 +95,12 @@ class TeamServer:
     db: Path | str  # a SQLite file or a PostgreSQL URL
     process: subprocess.Popen[bytes]
     tmp: Path  # the server's HOME, logs
+    port: int = 0
+
+    @property
+    def log(self) -> str:
+        """What the server wrote on stderr so far."""
+        return (self.tmp / f"server-{self.port}.log").read_text(errors="replace")
 
     @property
     def url(self) -> str:
@@ -136,17 +142,20 @@ def _listening(base: str) -> bool:
     return True
 
 
-def start(tmp: Path, transport: str, db: Path | str, *args: str) -> TeamServer:
+def start(
+    tmp: Path, transport: str, db: Path | str, *args: str, env: dict[str, str] | None = None
+) -> TeamServer:
+    """`env`: the server's whole environment instead of server_env(tmp)."""
     port = free_port()
     with (tmp / f"server-{port}.log").open("wb") as log:  # the child keeps its own copy
         process = subprocess.Popen(
             [EXE, "serve", "--transport", transport, "--db", str(db), "--port", str(port), *args],
-            env=server_env(tmp),
+            env=server_env(tmp) if env is None else env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
-    server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process, tmp)
+    server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process, tmp, port)
     deadline = time.monotonic() + START_DEADLINE_SECONDS
     while not _listening(server.base):
         if process.poll() is not None:
@@ -169,8 +178,10 @@ def stop(server: TeamServer) -> None:
 
 
 @contextmanager
-def running(tmp: Path, transport: str, db: Path | str, *args: str) -> Iterator[TeamServer]:
-    server = start(tmp, transport, db, *args)
+def running(
+    tmp: Path, transport: str, db: Path | str, *args: str, env: dict[str, str] | None = None
+) -> Iterator[TeamServer]:
+    server = start(tmp, transport, db, *args, env=env)
     try:
         yield server
     finally:

@@ -12,6 +12,7 @@ examples on every run, so a failure reproduces), no example database written."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -25,7 +26,7 @@ from mcp import Client
 
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.injection import content_flags
-from memory_mcp.checks.safety import refuse_secrets_in
+from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder
@@ -291,7 +292,8 @@ def assert_stored_memory_is_valid(memory: dict[str, Any]) -> None:
     v.clean_value(memory["value"], 65_536)
     assert v.clean_tags(memory["tags"]) == memory["tags"]
     assert v.clean_metadata(memory["metadata"]) == memory["metadata"]
-    refuse_secrets_in({k: memory[k] for k in ("key", "value", "tags", "metadata")})
+    texts = [memory["key"], memory["value"], *memory["tags"], json.dumps(memory["metadata"])]
+    assert not [find_secrets(text) for text in texts if find_secrets(text)]
     assert memory.get("flags", []) == content_flags(memory["key"], memory["value"])
     if memory["confidence"] is not None:
         assert math.isfinite(memory["confidence"])

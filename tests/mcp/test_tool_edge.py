@@ -4,6 +4,8 @@ control or invisible characters. Every refusal stores nothing."""
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -254,3 +256,61 @@ def test_an_id_that_is_not_a_positive_whole_number_is_refused_by_name(given: obj
 
 def test_an_id_sent_as_digits_is_read() -> None:
     assert (clean_id(" 42 "), clean_id(42)) == (42, 42)
+
+
+def test_an_id_beyond_what_a_store_holds_is_refused_by_name() -> None:
+    for given in (2**63, "9223372036854775808", -(2**63) - 1, 2**1000, "9" * 5_000):
+        with pytest.raises(InvalidInputError, match="from 1 to 9223372036854775807") as refused:
+            clean_id(given)
+        assert refused.value.field == "id"
+        assert len(str(refused.value)) < 200, "a huge number is not quoted whole"
+    assert clean_id(str(2**63 - 1)) == 2**63 - 1
+
+
+# The largest id each store holds: SQLite's INTEGER is 64-bit, PostgreSQL's 32-bit.
+LARGEST_ID = {"sqlite": 2**63 - 1, "postgresql": 2**31 - 1}
+OUT_OF_RANGE: list[tuple[str, dict[str, Any], str]] = [
+    ("memory-get", {"id": "{beyond}"}, "id"),
+    ("memory-get", {"id": 2**63}, "id"),
+    ("memory-delete", {"id": "{beyond}"}, "id"),
+    ("memory-history", {"id": "{beyond}"}, "id"),
+    ("memory-revert", {"id": "{beyond}", "version": 1}, "id"),
+    ("memory-revert", {"id": "{id}", "version": 2**63}, "version"),
+    ("memory-history", {"id": "{id}", "before": 2**63}, "before"),
+    ("memory-history", {"id": "{id}", "limit": 2**63}, "limit"),
+    (
+        "store_memory",
+        {"key": "baseline", "value": "v", "expected_version": 2**63},
+        "expected_version",
+    ),
+    ("memory-list", {"cursor": "{cursor}"}, "cursor"),
+]
+
+
+async def test_whole_numbers_beyond_the_store_are_input_errors_naming_the_argument(
+    server_for: ServerFor, db_backend: str
+) -> None:
+    """Before: an id past the store's integers reached the driver, which raised
+    (OverflowError on SQLite from 2**63, DataError on PostgreSQL from 2**31): "internal
+    error" in get, delete, history, revert and a listing's cursor."""
+    largest = LARGEST_ID[db_backend]
+    async with Client(server_for()) as client:
+        stored = await call(client, "store_memory", key="baseline", value="kept as it was")
+        await call(client, "store_memory", key="second", value="another")
+        raw = json.dumps(["updated", 1.0, largest + 1]).encode()
+        filled = {
+            "{id}": stored["id"],
+            "{beyond}": largest + 1,
+            "{cursor}": base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        }
+        for tool, template, named in OUT_OF_RANGE:
+            arguments = {
+                name: filled.get(value, value) if isinstance(value, str) else value
+                for name, value in template.items()
+            }
+            error = await call_error(client, tool, **arguments)
+            assert error.startswith(f"Error executing tool {tool}: invalid {named}:"), error
+        # The largest id a store holds is a valid id: simply not there.
+        assert "not found" in await call_error(client, "memory-get", id=largest)
+        kept = await call(client, "memory-get", id=stored["id"])
+        assert (kept["value"], kept["version"]) == ("kept as it was", 1)

@@ -238,7 +238,7 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
         got = await call(w, "memory-get", id=first["id"])
         assert (got["agent_id"], got["about_agent"]) == ("boss", "w1")
         assert "owner or the lead" in await call_error(w, "memory-delete", id=first["id"])
-        assert "agent 'boss'" in await call_error(
+        assert "invalid key: keys starting with 'learning:' are the lead's" in await call_error(
             w, "store_memory", key=got["key"], value="Migrations are optional", scope="swarm"
         )
         after = await call(w, "memory-get", id=first["id"])

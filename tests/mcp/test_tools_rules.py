@@ -114,7 +114,7 @@ BAD_STORES: list[tuple[dict[str, object], str]] = [
     ({"key": "k", "value": "v", "confidence": 7}, "confidence"),
     ({"key": "k", "value": "v", "expected_version": -1}, "expected_version"),
     ({"key": "k\nk", "value": "v"}, "key"),
-    ({"key": "k", "value": "token ghp_" + "a" * 36}, "value"),
+    ({"key": "token ghp_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5", "value": "v"}, "key"),
     ({"value": "v"}, "key"),
 ]
 

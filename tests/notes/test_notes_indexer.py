@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -260,22 +261,51 @@ async def test_shared_folder_is_swarm_scoped_and_secrets_stay_out(
     shared = tmp_path / "shared"
     shared.mkdir()
     note = shared / "conventions.md"
-    note.write_text(
-        "# Style\nUse ruff for linting.\n\n# Access\n"
-        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB\n"
-    )
+    token = "ghp_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"  # a fake, in pieces
+    note.write_text(f"# Style\nUse ruff for linting.\n\n# Access\nCI pushes with {token}\n")
     settings = make_settings(agent_id="writer", shared_memory_dir=shared)
     async with opened(settings) as app:
         report = (await app.notes.index_path(note)).report
         assert report is not None
-        assert report.created == 1
-        assert len(report.refused) == 1
+        assert (report.created, report.refused) == (2, [])
+        (spot,) = report.redacted
+        where = re.fullmatch(r".*: value github-pat at characters (\d+)-(\d+)", spot)
+        assert where and int(where[2]) - int(where[1]) + 1 == len(token)
         stored = await records(app, note, Scope.SWARM)
-        assert [r.scope for r in stored] == [Scope.SWARM]
-        assert all("ghp_" not in r.value for r in stored)
+        assert [r.scope for r in stored] == [Scope.SWARM, Scope.SWARM]
+        assert all(token[4:] not in r.value for r in stored)
+        assert "CI pushes with [REDACTED:github-pat]" in stored[1].value
+        again = (await app.notes.index_path(note)).report
+        assert again is not None and (again.unchanged, again.updated) == (2, 0)
         reader = Caller("reader", Role.WORKER, "s2")
         hits = await app.service.search(reader, "ruff linting")
-        assert [h.record.key for h in hits.hits] == [stored[0].key]
+        assert [h.record.key for h in hits.hits][0] == stored[0].key
+
+
+async def test_any_agents_server_keeps_a_shared_folders_note_in_step(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """A note this server reads itself from the shared folder is the folder's
+    (memory_mcp/permissions.py, Origin.FOLDER): a worker's server watching the same folder
+    follows the lead's note when it is edited or deleted, whoever indexed it first. (Text
+    sent by a caller, index-note, is held to its owner: tests/http/test_index_note.py.)"""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    note = shared / "deploy.md"
+    note.write_text(NOTE)
+    lead_settings = make_settings(agent_id="lead", role="lead", shared_memory_dir=shared)
+    worker_settings = make_settings(agent_id="w1", shared_memory_dir=shared)
+    async with opened(lead_settings) as lead, opened(worker_settings) as worker:
+        assert (await lead.notes.index_path(note)).action == "indexed"
+        assert {r.agent_id for r in await records(lead, note, Scope.SWARM)} == {"lead"}
+        note.write_text(NOTE.replace("nightly", "hourly"))
+        report = (await worker.notes.index_path(note)).report
+        assert report is not None and (report.updated, report.refused) == (1, [])
+        edited = [r for r in await records(lead, note, Scope.SWARM) if "hourly" in r.value]
+        assert [(r.agent_id, r.updated_by) for r in edited] == [("lead", "w1")]
+        note.unlink()
+        assert (await worker.notes.index_path(note)).action == "removed"
+        assert await records(lead, note, Scope.SWARM) == []
 
 
 async def test_notes_neither_count_toward_the_cap_nor_get_evicted(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import sqlite3
 import subprocess
 import tomllib
 from collections.abc import Iterator
@@ -15,6 +16,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from memory_mcp.tokens import token_hash
+from memory_mcp.web.access import COOKIE
+from memory_mcp.web.logins import LOGIN_SECONDS
 from tests.http.team_server import EXE, server_env, token_add, token_revoke
 from tests.http.team_server import running as team_running
 from tests.web.web_server import (
@@ -96,6 +100,63 @@ def test_the_cookie_opens_the_pages(web: WebServer) -> None:
     assert web.ids["w1-editor"] in memory_ids(answer.text)
 
 
+def log_in(base: str, token: str) -> str:
+    """The login id the form's cookie holds."""
+    answer = httpx2.post(
+        f"{base}/ui/login", data={"token": token}, timeout=60, follow_redirects=False
+    )
+    assert answer.status_code == 303
+    login_id = answer.cookies[COOKIE]
+    assert login_id
+    return login_id
+
+
+def page_with(base: str, login_id: str) -> httpx2.Response:
+    """A page asked for with nothing but a cookie, as a copied cookie would be replayed."""
+    return httpx2.get(f"{base}/ui/", cookies={COOKIE: login_id}, timeout=60)
+
+
+def test_the_login_cookie_holds_a_login_id_never_the_token(web: WebServer) -> None:
+    token = web.tokens["w1"]
+    answer = httpx2.post(
+        f"{web.base}/ui/login", data={"token": token}, timeout=60, follow_redirects=False
+    )
+    cookie = answer.headers["set-cookie"]
+    assert token not in cookie
+    assert token.removeprefix("mmcp_")[:16] not in cookie
+    assert token_hash(token) not in cookie
+    assert f"max-age={LOGIN_SECONDS}" in cookie.lower()
+    assert log_in(web.base, token) != log_in(web.base, token), "a new id for every login"
+
+
+def test_logging_out_ends_the_login_on_the_server(web: WebServer) -> None:
+    login_id = log_in(web.base, web.tokens["w1"])
+    assert page_with(web.base, login_id).status_code == 200
+    out = httpx2.post(
+        f"{web.base}/ui/logout", cookies={COOKIE: login_id}, timeout=60, follow_redirects=False
+    )
+    assert out.status_code == 303
+    replayed = page_with(web.base, login_id)  # a copy of the cookie kept from before
+    assert replayed.status_code == 401
+    assert "login has ended" in replayed.text
+    assert web.ids["w1-editor"] not in memory_ids(replayed.text)
+
+
+def test_a_made_up_login_id_is_refused(web: WebServer) -> None:
+    for forged in ("x" * 43, web.tokens["w1"], token_hash(web.tokens["w1"]), "y" * 500):
+        assert page_with(web.base, forged).status_code == 401
+
+
+def test_revoking_the_token_ends_its_logins(web: WebServer) -> None:
+    token = token_add(web.db, "w-login-revoked")
+    login_id = log_in(web.base, token)
+    assert page_with(web.base, login_id).status_code == 200
+    token_revoke(web.db, "w-login-revoked")
+    refused = page_with(web.base, login_id)
+    assert refused.status_code == 401
+    assert 'name="token"' in refused.text
+
+
 def test_a_wrong_token_in_the_login_form_is_refused(web: WebServer) -> None:
     answer = httpx2.post(f"{web.base}/ui/login", data={"token": "mmcp_wrong"}, timeout=60)
     assert answer.status_code == 401
@@ -171,6 +232,20 @@ def test_a_memory_page_shows_the_whole_memory(web: WebServer) -> None:
     assert answer.status_code == 200
     assert "deploys happen on Tuesdays after 14:00 UTC" in answer.text
     assert "release" in answer.text
+
+
+def test_viewing_a_memory_does_not_count_as_a_read(web: WebServer) -> None:
+    """The access count feeds ranking and stands for agents' reads (memory-get); a
+    person looking at the page is not one."""
+    memory_id = web.ids["test-command"]
+    pages = [web.get(f"/ui/memory/{memory_id}", web.tokens["w1"]) for _ in range(3)]
+    assert all(page.status_code == 200 for page in pages)
+    assert all(re.search(r"<th>read</th><td>0 times", page.text) for page in pages)
+    with sqlite3.connect(f"file:{web.db}?mode=ro", uri=True, timeout=30) as conn:
+        (count,) = conn.execute(
+            "SELECT access_count FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+    assert count == 0
 
 
 def test_the_latest_memories_without_a_query(web: WebServer) -> None:
@@ -273,6 +348,13 @@ def test_a_bad_number_in_the_address_is_named(
     assert f"invalid {named}" in answer.text
 
 
+def test_an_id_past_the_stores_integers_is_a_400_naming_the_id(web: WebServer) -> None:
+    """Before: the driver's OverflowError, a 500."""
+    answer = web.get("/ui/memory/9223372036854775808", web.tokens["w1"])
+    assert answer.status_code == 400
+    assert "invalid id" in answer.text
+
+
 def test_filters_narrow_a_search(web: WebServer) -> None:
     answer = web.get("/ui/", web.tokens["w1"], params={"q": WORD, "tag": "ops"})
     assert memory_ids(answer.text) == {web.ids["deploy-window"]}
@@ -328,7 +410,10 @@ def test_the_team_server_serves_the_view_at_ui(tmp_path: Path, web: WebServer) -
             timeout=60,
         )
         refused = httpx2.get(f"{team.base}/ui/", timeout=60)
+        by_login = page_with(team.base, log_in(team.base, web.tokens["w1"]))
     assert answer.status_code == 200
+    assert by_login.status_code == 200
+    assert web.ids["w1-editor"] in memory_ids(by_login.text)
     assert web.ids["w1-editor"] in memory_ids(answer.text)
     assert web.ids[PRIVATE_KEY] not in memory_ids(answer.text)
     assert refused.status_code == 401

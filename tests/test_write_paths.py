@@ -1,0 +1,512 @@
+"""Every write path asks the one decision (memory_mcp/permissions.py `decide`).
+
+The write paths are enumerated, not listed by hand: the tools that are not read-only in a
+real team server's tools/list (index-note included, and the deprecated aliases), the
+public methods of MemoryService and FileIndexService, the CLI's commands and the web
+view's routes. Each must be in one of the tables below: a write path with a case where a
+worker tries to change a memory the lead owns (refused in the decision's words, nothing
+changed) or a reason it changes no memory on an agent's behalf. A new write path that is
+in neither table fails here; so does one that changes the memory, or that is refused
+without asking the decision (the service-level cases spy on `decide`).
+
+(Who may see what, the read paths: tests/test_permission_matrix.py.)"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from memory_mcp import app as app_module
+from memory_mcp import permissions
+from memory_mcp.app import AppContext
+from memory_mcp.cli.main import build_parser, main
+from memory_mcp.errors import MemoryMcpError
+from memory_mcp.models import Caller, LearningCategory, NoteChunk, Role, Scope, StoreRequest
+from memory_mcp.notes.file_memories import FileIndexService, FileMemory
+from memory_mcp.permissions import Origin
+from memory_mcp.service import MemoryService
+from memory_mcp.settings import Settings
+from memory_mcp.web.pages import WebPages
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
+from tests.http.team_server import TeamServer, running, token_add
+
+LEAD = Caller("lead", Role.LEAD, "s-lead")
+WORKER = Caller("w1", Role.WORKER, "s-w1")
+RULE_KEY = "team-rule"
+NOTE_PATH = "/team/shared/deploy.md"
+LEARNING = "Run migrations before the API tests"
+# What the decision says when it refuses (permissions.decide), and nothing else does.
+DECISION_WORDS = (
+    "only its owner or the lead may",
+    "only a lead may",
+    "keys starting with 'learning:' are the lead's",
+)
+LEAD_ONLY_TOOL = "inject-learning is for the lead agent"
+
+
+def refused_by_the_decision(text: str) -> bool:
+    return any(words in text for words in DECISION_WORDS)
+
+
+# -- the service: every public method ----------------------------------------------------------
+
+
+@dataclass
+class World:
+    """A store where the lead owns a swarm memory (two versions), a shared note it indexed
+    through index-note's path, and a learning; `w1` is the worker who tries."""
+
+    app: AppContext
+    rule_id: int = 0
+    learning_key: str = ""
+
+    @property
+    def service(self) -> MemoryService:
+        return self.app.service
+
+    @property
+    def files(self) -> FileIndexService:
+        return self.app.notes.files
+
+    async def snapshot(self) -> list[tuple[Any, ...]]:
+        return [
+            (r.id, r.key, r.value, r.version, r.agent_id, r.updated_by, r.expires_at)
+            async for r in self.service.all_records()
+        ]
+
+    async def note(self) -> list[Any]:
+        return await self.files.records(WORKER, Scope.SWARM, NOTE_PATH)
+
+
+def note_memories(text: str) -> list[FileMemory]:
+    return [FileMemory(f"file:{NOTE_PATH}#deploy", text, {"file_path": NOTE_PATH})]
+
+
+async def seed(world: World) -> None:
+    service = world.service
+    first = await service.store_memory(
+        LEAD, StoreRequest(RULE_KEY, "Two reviewers", Scope.SWARM, tags=["process"])
+    )
+    await service.store_memory(
+        LEAD, StoreRequest(RULE_KEY, "Three reviewers", Scope.SWARM, tags=["process"])
+    )
+    world.rule_id = first.record.id
+    await world.files.sync_file(
+        LEAD, Scope.SWARM, NOTE_PATH, note_memories("Ship on Tuesdays"), 2e9, origin=Origin.CALLER
+    )
+    learning = await service.inject_learning(LEAD, LEARNING, LearningCategory.MISTAKE_PATTERN)
+    world.learning_key = learning.record.key
+
+
+ServiceCase = Callable[[World], Awaitable[Any]]
+
+
+def worker_rewrite(_world: World | None = None) -> StoreRequest:
+    return StoreRequest(RULE_KEY, "No reviews", Scope.SWARM)
+
+
+async def _write_memory(world: World) -> Any:
+    new = world.service.prepare_memory(WORKER, worker_rewrite(world))
+    return await world.service.write_memory(WORKER, new)
+
+
+async def _write_batch(world: World) -> Any:
+    new = world.service.prepare_memory(WORKER, worker_rewrite(world))
+    outcome = await world.service.write_batch([(WORKER, new, None)])
+    assert outcome.refused and refused_by_the_decision(outcome.refused[0][1]), outcome
+    return outcome
+
+
+async def _ownership_refusals(world: World) -> Any:
+    new = world.service.prepare_memory(WORKER, worker_rewrite(world))
+    refused = await world.service.ownership_refusals([(WORKER, new)])
+    assert refused_by_the_decision(refused[0]), refused
+    return refused
+
+
+async def _store_note_chunk(world: World) -> Any:
+    chunk = NoteChunk(NOTE_PATH, Scope.SWARM, f"file:{NOTE_PATH}#deploy", "Skip tests", {}, None)
+    return await world.service.store_note_chunk(WORKER, chunk, Origin.CALLER)
+
+
+async def _delete_many(world: World) -> Any:
+    result = await world.service.delete_many(WORKER, tags=["process"])
+    assert (result.deleted, result.not_allowed) == (0, 1), result
+    return result
+
+
+async def _prepare_memory(world: World) -> Any:
+    request = StoreRequest(world.learning_key, "Skip migrations", Scope.SWARM)
+    return world.service.prepare_memory(WORKER, request)
+
+
+async def _inject_learning(world: World) -> Any:
+    """A lead's injection over a memory it did not make: the decision is asked, and the
+    learning becomes the lead's (tests/test_learning_keys.py)."""
+    other_lead = Caller("lead-2", Role.LEAD, "s-lead-2")
+    outcome = await world.service.inject_learning(
+        other_lead, LEARNING, LearningCategory.MISTAKE_PATTERN
+    )
+    assert (outcome.record.agent_id, outcome.taken_over_from) == ("lead-2", "lead")
+    return outcome
+
+
+async def _sync_file(world: World) -> Any:
+    return await world.files.sync_file(
+        WORKER, Scope.SWARM, NOTE_PATH, note_memories("Skip tests"), 2e9, origin=Origin.CALLER
+    )
+
+
+# Each write path: a worker's attempt on the lead's memories (or, for injection, a lead's
+# over another lead's), which the decision must answer.
+SERVICE_WRITES: dict[str, ServiceCase] = {
+    "store_memory": lambda w: w.service.store_memory(WORKER, worker_rewrite(w)),
+    "prepare_memory": _prepare_memory,
+    "write_memory": _write_memory,
+    "write_batch": _write_batch,
+    "ownership_refusals": _ownership_refusals,
+    "inject_learning": _inject_learning,
+    "delete": lambda w: w.service.delete(WORKER, w.rule_id),
+    "delete_by_key": lambda w: w.service.delete_by_key(WORKER, RULE_KEY, Scope.SWARM),
+    "delete_many": _delete_many,
+    "revert": lambda w: w.service.revert(WORKER, w.rule_id, 1),
+    "store_note_chunk": _store_note_chunk,
+    "check_note_change": lambda w: _with_note(w, w.service.check_note_change, Origin.CALLER),
+    "forget_note_records": lambda w: _with_note(w, w.service.forget_note_records, Origin.CALLER),
+    "set_note_expiry": lambda w: _set_note_expiry(w),
+    "sync_file": _sync_file,
+    "remove_file": lambda w: w.files.remove_file(
+        WORKER, Scope.SWARM, NOTE_PATH, origin=Origin.CALLER
+    ),
+}
+
+
+async def _with_note(world: World, method: Callable[..., Any], origin: Origin) -> Any:
+    result = method(WORKER, await world.note(), origin)
+    return await result if inspect.isawaitable(result) else result
+
+
+async def _set_note_expiry(world: World) -> Any:
+    return await world.service.set_note_expiry(WORKER, await world.note(), 1.0, Origin.CALLER)
+
+
+# The public methods that change no memory on a caller's behalf, and why.
+NOT_A_CALLERS_CHANGE = {
+    "purge_expired": "deletes what has expired, whoever owns it: time decides, not a caller",
+    "flush_accesses": "writes read counts, not memories",
+    "embed_pending": "embeds stored texts: vectors, not memories",
+    "sync_index": "reads the store's vectors into this process",
+    "check_expected_version": "checks an argument",
+    "expiry_for": "computes a date",
+    "get": "reads (and counts the read)",
+    "search": "reads",
+    "similar_to": "reads",
+    "history": "reads",
+    "version_of": "reads",
+    "list_memories": "reads",
+    "visible_records": "reads",
+    "all_records": "reads, for operators",
+    "recent_visible": "reads",
+    "count": "reads",
+    "cap_usage": "reads",
+    "is_expired": "reads",
+    "note_records": "reads",
+    "note_paths": "reads",
+    "records": "reads",
+    "indexed_paths": "reads",
+}
+
+
+def public_methods(cls: type) -> set[str]:
+    """Its own and inherited ones (MemoryService inherits the reads of reading.py)."""
+    return {
+        name
+        for klass in cls.__mro__
+        if klass is not object
+        for name, member in vars(klass).items()
+        if not name.startswith("_")
+        and (inspect.isfunction(member) or isinstance(member, staticmethod))
+    }
+
+
+def test_every_public_method_of_the_service_is_a_write_path_or_says_why_not() -> None:
+    methods = public_methods(MemoryService) | public_methods(FileIndexService)
+    unlisted = methods - set(SERVICE_WRITES) - set(NOT_A_CALLERS_CHANGE)
+    assert not unlisted, (
+        f"new public methods: add each to SERVICE_WRITES or NOT_A_CALLERS_CHANGE: {unlisted}"
+    )
+    assert not (set(SERVICE_WRITES) & set(NOT_A_CALLERS_CHANGE))
+    assert set(SERVICE_WRITES) | set(NOT_A_CALLERS_CHANGE) <= methods, "a listed method is gone"
+
+
+@pytest.fixture
+def spied(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, bool]]:
+    """Every call of permissions.decide: (change, origin, refused)."""
+    asked: list[tuple[str, str, bool]] = []
+    decide = permissions.decide
+
+    def spy(caller: Caller, target: Any, change: Any, origin: Any = Origin.CALLER) -> Any:
+        answer = decide(caller, target, change, origin)
+        asked.append((change.value, origin.value, answer is not None))
+        return answer
+
+    monkeypatch.setattr(permissions, "decide", spy)
+    return asked
+
+
+@BOTH_BACKENDS
+@pytest.mark.anyio
+@pytest.mark.parametrize("method", list(SERVICE_WRITES))
+async def test_each_service_write_path_asks_the_decision(
+    make_settings: Callable[..., Settings], spied: list[tuple[str, str, bool]], method: str
+) -> None:
+    async with opened(make_settings(watch=False)) as app:
+        world = World(app)
+        await seed(world)
+        before = await world.snapshot()
+        spied.clear()
+        try:
+            await SERVICE_WRITES[method](world)
+        except MemoryMcpError as refused:
+            assert refused_by_the_decision(str(refused)), refused
+        assert spied, f"{method} never asked permissions.decide"
+        if method == "inject_learning":  # the lead's: allowed, and it asked
+            return
+        assert any(refused for *_, refused in spied), f"{method}: the decision refused nothing"
+        assert await world.snapshot() == before, f"{method} changed the store"
+
+
+# -- the tools of a real team server ------------------------------------------------------------
+
+
+@dataclass
+class TeamWorld:
+    server: TeamServer
+    tokens: dict[str, str]
+    rule_id: int = 0
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamWorld]:
+    tmp = tmp_path_factory.mktemp("write-paths")
+    db = tmp / "team.db"
+    tokens = {"w1": token_add(db, "w1"), "lead": token_add(db, "lead", "lead")}
+    with running(tmp, "streamable-http", db) as server:
+        world = TeamWorld(server, tokens)
+        anyio.run(_seed_team, world)
+        yield world
+
+
+async def _seed_team(world: TeamWorld) -> None:
+    async with world.server.client(world.tokens["lead"]) as lead:
+        first = await call(
+            lead,
+            "memory-store",
+            key=RULE_KEY,
+            value="Two reviewers",
+            scope="swarm",
+            tags=["process"],
+        )
+        await call(
+            lead,
+            "memory-store",
+            key=RULE_KEY,
+            value="Three reviewers",
+            scope="swarm",
+            tags=["process"],
+        )
+        world.rule_id = first["id"]
+        await call(
+            lead,
+            "index-note",
+            path=NOTE_PATH,
+            content="# Deploy\nShip on Tuesdays",
+            folder="shared",
+        )
+        await call(lead, "memory-inject-learning", learning=LEARNING, category="mistake-pattern")
+
+
+ToolCase = Callable[[TeamWorld, Client, str], Awaitable[str]]
+
+
+async def _tool_store(world: TeamWorld, w1: Client, tool: str) -> str:
+    return await call_error(w1, tool, key=RULE_KEY, value="No reviews", scope="swarm")
+
+
+async def _tool_delete(world: TeamWorld, w1: Client, tool: str) -> str:
+    return await call_error(w1, tool, id=world.rule_id)
+
+
+async def _tool_revert(world: TeamWorld, w1: Client, tool: str) -> str:
+    return await call_error(w1, tool, id=world.rule_id, version=1)
+
+
+async def _tool_delete_many(world: TeamWorld, w1: Client, tool: str) -> str:
+    result = await call(w1, tool, tags=["process"])
+    assert (result["deleted"], result["not_allowed"]) == (0, 1), result
+    return DECISION_WORDS[0]  # counted as not allowed: the store chose by the decision's rights
+
+
+async def _tool_inject(world: TeamWorld, w1: Client, tool: str) -> str:
+    error = await call_error(
+        w1, tool, learning=LEARNING + " (rewritten)", category="mistake-pattern"
+    )
+    assert LEAD_ONLY_TOOL in error
+    return await call_error(  # and the key it would write is the lead's
+        w1, "memory-store", key=_learning_key(), value="rewritten", scope="swarm"
+    )
+
+
+def _learning_key() -> str:
+    import hashlib
+
+    normalised = " ".join(LEARNING.lower().split())
+    digest = hashlib.sha256(f"mistake-pattern\x1f{normalised}".encode()).hexdigest()[:16]
+    return f"learning:mistake-pattern:{digest}"
+
+
+async def _tool_index_note(world: TeamWorld, w1: Client, tool: str) -> str:
+    return await call_error(w1, tool, path=NOTE_PATH, content="", folder="shared")
+
+
+TOOL_WRITES: dict[str, ToolCase] = {
+    "memory-store": _tool_store,
+    "store_memory": _tool_store,  # deprecated alias
+    "memory-delete": _tool_delete,
+    "memory-revert": _tool_revert,
+    "memory-delete-many": _tool_delete_many,
+    "memory-inject-learning": _tool_inject,
+    "inject-learning": _tool_inject,  # deprecated alias
+    "index-note": _tool_index_note,
+}
+
+
+async def _write_tools(world: TeamWorld) -> set[str]:
+    async with world.server.client(world.tokens["lead"]) as lead:  # the lead sees every tool
+        tools = (await lead.list_tools()).tools
+    return {t.name for t in tools if not (t.annotations and t.annotations.read_only_hint is True)}
+
+
+async def _team_snapshot(world: TeamWorld) -> list[tuple[Any, ...]]:
+    async with world.server.client(world.tokens["lead"]) as lead:
+        listed = await call(lead, "memory-list", scope="all", limit=100, include_expired=True)
+        return sorted(
+            (m["id"], m["key"], m["value"], m["version"], m["agent_id"], m["updated_by"])
+            for m in listed["memories"]
+        )
+
+
+def test_every_tool_that_is_not_read_only_is_in_the_table(team: TeamWorld) -> None:
+    found = anyio.run(_write_tools, team)
+    assert "index-note" in found  # the HTTP transports' own tool is listed
+    assert found == set(TOOL_WRITES), f"add a case to TOOL_WRITES for: {found - set(TOOL_WRITES)}"
+
+
+@pytest.mark.parametrize("tool", list(TOOL_WRITES))
+def test_each_write_tool_refuses_a_worker_the_leads_memories(team: TeamWorld, tool: str) -> None:
+    async def attempt() -> str:
+        async with team.server.client(team.tokens["w1"]) as w1:
+            return await TOOL_WRITES[tool](team, w1, tool)
+
+    before = anyio.run(_team_snapshot, team)
+    refusal = anyio.run(attempt)
+    assert refused_by_the_decision(refusal), refusal
+    assert anyio.run(_team_snapshot, team) == before, f"{tool} changed the store"
+
+
+# -- the CLI and the web view --------------------------------------------------------------------
+
+
+# The commands that change memories, and the service paths (above) they go through.
+CLI_WRITES = {
+    "delete": "MemoryService.delete",
+    "import": "prepare_memory, ownership_refusals, write_batch",
+    "index": "the notes indexer: sync_file / remove_file with Origin.FOLDER (it reads the file)",
+    "hook": "store_memory (SessionEnd), the notes indexer or index-note (PostToolUse)",
+    "serve": "the tools (above)",
+    "ui": "none: the web view only reads (its routes are checked below)",
+}
+CLI_OTHERS = {
+    "search": "reads",
+    "get": "reads (and counts the read)",
+    "list": "reads",
+    "history": "reads",
+    "stats": "reads",
+    "export": "reads",
+    "context": "reads",
+    "doctor": "reads",
+    "purge": "purge_expired: time decides, not a caller",
+    "copy": "an operator copies a whole store row for row into an empty one",
+    "token": "bearer tokens, not memories",
+    "model": "the model export",
+    "bench": "its own stores",
+}
+
+
+def test_every_cli_command_is_a_write_path_or_says_why_not() -> None:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    names = set(commands.choices)
+    assert names == set(CLI_WRITES) | set(CLI_OTHERS), (
+        f"classify: {names - set(CLI_WRITES) - set(CLI_OTHERS)}"
+    )
+
+
+@pytest.mark.anyio
+async def test_the_web_view_changes_nothing_but_its_login(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with opened(make_settings(watch=False)) as app:
+        routes = WebPages(app, None).routes()
+    changing = {route.path for route in routes if set(route.methods) - {"GET", "HEAD"}}
+    assert changing == {"/ui/login", "/ui/logout"}  # a session cookie, never a memory
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(app_module, "embedder_from", lambda _settings: FakeEmbedder())
+    for name in list(os.environ):
+        if name.startswith("MEMORY_MCP_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+
+
+def test_the_cli_write_commands_ask_the_decision(
+    tmp_path: Path,
+    cli_env: None,
+    spied: list[tuple[str, str, bool]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    db = str(tmp_path / "m.db")
+    seed_file = tmp_path / "seed.jsonl"
+    seed_file.write_text(
+        json.dumps({"key": RULE_KEY, "value": "Two reviewers", "scope": "swarm"}) + "\n"
+    )
+    assert main(["import", str(seed_file), "--db", db, "--agent-id", "lead", "--role", "lead"]) == 0
+    found = main(["search", "reviewers", "--db", db, "--agent-id", "w1", "--json"])
+    rule_id = json.loads(capsys.readouterr().out)["results"][0]["id"]
+    assert found == 0
+    spied.clear()
+    assert main(["delete", str(rule_id), "--db", db, "--agent-id", "w1"]) == 1
+    assert refused_by_the_decision(capsys.readouterr().err)
+    assert spied and spied[-1][2], "delete did not ask the decision"
+    spied.clear()
+    rewrite = tmp_path / "rewrite.jsonl"
+    rewrite.write_text(
+        json.dumps({"key": RULE_KEY, "value": "No reviews", "scope": "swarm"}) + "\n"
+    )
+    assert main(["import", str(rewrite), "--db", db, "--agent-id", "w1"]) == 1
+    assert refused_by_the_decision(capsys.readouterr().err)
+    assert any(refused for *_, refused in spied), "import did not ask the decision"
+    assert main(["get", str(rule_id), "--db", db, "--agent-id", "w1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == "Two reviewers"
