@@ -165,7 +165,8 @@ def build(weights: Path) -> onnx.ModelProto:
 
 
 def _layer(g: _GraphBuilder, prefix: str, x: str, mask_index: str, shape: BertShape) -> str:
-    eps = shape.layer_norm_eps
+    """One encoder layer: self-attention, then the feed-forward block, each closed by
+    its output projection, residual and layer norm (`_output`)."""
     attention = f"{prefix}.attention"
     qkv = [f"{attention}.self.{part}" for part in ("query", "key", "value")]
     qkv_weight = g.constant(
@@ -181,23 +182,7 @@ def _layer(g: _GraphBuilder, prefix: str, x: str, mask_index: str, shape: BertSh
         [f"{attention}.context"],
         num_heads=shape.heads,
     )
-    (projected,) = g.node(
-        "MatMul",
-        [context, g.weight(f"{attention}.output.dense.weight", transpose=True)],
-        [f"{attention}.output.dense"],
-    )
-    (x,) = g.node(
-        "SkipLayerNormalization",
-        [
-            projected,
-            x,
-            g.weight(f"{attention}.output.LayerNorm.weight"),
-            g.weight(f"{attention}.output.LayerNorm.bias"),
-            g.weight(f"{attention}.output.dense.bias"),
-        ],
-        [f"{attention}.output"],
-        epsilon=eps,
-    )
+    x = _output(g, f"{attention}.output", context, x, shape.layer_norm_eps)
     (up,) = g.node(
         "MatMul",
         [x, g.weight(f"{prefix}.intermediate.dense.weight", transpose=True)],
@@ -208,21 +193,25 @@ def _layer(g: _GraphBuilder, prefix: str, x: str, mask_index: str, shape: BertSh
         [up, g.weight(f"{prefix}.intermediate.dense.bias")],
         [f"{prefix}.intermediate.gelu"],
     )
-    (down,) = g.node(
-        "MatMul",
-        [activated, g.weight(f"{prefix}.output.dense.weight", transpose=True)],
-        [f"{prefix}.output.dense"],
+    return _output(g, f"{prefix}.output", activated, x, shape.layer_norm_eps)
+
+
+def _output(g: _GraphBuilder, prefix: str, x: str, residual: str, eps: float) -> str:
+    """BERT's SelfOutput / Output: a projection without its bias, then one
+    SkipLayerNormalization for bias + residual + layer norm."""
+    (projected,) = g.node(
+        "MatMul", [x, g.weight(f"{prefix}.dense.weight", transpose=True)], [f"{prefix}.dense"]
     )
     (out,) = g.node(
         "SkipLayerNormalization",
         [
-            down,
-            x,
-            g.weight(f"{prefix}.output.LayerNorm.weight"),
-            g.weight(f"{prefix}.output.LayerNorm.bias"),
-            g.weight(f"{prefix}.output.dense.bias"),
+            projected,
+            residual,
+            g.weight(f"{prefix}.LayerNorm.weight"),
+            g.weight(f"{prefix}.LayerNorm.bias"),
+            g.weight(f"{prefix}.dense.bias"),
         ],
-        [f"{prefix}.output"],
+        [prefix],
         epsilon=eps,
     )
     return out
