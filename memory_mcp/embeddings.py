@@ -113,7 +113,8 @@ class SentenceTransformerEmbedder(BackgroundLoadedEmbedder):
         # (or a cache in /tmp) is what users of other servers complain about.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        missing = [m for m in ("torch", "sentence_transformers") if not _installed(m)]
+        packages = {"torch": "torch", "sentence_transformers": "sentence-transformers"}
+        missing = [package for module, package in packages.items() if not _installed(module)]
         if missing:
             raise ModuleNotFoundError(
                 f"--embedder sentence-transformers needs {' and '.join(missing)}, which "

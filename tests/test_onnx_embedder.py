@@ -204,12 +204,13 @@ def test_a_missing_weights_package_is_named_with_its_install_command(
 async def test_the_reference_embedder_without_its_extra_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # as if not installed
+    for module in ("torch", "sentence_transformers"):  # as if not installed (as in CI)
+        monkeypatch.setitem(sys.modules, module, None)
     embedder = SentenceTransformerEmbedder()
     with pytest.raises(EmbeddingUnavailableError) as failed:
         await embedder.wait_ready()
     message = str(failed.value)
-    assert "--embedder sentence-transformers needs sentence_transformers" in message
+    assert "--embedder sentence-transformers needs torch and sentence-transformers" in message
     assert "[sentence-transformers]'" in message  # the extra, by its name
     assert "pip install" in message
     assert "--embedder onnx" in message
