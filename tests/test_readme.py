@@ -72,8 +72,19 @@ def test_every_make_target_exists() -> None:
 def test_every_command_is_one_the_readme_test_knows() -> None:
     """A new kind of command (another tool) needs a way to be checked here first."""
     for line in sh_lines(README.read_text()):
-        known = line.startswith(("make ", "npx @modelcontextprotocol/inspector"))
+        known = line.startswith(("make ", "pip install ", "npx @modelcontextprotocol/inspector"))
         assert known or memory_mcp_argv(line) is not None, line
+
+
+def test_pip_install_lines_pin_what_the_makefile_installs() -> None:
+    """The install-without-make lines must not drift from the Makefile's own pins."""
+    makefile = (ROOT / "Makefile").read_text()
+    pip_lines = [line for line in sh_lines(README.read_text()) if line.startswith("pip install ")]
+    assert pip_lines
+    for line in pip_lines:
+        for word in shlex.split(line)[2:]:
+            if "==" in word:
+                assert word in makefile, f"{word} is not what the Makefile installs"
 
 
 def test_server_and_inline_commands_parse() -> None:
