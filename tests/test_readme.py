@@ -92,8 +92,7 @@ def test_server_and_inline_commands_parse() -> None:
 
 
 def test_every_other_command_runs_as_written(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_MCP_")}
-    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    env = dict(os.environ)  # hermetic (tests/conftest.py)
     env["MEMORY_MCP_MEMORY_DIR"] = str(tmp_path / "notes")  # never /workspace's
     work = tmp_path / "work"
     work.mkdir()

@@ -124,9 +124,8 @@ def test_loading_the_cli_and_version_import_nothing_heavy() -> None:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_MCP_")}
     return {
-        **clean,
+        **os.environ,
         "HF_HUB_OFFLINE": "1",
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
