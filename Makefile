@@ -1,5 +1,6 @@
-# Two commands for a user: `make serve` and `make test`. Both create .venv when it is
-# missing and re-install only when pyproject.toml changed (the stamp files below).
+# For a user: `make install` (then `memory-mcp setup CLIENT`), `make serve` and `make
+# test`. Each creates .venv when it is missing and re-installs only when pyproject.toml
+# changed (the stamp files below).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -28,7 +29,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed model  # everything `serve` needs, without serving
 install-dev: $(VENV)/.installed-dev
 
 # The bundled weights built into an ONNX graph once, from disk (no download, no torch),

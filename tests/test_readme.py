@@ -72,8 +72,17 @@ def test_every_make_target_exists() -> None:
 def test_every_command_is_one_the_readme_test_knows() -> None:
     """A new kind of command (another tool) needs a way to be checked here first."""
     for line in sh_lines(README.read_text()):
-        known = line.startswith(("make ", "npx @modelcontextprotocol/inspector"))
+        known = line.startswith(("make ", "npx @modelcontextprotocol/inspector", "pip install "))
         assert known or memory_mcp_argv(line) is not None, line
+
+
+def test_every_pinned_pip_install_is_the_makefiles() -> None:
+    """The README's install without make pins what the Makefile installs."""
+    makefile = (ROOT / "Makefile").read_text()
+    pins = [w for line in sh_lines(README.read_text()) for w in line.split() if "==" in w]
+    assert pins
+    for pin in pins:
+        assert pin in makefile, pin
 
 
 def test_server_and_inline_commands_parse() -> None:
@@ -107,6 +116,10 @@ def test_every_other_command_runs_as_written(tmp_path: Path) -> None:
             [EXE, *argv], capture_output=True, text=True, env=env, cwd=work, timeout=300
         )
 
+    # A user who set an agent id before: `setup` keeps it, and every command acts as it.
+    settings = Path(env["XDG_CONFIG_HOME"]) / "memory-mcp" / "config.toml"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('agent_id = "readme-user"\n', encoding="utf-8")
     assert run(["import", str(seed)]).returncode == 0
     ran = []
     for line in sh_lines(README.read_text()):

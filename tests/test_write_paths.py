@@ -449,6 +449,7 @@ CLI_OTHERS = {
     "token": "bearer tokens, not memories",
     "model": "the model export",
     "bench": "its own stores",
+    "setup": "a client's config files and the settings file, never the store",
 }
 
 

@@ -139,6 +139,12 @@ def cmd_copy(args: argparse.Namespace) -> int:
     return cli_copy.run(args)
 
 
+def cmd_setup(args: argparse.Namespace) -> int:
+    from memory_mcp.cli import client_setup
+
+    return client_setup.run(args)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench(args.bench_args)
 
@@ -350,6 +356,17 @@ def build_parser() -> argparse.ArgumentParser:
     from memory_mcp.cli import copy as cli_copy
 
     cli_copy.add_arguments(copy)
+
+    setup = _command(
+        commands,
+        "setup",
+        cmd_setup,
+        help="connect Claude Code or Claude Desktop: write its MCP config (and the hooks) "
+        "with this install's paths, and the settings file",
+    )
+    from memory_mcp.cli import client_setup
+
+    client_setup.add_arguments(setup)
 
     bench = _command(
         commands,
