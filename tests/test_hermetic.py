@@ -2,10 +2,11 @@
 of its own (tests/conftest.py, `hermetic`), and so does every process a test spawns.
 
 The proof plants what a real user has: a settings file in ~/.config/memory-mcp (the
-README's own set-up step), Claude Code's ~/.claude/settings.json and MEMORY_MCP_*
-variables, all hostile (another agent, a lead, a store of their own, a runtime that is
-not installed), then runs probes and the tests that once failed that way in a pytest of
-their own, and checks the hostile home was not touched."""
+README's own set-up step), Claude Code's ~/.claude.json and ~/.claude/settings.json and
+MEMORY_MCP_* variables, all hostile (another agent, a lead, a store of their own, a
+runtime that is not installed), then runs probes, the tests that once failed that way
+and one that writes into a user's Claude files in a pytest of their own, and checks that
+the hostile home was not touched, byte for byte."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ ONCE_LEAKY = [
     "tests/search/test_search_at_once.py",
     "tests/cli/test_import_batches.py::"
     "test_kill_9_mid_import_leaves_whole_batches_and_a_rerun_finishes_exactly",
+]
+# A test that writes into the user's Claude Code files and settings file (its own HOME's).
+WRITES_HOME = [
+    "tests/cli/test_client_setup.py::test_setup_merges_into_the_users_files_and_keeps_theirs",
 ]
 PROBES = [
     "tests/test_hermetic.py::test_a_test_sees_none_of_the_users_settings",
@@ -69,6 +74,8 @@ def hostile_home(home: Path) -> dict[str, str]:
     hook = {"type": "command", "command": f"MEMORY_MCP_AGENT_ID=evil {home}/hook"}
     settings = {"hooks": {"SessionStart": [{"hooks": [hook]}]}}
     (home / ".claude" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    server = {"command": f"{home}/evil-server", "args": []}
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"memory": server}}))
     env = {
         name: value
         for name, value in os.environ.items()
@@ -87,10 +94,16 @@ def hostile_home(home: Path) -> dict[str, str]:
     return env
 
 
+def snapshot(home: Path) -> dict[str, bytes | None]:
+    return {
+        str(p.relative_to(home)): p.read_bytes() if p.is_file() else None for p in home.rglob("*")
+    }
+
+
 def test_a_hostile_user_setup_changes_no_test_result(tmp_path: Path) -> None:
     home = tmp_path / "hostile-home"
     env = hostile_home(home)
-    before = sorted(p.relative_to(home) for p in home.rglob("*"))
+    before = snapshot(home)
     probe = subprocess.run(
         [sys.executable, "-c", SHOW_SETTINGS], env=env, capture_output=True, text=True
     )
@@ -101,6 +114,7 @@ def test_a_hostile_user_setup_changes_no_test_result(tmp_path: Path) -> None:
             f"--basetemp={tmp_path / 'inner'}",
             *PROBES,
             *ONCE_LEAKY,
+            *WRITES_HOME,
         ],
         cwd=ROOT,
         env=env,
@@ -109,4 +123,4 @@ def test_a_hostile_user_setup_changes_no_test_result(tmp_path: Path) -> None:
         timeout=900,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert sorted(p.relative_to(home) for p in home.rglob("*")) == before
+    assert snapshot(home) == before
