@@ -22,11 +22,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# Debian's chromium for the web view's browser test (tests/web/test_web_browser.py), driven by
+# Chromium for the web view's browser test (tests/web/test_web_browser.py), driven by
 # Playwright from the dev extras; Playwright's own browser download is never used.
+# .ci/need-chromium installs Debian's package as root, else says what to install.
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
-	command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+	.ci/need-chromium
 	touch $@
 
 install: $(VENV)/.installed model  # everything `serve` needs, without serving

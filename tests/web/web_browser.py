@@ -1,4 +1,4 @@
-"""Debian's chromium (/usr/bin/chromium, installed by `make install-dev`) driven by
+"""Chromium (`chromium` on PATH; Debian's, installed by `make install-dev`) driven by
 Playwright, headless, with a new empty profile: no `playwright install`, no download.
 
 `python -m tests.web.web_browser docs/ui.png` takes the README's screenshot: a seeded store,
@@ -6,6 +6,7 @@ Playwright, headless, with a new empty profile: no `playwright install`, no down
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",  # we run as root in CI containers
