@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,3 +131,19 @@ def test_every_other_command_runs_as_written(tmp_path: Path) -> None:
         assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
         ran.append(argv[0])
     assert {"token", "search", "list", "get", "import", "export", "doctor"} <= set(ran)
+
+
+def test_the_postgresql_versions_named_are_the_tested_ones(pg_server: Any) -> None:
+    """ "tested on PostgreSQL 18 + pgvector 0.8.5" is what the suite runs on; the GUIDE's
+    docker image is the same major version (it said pg17)."""
+    text = README.read_text()
+    named = re.search(r"tested on PostgreSQL (\d+) \+ pgvector ([\d.]+)", text)
+    assert named, "the README no longer names the tested versions"
+    major, vector = named.groups()
+    server = pg_server.psql("SHOW server_version_num;")
+    assert re.search(rf"\b{major}\d{{4}}\b", server), server
+    pg_server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    extension = pg_server.psql("SELECT extversion FROM pg_extension WHERE extname = 'vector';")
+    assert re.search(rf"\b{re.escape(vector)}\b", extension), extension
+    images = re.findall(r"pgvector/pgvector:pg(\d+)", (ROOT / "docs" / "GUIDE.md").read_text())
+    assert images and set(images) == {major}
