@@ -166,7 +166,9 @@ def _is_ours(hook: object) -> bool:
 
 def write_json(path: Path, data: dict[str, Any]) -> str:
     """Write `data` to `path` whole (a temporary file renamed over it), keeping the old
-    file as `<name>.bak` and its permissions; what was done, in words."""
+    file as `<name>.bak` and its permissions; what was done, in words. A symlink (dotfiles
+    kept in a repository) stays one: its target is written."""
+    path = path.resolve() if path.is_symlink() else path
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return f"unchanged: {path}"

@@ -110,7 +110,10 @@ def plant(home: Path) -> dict[str, Any]:
     }
     (home / ".claude").mkdir()
     (home / ".claude.json").write_text(json.dumps(claude_json), encoding="utf-8")
-    (home / ".claude" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    dotfiles = home / "dotfiles" / "claude-settings.json"  # kept in a repository, linked
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps(settings), encoding="utf-8")
+    (home / ".claude" / "settings.json").symlink_to(dotfiles)
     return {"claude_json": claude_json, "settings": settings, "lint": lint}
 
 
@@ -131,6 +134,8 @@ def test_setup_merges_into_the_users_files_and_keeps_theirs(hermetic: Path) -> N
     assert servers["github"] == mine["claude_json"]["mcpServers"]["github"]
     assert servers["memory"] == {"type": "stdio", "command": EXE, "args": ["serve"]}
 
+    assert (hermetic / ".claude" / "settings.json").is_symlink()  # still the user's link
+    assert after_first[".claude/settings.json"] == after_first["dotfiles/claude-settings.json"]
     settings = json.loads(after_first[".claude/settings.json"])
     assert settings["permissions"] == mine["settings"]["permissions"]
     assert settings["hooks"]["Stop"] == mine["settings"]["hooks"]["Stop"]
@@ -148,7 +153,7 @@ def test_setup_merges_into_the_users_files_and_keeps_theirs(hermetic: Path) -> N
     assert commands["SessionEnd"] == [f"{python} -m memory_mcp.hooks session-end"]
 
     assert after_first[".claude.json.bak"] == originals[".claude.json"]
-    assert after_first[".claude/settings.json.bak"] == originals[".claude/settings.json"]
+    assert after_first["dotfiles/claude-settings.json.bak"] == originals[".claude/settings.json"]
     assert 'agent_id = "me"' in after_first[".config/memory-mcp/config.toml"]
     doctor = subprocess.run([EXE, "doctor"], capture_output=True, text=True, check=False)
     assert "ok: the server and the hooks agree" in doctor.stdout, doctor.stdout
