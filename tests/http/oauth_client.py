@@ -18,6 +18,7 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+import anyio
 import httpx2
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
@@ -92,31 +93,16 @@ def query_of(url: str) -> dict[str, str]:
 @dataclass
 class HttpBrowser:
     """A person's browser over HTTP: opens the authorization URL the client hands it,
-    follows it to the sign-in page, pastes `credential` and answers; what comes back to
-    the client's redirect URI is `returned`."""
+    follows it to the sign-in page, pastes `credential` and answers (`sign_in`, below);
+    what comes back to the client's redirect URI is `returned`."""
 
     credential: str
     answer: str = "allow"
     returned: list[dict[str, str]] = field(default_factory=list)
-    pages: list[httpx2.Response] = field(default_factory=list)
 
     async def open(self, authorization_url: str) -> None:
-        async with httpx2.AsyncClient(timeout=60) as browser:  # its own cookie jar
-            found = await browser.get(authorization_url)
-            assert found.status_code == 302, found.text
-            page_url = found.headers["location"]
-            page = await browser.get(page_url)
-            self.pages.append(page)
-            assert page.status_code == 200, page.text
-            action, fields = page_form(page.text)
-            answered = await browser.post(
-                origin_of(page_url) + action,
-                data={**fields, "credential": self.credential, "answer": self.answer},
-                headers={"Origin": origin_of(page_url)},
-            )
-            self.pages.append(answered)
-            assert answered.status_code == 303, answered.text
-            self.returned.append(query_of(answered.headers["location"]))
+        args = (authorization_url, self.credential, self.answer)
+        self.returned.append(await anyio.to_thread.run_sync(sign_in, *args))
 
     async def callback(self) -> AuthorizationCodeResult:
         back = self.returned[-1]
@@ -236,9 +222,10 @@ def register(server: TeamServer, redirect_uri: str = REDIRECT_URI) -> RawClient:
     )
 
 
-def sign_in(authorization_url: str, credential: str) -> dict[str, str]:
-    """The person's part, over HTTP: what comes back to the redirect URI."""
-    with httpx2.Client(timeout=60) as browser:
+def sign_in(authorization_url: str, credential: str, answer: str = "allow") -> dict[str, str]:
+    """The person's part, over HTTP, with the cookie and Origin a browser sends: what
+    comes back to the redirect URI."""
+    with httpx2.Client(timeout=60) as browser:  # its own cookie jar
         found = browser.get(authorization_url)
         assert found.status_code == 302, found.text
         page_url = found.headers["location"]
@@ -247,7 +234,7 @@ def sign_in(authorization_url: str, credential: str) -> dict[str, str]:
         action, fields = page_form(page.text)
         answered = browser.post(
             origin_of(page_url) + action,
-            data={**fields, "credential": credential, "answer": "allow"},
+            data={**fields, "credential": credential, "answer": answer},
             headers={"Origin": origin_of(page_url)},
         )
         assert answered.status_code == 303, answered.text
