@@ -16,6 +16,7 @@ use; the resource is the issuer plus the transport's path (/mcp or /sse)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -53,6 +54,9 @@ from memory_mcp.settings import Settings
 MAX_REDIRECT_URIS = 10
 MAX_REGISTRATION_CHARS = 16_000  # a registration is kept in the store: small and bounded
 MAX_CLIENT_ID_CHARS = 64  # ours are UUIDs
+# BASE64URL(SHA-256(verifier)) without padding: always 43 characters. An empty or other
+# challenge would make a code no verifier can redeem: refused up front (OAuth 2.1 §4.1.1).
+S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
 def _issued(tokens: IssuedTokens) -> OAuthToken:
@@ -118,6 +122,10 @@ class StoreOAuthProvider(
         """Keep the checked request and send the browser to the sign-in page."""
         if params.resource is not None and not same_resource(params.resource, self.resource):
             raise AuthorizeError("invalid_target", f"this server is the resource {self.resource}")
+        if not S256_CHALLENGE.fullmatch(params.code_challenge):  # the SDK takes any string
+            raise AuthorizeError(
+                "invalid_request", "code_challenge must be an S256 challenge (RFC 7636 §4.2)"
+            )
         request_id = await self.grants.open_request(
             AuthorizationRequest(
                 client_id=client.client_id or "",

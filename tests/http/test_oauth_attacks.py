@@ -69,6 +69,26 @@ def test_a_wrong_pkce_verifier_is_refused(site: Site) -> None:
     assert client.exchange(code, verifier).status_code == 200  # only the verifier was wrong
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [{"code_challenge_method": "plain"}, {"code_challenge": ""}],
+    ids=["plain", "no-challenge"],
+)
+def test_an_authorization_without_an_s256_challenge_is_refused(
+    site: Site, changes: dict[str, str]
+) -> None:
+    client = register(site.server)
+    verifier, challenge = pkce()
+    url = client.authorize_url(challenge, "st", **changes)
+    answer = httpx2.get(url, timeout=60)
+    if answer.status_code == 302:  # told through the registered redirect URI
+        back = query_of(answer.headers["location"])
+        assert answer.headers["location"].startswith(client.redirect_uri)
+        assert (back["error"], "code" in back) == ("invalid_request", False)
+    else:
+        assert _error(answer) == (400, "invalid_request")
+
+
 def test_a_code_used_twice_is_refused_and_ends_the_grant_it_made(site: Site) -> None:
     client = register(site.server)
     code, verifier = _code(client, site.token)
