@@ -1,5 +1,6 @@
-# Two commands for a user: `make serve` and `make test`. Both create .venv when it is
-# missing and re-install only when pyproject.toml changed (the stamp files below).
+# For a user: `make install` (then `memory-mcp setup CLIENT`), `make serve` and `make
+# test`. Each creates .venv when it is missing and re-installs only when pyproject.toml
+# changed (the stamp files below).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,14 +22,15 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# Debian's chromium for the web view's browser test (tests/web/test_web_browser.py), driven by
+# Chromium for the web view's browser test (tests/web/test_web_browser.py), driven by
 # Playwright from the dev extras; Playwright's own browser download is never used.
+# .ci/need-chromium installs Debian's package as root, else says what to install.
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
-	command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium; }
+	.ci/need-chromium
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed model  # everything `serve` needs, without serving
 install-dev: $(VENV)/.installed-dev
 
 # The bundled weights built into an ONNX graph once, from disk (no download, no torch),

@@ -360,7 +360,9 @@ class MemoryService(MemoryReads):
         cleaned_tags = tuple(v.clean_tags(tags or []))
         if not cleaned_tags and source is None and older_than is None:
             raise InvalidInputError(
-                "tags", "give tags, source or older_than (or several): which memories to delete"
+                "arguments",
+                "give at least one of tags, source and older_than (they combine): "
+                "which memories to delete",
             )
         if source is Source.FILE_INDEX:
             raise InvalidInputError(

@@ -36,6 +36,14 @@ ENV_PREFIX = "MEMORY_MCP_"
 CONFIG_ENV = "MEMORY_MCP_CONFIG"
 
 
+def clean_identifier(value: str) -> str:
+    """An agent or session id: 1-128 printable characters, without surrounding spaces."""
+    value = value.strip()
+    if not value or len(value) > 128 or any(ord(ch) < 32 for ch in value):
+        raise ValueError("must be 1-128 printable characters")
+    return value
+
+
 def config_file() -> Path:
     """MEMORY_MCP_CONFIG, else $XDG_CONFIG_HOME/memory-mcp/config.toml (~/.config/...)."""
     named = os.environ.get(CONFIG_ENV)
@@ -176,10 +184,7 @@ class Settings(BaseSettings):
     @field_validator("agent_id", "session_id")
     @classmethod
     def _identifier(cls, value: str) -> str:
-        value = value.strip()
-        if not value or len(value) > 128 or any(ord(ch) < 32 for ch in value):
-            raise ValueError("must be 1-128 printable characters")
-        return value
+        return clean_identifier(value)
 
     @field_validator("public_url")
     @classmethod

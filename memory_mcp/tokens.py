@@ -98,6 +98,10 @@ class AgentTokens:
         """Every token of the agent; returns how many there were."""
         return await self._store.revoke(checked_agent_id(agent_id))
 
+    async def revoke_one(self, token_id: int) -> bool:
+        """The token with this id (`token list` shows it); whether there was one."""
+        return await self._store.revoke_one(token_id)
+
     async def exist(self) -> bool:
         return await self._store.count() > 0
 

@@ -1,5 +1,6 @@
-"""Shared fixtures: a temp data dir per test, the real model once per run, and a fake
-embedder (named as such) for tests that are about something other than retrieval."""
+"""Shared fixtures: a hermetic environment for every test (below), a temp data dir per
+test, the real model once per run, and a fake embedder (named as such) for tests that are
+about something other than retrieval."""
 
 from __future__ import annotations
 
@@ -33,6 +34,58 @@ from memory_mcp.store.repository import MemoryStore
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+# The one MEMORY_MCP_ variable meant for the suite itself (see db_backend), read before
+# the environment is cleared.
+TEST_BACKEND = os.environ.get("MEMORY_MCP_TEST_BACKEND", "sqlite")
+# Where a user's settings, store and notes are found: the settings file and the default
+# store under XDG_CONFIG_HOME / XDG_DATA_HOME (else ~/.config, ~/.local/share), Claude
+# Code's ~/.claude/settings.json, and every MEMORY_MCP_* variable.
+XDG_FOLDERS = {
+    "XDG_CONFIG_HOME": ".config",
+    "XDG_DATA_HOME": ".local/share",
+    "XDG_STATE_HOME": ".local/state",
+    "XDG_CACHE_HOME": ".cache",
+}
+
+
+def hermetic_environment(patch: pytest.MonkeyPatch, home: Path) -> None:
+    """The environment of a user who has configured nothing, living in `home`: no
+    MEMORY_MCP_* variable, HOME and the XDG folders inside `home`. Processes a test
+    spawns inherit it (os.environ itself is changed)."""
+    for name in list(os.environ):
+        if name.upper().startswith("MEMORY_MCP_"):
+            patch.delenv(name)
+    home.mkdir(parents=True, exist_ok=True)
+    patch.setenv("HOME", str(home))
+    for variable, folder in XDG_FOLDERS.items():
+        patch.setenv(variable, str(home / folder))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def hermetic_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """For the session- and module-scoped fixtures (servers started once per file): they
+    start before any test's own environment is set."""
+    with pytest.MonkeyPatch.context() as patch:
+        home = tmp_path_factory.mktemp("session-home")
+        hermetic_environment(patch, home)
+        yield home
+
+
+@pytest.fixture(autouse=True)
+def hermetic(
+    hermetic_session: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Path:
+    """Every test runs as a user of its own: its own HOME and XDG folders, no MEMORY_MCP_*
+    variable. The machine's settings file, store, notes and Claude settings never leak
+    in (tests/test_hermetic.py plants hostile ones). The HOME is not under tmp_path, which
+    tests list. Returns the HOME."""
+    home = tmp_path_factory.mktemp("home")
+    hermetic_environment(monkeypatch, home)
+    return home
 
 
 class FakeEmbedder:
@@ -197,7 +250,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def db_backend(request: pytest.FixtureRequest) -> str:
     if request.node.get_closest_marker("sqlite_only") is not None:
         return "sqlite"
-    return os.environ.get("MEMORY_MCP_TEST_BACKEND", "sqlite")
+    return TEST_BACKEND
 
 
 @contextmanager

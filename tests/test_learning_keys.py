@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -173,10 +172,6 @@ def test_an_import_by_a_worker_refuses_learning_keys(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setattr(app_module, "embedder_from", lambda _settings: FakeEmbedder())
-    for name in list(os.environ):
-        if name.startswith("MEMORY_MCP_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     lines = [
         {"key": "deploy", "value": "Deploys go out on Tuesdays"},
         {"key": KEY, "value": LEARNING, "scope": "swarm", "tags": [CATEGORY, "learning"]},

@@ -144,8 +144,6 @@ def export(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
 def test_export_holds_what_the_agent_may_see_and_all_needs_asking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("MEMORY_MCP_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("MEMORY_MCP_MEMORY_DIR", str(tmp_path / "notes"))
     seed(tmp_path / "m.db")

@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,8 +73,17 @@ def test_every_make_target_exists() -> None:
 def test_every_command_is_one_the_readme_test_knows() -> None:
     """A new kind of command (another tool) needs a way to be checked here first."""
     for line in sh_lines(README.read_text()):
-        known = line.startswith(("make ", "npx @modelcontextprotocol/inspector"))
+        known = line.startswith(("make ", "npx @modelcontextprotocol/inspector", "pip install "))
         assert known or memory_mcp_argv(line) is not None, line
+
+
+def test_every_pinned_pip_install_is_the_makefiles() -> None:
+    """The README's install without make pins what the Makefile installs."""
+    makefile = (ROOT / "Makefile").read_text()
+    pins = [w for line in sh_lines(README.read_text()) for w in line.split() if "==" in w]
+    assert pins
+    for pin in pins:
+        assert pin in makefile, pin
 
 
 def test_server_and_inline_commands_parse() -> None:
@@ -92,8 +102,7 @@ def test_server_and_inline_commands_parse() -> None:
 
 
 def test_every_other_command_runs_as_written(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_MCP_")}
-    env.update(XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    env = dict(os.environ)  # hermetic (tests/conftest.py)
     env["MEMORY_MCP_MEMORY_DIR"] = str(tmp_path / "notes")  # never /workspace's
     work = tmp_path / "work"
     work.mkdir()
@@ -108,6 +117,10 @@ def test_every_other_command_runs_as_written(tmp_path: Path) -> None:
             [EXE, *argv], capture_output=True, text=True, env=env, cwd=work, timeout=300
         )
 
+    # A user who set an agent id before: `setup` keeps it, and every command acts as it.
+    settings = Path(env["XDG_CONFIG_HOME"]) / "memory-mcp" / "config.toml"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('agent_id = "readme-user"\n', encoding="utf-8")
     assert run(["import", str(seed)]).returncode == 0
     ran = []
     for line in sh_lines(README.read_text()):
@@ -118,3 +131,19 @@ def test_every_other_command_runs_as_written(tmp_path: Path) -> None:
         assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
         ran.append(argv[0])
     assert {"token", "search", "list", "get", "import", "export", "doctor"} <= set(ran)
+
+
+def test_the_postgresql_versions_named_are_the_tested_ones(pg_server: Any) -> None:
+    """ "tested on PostgreSQL 18 + pgvector 0.8.5" is what the suite runs on; the GUIDE's
+    docker image is the same major version (it said pg17)."""
+    text = README.read_text()
+    named = re.search(r"tested on PostgreSQL (\d+) \+ pgvector ([\d.]+)", text)
+    assert named, "the README no longer names the tested versions"
+    major, vector = named.groups()
+    server = pg_server.psql("SHOW server_version_num;")
+    assert re.search(rf"\b{major}\d{{4}}\b", server), server
+    pg_server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    extension = pg_server.psql("SELECT extversion FROM pg_extension WHERE extname = 'vector';")
+    assert re.search(rf"\b{re.escape(vector)}\b", extension), extension
+    images = re.findall(r"pgvector/pgvector:pg(\d+)", (ROOT / "docs" / "GUIDE.md").read_text())
+    assert images and set(images) == {major}

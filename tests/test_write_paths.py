@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import os
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -452,6 +451,7 @@ CLI_OTHERS = {
     "token": "bearer tokens and OAuth grants, not memories",
     "model": "the model export",
     "bench": "its own stores",
+    "setup": "a client's config files and the settings file, never the store",
 }
 
 
@@ -489,10 +489,6 @@ async def test_the_oauth_sign_in_page_changes_grants_never_memories(
 @pytest.fixture
 def cli_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(app_module, "embedder_from", lambda _settings: FakeEmbedder())
-    for name in list(os.environ):
-        if name.startswith("MEMORY_MCP_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 def test_the_cli_write_commands_ask_the_decision(

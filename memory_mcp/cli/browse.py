@@ -69,6 +69,19 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     search.add_argument(
         "--include-expired", action="store_true", help="also expired (not yet purged) ones"
     )
+    _time_flags(search, "changed (created or updated)")
+    search.add_argument(
+        "--min-score",
+        type=float,
+        help="leave out results scoring below this (0-1; scores compare results within one "
+        "search, so keep it low: 0.2-0.4)",
+    )
+    search.add_argument(
+        "--explain",
+        action="store_true",
+        help="say why each result ranks where it does (its score's parts; with --json, "
+        "memory-search's `explain`)",
+    )
     _json_flag(search)
     _url_flag(search)
 
@@ -111,12 +124,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     )
     listing.add_argument("--source", choices=SOURCES, help="only memories from this source")
     listing.add_argument("--owner", help="only memories owned by this agent")
-    listing.add_argument(
-        "--since",
-        help="only memories updated (or created) since: an ISO date-time or an "
-        "age such as 7d, 12h, 2w",
-    )
-    listing.add_argument("--until", help="only memories updated (or created) until then")
+    _time_flags(listing, "updated (or created)")
     listing.add_argument(
         "--order", choices=("updated", "created"), default="updated", help="default: updated"
     )
@@ -167,6 +175,14 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _time_flags(parser: argparse.ArgumentParser, changed: str) -> None:
+    parser.add_argument(
+        "--since",
+        help=f"only memories {changed} since: an ISO date-time or an age such as 7d, 12h, 2w",
+    )
+    parser.add_argument("--until", help=f"only memories {changed} until then")
+
+
 def _bounded(low: int, high: int) -> Callable[[str], int]:
     def whole_number(text: str) -> int:
         import argparse
@@ -193,22 +209,29 @@ def cmd_search(args: argparse.Namespace) -> int:
     from memory_mcp.checks import validation as v
     from memory_mcp.cli import tables as cli_tables
     from memory_mcp.models import Source
-    from memory_mcp.tool_results import SearchHit, SearchResults
+    from memory_mcp.tool_results import ScoreExplanation, SearchHit, SearchResults
 
     scope = v.parse_scope(args.scope, allow_all=True)
     source = v.parse_source(args.source, tuple(Source)) if args.source else None
+    explain: bool = args.explain
 
     async def job(app: AppContext) -> SearchResults:
         await _wait_for_model(app)
         result = await app.service.search(
-            app.caller, args.query, args.limit, scope, args.tags, source, args.include_expired
+            *(app.caller, args.query, args.limit, scope, args.tags, source, args.include_expired),
+            since=args.since,
+            until=args.until,
+            min_score=args.min_score,
         )
         max_chars = app.settings.search_value_chars
-        return SearchResults(
-            results=[SearchHit.of(h.record, h.score, h.matched_by, max_chars) for h in result.hits],
-            semantic=result.semantic,
-            notices=result.notices or None,
-        )
+        hits = [
+            SearchHit.of(
+                *(h.record, h.score, h.matched_by, max_chars),
+                ScoreExplanation.of(h) if explain else None,
+            )
+            for h in result.hits
+        ]
+        return SearchResults(results=hits, semantic=result.semantic, notices=result.notices or None)
 
     arguments = {
         "query": args.query,
@@ -217,6 +240,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         "tags": args.tags,
         "source": args.source,
         "include_expired": args.include_expired,
+        "since": args.since,
+        "until": args.until,
+        "min_score": args.min_score,
+        "explain": explain,
     }
     results = _answer(args, job, "memory-search", arguments, SearchResults)
     _show(args, results, cli_tables.show_search)

@@ -41,6 +41,7 @@ Handler = Callable[["argparse.Namespace"], int]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # bench/ lies here in a clone, run by path
 
+SERVERS = ("serve", "ui")  # they log at INFO without -v
 # importers.FORMATS' names (not imported: the readers pull in pydantic)
 IMPORT_FORMATS = ("jsonl", "memory-json", "mcp-memory-service")
 
@@ -87,8 +88,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         else:
             with output.open("w", encoding="utf-8") as handle:
                 count = await export_lines(records, handle)
-        whose = "every agent's" if everyone else f"agent {app.caller.agent_id!r}'s visible"
-        print(f"exported {count} memories ({whose})", file=sys.stderr)
+        noun = "memory" if count == 1 else "memories"
+        whose = "of every agent" if everyone else f"that agent {app.caller.agent_id!r} may see"
+        print(f"exported {count} {noun} {whose}", file=sys.stderr)
         return 0
 
     return run_with_app(settings_from(args), job, create=False)  # reading never creates one
@@ -137,6 +139,12 @@ def cmd_copy(args: argparse.Namespace) -> int:
     from memory_mcp.cli import copy as cli_copy
 
     return cli_copy.run(args)
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from memory_mcp.cli import client_setup
+
+    return client_setup.run(args)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -189,6 +197,13 @@ def _command(
     """Add one command: its parser, its settings flags and its handler."""
     parser: argparse.ArgumentParser = commands.add_parser(name, **parser_options)
     parser.set_defaults(handler=handler)
+    if name not in ("hook", "bench"):  # a hook logs nothing; bench has its own flags
+        parser.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="log what happens on stderr (the servers always do)",
+        )
     if settings is None or settings:
         add_setting_flags(parser, settings)
     return parser
@@ -351,6 +366,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_copy.add_arguments(copy)
 
+    setup = _command(
+        commands,
+        "setup",
+        cmd_setup,
+        help="connect Claude Code or Claude Desktop: write its MCP config (and the hooks) "
+        "with this install's paths, and the settings file",
+    )
+    from memory_mcp.cli import client_setup
+
+    client_setup.add_arguments(setup)
+
     bench = _command(
         commands,
         "bench",
@@ -375,12 +401,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _setup_logging() -> None:
+def _setup_logging(verbose: bool) -> None:
+    """The servers log what they do (INFO); the other commands print their own answers and
+    log only warnings and errors unless -v (no "model loaded" or httpx request lines)."""
     import logging
 
     logging.basicConfig(
         stream=sys.stderr,
-        level=logging.INFO,
+        level=logging.INFO if verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("torch").setLevel(logging.WARNING)  # its exit-time cache statistics
@@ -396,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "hook":  # before anything that could exit non-zero: hooks exit 0
         return int(args.handler(args))
-    _setup_logging()
+    _setup_logging(args.command in SERVERS or args.verbose)
     from pydantic import ValidationError
 
     from memory_mcp.errors import MemoryMcpError

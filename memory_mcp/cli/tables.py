@@ -27,9 +27,19 @@ from memory_mcp.tool_results import Memory, MemoryHistory, MemoryList, SearchRes
 ROW_VALUE_CHARS = 160
 
 
+# Off a terminal (a pipe, a file) rich would lay tables out for 80 columns and fold keys
+# and tags into slivers: there a row is one line as wide as it needs (values are already
+# cut to ROW_VALUE_CHARS), so `grep` and `cut` see whole keys and tags.
+PIPED_WIDTH = 100_000
+
+
 def console() -> Console:
-    """stdout; plain text when it is not a terminal (a pipe or a file gets no colours)."""
-    return Console(highlight=False, soft_wrap=False)
+    """stdout; plain text when it is not a terminal (a pipe or a file gets no colours),
+    and as wide as its rows."""
+    out = Console(highlight=False, soft_wrap=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, soft_wrap=False, width=PIPED_WIDTH)
+    return out
 
 
 def print_json(data: BaseModel | Mapping[str, Any] | list[Any]) -> None:
@@ -65,8 +75,10 @@ def show_search(results: SearchResults) -> None:
     if not results.results:
         out.print("no memories found", style="dim")
         return
-    table = memory_table("score")
+    explained = any(hit.explain for hit in results.results)
+    table = memory_table("score", out.is_terminal, *(["why"] if explained else []))
     for hit in results.results:
+        why = [safe(hit.explain.why if hit.explain else "")] if explained else []
         table.add_row(
             str(hit.id),
             f"{hit.score:.3f}",
@@ -75,12 +87,19 @@ def show_search(results: SearchResults) -> None:
             one_line(hit.value),
             safe(", ".join(hit.tags)),
             day(hit.updated_at),
+            *why,
         )
     out.print(table)
 
 
-def memory_table(measure: str) -> Table:
-    """Columns for one memory a row; the value takes the room the others leave."""
+def memory_table(measure: str, terminal: bool, *extra: str) -> Table:
+    """Columns for one memory a row. On a terminal the value takes the room the others
+    leave; off one, every column is as wide as its widest cell."""
+    if not terminal:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+        for name in ("id", measure, "scope", "key", "value", "tags", "updated", *extra):
+            table.add_column(name, no_wrap=True, justify="right" if name == "id" else "left")
+        return table
     table = Table(expand=True, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("id", no_wrap=True, justify="right", min_width=2)
     table.add_column(measure, no_wrap=True, min_width=5)
@@ -89,6 +108,8 @@ def memory_table(measure: str) -> Table:
     table.add_column("value", ratio=4, overflow="fold")
     table.add_column("tags", ratio=1, min_width=10, max_width=20, overflow="fold")
     table.add_column("updated", no_wrap=True, min_width=10)
+    for name in extra:
+        table.add_column(name, ratio=2, overflow="fold")
     return table
 
 
@@ -171,7 +192,7 @@ def show_list(page: MemoryList) -> None:
     if not page.memories:
         out.print("no memories", style="dim")
     else:
-        table = memory_table("owner")
+        table = memory_table("owner", out.is_terminal)
         for memory in page.memories:
             table.add_row(
                 str(memory.id),
@@ -189,7 +210,7 @@ def show_list(page: MemoryList) -> None:
 
 def show_history(history: MemoryHistory) -> None:
     out = console()
-    table = Table(expand=True, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table = Table(expand=out.is_terminal, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("version", no_wrap=True, justify="right")
     table.add_column("written", no_wrap=True)
     table.add_column("by", max_width=20, overflow="fold")

@@ -2,7 +2,10 @@
 
 - argument validation errors are reported in this project's words ("invalid limit: must be
   a whole number, got a string") instead of pydantic's text with documentation URLs;
-- every tool argument is checked for valid Unicode and bounded nesting before it is parsed;
+- every tool argument is checked for valid Unicode and bounded nesting before it is parsed,
+  and by name (mcp/argument_names.py): an unknown one is refused, not dropped, and every
+  missing required one is named;
+- tool descriptions are the docstrings without their source indentation;
 - over stdio, a request line the SDK cannot parse (a lone surrogate escape such as
   "\\ud800", or nesting deeper than its parser's limit) still gets an answer: the SDK
   drops such lines silently, and the client would wait forever;
@@ -32,6 +35,7 @@ from pydantic_core import ErrorDetails
 
 from memory_mcp.checks.validation import check_arguments
 from memory_mcp.errors import InvalidInputError
+from memory_mcp.mcp.argument_names import argument_problems
 from memory_mcp.mcp.identity import ROLE_CLAIM
 from memory_mcp.mcp.tool_names import LEAD_ONLY, alias_description, aliases_of
 from memory_mcp.models import Role
@@ -135,7 +139,10 @@ class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_s
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
     ) -> None:
-        """Register the tool, then the same function under each deprecated alias."""
+        """Register the tool, then the same function under each deprecated alias. The
+        description is the docstring as `inspect.getdoc` cleans it: the SDK would send its
+        source indentation into every client's context."""
+        description = description or inspect.getdoc(fn) or ""
         options: dict[str, Any] = {
             "icons": icons,
             "meta": meta,
@@ -144,12 +151,11 @@ class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_s
         super().add_tool(fn, name, title, description, annotations, **options)
         current = name or fn.__name__
         for alias in aliases_of(current):
-            text = description or inspect.getdoc(fn) or ""
             old = annotations
             if old is not None and old.title:
                 old = old.model_copy(update={"title": f"{old.title} (deprecated name)"})
             super().add_tool(
-                fn, alias, title, alias_description(alias, current, text), old, **options
+                fn, alias, title, alias_description(alias, current, description), old, **options
             )
 
     async def call_tool(
@@ -159,6 +165,10 @@ class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_s
             check_arguments(arguments)
         except InvalidInputError as exc:
             raise ToolError(f"Error executing tool {name}: {exc}") from exc
+        tool = self._tool_manager.get_tool(name)
+        problems = tool and argument_problems(name, tool.parameters, arguments)
+        if problems:
+            raise ToolError(f"Error executing tool {name}: {problems}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -59,6 +59,11 @@ class TokenStore:
             result = await conn.execute(delete(T).where(T.agent_id == agent_id))
         return result.rowcount or 0
 
+    async def revoke_one(self, token_id: int) -> bool:
+        async with self._engines.write() as conn:
+            result = await conn.execute(delete(T).where(T.id == token_id))
+        return bool(result.rowcount)
+
     async def count(self) -> int:
         async with self._engines.reader.connect() as conn:
             return int(await conn.scalar(select(func.count()).select_from(T)) or 0)

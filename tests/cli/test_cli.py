@@ -124,9 +124,8 @@ def test_loading_the_cli_and_version_import_nothing_heavy() -> None:
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_MCP_")}
     return {
-        **clean,
+        **os.environ,
         "HF_HUB_OFFLINE": "1",
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
@@ -152,6 +151,7 @@ def test_process_import_then_export(tmp_path: Path, env: dict[str, str]) -> None
     assert imported.returncode == 0, imported.stderr
     exported = run(env, "export", "--db", db)
     assert json.loads(exported.stdout)["key"] == "deploy"
+    assert exported.stderr == "exported 1 memory that agent 'default' may see\n"
 
 
 def test_process_purge(tmp_path: Path, env: dict[str, str]) -> None:
@@ -198,6 +198,20 @@ def test_process_import_graph_then_search(tmp_path: Path, env: dict[str, str]) -
     assert imported.returncode == 0, imported.stderr
     found = run(env, "search", "who is the tech lead of payments", "--db", db, "--json")
     assert json.loads(found.stdout)["results"][0]["key"] == "entity:Maria_Lopez"
+
+
+def test_process_search_logs_only_with_verbose(tmp_path: Path, env: dict[str, str]) -> None:
+    """Every search printed 'INFO ... embedding model ... loaded' on stderr."""
+    db = str(tmp_path / "m.db")
+    graph = str(DATA / "reference_memory.json")
+    assert run(env, "import", "--from", "memory-json", graph, "--db", db).returncode == 0
+    quiet = run(env, "search", "tech lead of payments", "--db", db, "-n", "1")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "Maria" in quiet.stdout
+    assert quiet.stderr == ""
+    loud = run(env, "search", "tech lead of payments", "--db", db, "-n", "1", "--verbose")
+    assert " INFO memory_mcp.semantic" in loud.stderr
+    assert "loaded" in loud.stderr
 
 
 def test_process_a_worker_never_sees_another_agents_private_import(

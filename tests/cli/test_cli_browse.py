@@ -119,6 +119,68 @@ def test_search_with_nothing_found_says_so(run: Run, db: str) -> None:
     assert "no memories found" in found.stdout
 
 
+def test_search_filters_by_time_as_memory_search_does(run: Run, db: str) -> None:
+    def keys(*flags: str) -> list[str]:
+        found = run("search", "deploy", "--db", db, "--agent-id", "bob", "--json", *flags)
+        assert found.returncode == 0, found.stderr
+        return sorted(hit["key"] for hit in json.loads(found.stdout)["results"])
+
+    everything = ["deploy", "escape", "summary", "team-rule"]
+    assert keys("--since", "1d") == everything
+    assert keys("--until", "2000-01-01") == []
+    assert keys("--since", "2000-01-01", "--until", "1h") == []  # all changed within the hour
+    refused = run("search", "deploy", "--db", db, "--since", "last tuesday")
+    assert refused.returncode == 1
+    assert "invalid since" in refused.stderr
+
+
+def test_search_min_score_cuts_the_weak_tail(run: Run, db: str) -> None:
+    def scores(*flags: str) -> list[float]:
+        found = run(
+            "search", "blue-green deploy", "--db", db, "--agent-id", "bob", "--json", *flags
+        )
+        return [hit["score"] for hit in json.loads(found.stdout)["results"]]
+
+    every = scores()
+    cut = (every[0] + every[-1]) / 2
+    assert every[0] > every[-1]
+    assert scores("--min-score", str(cut)) == [score for score in every if score >= cut]
+
+
+def test_search_explain_says_why(run: Run, db: str) -> None:
+    found = run("search", "blue-green", "--db", db, "--agent-id", "bob", "--json", "--explain")
+    hits = json.loads(found.stdout)["results"]
+    assert hits and all(hit["explain"]["why"] for hit in hits)
+    assert {"keyword", "vector", "recency", "prior"} <= set(hits[0]["explain"])
+    plain = run("search", "blue-green", "--db", db, "--agent-id", "bob", "--json")
+    assert all("explain" not in hit for hit in json.loads(plain.stdout)["results"])
+    table = run("search", "blue-green", "--db", db, "--agent-id", "bob", "--explain")
+    header = table.stdout.splitlines()[0].split()
+    assert header[-1] == "why"
+    assert hits[0]["explain"]["why"] in table.stdout
+
+
+def test_a_piped_table_keeps_keys_and_tags_whole(
+    run: Run, db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off a terminal (here: captured) with no COLUMNS, rich laid tables out in 80
+    columns: keys were cut to 12 characters a line and tags to 3."""
+    monkeypatch.delenv("COLUMNS")
+    key = "deployment-runbook-for-the-payments-service"
+    tags = ["infrastructure", "payments-service"]
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(
+        json.dumps({"key": key, "value": "Runbook: drain, deploy, check", "tags": tags})
+    )
+    assert run("import", str(extra), "--db", db, "--agent-id", "bob").returncode == 0
+    for command in (("search", "runbook"), ("list",)):
+        shown = run(*command, "--db", db, "--agent-id", "bob")
+        (row,) = [line for line in shown.stdout.splitlines() if key in line]
+        assert "Runbook: drain, deploy, check" in row
+        assert "infrastructure, payments-service" in row
+        assert row == row.rstrip() or len(row) < 400  # no line padded to a huge width
+
+
 def test_search_limit_out_of_range_is_a_usage_error(run: Run, db: str) -> None:
     with pytest.raises(SystemExit) as exited:
         run("search", "deploy", "--limit", "51", "--db", db)

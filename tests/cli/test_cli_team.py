@@ -57,6 +57,7 @@ def test_search_on_the_team_server(team: tuple[TeamServer, dict[str, str]], tmp_
     found = cli(team, "bob", tmp_path, "search", "how do we deploy", "--json")
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["results"][0]["value"] == "Deploys are blue-green"
+    assert found.stderr == ""  # it printed httpx's INFO line for every request
 
 
 def test_a_worker_never_sees_another_agents_private_memory_there(

@@ -4,7 +4,6 @@ defaults), and `memory-mcp doctor` shows what each would use and flags mismatche
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -22,13 +21,9 @@ CONFIG = Path(__file__).resolve().parents[2] / "config"
 
 @pytest.fixture
 def config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A clean environment whose settings file lives under tmp_path."""
-    for name in list(os.environ):
-        if name.startswith("MEMORY_MCP_"):
-            monkeypatch.delenv(name)
+    """The settings file's folder, under tmp_path (the environment is hermetic already)."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.claude/settings.json of the machine's
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "config" / "memory-mcp"
     folder.mkdir(parents=True)

@@ -38,9 +38,6 @@ def fake_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process imports get the FAKE embedder: these tests are about what is stored and
     when, not about meaning (spawned processes run the real model)."""
     monkeypatch.setattr(app_module, "embedder_from", lambda _settings: FakeEmbedder())
-    for name in list(os.environ):
-        if name.startswith("MEMORY_MCP_"):
-            monkeypatch.delenv(name)
 
 
 def short_memories(count: int, agent_id: str | None = None) -> list[dict[str, object]]:

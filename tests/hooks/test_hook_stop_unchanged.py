@@ -4,7 +4,6 @@ session's summary alone (same version), and bump it only when the session went o
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import anyio
@@ -31,9 +30,6 @@ def summaries(tmp_path: Path) -> list[MemoryRecord]:
 def test_a_stop_hook_on_an_unchanged_transcript_keeps_the_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in list(os.environ):
-        if name.startswith("MEMORY_MCP_"):
-            monkeypatch.delenv(name)
     settings = settings_for(tmp_path)
     monkeypatch.setenv("MEMORY_MCP_DB", settings.db or "")
     monkeypatch.setenv("MEMORY_MCP_MEMORY_DIR", str(tmp_path / "memory"))

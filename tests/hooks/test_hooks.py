@@ -38,7 +38,7 @@ GITHUB_TOKEN = "ghp_" + "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
 
 
 def hook_env(tmp_path: Path, agent: str = "hooked") -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_MCP_")}
+    env = dict(os.environ)  # no MEMORY_MCP_* variable: tests/conftest.py
     env.update(
         MEMORY_MCP_DB=str(tmp_path / "memory.db"),
         MEMORY_MCP_DATA_DIR=str(tmp_path / "data"),

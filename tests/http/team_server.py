@@ -65,10 +65,18 @@ def home_of(db: Path | str) -> Path:
     return Path(db).parent
 
 
-def token_add(db: Path | str, agent: str, role: str = "worker", home: Path | None = None) -> str:
-    """The real CLI; the token is the last stdout line. `db`: a SQLite file or a URL."""
+def token_add(
+    db: Path | str,
+    agent: str,
+    role: str = "worker",
+    home: Path | None = None,
+    another: bool = False,
+) -> str:
+    """The real CLI; the token is the last stdout line. `db`: a SQLite file or a URL.
+    `another`: the agent has a token already."""
     done = subprocess.run(
-        [EXE, "token", "add", agent, "--role", role, "--db", str(db)],
+        [EXE, "token", "add", agent, "--role", role, "--db", str(db)]
+        + (["--another"] if another else []),
         capture_output=True,
         text=True,
         env=server_env(home or home_of(db)),

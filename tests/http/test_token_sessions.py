@@ -86,7 +86,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TeamServer,
     tmp = tmp_path_factory.mktemp("sessions")
     db = tmp / "team.db"
     tokens = {agent: token_add(db, agent) for agent in ("w1", "w2")}
-    tokens["w1-second"] = token_add(db, "w1")  # another token of the same agent
+    tokens["w1-second"] = token_add(db, "w1", another=True)  # the same agent's second
     args = ("--max-sessions-per-token", str(CAP), "--session-idle-seconds", "3")
     with running(tmp, "streamable-http", db, *args) as server:
         yield server, tokens

@@ -87,7 +87,6 @@ WRONG_TYPES: list[tuple[str, dict[str, Any], str]] = [
         "invalid tags: item 1 must be a string, got 7",
     ),
     ("store_memory", {"key": 5, "value": "v"}, "invalid key: must be a string, got 5"),
-    ("store_memory", {"value": "v"}, "invalid key: is required"),
     (
         "memory-search",
         {"query": "x", "limit": "5"},

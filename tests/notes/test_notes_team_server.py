@@ -19,7 +19,7 @@ DEADLINE_SECONDS = 120.0  # a busy 2-core machine; normally a second or two
 def operator_env(tmp: Path) -> dict[str, str]:
     """An operator's environment: a HOME of its own, and no MEMORY_MCP_* variable (so no
     folder is named unless a test names one)."""
-    env = {name: value for name, value in os.environ.items() if not name.startswith("MEMORY_MCP_")}
+    env = dict(os.environ)  # no MEMORY_MCP_* variable: tests/conftest.py
     env.update(
         HOME=str(tmp / "home"),
         XDG_DATA_HOME=str(tmp / "xdg-data"),

@@ -231,6 +231,19 @@ async def test_a_grant_lasts_only_while_the_token_it_was_signed_in_with(
     assert await app.oauth.rotate(issued.refresh_token) is None
 
 
+async def test_revoking_one_token_by_id_ends_the_grants_made_with_it_only(
+    app: AppContext, clock: Clock
+) -> None:
+    first, second = await app.tokens.issue("w1"), await app.tokens.issue("w1")
+    by_first = await app.oauth.exchange_code(await signed_in_code(app.oauth, first))
+    by_second = await app.oauth.exchange_code(await signed_in_code(app.oauth, second))
+    assert by_first is not None and by_second is not None
+    first_id = min(row.id for row in await app.tokens.listing())  # issued first
+    assert await app.tokens.revoke_one(first_id)  # `token revoke --id`
+    assert await app.oauth.access_token(by_first.access_token) is None
+    assert await app.oauth.access_token(by_second.access_token) is not None
+
+
 async def test_a_one_time_code_signs_in_once_and_expires(app: AppContext, clock: Clock) -> None:
     code = await app.oauth.add_login_code("w3", "lead")
     who = await app.oauth.sign_in(code)

@@ -1,4 +1,4 @@
-"""Debian's chromium (/usr/bin/chromium, installed by `make install-dev`) driven by
+"""Chromium (`chromium` on PATH; Debian's, installed by `make install-dev`) driven by
 Playwright, headless, with a new empty profile: no `playwright install`, no download.
 
 `python -m tests.web.web_browser docs/ui.png` takes the README's screenshot: a seeded store,
@@ -6,6 +6,7 @@ Playwright, headless, with a new empty profile: no `playwright install`, no down
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -14,7 +15,9 @@ from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
+from memory_mcp.models import Role, Scope, StoreRequest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",  # we run as root in CI containers
@@ -59,14 +62,61 @@ def search(page: Page, query: str) -> None:
     page.wait_for_selector("main h1:has-text('for')")
 
 
+def demo_seed() -> list[tuple[str, Role, StoreRequest]]:
+    """What a team's store might hold: the screenshot's (the tests' seed has hostile rows)."""
+    swarm, agent = Scope.SWARM, Scope.AGENT
+    memories = [
+        (
+            "lead",
+            "deploy-window",
+            "Deploys happen on Tuesdays after 14:00 UTC",
+            ["release", "ops"],
+            swarm,
+        ),
+        (
+            "lead",
+            "release-checklist",
+            "Tag, build, sign, upload; then announce in #releases",
+            ["release"],
+            swarm,
+        ),
+        (
+            "w1",
+            "test-command",
+            "Run `make test` before pushing; it sets up .venv itself",
+            ["build"],
+            swarm,
+        ),
+        (
+            "w1",
+            "rollback",
+            "Roll back a release with `deploy --to previous`; it keeps the data",
+            ["release", "ops"],
+            agent,
+        ),
+        ("w2", "payments-lead", "Maria leads the payments team", ["people"], swarm),
+    ]
+    return [
+        (
+            owner,
+            Role.LEAD if owner == "lead" else Role.WORKER,
+            StoreRequest(key=key, value=value, tags=tags, scope=scope),
+        )
+        for owner, key, value, tags, scope in memories
+    ]
+
+
 def main(target: str) -> int:
-    from tests.web.web_server import WORD, running
+    from tests.web.web_server import running
 
     with tempfile.TemporaryDirectory() as tmp:
-        with running(Path(tmp)) as server, chromium(Path(tmp) / "profile") as context:
+        with (
+            running(Path(tmp), demo_seed()) as server,
+            chromium(Path(tmp) / "profile") as context,
+        ):
             page = context.new_page()
             log_in(page, server.base, server.tokens["w1"])
-            search(page, WORD)
+            search(page, "how do we release?")
             page.screenshot(path=target)
     print(f"wrote {target}", file=sys.stderr)
     return 0

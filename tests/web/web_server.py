@@ -2,8 +2,8 @@
 seeded with the memories of three agents (one of them private to w2), tokens from the
 real `memory-mcp token add`. Used by tests/web/test_web.py and tests/web/test_web_browser.py.
 
-`python -m tests.web.web_server docs/ui.png` takes the README's screenshot from the same
-seed (tests/web/test_web_browser.py has the browser part)."""
+`python -m tests.web.web_browser docs/ui.png` takes the README's screenshot (over a seed
+of its own: this one is for tests, hostile rows included)."""
 
 from __future__ import annotations
 
@@ -115,8 +115,10 @@ class WebServer:
         return httpx2.get(f"{self.base}{path}", headers=sent, params=params, timeout=60)
 
 
-def seed(db: Path, data_dir: Path) -> tuple[dict[str, int], dict[str, str]]:
-    """Store SEED through MemoryService (no vectors: the view's own worker embeds them
+def seed(
+    db: Path, data_dir: Path, memories: list[tuple[str, Role, StoreRequest]] = SEED
+) -> tuple[dict[str, int], dict[str, str]]:
+    """Store `memories` (SEED) through MemoryService (no vectors: the view's own worker embeds them
     with the real model) and w4's memory of many versions, and make tokens for w1 to w4
     and the lead: (ids by key, tokens by agent)."""
 
@@ -124,7 +126,7 @@ def seed(db: Path, data_dir: Path) -> tuple[dict[str, int], dict[str, str]]:
         ids: dict[str, int] = {}
         settings = Settings(db=str(db), data_dir=data_dir, memory_dir=data_dir / "notes")
         async with opened(settings) as app:
-            for agent, role, request in SEED:
+            for agent, role, request in memories:
                 caller = Caller(agent, role, "seed")
                 outcome = await app.service.store_memory(caller, request, embed_now=False)
                 ids[request.key] = outcome.record.id
@@ -182,10 +184,12 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def running(tmp: Path) -> Iterator[WebServer]:
+def running(
+    tmp: Path, memories: list[tuple[str, Role, StoreRequest]] = SEED
+) -> Iterator[WebServer]:
     """A seeded store, tokens for w1, w2, w3 and the lead, and `memory-mcp ui` on it."""
     db = tmp / "team.db"
-    ids, tokens = seed(db, tmp / "data")
+    ids, tokens = seed(db, tmp / "data", memories)
     process, base = start(tmp, db)
     try:
         yield WebServer(base, db, tokens, ids, process)

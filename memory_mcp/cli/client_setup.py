@@ -1,0 +1,248 @@
+"""`memory-mcp setup claude-code` and `setup claude-desktop` (registered in cli/main.py):
+write the client's MCP config (and, for Claude Code, the hooks) with this install's
+absolute paths, so nobody edits `/path/to/memory-mcp` by hand, and create the settings
+file with the agent id asked for.
+
+Each client file is merged, never replaced: only the `memory` server entry and the
+memory-mcp hook commands are set (an earlier memory-mcp hook is replaced, not doubled),
+every other key stays, and the old file is kept beside it as `<name>.bak`. A file that
+is not a JSON object is refused before anything is written. `--print` writes nothing and
+prints, as one JSON object, what each file would get."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from memory_mcp.errors import InvalidInputError
+
+SERVER_NAME = "memory"
+CLIENTS = ("claude-code", "claude-desktop")
+HOOK_TIMEOUT_SECONDS = 10
+# Claude Code event -> (the hook's event argument, the tools it fires for)
+HOOK_EVENTS: dict[str, tuple[str, str | None]] = {
+    "PostToolUse": ("post-tool-use", "Write|Edit|MultiEdit"),
+    "SessionStart": ("session-start", None),
+    "SessionEnd": ("session-end", None),
+}
+# A hook command of ours, from this command or from the README's hand-written snippet
+# (/path/to/memory-mcp/hooks/session-start): replaced by a new setup, not doubled.
+OUR_HOOK = re.compile(r"memory_mcp\.hooks|memory-mcp-hook|memory-mcp\S*/hooks/[a-z-]+\b")
+
+
+def add_arguments(setup: argparse.ArgumentParser) -> None:
+    setup.add_argument("client", choices=CLIENTS, help="the client to connect")
+    setup.add_argument(
+        "--print",
+        dest="dry_run",
+        action="store_true",
+        help="write nothing: print what each file would get, as JSON {file: entries}",
+    )
+    setup.add_argument(
+        "--agent-id",
+        help="the agent id for a new settings file (default: the client's name); an "
+        "existing settings file is kept, and must say the same",
+    )
+    setup.add_argument(
+        "--client-config",
+        type=Path,
+        help="the MCP config file to merge into (claude-code: ~/.claude.json, the user "
+        "scope; a project's .mcp.json works too. claude-desktop: "
+        "claude_desktop_config.json where Claude Desktop keeps it on this system)",
+    )
+    setup.add_argument(
+        "--hooks-config",
+        type=Path,
+        help="claude-code: the settings file for the hooks (default ~/.claude/settings.json)",
+    )
+    setup.add_argument(
+        "--no-hooks", action="store_true", help="claude-code: the MCP server only, no hooks"
+    )
+
+
+def server_command() -> list[str]:
+    """How to start this install's server: the memory-mcp beside this Python (a venv's
+    bin/, pipx's), else this Python running the CLI module. Never resolved through
+    symlinks: a venv's python is a link to the system's, which lacks the package."""
+    python = Path(sys.executable).absolute()
+    script = python.with_name("memory-mcp")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script), "serve"]
+    return [str(python), "-m", "memory_mcp.cli", "serve"]
+
+
+def hook_command(event: str) -> str:
+    """A shell command for one hook: this Python running the hooks package (its fast path;
+    it always exits 0)."""
+    python = str(Path(sys.executable).absolute())
+    return shlex.join([python, "-m", "memory_mcp.hooks", event])
+
+
+def desktop_config_path() -> Path:
+    """Where Claude Desktop keeps its config on this system."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA") or str(home / "AppData" / "Roaming")
+        return Path(base) / "Claude" / "claude_desktop_config.json"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    return Path(base) / "Claude" / "claude_desktop_config.json"
+
+
+def server_entry(client: str) -> dict[str, Any]:
+    command, *args = server_command()
+    entry: dict[str, Any] = {"command": command, "args": args}
+    if client == "claude-code":
+        entry = {"type": "stdio", **entry}
+    return entry
+
+
+def hooks_entries() -> dict[str, list[dict[str, Any]]]:
+    entries: dict[str, list[dict[str, Any]]] = {}
+    for event, (argument, matcher) in HOOK_EVENTS.items():
+        hook = {"type": "command", "command": hook_command(argument)}
+        group: dict[str, Any] = {"hooks": [{**hook, "timeout": HOOK_TIMEOUT_SECONDS}]}
+        entries[event] = [{"matcher": matcher, **group} if matcher else group]
+    return entries
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A client file's content ({} when it does not exist yet); anything but a JSON object
+    is refused: merging into it could lose what the user has there."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInputError("client config", f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InvalidInputError("client config", f"{path} is not a JSON object")
+    return data
+
+
+def merge_server(config: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    servers = config.get("mcpServers")
+    if servers is not None and not isinstance(servers, dict):
+        raise InvalidInputError("client config", "its mcpServers is not a JSON object")
+    return {**config, "mcpServers": {**(servers or {}), SERVER_NAME: entry}}
+
+
+def merge_hooks(settings: dict[str, Any], ours: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The settings with our hook groups appended per event, after removing every earlier
+    hook command of ours (and a group left empty by that)."""
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InvalidInputError("hooks config", "its hooks is not a JSON object")
+    merged = dict(hooks)
+    for event, groups in ours.items():
+        theirs = merged.get(event, [])
+        if not isinstance(theirs, list):
+            raise InvalidInputError("hooks config", f"its hooks.{event} is not a JSON list")
+        kept = []
+        for group in theirs:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                others = [h for h in group["hooks"] if not _is_ours(h)]
+                if not others:
+                    continue
+                group = {**group, "hooks": others}
+            kept.append(group)
+        merged[event] = kept + groups
+    return {**settings, "hooks": merged}
+
+
+def _is_ours(hook: object) -> bool:
+    command = hook.get("command") if isinstance(hook, dict) else None
+    return isinstance(command, str) and OUR_HOOK.search(command) is not None
+
+
+def write_json(path: Path, data: dict[str, Any]) -> str:
+    """Write `data` to `path` whole (a temporary file renamed over it), keeping the old
+    file as `<name>.bak` and its permissions; what was done, in words. A symlink (dotfiles
+    kept in a repository) stays one: its target is written."""
+    path = path.resolve() if path.is_symlink() else path
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return f"unchanged: {path}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = path.with_name(path.name + ".bak")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    if path.exists():
+        shutil.copy2(path, backup)
+        shutil.copymode(path, temporary)
+    os.replace(temporary, path)
+    return f"wrote {path}" + (f" (the old one: {backup})" if backup.exists() else "")
+
+
+def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None]:
+    """The settings file and the text to create it with (None: it exists and is kept).
+    An existing file that names another agent than the one asked for is refused: the
+    server and the hooks both read it."""
+    from memory_mcp.settings import config_file, read_config_file
+
+    path = config_file()
+    if not path.exists():
+        agent = requested or client
+        quoted = json.dumps(agent, ensure_ascii=False)  # a TOML basic string too
+        return path, f"# memory-mcp settings (see `memory-mcp doctor`)\nagent_id = {quoted}\n"
+    current = str(read_config_file(path).get("agent_id", "default"))
+    if requested is not None and requested != current:
+        raise InvalidInputError(
+            "agent-id",
+            f"{path} says agent_id = {current!r}; change it there (the server and the "
+            "hooks read it) or leave --agent-id out",
+        )
+    return path, None
+
+
+def run(args: argparse.Namespace) -> int:
+    from memory_mcp.settings import clean_identifier
+
+    try:
+        requested = None if args.agent_id is None else clean_identifier(args.agent_id)
+    except ValueError as exc:
+        raise InvalidInputError("agent-id", str(exc)) from exc
+    settings_path, settings_text = settings_agent(requested, args.client)
+    home = Path.home()
+    planned: dict[Path, tuple[dict[str, Any], dict[str, Any]]] = {}  # file -> (part, whole)
+    server = {"mcpServers": {SERVER_NAME: server_entry(args.client)}}
+    if args.client == "claude-code":
+        mcp_path = args.client_config or home / ".claude.json"
+        planned[mcp_path] = (
+            server,
+            merge_server(read_json_object(mcp_path), server_entry(args.client)),
+        )
+        if not args.no_hooks:
+            hooks_path = args.hooks_config or home / ".claude" / "settings.json"
+            ours = hooks_entries()
+            planned[hooks_path] = ({"hooks": ours}, merge_hooks(read_json_object(hooks_path), ours))
+    else:
+        mcp_path = args.client_config or desktop_config_path()
+        planned[mcp_path] = (
+            server,
+            merge_server(read_json_object(mcp_path), server_entry(args.client)),
+        )
+    if args.dry_run:
+        print(json.dumps({str(path): part for path, (part, _) in planned.items()}, indent=2))
+        if settings_text is not None:
+            print(f"would create {settings_path}:\n{settings_text}", file=sys.stderr)
+        return 0
+    if settings_text is not None:
+        settings_path.parent.mkdir(parents=True, exist_ok=True)
+        settings_path.write_text(settings_text, encoding="utf-8")
+        print(f"wrote {settings_path}", file=sys.stderr)
+    for path, (_, whole) in planned.items():
+        print(write_json(path, whole), file=sys.stderr)
+    client = "Claude Code" if args.client == "claude-code" else "Claude Desktop"
+    print(f"restart {client} to connect; `memory-mcp doctor` shows the settings", file=sys.stderr)
+    return 0

@@ -1,0 +1,205 @@
+"""`memory-mcp setup claude-code` / `setup claude-desktop`: the configs they print start a
+real server (the command and args, spawned as the client would, answer `initialize`), the
+hooks they print reach the same store, and writing merges into a user's files without
+losing anything of theirs. Every file lives in the test's own HOME (conftest, hermetic)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import call
+
+pytestmark = pytest.mark.anyio
+
+EXE = str(Path(sys.executable).with_name("memory-mcp"))
+SESSION_START = {
+    "session_id": "s-1",
+    "transcript_path": "/t.jsonl",
+    "cwd": "/",
+    "hook_event_name": "SessionStart",
+    "source": "startup",
+}
+
+
+def setup(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [EXE, "setup", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def printed(client: str) -> dict[str, Any]:
+    done = setup(client, "--print")
+    assert done.returncode == 0, done.stderr
+    files: dict[str, Any] = json.loads(done.stdout)
+    return files
+
+
+def files_in(home: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(home)): p.read_text(encoding="utf-8")
+        for p in sorted(home.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("client", ["claude-code", "claude-desktop"])
+async def test_a_printed_config_starts_a_server_that_answers(hermetic: Path, client: str) -> None:
+    files = printed(client)
+    assert files_in(hermetic) == {}, "--print wrote something"
+    (config,) = [part for part in files.values() if "mcpServers" in part]
+    entry = config["mcpServers"]["memory"]
+    assert Path(entry["command"]).is_absolute()
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=None)
+    async with Client(params, read_timeout_seconds=120) as mcp:
+        assert mcp.server_info is not None and mcp.server_info.name == "memory-mcp"
+        stored = await call(mcp, "memory-store", key="editor", value="We use Neovim")
+    assert stored["version"] == 1
+    if client == "claude-desktop":
+        assert list(files) == [str(hermetic / ".config" / "Claude" / "claude_desktop_config.json")]
+        return
+    hooks = files[str(hermetic / ".claude" / "settings.json")]["hooks"]
+    assert sorted(hooks) == ["PostToolUse", "SessionEnd", "SessionStart"]
+    (group,) = hooks["SessionStart"]
+    done = subprocess.run(
+        group["hooks"][0]["command"],
+        shell=True,
+        input=json.dumps(SESSION_START),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "We use Neovim" in done.stdout  # the hooks read the store the server wrote
+
+
+def plant(home: Path) -> dict[str, Any]:
+    """A user's Claude files with entries of their own, and memory-mcp entries written by
+    hand from the README's old snippets."""
+    claude_json = {
+        "numStartups": 41,
+        "projects": {"/src/app": {"mcpServers": {"db": {"command": "db-mcp"}}}},
+        "mcpServers": {
+            "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]},
+            "memory": {"command": "/path/to/memory-mcp/.venv/bin/memory-mcp", "args": ["serve"]},
+        },
+    }
+    lint = {"type": "command", "command": "ruff check --fix", "timeout": 30}
+    old = {"type": "command", "command": "/path/to/memory-mcp/hooks/post-tool-use"}
+    settings = {
+        "permissions": {"allow": ["Bash(make test)"]},
+        "hooks": {
+            "PostToolUse": [{"matcher": "Write|Edit", "hooks": [lint, old]}],
+            "SessionStart": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": "/path/to/memory-mcp/hooks/session-start"}
+                    ]
+                }
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+        },
+    }
+    (home / ".claude").mkdir()
+    (home / ".claude.json").write_text(json.dumps(claude_json), encoding="utf-8")
+    dotfiles = home / "dotfiles" / "claude-settings.json"  # kept in a repository, linked
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps(settings), encoding="utf-8")
+    (home / ".claude" / "settings.json").symlink_to(dotfiles)
+    return {"claude_json": claude_json, "settings": settings, "lint": lint}
+
+
+def test_setup_merges_into_the_users_files_and_keeps_theirs(hermetic: Path) -> None:
+    mine = plant(hermetic)
+    originals = files_in(hermetic)
+    first = setup("claude-code", "--agent-id", "me")
+    assert first.returncode == 0, first.stderr
+    after_first = files_in(hermetic)
+    again = setup("claude-code")  # the settings file says "me" now: no conflict
+    assert again.returncode == 0, again.stderr
+    assert files_in(hermetic) == after_first, "a second setup changed something"
+
+    claude_json = json.loads(after_first[".claude.json"])
+    assert claude_json["numStartups"] == 41
+    assert claude_json["projects"] == mine["claude_json"]["projects"]
+    servers = claude_json["mcpServers"]
+    assert servers["github"] == mine["claude_json"]["mcpServers"]["github"]
+    assert servers["memory"] == {"type": "stdio", "command": EXE, "args": ["serve"]}
+
+    assert (hermetic / ".claude" / "settings.json").is_symlink()  # still the user's link
+    assert after_first[".claude/settings.json"] == after_first["dotfiles/claude-settings.json"]
+    settings = json.loads(after_first[".claude/settings.json"])
+    assert settings["permissions"] == mine["settings"]["permissions"]
+    assert settings["hooks"]["Stop"] == mine["settings"]["hooks"]["Stop"]
+    commands = {
+        event: [hook["command"] for group in groups for hook in group["hooks"]]
+        for event, groups in settings["hooks"].items()
+    }
+    python = str(Path(sys.executable).absolute())
+    assert commands["PostToolUse"] == [
+        "ruff check --fix",  # theirs, in their group, the old memory-mcp hook gone from it
+        f"{python} -m memory_mcp.hooks post-tool-use",
+    ]
+    assert settings["hooks"]["PostToolUse"][0]["hooks"] == [mine["lint"]]
+    assert commands["SessionStart"] == [f"{python} -m memory_mcp.hooks session-start"]
+    assert commands["SessionEnd"] == [f"{python} -m memory_mcp.hooks session-end"]
+
+    assert after_first[".claude.json.bak"] == originals[".claude.json"]
+    assert after_first["dotfiles/claude-settings.json.bak"] == originals[".claude/settings.json"]
+    assert 'agent_id = "me"' in after_first[".config/memory-mcp/config.toml"]
+    doctor = subprocess.run([EXE, "doctor"], capture_output=True, text=True, check=False)
+    assert "ok: the server and the hooks agree" in doctor.stdout, doctor.stdout
+    (agent_line,) = [line for line in doctor.stdout.splitlines() if line.startswith("agent_id")]
+    assert agent_line.split() == ["agent_id", "me", "[config", "file]", "me", "[config", "file]"]
+
+    desktop = hermetic / "desktop" / "claude_desktop_config.json"
+    desktop.parent.mkdir()
+    desktop.write_text('{"mcpServers": {"fs": {"command": "fs-mcp"}}, "theme": "dark"}')
+    done = setup("claude-desktop", "--client-config", str(desktop))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(desktop.read_text()) == {
+        "mcpServers": {"fs": {"command": "fs-mcp"}, "memory": {"command": EXE, "args": ["serve"]}},
+        "theme": "dark",
+    }
+
+
+@pytest.mark.parametrize(
+    ("settings_json", "args", "expected"),
+    [
+        ("{not json", (), "cannot read {home}/.claude/settings.json: Expecting property name"),
+        ('["a list"]', (), "{home}/.claude/settings.json is not a JSON object"),
+        ('{"hooks": []}', (), "invalid hooks config: its hooks is not a JSON object"),
+        ('{"hooks": {"SessionEnd": {}}}', (), "its hooks.SessionEnd is not a JSON list"),
+        ("{}", ("--agent-id", "\x07"), "invalid agent-id: must be 1-128 printable characters"),
+    ],
+)
+def test_setup_refuses_what_it_cannot_merge_and_writes_nothing(
+    hermetic: Path, settings_json: str, args: tuple[str, ...], expected: str
+) -> None:
+    (hermetic / ".claude").mkdir()
+    (hermetic / ".claude" / "settings.json").write_text(settings_json, encoding="utf-8")
+    before = files_in(hermetic)
+    done = setup("claude-code", *args)
+    assert done.returncode == 1
+    assert expected.format(home=hermetic) in done.stderr
+    assert done.stdout == ""
+    assert files_in(hermetic) == before
+
+
+def test_an_agent_id_other_than_the_settings_files_is_refused(hermetic: Path) -> None:
+    settings = hermetic / ".config" / "memory-mcp" / "config.toml"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('agent_id = "claude-code"\n', encoding="utf-8")
+    done = setup("claude-desktop", "--agent-id", "desk")
+    assert done.returncode == 1
+    assert f"{settings} says agent_id = 'claude-code'" in done.stderr
+    assert sorted(files_in(hermetic)) == [".config/memory-mcp/config.toml"]
+    assert os.environ["HOME"] == str(hermetic)
