@@ -13,12 +13,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from mcp.client.auth import OAuthClientProvider
 
 from tests.conftest import BOTH_BACKENDS, call, pg_query
 from tests.http.oauth_client import (
     HttpBrowser,
     MemoryTokenStorage,
     RawClient,
+    client_metadata,
     mcp_status,
     oauth_connection,
     register,
@@ -102,6 +104,27 @@ async def test_the_sdk_client_signs_in_calls_tools_refreshes_and_is_refused_afte
         if isinstance(refused.value, BaseExceptionGroup):
             assert refused.group_contains(AskedToSignInAgain, depth=None)
         assert len(asked) == 1 and "/authorize?" in asked[0]
+
+
+async def test_a_public_client_without_a_secret_signs_in_with_pkce_alone(
+    tmp_path: Path,
+) -> None:
+    """As a connector registers: token_endpoint_auth_method "none", no client secret."""
+    db = tmp_path / "memory.db"
+    token = token_add(db, "w1")
+    with running(tmp_path, "streamable-http", db, "--oauth") as server:
+        storage, browser = MemoryTokenStorage(), HttpBrowser(token)
+        auth = OAuthClientProvider(
+            server.url,
+            client_metadata(token_endpoint_auth_method="none"),
+            storage,
+            redirect_handler=browser.open,
+            callback_handler=browser.callback,
+        )
+        async with oauth_connection(server, auth) as client:
+            stored = await call(client, "memory-store", key="k", value="public client")
+            assert stored["agent_id"] == "w1"
+        assert storage.client_info is not None and storage.client_info.client_secret is None
 
 
 async def test_token_revoke_ends_the_agents_oauth_grants_at_the_next_request(
