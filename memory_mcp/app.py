@@ -14,6 +14,7 @@ from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.watcher import NoteWatcher
+from memory_mcp.oauth_grants import OAuthGrants
 from memory_mcp.policy import Policy
 from memory_mcp.search.ranking import RankingConfig
 from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
@@ -21,6 +22,7 @@ from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.startup_check import prepare_store_location
 from memory_mcp.store.engine import create_engines
+from memory_mcp.store.oauth_rows import OAuthStore
 from memory_mcp.store.repository import MemoryStore
 from memory_mcp.store.token_rows import TokenStore
 from memory_mcp.tokens import AgentTokens
@@ -37,6 +39,7 @@ class AppContext:
     caller: Caller
     notes: NoteIndexer
     tokens: AgentTokens  # bearer tokens of the HTTP transports (memory_mcp/tokens.py)
+    oauth: OAuthGrants  # OAuth grants of the HTTP transports (memory_mcp/oauth_grants.py)
     watcher: NoteWatcher | None = None  # running when the app has background workers
     # Tool calls worked on at once; the others wait their turn in arrival order.
     turns: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(8))
@@ -94,6 +97,7 @@ async def open_app(
     engines = create_engines(settings.database_url, settings.synchronous)
     store = MemoryStore(engines)
     tokens = AgentTokens(TokenStore(engines))
+    oauth = OAuthGrants(OAuthStore(engines), tokens, settings.oauth_access_token_seconds)
     try:
         await store.init_schema()
         service = MemoryService(store, embedder or embedder_from(settings), policy_from(settings))
@@ -101,7 +105,7 @@ async def open_app(
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped
-            yield AppContext(settings, service, caller, notes, tokens, turns=turns)
+            yield AppContext(settings, service, caller, notes, tokens, oauth, turns=turns)
             return
         watcher = NoteWatcher(notes) if settings.watch else None
         async with anyio.create_task_group() as tasks:
@@ -111,7 +115,7 @@ async def open_app(
             if watcher is not None:
                 tasks.start_soon(watcher.run)
             try:
-                yield AppContext(settings, service, caller, notes, tokens, watcher, turns)
+                yield AppContext(settings, service, caller, notes, tokens, oauth, watcher, turns)
             finally:
                 if watcher is not None:
                     watcher.stop()

@@ -10,6 +10,7 @@ import tomllib
 import uuid
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import (
@@ -137,6 +138,12 @@ class Settings(BaseSettings):
     # this many closes its oldest; a session with nothing in flight closes after the idle time.
     max_sessions_per_token: int = Field(16, ge=1, le=10_000)
     session_idle_seconds: float = Field(1800.0, gt=0, le=7 * 86_400)
+    # OAuth 2.1 for Claude's custom connectors (memory_mcp/oauth_grants.py, http/oauth_provider.py):
+    # off unless asked for; its issuer and resource URLs are built on public_url, the https
+    # address clients reach the server at (a reverse proxy's), else http://host:port.
+    oauth: bool = False
+    public_url: str | None = None
+    oauth_access_token_seconds: int = Field(3600, ge=1, le=86_400)
 
     # Limits that protect the store and the client's context window.
     max_memories_per_agent: int = Field(10_000, ge=0)
@@ -178,6 +185,38 @@ class Settings(BaseSettings):
     @classmethod
     def _identifier(cls, value: str) -> str:
         return clean_identifier(value)
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        """scheme://host[:port], nothing after it: the OAuth routes sit at the root of the
+        host (the metadata's well-known paths), so a proxy cannot put them under a path."""
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("https", "http") or not parts.hostname:
+            raise ValueError("must be an https:// URL, e.g. https://memory.example.com")
+        if parts.path.strip("/") or parts.query or parts.fragment or parts.username:
+            raise ValueError("must name only scheme, host and port (the server's root)")
+        default_port = {"https": 443, "http": 80}[parts.scheme]
+        netloc = parts.netloc.lower().removesuffix(f":{default_port}")
+        return f"{parts.scheme}://{netloc}"
+
+    @property
+    def public_base_url(self) -> str:
+        """Where clients reach the team server: --public-url, else http://host:port."""
+        if self.public_url:
+            return self.public_url
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def public_host(self) -> str | None:
+        """--public-url's host name (`[::1]` for IPv6), for the Host header checks."""
+        if not self.public_url:
+            return None
+        host = urlsplit(self.public_url).hostname or ""
+        return f"[{host}]" if ":" in host else host
 
     @property
     def team_server(self) -> tuple[str, str] | None:

@@ -32,10 +32,12 @@ from memory_mcp.cli.main import build_parser, main
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.models import Caller, LearningCategory, NoteChunk, Role, Scope, StoreRequest
 from memory_mcp.notes.file_memories import FileIndexService, FileMemory
+from memory_mcp.oauth_grants import SIGN_IN_PATH
 from memory_mcp.permissions import Origin
 from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.web.pages import WebPages
+from memory_mcp.web.ui_server import web_routes
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 from tests.http.team_server import TeamServer, running, token_add
 
@@ -446,7 +448,7 @@ CLI_OTHERS = {
     "doctor": "reads",
     "purge": "purge_expired: time decides, not a caller",
     "copy": "an operator copies a whole store row for row into an empty one",
-    "token": "bearer tokens, not memories",
+    "token": "bearer tokens and OAuth grants, not memories",
     "model": "the model export",
     "bench": "its own stores",
     "setup": "a client's config files and the settings file, never the store",
@@ -470,6 +472,18 @@ async def test_the_web_view_changes_nothing_but_its_login(
         routes = WebPages(app, None).routes()
     changing = {route.path for route in routes if set(route.methods) - {"GET", "HEAD"}}
     assert changing == {"/ui/login", "/ui/logout"}  # a session cookie, never a memory
+
+
+@pytest.mark.anyio
+async def test_the_oauth_sign_in_page_changes_grants_never_memories(
+    make_settings: Callable[..., Settings],
+) -> None:
+    settings = make_settings(watch=False, oauth=True)
+    async with opened(settings) as app:
+        routes = web_routes(settings, app, sign_in=True)
+    changing = {route.path for route in routes if set(route.methods) - {"GET", "HEAD"}}
+    # its POST answers an authorization request (oauth_grants.py): a code, never a memory
+    assert changing == {"/ui/login", "/ui/logout", SIGN_IN_PATH}
 
 
 @pytest.fixture

@@ -50,6 +50,11 @@ FLAG_HELP = {
     "port": "HTTP: port (default 8765)",
     "allowed_hosts": "HTTP: host names clients use, for the Host/Origin check "
     '(env as JSON: \'["a","b"]\')',
+    "oauth": "HTTP: also an OAuth 2.1 authorization server, for Claude's custom "
+    "connectors (default off)",
+    "public_url": "HTTP: the https URL clients reach the server at (a reverse proxy's); "
+    "the OAuth issuer. Default http://HOST:PORT",
+    "oauth_access_token_seconds": "HTTP: lifetime of an OAuth access token (default 3600)",
 }
 
 

@@ -3,7 +3,11 @@ A new token is printed once, alone on the last line of stdout; the store keeps i
 
 An agent has one token unless the operator asks for another (`add --another`): a second
 `add` by mistake would leave an unknown token valid, and `list` could not tell the two
-apart. Each token has an id, which `list` shows and `revoke --id` takes."""
+apart. Each token has an id, which `list` shows and `revoke --id` takes.
+
+`add --oauth-code` makes a one-time code for the OAuth sign-in page instead (no token);
+`revoke AGENT` also ends the agent's OAuth grants (oauth_grants.py). A grant signed in with
+one token ends with that token, so `revoke --id` ends those too."""
 
 from __future__ import annotations
 
@@ -34,12 +38,19 @@ def add_arguments(token: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add a token for an agent that has one already (both stay valid)",
     )
+    add.add_argument(
+        "--oauth-code",
+        action="store_true",
+        help="a one-time code to sign in on the OAuth page instead (single use, 10 minutes)",
+    )
     add.add_argument("--db", help=DB_HELP)
     listing = kinds.add_parser("list", help="ids, agents, roles, created, last used (never tokens)")
     listing.add_argument("--json", action="store_true", help="print JSON, one object a token")
     listing.add_argument("--db", help=DB_HELP)
     revoke = kinds.add_parser(
-        "revoke", help="refuse every token of an agent, or one token by its id, from now on"
+        "revoke",
+        help="refuse every token (and OAuth grant) of an agent, or one token by its id, "
+        "from now on",
     )
     revoke.add_argument("agent", metavar="AGENT_ID", nargs="?")
     revoke.add_argument("--id", type=int, help="only this token (the id `token list` shows)")
@@ -61,6 +72,15 @@ def _shown(row: TokenRow) -> dict[str, object]:
 
 
 async def _add(app: AppContext, args: argparse.Namespace) -> int:
+    if args.oauth_code:  # no token: an agent may have several codes beside its token
+        code = await app.oauth.add_login_code(args.agent, args.role)
+        print(
+            f"one-time sign-in code for agent {args.agent!r} ({args.role}): paste it on "
+            "the page your client opens; it works once, within 10 minutes",
+            file=sys.stderr,
+        )
+        print(code, flush=True)
+        return 0
     held = [row.id for row in await app.tokens.listing() if row.agent_id == args.agent.strip()]
     if held and not args.another:
         ids = ", ".join(map(str, held))
@@ -88,10 +108,14 @@ async def _revoke(app: AppContext, args: argparse.Namespace) -> int:
         print(f"revoked token {args.id}", file=sys.stderr)
         return 0
     count = await app.tokens.revoke(args.agent)
+    count += await app.oauth.revoke_agent(args.agent)  # its OAuth grants and codes
     if not count:
         print(f"memory-mcp: agent {args.agent!r} has no tokens", file=sys.stderr)
         return 1
-    print(f"revoked {count} token(s) of agent {args.agent!r}", file=sys.stderr)
+    print(
+        f"revoked {count} token(s), grant(s) and code(s) of agent {args.agent!r}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -5,8 +5,9 @@ The protocol is the SDK's own (its streamable HTTP app at /mcp, its SSE app at /
 /messages/), run by uvicorn. What this module adds: bearer tokens checked against the store
 on every request (401 without a valid one; the SDK's `RequireAuthMiddleware`), the MCP
 session id handed to `caller_of`, streamable HTTP sessions bounded per token
-(token_sessions.py), `/healthz`, and a refusal to listen beyond loopback while no token
-exists."""
+(token_sessions.py), `/healthz`, a refusal to listen beyond loopback while no token
+exists, and with --oauth the SDK's OAuth authorization server for itself
+(oauth_provider.py) beside the bearer tokens."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from memory_mcp import __version__
@@ -30,6 +31,7 @@ from memory_mcp.binding import (
 )
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http.index_note import add_note_tool
+from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
 from memory_mcp.http.token_sessions import streamable_app
 from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
 from memory_mcp.mcp.server import build_server
@@ -49,7 +51,8 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     loopback names (what the SDK sets by itself for 127.0.0.1, localhost and ::1; here for
     every loopback address). For another host it accepts that host and loopback, plus
     --allowed-hosts; bound to all interfaces with no --allowed-hosts there is no name
-    to check against, and the bearer token is the only gate (logged)."""
+    to check against, and the bearer token is the only gate (logged). --public-url's host
+    is accepted too."""
     names = list(settings.allowed_hosts)
     if is_loopback(settings.host):
         names = []
@@ -59,6 +62,8 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
             settings.host,
         )
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    if settings.public_host:  # behind a reverse proxy that keeps the Host header
+        names.append(settings.public_host)
     if not is_wildcard(settings.host):
         names.append(f"[{settings.host}]" if ":" in settings.host else settings.host)
     names += [name for name in LOOPBACK_NAMES if name not in names]
@@ -70,12 +75,19 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 
 
 def http_app(settings: Settings, app: AppContext) -> ASGIApp:
-    """The SDK's app for the transport, every MCP route behind a bearer token."""
-    auth = AuthSettings(
-        issuer_url=f"http://{settings.host}:{settings.port}",  # required; no OAuth routes
-        resource_server_url=None,
-    )
-    verifier = StoreTokenVerifier(app.tokens)
+    """The SDK's app for the transport, every MCP route behind a bearer token (with
+    --oauth, an OAuth access token of this server too: http/oauth_provider.py)."""
+    path = SSE_PATH if settings.transport == "sse" else MCP_PATH
+    oauth = oauth_routes(settings, app.oauth, path) if settings.oauth else None
+    if oauth is None:
+        auth = AuthSettings(
+            issuer_url=f"http://{settings.host}:{settings.port}",  # required; no OAuth routes
+            resource_server_url=None,
+        )
+        verifier = StoreTokenVerifier(app.tokens)
+    else:
+        auth = oauth.auth
+        verifier = StoreTokenVerifier(app.tokens, app.oauth, oauth.resource)
     server = build_server(settings, opened=app, auth=auth, token_verifier=verifier)
     add_note_tool(server)  # the PostToolUse hook of agents on other machines
     from memory_mcp.web.ui_server import web_routes  # here: the web view imports this module
@@ -93,10 +105,13 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
 
     # Beside the MCP routes, outside their bearer check: /healthz, and the read-only web
     # view at /ui with its own check of the same tokens.
-    routes = [Route(HEALTH_PATH, healthz, methods=["GET"])] + [
+    routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
+    routes += [
         Route(route.path, route.endpoint, methods=route.methods)
-        for route in web_routes(settings, app)
+        for route in web_routes(settings, app, sign_in=oauth is not None)
     ]
+    if oauth is not None:  # the SDK's authorization server routes, outside the bearer check
+        routes += oauth.server_routes
     security = transport_security(settings)
     if settings.transport == "sse":
         starlette = server.sse_app(
@@ -105,7 +120,7 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
             transport_security=security,
             host=settings.host,
         )
-        starlette.router.routes.extend(routes)
+        starlette.router.routes.extend(routes)  # (the SDK adds the resource metadata)
         return SseSession(starlette)
     return streamable_app(
         server,
@@ -114,11 +129,14 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
         security=security,
         per_token=settings.max_sessions_per_token,
         idle_seconds=settings.session_idle_seconds,
-        routes=routes,
+        routes=[*routes, *(oauth.resource_routes if oauth is not None else [])],
+        auth=auth,
     )
 
 
 async def serve_http(settings: Settings) -> None:
+    if settings.oauth:
+        issuer_of(settings)  # a bad --public-url fails before anything opens
     await refuse_open_network(settings)
     async with open_app(settings) as app:  # one store, model and index for every agent
         config = uvicorn.Config(
@@ -139,6 +157,8 @@ async def serve_http(settings: Settings) -> None:
             settings.transport,
             settings.database_url,
         )
+        if settings.oauth:
+            log.info("OAuth on: connectors add %s%s", settings.public_base_url, path)
         await uvicorn.Server(config).serve()
 
 

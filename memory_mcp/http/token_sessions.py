@@ -30,6 +30,8 @@ from mcp.server.auth.middleware.bearer_auth import (
     RequireAuthMiddleware,
 )
 from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.routes import build_resource_metadata_url
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -48,9 +50,11 @@ log = logging.getLogger(__name__)
 
 
 def _request_token() -> str | None:
-    """The hash of the bearer token of the request being handled (None without one)."""
+    """Whose sessions the request's count against: its bearer token's hash, or its OAuth
+    grant (StoreTokenVerifier's subject; a refreshed access token is the same grant, so
+    refreshing makes no room). None without a token."""
     access = get_access_token()
-    return None if access is None else token_hash(access.token)
+    return None if access is None else access.subject or token_hash(access.token)
 
 
 class TokenSessions(StreamableHTTPSessionManager):
@@ -125,20 +129,32 @@ def streamable_app(
     per_token: int,
     idle_seconds: float,
     routes: Sequence[BaseRoute] = (),
+    auth: AuthSettings | None = None,
 ) -> Starlette:
     """The SDK's streamable HTTP app (as `MCPServer.streamable_http_app` builds it with a
-    token verifier) with `TokenSessions` as its session manager."""
+    token verifier) with `TokenSessions` as its session manager. With `auth` naming a
+    resource (OAuth on), tokens issued for another resource are refused and a 401 names
+    the resource's metadata, as the SDK's own app does."""
+    resource = auth.resource_server_url if auth is not None else None
     sessions = TokenSessions(
         server._lowlevel_server,  # the SDK's own manager takes the same object
         per_token=per_token,
         security_settings=security,
         session_idle_timeout=idle_seconds,
     )
-    endpoint = RequireAuthMiddleware(StreamableHTTPASGIApp(sessions), required_scopes=[])
+    endpoint = RequireAuthMiddleware(
+        StreamableHTTPASGIApp(sessions),
+        required_scopes=[],
+        resource_metadata_url=build_resource_metadata_url(resource) if resource else None,
+    )
+    checked = resource if auth is not None and auth.validate_token_resource else None
     return Starlette(
         routes=[Route(path, endpoint=endpoint), *routes],
         middleware=[
-            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
+            Middleware(
+                AuthenticationMiddleware,
+                backend=BearerAuthBackend(verifier, resource_server_url=checked),
+            ),
             Middleware(AuthContextMiddleware),
         ],
         lifespan=lambda _app: sessions.run(),

@@ -26,6 +26,7 @@ from memory_mcp.models import Caller, Role
 
 if TYPE_CHECKING:  # the stdio server imports this module before it opens the store
     from memory_mcp.app import AppContext
+    from memory_mcp.oauth_grants import OAuthGrants
     from memory_mcp.tokens import AgentTokens
 
 ROLE_CLAIM = "memory_mcp_role"
@@ -35,14 +36,34 @@ _mcp_session: ContextVar[str | None] = ContextVar("memory_mcp_session", default=
 
 
 class StoreTokenVerifier:
-    """The SDK's `TokenVerifier`: a token is valid while its hash is in the store."""
+    """The SDK's `TokenVerifier`: a bearer token is valid while its hash is in the store;
+    with `oauth`, so is an OAuth access token while its grant lives (oauth_grants.py). Both
+    give the same `AccessToken` shape: the agent as `client_id`, the role as a claim."""
 
-    def __init__(self, tokens: AgentTokens) -> None:
+    def __init__(
+        self, tokens: AgentTokens, oauth: OAuthGrants | None = None, resource: str | None = None
+    ) -> None:
         self._tokens = tokens
+        self._oauth = oauth
+        # With OAuth on, the SDK refuses a token issued for another resource (RFC 8707); a
+        # bearer token is made for this server, so it carries this server's resource.
+        self._resource = resource
 
     async def verify_token(self, token: str) -> AccessToken | None:
         from memory_mcp.tokens import token_hash  # HTTP only: stdio never loads the store
 
+        if self._oauth is not None:
+            grant = await self._oauth.access_token(token)
+            if grant is not None:
+                return AccessToken(
+                    token=token,
+                    client_id=grant.agent_id,
+                    subject=grant.subject,  # the grant: its sessions outlive a refresh
+                    scopes=list(grant.scopes),
+                    expires_at=int(grant.expires_at),
+                    resource=grant.resource,
+                    claims={ROLE_CLAIM: grant.role.value},
+                )
         holder = await self._tokens.verify(token)
         if holder is None:
             return None
@@ -53,6 +74,7 @@ class StoreTokenVerifier:
             # token's hash as the subject, a session belongs to the token that opened it.
             subject=token_hash(token),
             scopes=[],
+            resource=self._resource,
             claims={ROLE_CLAIM: holder.role.value},
         )
 

@@ -154,3 +154,104 @@ class AgentTokenRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[float] = mapped_column(Float)
     last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+# -- OAuth 2.1 (memory_mcp/oauth_grants.py): every secret below is kept as its SHA-256 only,
+# except a client's secret, which the SDK's client authentication compares as sent (a
+# client secret alone opens nothing: codes are PKCE-bound, refresh tokens are hashed).
+
+
+class OAuthClientRow(Base):
+    """A client registered by dynamic client registration (RFC 7591): its registration as
+    the SDK answered it (JSON). Clients that never obtained a grant are dropped after a day."""
+
+    __tablename__ = "oauth_clients"
+
+    client_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    registration: Mapped[str] = mapped_column(Text)
+    client_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class OAuthRequestRow(Base):
+    """An authorization request waiting for a person on the sign-in page."""
+
+    __tablename__ = "oauth_requests"
+
+    request_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    client_id: Mapped[str] = mapped_column(String(64), index=True)
+    redirect_uri: Mapped[str] = mapped_column(Text)
+    redirect_uri_explicit: Mapped[bool] = mapped_column(Boolean)
+    code_challenge: Mapped[str] = mapped_column(String(128))
+    state: Mapped[str | None] = mapped_column(Text, nullable=True)
+    scopes: Mapped[str] = mapped_column(Text)  # space-separated
+    resource: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class OAuthLoginCodeRow(Base):
+    """A one-time sign-in code (`memory-mcp token add AGENT --oauth-code`): who it stands for."""
+
+    __tablename__ = "oauth_login_codes"
+
+    code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(128), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
+
+
+class OAuthCodeRow(Base):
+    """An authorization code: who signed in (agent, role, and the bearer token they signed
+    in with, if any) and the request it answers. `used_at` is kept until it expires, so a
+    second use is recognised (and ends the grant the first use made)."""
+
+    __tablename__ = "oauth_codes"
+
+    code_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    client_id: Mapped[str] = mapped_column(String(64))
+    agent_id: Mapped[str] = mapped_column(String(128), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    agent_token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    redirect_uri: Mapped[str] = mapped_column(Text)
+    redirect_uri_explicit: Mapped[bool] = mapped_column(Boolean)
+    code_challenge: Mapped[str] = mapped_column(String(128))
+    scopes: Mapped[str] = mapped_column(Text)
+    resource: Mapped[str] = mapped_column(Text)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
+    used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    grant_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class OAuthGrantRow(Base):
+    """What one sign-in granted one client: the agent and role its tokens act as. With
+    `agent_token_hash` (signed in with a bearer token) it lasts only while that token does."""
+
+    __tablename__ = "oauth_grants"
+    # AUTOINCREMENT: a grant's id names the MCP sessions it opened (its tokens' subject),
+    # so an id is never handed to another grant.
+    __table_args__ = {"sqlite_autoincrement": True}
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    client_id: Mapped[str] = mapped_column(String(64), index=True)
+    agent_id: Mapped[str] = mapped_column(String(128), index=True)
+    role: Mapped[str] = mapped_column(String(16))
+    agent_token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    scopes: Mapped[str] = mapped_column(Text)
+    resource: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class OAuthTokenRow(Base):
+    """An access or refresh token of a grant. A refresh token is used once (`used_at`):
+    presenting it again means it was copied, and the grant ends."""
+
+    __tablename__ = "oauth_tokens"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    grant_id: Mapped[int] = mapped_column(Integer, index=True)
+    kind: Mapped[str] = mapped_column(String(8))  # access | refresh
+    created_at: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[float] = mapped_column(Float, index=True)
+    used_at: Mapped[float | None] = mapped_column(Float, nullable=True)

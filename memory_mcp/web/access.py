@@ -16,12 +16,13 @@ scripts and caching (Content-Security-Policy, Cache-Control: no-store)."""
 from __future__ import annotations
 
 import uuid
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from memory_mcp.binding import is_loopback, is_wildcard
+from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller
 from memory_mcp.settings import Settings
 from memory_mcp.tokens import AgentTokens, TokenHolder
@@ -32,6 +33,7 @@ PREFIX = "/ui"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 MAX_TOKEN_CHARS = 200  # AgentTokens.verify refuses longer ones too
 MAX_LOGIN_ID_CHARS = 100  # ours are 43
+MAX_FORM_BYTES = 4096  # the login form holds one token; the sign-in page's four fields
 
 # No script may run at all (the pages have none), styles only from this server, nothing
 # may frame the page, forms post only here.
@@ -50,11 +52,13 @@ SECURITY_HEADERS = {
 def allowed_host_names(settings: Settings) -> frozenset[str] | None:
     """The Host names a request may carry (without port); None: no check. The same rule
     as the MCP routes' (http_server.transport_security): loopback names on loopback; else
-    the --host name, --allowed-hosts and loopback; all interfaces without --allowed-hosts
-    leave nothing to check against (the token is the gate)."""
+    the --host name, --allowed-hosts and loopback; --public-url's host in both cases; all
+    interfaces without --allowed-hosts leave nothing to check against (the token is the
+    gate)."""
+    public = {settings.public_host} if settings.public_host else set()
     if is_loopback(settings.host):
-        return LOOPBACK_NAMES
-    names = {name.lower() for name in settings.allowed_hosts}
+        return LOOPBACK_NAMES | public  # behind a reverse proxy that keeps the Host
+    names = {name.lower() for name in settings.allowed_hosts} | public
     if not is_wildcard(settings.host):
         names.add(f"[{settings.host}]" if ":" in settings.host else settings.host.lower())
     return frozenset(names | LOOPBACK_NAMES) if names else None
@@ -128,6 +132,21 @@ def with_security_headers(response: Response) -> Response:
     return response
 
 
+async def small_form(request: Request) -> dict[str, str]:
+    """A form of a few fields (the login's token, the sign-in page's answer), read
+    whole but never beyond MAX_FORM_BYTES."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise InvalidInputError("form", f"larger than {MAX_FORM_BYTES} bytes")
+    try:
+        fields = parse_qs(body.decode("utf-8", "replace"), max_num_fields=10)
+    except ValueError:
+        raise InvalidInputError("form", "too many fields") from None
+    return {name: values[0] for name, values in fields.items()}
+
+
 __all__ = [
     "COOKIE",
     "PREFIX",
@@ -138,5 +157,6 @@ __all__ = [
     "host_allowed",
     "same_origin",
     "set_login_cookie",
+    "small_form",
     "with_security_headers",
 ]

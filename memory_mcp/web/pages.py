@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from starlette.datastructures import QueryParams
@@ -33,6 +33,7 @@ from memory_mcp.web.access import (
     host_allowed,
     same_origin,
     set_login_cookie,
+    small_form,
     with_security_headers,
 )
 from memory_mcp.web.logins import WebLogins
@@ -42,7 +43,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 20
 MAX_FIELD_CHARS = 2_000  # a query's limit; the service names the field that is too long
-MAX_FORM_BYTES = 4096  # the login form holds one token
 Endpoint = Callable[[Request], Awaitable[Response]]
 Page = Callable[[Request, Caller], Awaitable[Response]]
 
@@ -230,7 +230,7 @@ class WebPages:
     async def login(self, request: Request) -> Response:
         if not same_origin(request):
             return PlainTextResponse("cross-site login refused", 403)
-        form = await _small_form(request)
+        form = await small_form(request)
         token = form.get("token", "").strip()
         if not token or await self.app.tokens.verify(token) is None:
             return self._login_page(401, "That token is not valid (unknown, or revoked).")
@@ -324,19 +324,6 @@ def _status_of(exc: MemoryMcpError) -> int:
     if isinstance(exc, NotFoundError):
         return 404
     return 503  # the store is busy or down: worth a retry
-
-
-async def _small_form(request: Request) -> dict[str, str]:
-    body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_FORM_BYTES:
-            raise InvalidInputError("form", f"larger than {MAX_FORM_BYTES} bytes")
-    try:
-        fields = parse_qs(body.decode("utf-8", "replace"), max_num_fields=10)
-    except ValueError:
-        raise InvalidInputError("form", "too many fields") from None
-    return {name: values[0] for name, values in fields.items()}
 
 
 __all__ = ["Filters", "WebPages", "WebRoute"]

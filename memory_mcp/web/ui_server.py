@@ -17,8 +17,10 @@ from starlette.routing import Route
 from memory_mcp import __version__
 from memory_mcp.app import AppContext, open_app
 from memory_mcp.binding import SHUTDOWN_GRACE_SECONDS, refuse_open_network
+from memory_mcp.oauth_grants import SIGN_IN_PATH
 from memory_mcp.settings import Settings
 from memory_mcp.web.access import PREFIX, allowed_host_names
+from memory_mcp.web.authorize_page import SignInPage
 from memory_mcp.web.pages import WebPages, WebRoute
 
 log = logging.getLogger(__name__)
@@ -26,10 +28,15 @@ log = logging.getLogger(__name__)
 DEFAULT_PORT = 8766  # next to the team server's 8765
 
 
-def web_routes(settings: Settings, app: AppContext) -> list[WebRoute]:
+def web_routes(settings: Settings, app: AppContext, sign_in: bool = False) -> list[WebRoute]:
     """The pages, for this process's store and Host names (also mounted by the team
-    server, http_server.http_app)."""
-    return WebPages(app, allowed_host_names(settings)).routes()
+    server, http_server.http_app, which adds the OAuth sign-in page with `sign_in`)."""
+    pages = WebPages(app, allowed_host_names(settings))
+    if not sign_in:
+        return pages.routes()
+    page = SignInPage(app, pages.templates, pages.host_names, settings.public_base_url)
+    signing_in = page.endpoints().items()
+    return pages.routes() + [WebRoute(SIGN_IN_PATH, [m], e) for m, e in signing_in]
 
 
 async def _to_the_view(_request: Request) -> Response:

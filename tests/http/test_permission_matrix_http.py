@@ -7,7 +7,7 @@ connections, because a session scope lives as long as its connection."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 
 import anyio
@@ -29,6 +29,7 @@ from tests.test_permission_matrix import (
 )
 
 Job = Callable[[World, dict[Viewer, Client]], Awaitable[list[str]]]
+Connect = Callable[[Viewer], AbstractAsyncContextManager[Client]]
 
 
 async def read_paths(world: World, clients: dict[Viewer, Client]) -> list[str]:
@@ -39,13 +40,15 @@ async def read_paths(world: World, clients: dict[Viewer, Client]) -> list[str]:
     return wrong
 
 
-async def in_a_world(server: TeamServer, tokens: dict[str, str], job: Job) -> list[str]:
+async def in_a_world(
+    server: TeamServer, tokens: dict[str, str], job: Job, connect: Connect | None = None
+) -> list[str]:
+    """`job` run by every viewer, each connected with its agent's bearer token, or as
+    `connect` connects it (tests/http/test_oauth_identity.py: signed in by OAuth)."""
     world = World(server.db, server.tmp)
+    connect = connect or (lambda viewer: server.client(tokens[viewer.agent]))
     async with AsyncExitStack() as stack:
-        clients = {
-            viewer: await stack.enter_async_context(server.client(tokens[viewer.agent]))
-            for viewer in VIEWERS
-        }
+        clients = {viewer: await stack.enter_async_context(connect(viewer)) for viewer in VIEWERS}
         await populate(world, clients)
         assert len(world.memories) == len(VIEWERS) * len(SCOPES) + 1
         return await job(world, clients)
