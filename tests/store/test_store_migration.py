@@ -145,7 +145,11 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
             # The words were indexed by the old triggers and still are.
             found = await service.search(worker, "Thursdays")
             assert [hit.record.id for hit in found.hits] == [1]
-    assert {"updated_by", "about_agent"} <= set(columns(path, "memories"))
+    assert {"updated_by", "about_agent", "written_session", "context"} <= set(
+        columns(path, "memories")
+    )
+    # The keyword index was made again with the write-time context column.
+    assert columns(path, "memories_fts") == ["key", "value", "tags", "context"]
     assert "updated_by" in columns(path, "memory_history")
 
     async with opened(settings) as app:
