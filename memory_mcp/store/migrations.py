@@ -14,7 +14,8 @@ from typing import Any
 from sqlalchemy import Connection, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_mcp.store import writes
+from memory_mcp.models import Scope, Source
+from memory_mcp.store import write_context, writes
 from memory_mcp.store.rows import MEMORIES, M
 from memory_mcp.store.schema import SQLITE_FTS_OLD
 
@@ -73,7 +74,30 @@ async def migrate(conn: AsyncConnection) -> list[str]:
         for ddl in SQLITE_FTS_OLD:
             await conn.exec_driver_sql(ddl)
         added.append("memories_fts.context")
+    if "memories.written_session" in added:
+        await _older_session_memories_gain_context(conn)
     return added
+
+
+async def _older_session_memories_gain_context(conn: AsyncConnection) -> None:
+    """Memories of session scope were written in their session: they take it as their
+    writer's session, before anything written from now on (written_order 0, then by id:
+    the order they were first written), and get their context. Older agent and swarm
+    memories never recorded the session they were written in: they carry no context and
+    lend none (rewriting one places it in the writer's session then)."""
+    placed = (
+        update(MEMORIES)
+        .where(
+            M.scope == Scope.SESSION.value,
+            M.source != Source.FILE_INDEX.value,
+            M.session_id != "",
+            M.written_session.is_(None),
+        )
+        .values(written_session=M.session_id, written_order=0)
+        .returning(M.id)
+    )
+    ids = list(await conn.scalars(placed))
+    await write_context.refresh(conn, ids)
 
 
 async def _keyword_index_lacks_context(conn: AsyncConnection) -> bool:
