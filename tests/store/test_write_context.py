@@ -165,6 +165,30 @@ async def test_only_memories_seen_as_widely_lend_their_words(
     assert borrowed == lends
 
 
+async def test_a_private_memory_is_never_found_through_another_agents_memory(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Alice's private words reach her own later memories' context, never one that Bob
+    can see: not Bob's own (written in a session with the same id, in between), not
+    Alice's swarm memory written right after, not a swarm memory of Bob's that a lead
+    rewrites after writing a private memory of its own."""
+    bob = Caller("bob", Role.WORKER, "morning")
+    lead = Caller("lead", Role.LEAD, "morning")
+    async with opened(make_settings()) as app:
+        service = app.service
+        await store_all(service, ALICE, [("secret", "the zanzibar offer")], scope=Scope.AGENT)
+        await store_all(service, bob, [("bobs", "bob's plan")], scope=Scope.SWARM)
+        await store_all(service, ALICE, [("mine", "my own follow-up")], scope=Scope.AGENT)
+        await store_all(service, ALICE, [("shared", "team lunch at noon")], scope=Scope.SWARM)
+        await store_all(service, lead, [("lead-only", "the okapi budget")], scope=Scope.AGENT)
+        await store_all(service, lead, [("bobs", "bob's plan, revised")], scope=Scope.SWARM)
+        # Not vacuous: the word is in the context of Alice's next private memory.
+        assert await keys_found_by_words(service, ALICE, "zanzibar") == ["secret", "mine"]
+        assert await keys_found_by_words(service, bob, "zanzibar") == []
+        assert await keys_found_by_words(service, bob, "okapi") == []
+        assert await keys_found_by_words(service, lead, "okapi") == ["lead-only"]
+
+
 async def test_notes_neither_lend_nor_borrow(make_settings: Callable[..., Settings]) -> None:
     async with opened(make_settings()) as app:
         service = app.service
