@@ -278,3 +278,23 @@ async def test_an_older_postgresql_index_is_made_again_with_the_context(
     # The three written after it before the restart, whose context was kept while the
     # old index ignored it, and the one written since.
     assert sorted(found) == ["bye", "first", "later", "mugs", "pottery"]
+
+
+async def test_an_import_line_with_a_bad_written_session_is_a_bad_line(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    lines = [
+        {"key": "fine", "value": "v", "written_session": "s1"},
+        {"key": "long", "value": "v", "written_session": "s" * 129},
+        {"key": "empty", "value": "v", "written_session": "   "},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    async with opened(make_settings()) as app:
+        parsed, errors = read_lines(path)
+        prepared, bad = prepare_lines(app.service, parsed, ALICE)
+    assert errors == []
+    assert [line.memory.written_session for line in prepared] == ["s1"]
+    assert len(bad) == 2
+    assert bad[0].startswith("line 2:") and "written_session" in bad[0] and "128" in bad[0]
+    assert bad[1].startswith("line 3:") and "written_session" in bad[1]
