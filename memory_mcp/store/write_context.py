@@ -59,13 +59,21 @@ def context_text(previous: Sequence[str]) -> str:
     return text[-MAX_CONTEXT_CHARS:] if len(text) > MAX_CONTEXT_CHARS else text
 
 
-def _borrowed(window: Iterable[Any], scope: Scope, owner: str, session: str) -> str | None:
-    """The context of a memory of (scope, owner, session) after the rows of `window`."""
+# A memory as a lender: (scope, owner, session) and its value.
+Lender = tuple[Scope, str, str, str]
+
+
+def _lender(row: Any) -> Lender:
+    return (Scope(row.scope), row.agent_id, row.session_id, row.value)
+
+
+def _borrowed(window: Iterable[Lender], scope: Scope, owner: str, session: str) -> str | None:
+    """The context of a memory of (scope, owner, session) after the memories of `window`."""
     place = (scope, owner, session)
     values = [
-        row.value
-        for row in window
-        if seen_wherever((Scope(row.scope), row.agent_id, row.session_id), place)
+        value
+        for lender_scope, lender_owner, lender_session, value in window
+        if seen_wherever((lender_scope, lender_owner, lender_session), place)
     ]
     return context_text(values) or None
 
@@ -99,7 +107,32 @@ async def context_for(
     rows = await conn.execute(
         stmt.order_by(M.written_order.desc(), M.id.desc()).limit(CONTEXT_MEMORIES)
     )
-    return _borrowed(reversed(rows.all()), new.scope, owner, new.session_id)
+    return _borrowed(map(_lender, reversed(rows.all())), new.scope, owner, new.session_id)
+
+
+async def batch_contexts(conn: AsyncConnection, memories: Sequence[NewMemory]) -> list[str | None]:
+    """The context of each of `memories`, new ones written now in this order (an import's
+    batch): what `refresh` would give them once inserted, computed before, so that each
+    row is indexed once, with its context (~2x fewer FTS5 writes on import)."""
+    contexts: list[str | None] = [None] * len(memories)
+    sessions: dict[tuple[str, str], list[Lender]] = {}
+    for index, new in enumerate(memories):
+        if not new.written_session or new.source is Source.FILE_INDEX:
+            continue
+        group = (new.agent_id, new.written_session)
+        if group not in sessions:
+            rows = await conn.execute(
+                select(*_PLACE)
+                .where(*_session_of(*group))
+                .order_by(M.written_order.desc(), M.id.desc())
+                .limit(CONTEXT_MEMORIES)
+            )
+            sessions[group] = [_lender(row) for row in reversed(rows.all())]
+        written = sessions[group]
+        window = written[-CONTEXT_MEMORIES:]
+        contexts[index] = _borrowed(window, new.scope, new.agent_id, new.session_id)
+        written.append((new.scope, new.agent_id, new.session_id, new.value))
+    return contexts
 
 
 def written_values(new: NewMemory, revision: int, context: str | None) -> dict[str, Any]:
@@ -171,7 +204,9 @@ async def refresh(conn: AsyncConnection, ids: Collection[int]) -> None:
             if row.id not in targets:
                 continue
             window = sequence[max(0, index - CONTEXT_MEMORIES) : index]
-            context = _borrowed(window, Scope(row.scope), row.agent_id, row.session_id)
+            context = _borrowed(
+                map(_lender, window), Scope(row.scope), row.agent_id, row.session_id
+            )
             if context != row.context:
                 changed.append({"row_id": row.id, "new_context": context})
     if changed:
@@ -186,6 +221,7 @@ async def refresh(conn: AsyncConnection, ids: Collection[int]) -> None:
 __all__ = [
     "CONTEXT_MEMORIES",
     "MAX_CONTEXT_CHARS",
+    "batch_contexts",
     "context_for",
     "context_text",
     "refresh",

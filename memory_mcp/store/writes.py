@@ -58,7 +58,9 @@ async def insert_new(
     conn: AsyncConnection, items: Sequence[tuple[NewMemory, float]], revision: int
 ) -> dict[str, int]:
     """Insert memories whose identities are not stored yet (with their tags) in a few
-    statements, each at its own write time: the id of each identity."""
+    statements, each at its own write time: the id of each identity. In this order, each
+    after the ones before it in its session (store/write_context.py)."""
+    contexts = await write_context.batch_contexts(conn, [new for new, _ in items])
     await conn.execute(
         insert(MEMORIES),
         [
@@ -75,14 +77,12 @@ async def insert_new(
                 "access_count": 0,
                 "revision": revision,
                 **content_values(new),
-                **write_context.written_values(new, revision, None),
+                **write_context.written_values(new, revision, context),
             }
-            for new, now in items
+            for (new, now), context in zip(items, contexts, strict=True)
         ],
     )
     ids = await ids_of(conn, [new.identity for new, _ in items])
-    # In file order, each after the ones before it (store/write_context.py).
-    await write_context.refresh(conn, list(ids.values()))
     tags = [{"memory_id": ids[new.identity], "tag": t} for new, _ in items for t in set(new.tags)]
     if tags:
         await conn.execute(insert(MemoryTagRow), tags)

@@ -298,3 +298,31 @@ async def test_an_import_line_with_a_bad_written_session_is_a_bad_line(
     assert len(bad) == 2
     assert bad[0].startswith("line 2:") and "written_session" in bad[0] and "128" in bad[0]
     assert bad[1].startswith("line 3:") and "written_session" in bad[1]
+
+
+async def test_an_import_batch_lends_only_to_memories_seen_as_widely(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """The import computes a batch's contexts before writing it (write_context.
+    batch_contexts): the same rule as one by one, from the store and within the batch."""
+    path = tmp_path / "mixed.jsonl"
+    lines = [
+        {"key": "stored-secret", "value": "the quokka memo", "scope": "agent"},
+        {"key": "open", "value": "an open note", "scope": "swarm"},
+        {"key": "mine", "value": "my follow-up", "scope": "agent"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    bob = Caller("bob", Role.WORKER, "morning")
+    async with opened(make_settings()) as app:
+        service = app.service
+        await store_all(service, ALICE, [("secret", "the zanzibar offer")], scope=Scope.AGENT)
+        parsed, _ = read_lines(path)
+        prepared, bad = prepare_lines(service, parsed, ALICE)
+        assert bad == []
+        assert await write_batches(service, prepared, ImportReport(), batch_lines=500)
+        # The swarm line borrows neither the stored private memory nor the private line
+        # before it; the private line after it borrows all three.
+        found = await keys_found_by_words(service, ALICE, "zanzibar")
+        assert found[0] == "secret" and sorted(found[1:]) == ["mine", "stored-secret"]
+        assert await keys_found_by_words(service, ALICE, "quokka") == ["stored-secret", "mine"]
+        assert await keys_found_by_words(service, bob, "zanzibar quokka") == []
