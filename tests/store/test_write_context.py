@@ -122,6 +122,21 @@ async def test_a_rewritten_memory_leaves_its_old_words_nowhere(
         assert await keys_found_by_words(service, ALICE, "love") == ["bye", "pottery"]
 
 
+async def test_a_memory_rewritten_in_another_session_moves_there(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with opened(make_settings()) as app:
+        service = app.service
+        await store_all(service, ALICE, SESSION)
+        evening = replace(ALICE, session_id="evening")
+        await store_all(service, evening, [("dinner", "the pasta recipe")])
+        await store_all(service, evening, [("sail", "Tomas sold the sailboat")])
+        # Its old followers forget it; in the evening it follows the dinner.
+        assert await keys_found_by_words(service, ALICE, "repaired") == []
+        assert await keys_found_by_words(service, ALICE, "sailboat") == ["sail"]
+        assert await keys_found_by_words(service, ALICE, "pasta") == ["dinner", "sail"]
+
+
 async def test_expired_memories_purged_and_bulk_deleted_ones_leave_no_words(
     make_settings: Callable[..., Settings],
 ) -> None:
