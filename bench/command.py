@@ -15,6 +15,22 @@ DEFAULT_LATENCY_WORKDIR = Path("bench/results/latency")
 DEFAULT_STARTUP_WORKDIR = Path("bench/results/startup")
 DEFAULT_STRESS_WORKDIR = Path("bench/results/stress")
 DEFAULT_IMPORT_WORKDIR = Path("bench/results/import")
+DEFAULT_LAB_CACHE = Path("bench/results/lab")
+GROUPS = (
+    "shipped",
+    "baseline",
+    "context",
+    "window",
+    "kwcontext",
+    "split",
+    "kwcontext2",
+    "joint",
+    "both",
+    "hop",
+    "hopctx",
+    "learned",
+    "mpnet",
+)
 
 
 def add_commands(
@@ -45,6 +61,26 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="only the first N conversations (by file name)",
+    )
+
+    loo = kinds.add_parser(
+        "locomo-loo",
+        help="issue 23's retrieval experiments on LoCoMo, leave-one-conversation-out "
+        "(a replica of the search path on cached vectors; see bench/lab/)",
+    )
+    loo.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
+    loo.add_argument(
+        "--groups",
+        nargs="+",
+        default=["shipped"],
+        help="experiment groups (default: shipped; all: every group, ~30 min here): "
+        + ", ".join(GROUPS),
+    )
+    loo.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_LAB_CACHE,
+        help=f"vectors kept for reuse (default: {DEFAULT_LAB_CACHE})",
     )
 
     latency = kinds.add_parser("latency", help="search latency on large synthetic stores")
@@ -210,6 +246,12 @@ def run(args: argparse.Namespace) -> int:
         result = measure_import(args.workdir, args.size, args.runs, not args.no_end_to_end)
         print(format_report(result))
         _write_json(args.json, {"benchmark": "import", **result})
+        return 0
+    if args.bench == "locomo-loo":
+        from bench.lab.__main__ import run_groups
+
+        groups = list(GROUPS) if "all" in args.groups else args.groups
+        print(run_groups(args.dir, groups, args.cache))
         return 0
     import anyio
 

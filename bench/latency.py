@@ -31,7 +31,9 @@ from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.store.keyword import query_terms
 
-GENERATOR_VERSION = 1
+# 2: each memory carries the write-time context of the 4 before it (issue 23): a store
+# built before is built again.
+GENERATOR_VERSION = 2
 BUILD_BATCH = 500  # memories per transaction, as `memory-mcp import` writes them
 VOCABULARY = 20_000
 QUERY_KINDS = ("selective", "common", "question")

@@ -2,7 +2,8 @@
 
 - one fresh, empty store (a temporary SQLite file) per conversation;
 - every turn stored as one memory through `MemoryService.store_memory`, key = its dia_id,
-  value = "{speaker}: {text}";
+  value = "{speaker}: {text}", in order, by a writer whose session is the LoCoMo session
+  (an agent's memories arrive that way: one session after another);
 - every question of category 1-4 with non-empty evidence sent to `MemoryService.search`
   (the service behind the `memory-search` tool) with limit 10;
 - recall@k = share of the question's evidence dia_ids among the top k keys, averaged over
@@ -17,7 +18,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ CUTOFFS = (5, 10)
 class Turn:
     key: str
     value: str
+    session: str = ""  # the LoCoMo session: the writer's session_id, as an agent's would be
 
 
 @dataclass
@@ -85,8 +87,12 @@ def load_conversation(path: Path) -> Conversation:
         and isinstance(turns, list)
     )
     turns = [
-        Turn(key=str(turn["dia_id"]), value=f"{turn['speaker']}: {turn['text']}")
-        for _, session in sessions
+        Turn(
+            key=str(turn["dia_id"]),
+            value=f"{turn['speaker']}: {turn['text']}",
+            session=f"session_{number}",
+        )
+        for number, session in sessions
         for turn in session
     ]
     questions = [
@@ -127,8 +133,11 @@ async def run_conversation(
         refused: list[str] = []
         started = time.perf_counter()
         for turn in conversation.turns:
+            # Each LoCoMo session is one session of the writing agent (a server process
+            # over stdio, an MCP session over HTTP): what store/write_context.py reads.
+            writer = replace(caller, session_id=turn.session or caller.session_id)
             try:
-                await service.store_memory(caller, StoreRequest(turn.key, turn.value))
+                await service.store_memory(writer, StoreRequest(turn.key, turn.value))
             except MemoryMcpError:
                 refused.append(turn.key)
         await service.embed_pending()  # normally a no-op: store_memory embeds inline

@@ -13,14 +13,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory_mcp.checks.text_safety import json_text_for_terminal
 from memory_mcp.checks.validation import (
+    clean_key,
     iso,
     parse_optional_datetime,
     parse_source,
     parse_store_scope,
 )
-from memory_mcp.errors import CapExceededError, MemoryMcpError
+from memory_mcp.errors import CapExceededError, InvalidInputError, MemoryMcpError
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source, StoreRequest
 from memory_mcp.service import MemoryService
+
+# The store's column for a session's name (store/schema.py), as for --session-id.
+MAX_SESSION_CHARS = 128
 
 
 class MemoryLine(BaseModel):
@@ -40,6 +44,8 @@ class MemoryLine(BaseModel):
     pinned: bool = False
     agent_id: str | None = None
     session_id: str | None = None
+    # The session it was written in (store/write_context.py); by default the importing one.
+    written_session: str | None = None
     about_agent: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
@@ -74,6 +80,16 @@ class PreparedLine:
     @property
     def where(self) -> str:
         return f"{self.unit} {self.number}"
+
+
+def _session_name(given: str) -> str:
+    """A line's `written_session`: at most as long as a session id may be."""
+    name = clean_key(given, "written_session")
+    if len(name) > MAX_SESSION_CHARS:
+        raise InvalidInputError(
+            "written_session", f"is {len(name):,} characters; the limit is {MAX_SESSION_CHARS}"
+        )
+    return name
 
 
 def _problems(exc: ValidationError) -> str:
@@ -113,6 +129,8 @@ def prepare_lines(
         try:
             request = line.store_request()
             memory = service.prepare_memory(caller, request)
+            if line.written_session and memory.written_session:  # not a note's
+                memory.written_session = _session_name(line.written_session)
         except MemoryMcpError as exc:
             errors.append(f"{unit} {number}: {exc}")
             continue
@@ -161,6 +179,7 @@ async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None 
             "updated_by": record.updated_by,
             **({"about_agent": record.about_agent} if record.about_agent else {}),
             "session_id": record.session_id or None,
+            **({"written_session": record.written_session} if record.written_session else {}),
             "created_at": iso(record.created_at),
             "updated_at": iso(record.updated_at),
         }

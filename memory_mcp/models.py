@@ -13,6 +13,25 @@ class Scope(StrEnum):
     SWARM = "swarm"
 
 
+# How widely a memory of each scope is seen: by its owner in one session, by its owner, by
+# every agent.
+SCOPE_BREADTH = {Scope.SESSION: 0, Scope.AGENT: 1, Scope.SWARM: 2}
+
+
+def seen_wherever(shown: tuple[Scope, str, str], wherever: tuple[Scope, str, str]) -> bool:
+    """Whether every caller who can see a memory of (scope, owner, session) `wherever` can
+    also see one of `shown`: a swarm memory is seen by all; an agent memory by its owner
+    in every session; a session memory by its owner in that session only. (Expiry aside:
+    both are the same writer's, and an expired memory is purged with its words.)"""
+    scope, owner, session = shown
+    other_scope, other_owner, other_session = wherever
+    if scope is Scope.SWARM:
+        return True
+    if owner != other_owner or SCOPE_BREADTH[scope] < SCOPE_BREADTH[other_scope]:
+        return False
+    return scope is Scope.AGENT or session == other_session
+
+
 class Source(StrEnum):
     MANUAL = "manual"
     TASK_COMPLETION = "task_completion"
@@ -73,6 +92,8 @@ class MemoryRecord:
     file_path: str | None = None
     updated_by: str = ""  # who wrote this version; agent_id is the owner
     about_agent: str | None = None  # a learning: the agent it is about (not its owner)
+    # The writer's session when this version was written (store/write_context.py).
+    written_session: str = ""
 
 
 class Ranked(Protocol):
@@ -176,6 +197,10 @@ class NewMemory:
     file_path: str | None = None
     about_agent: str | None = None
     redactions: list[Redaction] = field(default_factory=list)  # what was taken out
+    # The session the writer was in, whatever the scope (session_id above is the scope's):
+    # the memories it wrote just before this one there lend it their words
+    # (store/write_context.py). Empty: none (notes; a write with no session).
+    written_session: str = ""
 
     @property
     def identity(self) -> str:
@@ -211,7 +236,7 @@ class KeywordQuery:
 
     terms: tuple[str, ...]  # keyword.query_terms of the query
     limit: int  # BM25 hits wanted
-    column_weights: tuple[float, float, float]  # key, value, tags
+    column_weights: tuple[float, float, float, float]  # key, value, tags, context
     key: str | None
     identifiers: tuple[str, ...]
     key_limit: int

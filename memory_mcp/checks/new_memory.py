@@ -58,4 +58,6 @@ def checked_memory(
         file_path=file_path,
         about_agent=about_agent,
         redactions=value_redactions + redactions,
+        # Notes neither lend nor borrow words (store/write_context.py says why).
+        written_session="" if source is Source.FILE_INDEX else caller.session_id,
     )

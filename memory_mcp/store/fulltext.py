@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from sqlalchemy import Connection
 
 from memory_mcp.models import Visibility
-from memory_mcp.store.keyword import affordable_terms, match_any, phrase
+from memory_mcp.store.keyword import affordable_terms, match_any, match_own_or_context, phrase
 from memory_mcp.store.rows import VisibleSql, visible_sql
 from memory_mcp.store.sqlite_cursor import cursor_rows
 
@@ -43,7 +43,7 @@ def keyword_search(
     terms: Sequence[str],
     vis: Visibility,
     limit: int,
-    column_weights: tuple[float, float, float],
+    column_weights: tuple[float, float, float, float],
 ) -> list[tuple[int, float]]:
     """(id, BM25 relevance, larger is better) of visible memories with any of `terms`."""
     if not terms:
@@ -56,7 +56,7 @@ def keyword_search(
     visible = visible_sql(vis)
     if not chosen:
         return _newest_matching(conn, match_any(present), visible, limit)
-    return _ranked(conn, match_any(chosen), visible, limit, column_weights)
+    return _ranked(conn, match_own_or_context(chosen), visible, limit, column_weights)
 
 
 def _counts(conn: Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
@@ -82,7 +82,7 @@ def _ranked(
     match: str,
     visible: VisibleSql,
     limit: int,
-    column_weights: tuple[float, float, float],
+    column_weights: tuple[float, float, float, float],
 ) -> list[tuple[int, float]]:
     weights = ", ".join(f"{w:g}" for w in column_weights)
     bm25 = f"bm25(memories_fts, {weights})"
@@ -126,7 +126,9 @@ def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) ->
     """Visible memories holding `words` as a phrase (`gen-0042`: "gen" then "0042"), in no
     order. No BM25 and no cost guard: the phrase's rarest word keeps it cheap even when
     its other words are in every memory."""
-    return _visible_matches(conn, phrase(words), visible_sql(vis), limit)
+    # A memory's own words only: an identifier in its context (store/write_context.py) is
+    # one the memory written before it holds, and counting it would make it look common.
+    return _visible_matches(conn, f"{{key value tags}} : {phrase(words)}", visible_sql(vis), limit)
 
 
 def _visible_matches(

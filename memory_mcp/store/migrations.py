@@ -14,14 +14,19 @@ from typing import Any
 from sqlalchemy import Connection, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_mcp.store import writes
+from memory_mcp.models import Scope, Source
+from memory_mcp.store import write_context, writes
 from memory_mcp.store.rows import MEMORIES, M
+from memory_mcp.store.schema import SQLITE_FTS_OLD
 
 # (table, column, SQL type) in the order they were added.
 ADDED_COLUMNS = (
     ("memories", "updated_by", "VARCHAR(128)"),
     ("memories", "about_agent", "VARCHAR(128)"),
     ("memory_history", "updated_by", "VARCHAR(128)"),
+    ("memories", "written_session", "VARCHAR(128)"),
+    ("memories", "written_order", "INTEGER"),
+    ("memories", "context", "TEXT"),
 )
 # Indexes added since, as idempotent DDL (SQLite and PostgreSQL alike).
 ADDED_INDEXES = (
@@ -29,6 +34,8 @@ ADDED_INDEXES = (
     "CREATE INDEX IF NOT EXISTS ix_memories_updated ON memories (updated_at, id)",
     "CREATE INDEX IF NOT EXISTS ix_memories_created ON memories (created_at, id)",
     "CREATE INDEX IF NOT EXISTS ix_memory_history_versions ON memory_history (memory_id, version)",
+    "CREATE INDEX IF NOT EXISTS ix_memories_written "
+    "ON memories (updated_by, written_session, written_order, id)",
 )
 
 
@@ -63,7 +70,43 @@ async def migrate(conn: AsyncConnection) -> list[str]:
         )
     if "memories.about_agent" in added:
         await _learnings_belong_to_their_lead(conn)
+    if conn.dialect.name == "sqlite" and await _keyword_index_lacks_context(conn):
+        for ddl in SQLITE_FTS_OLD:
+            await conn.exec_driver_sql(ddl)
+        added.append("memories_fts.context")
+    if "memories.written_session" in added:
+        await _older_session_memories_gain_context(conn)
     return added
+
+
+async def _older_session_memories_gain_context(conn: AsyncConnection) -> None:
+    """Memories of session scope were written in their session: they take it as their
+    writer's session, before anything written from now on (written_order 0, then by id:
+    the order they were first written), and get their context. Older agent and swarm
+    memories never recorded the session they were written in: they carry no context and
+    lend none (rewriting one places it in the writer's session then)."""
+    placed = (
+        update(MEMORIES)
+        .where(
+            M.scope == Scope.SESSION.value,
+            M.source != Source.FILE_INDEX.value,
+            M.session_id != "",
+            M.written_session.is_(None),
+        )
+        .values(written_session=M.session_id, written_order=0)
+        .returning(M.id)
+    )
+    ids = list(await conn.scalars(placed))
+    await write_context.refresh(conn, ids)
+
+
+async def _keyword_index_lacks_context(conn: AsyncConnection) -> bool:
+    """An FTS5 index made before the write-time context column (store/write_context.py):
+    init_schema makes it again and refills it from `memories` (their memories have no
+    context until rewritten)."""
+    table = await conn.exec_driver_sql("PRAGMA table_info(memories_fts)")
+    columns = [row._mapping["name"] for row in table]
+    return bool(columns) and "context" not in columns
 
 
 async def _learnings_belong_to_their_lead(conn: AsyncConnection) -> None:

@@ -49,6 +49,7 @@ from memory_mcp.store.rows import (
 )
 from memory_mcp.store.schema import (
     SQLITE_FTS_DDL,
+    SQLITE_FTS_REBUILD,
     Base,
     MemoryRow,
     StoreMetaRow,
@@ -101,13 +102,17 @@ class MemoryStore:
     async def _init_schema(self) -> None:
         async with self._engines.write() as conn:
             await conn.run_sync(Base.metadata.create_all)
+            # Columns first: the keyword index (FTS5 triggers, PostgreSQL's generated
+            # column) reads the write-time context column.
+            added = await migrations.migrate(conn)
             if self._engines.is_sqlite:
                 for ddl in SQLITE_FTS_DDL:
                     await conn.exec_driver_sql(ddl)
+                if "memories_fts.context" in added:
+                    await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
             else:
                 await create_postgres_objects(conn)
                 await fill_pgvector_column(conn)
-            await migrations.migrate(conn)
             exists = await conn.scalar(
                 select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
             )
@@ -327,7 +332,7 @@ class MemoryStore:
         terms: Sequence[str],
         vis: Visibility,
         limit: int,
-        column_weights: tuple[float, float, float],
+        column_weights: tuple[float, float, float, float],
     ) -> list[tuple[int, float]]:
         """(id, BM25 relevance, larger is better) for visible memories containing any of
         `terms` (from `keyword.query_terms`), best first; see store/fulltext.py."""

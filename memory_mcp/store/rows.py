@@ -154,6 +154,7 @@ def record_from_row(row: Any) -> MemoryRecord:
             file_path=row.file_path if isinstance(row.file_path, str) else None,
             updated_by=row.updated_by or row.agent_id,
             about_agent=row.about_agent,
+            written_session=row.written_session or "",
         )
     except ValueError as exc:  # enum values raise ValueError too
         raise DamagedMemoryError(row.id, str(exc)) from None

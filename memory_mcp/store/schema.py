@@ -22,6 +22,9 @@ class MemoryRow(Base):
         # Listing newest first (store/listing.py) walks these instead of sorting.
         Index("ix_memories_updated", "updated_at", "id"),
         Index("ix_memories_created", "created_at", "id"),
+        # A write reads what its writer wrote just before in the same session, and a
+        # delete what was written just after (store/write_context.py).
+        Index("ix_memories_written", "updated_by", "written_session", "written_order", "id"),
         {"sqlite_autoincrement": True},
     )
 
@@ -55,6 +58,13 @@ class MemoryRow(Base):
     access_count: Mapped[int] = mapped_column(Integer, default=0)
     file_path: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
     revision: Mapped[int] = mapped_column(Integer, index=True)
+    # The writer's session (any scope), when in it this version was written (the write's
+    # revision; `revision` above also moves when a vector is stored), and the words of
+    # what the writer wrote just before it there: a fourth, lighter column of the keyword
+    # index (store/write_context.py). Nullable: older stores gain them by ALTER TABLE.
+    written_session: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    written_order: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    context: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class MemoryTagRow(Base):
@@ -117,28 +127,38 @@ class StoreMetaRow(Base):
     value: Mapped[int] = mapped_column(Integer)
 
 
-# Full-text index over key, value and tags, kept in step by triggers inside the writing
-# transaction: a memory is findable by its words the moment the write commits.
+# Full-text index over key, value, tags and the write-time context, kept in step by
+# triggers inside the writing transaction: a memory is findable by its words the moment
+# the write commits.
 SQLITE_FTS_DDL = [
     """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-        key, value, tags, content='memories', content_rowid='id',
+        key, value, tags, context, content='memories', content_rowid='id',
         tokenize='porter unicode61 remove_diacritics 2')""",
     """CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, key, value, tags)
-        VALUES (new.id, new.key, new.value, new.tags);
+        INSERT INTO memories_fts(rowid, key, value, tags, context)
+        VALUES (new.id, new.key, new.value, new.tags, new.context);
     END""",
     """CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags)
-        VALUES ('delete', old.id, old.key, old.value, old.tags);
+        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags, context)
+        VALUES ('delete', old.id, old.key, old.value, old.tags, old.context);
     END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF key, value, tags
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF key, value, tags, context
     ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags)
-        VALUES ('delete', old.id, old.key, old.value, old.tags);
-        INSERT INTO memories_fts(rowid, key, value, tags)
-        VALUES (new.id, new.key, new.value, new.tags);
+        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags, context)
+        VALUES ('delete', old.id, old.key, old.value, old.tags, old.context);
+        INSERT INTO memories_fts(rowid, key, value, tags, context)
+        VALUES (new.id, new.key, new.value, new.tags, new.context);
     END""",
 ]
+# A keyword index made before the context column: dropped (migrations.py), then made
+# again by SQLITE_FTS_DDL and filled from `memories` by this.
+SQLITE_FTS_OLD = [
+    "DROP TRIGGER IF EXISTS memories_fts_insert",
+    "DROP TRIGGER IF EXISTS memories_fts_delete",
+    "DROP TRIGGER IF EXISTS memories_fts_update",
+    "DROP TABLE IF EXISTS memories_fts",
+]
+SQLITE_FTS_REBUILD = "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')"
 
 
 class AgentTokenRow(Base):

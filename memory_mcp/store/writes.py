@@ -24,6 +24,7 @@ from memory_mcp.models import (
     Source,
     UpsertOutcome,
 )
+from memory_mcp.store import write_context
 from memory_mcp.store.rows import MEMORIES, M, content_hash, record_from_row
 from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
 
@@ -57,7 +58,9 @@ async def insert_new(
     conn: AsyncConnection, items: Sequence[tuple[NewMemory, float]], revision: int
 ) -> dict[str, int]:
     """Insert memories whose identities are not stored yet (with their tags) in a few
-    statements, each at its own write time: the id of each identity."""
+    statements, each at its own write time: the id of each identity. In this order, each
+    after the ones before it in its session (store/write_context.py)."""
+    contexts = await write_context.batch_contexts(conn, [new for new, _ in items])
     await conn.execute(
         insert(MEMORIES),
         [
@@ -74,8 +77,9 @@ async def insert_new(
                 "access_count": 0,
                 "revision": revision,
                 **content_values(new),
+                **write_context.written_values(new, revision, context),
             }
-            for new, now in items
+            for (new, now), context in zip(items, contexts, strict=True)
         ],
     )
     ids = await ids_of(conn, [new.identity for new, _ in items])
@@ -101,6 +105,7 @@ async def insert_memory(
     if expected_version not in (None, 0):
         raise KeyNotFoundError(new.key, expected_version)
     revision = await next_revision(conn)
+    context = await write_context.context_for(conn, new, new.agent_id)
     result = await conn.execute(
         insert(MEMORIES)
         .values(
@@ -116,6 +121,7 @@ async def insert_memory(
             access_count=0,
             revision=revision,
             **content_values(new),
+            **write_context.written_values(new, revision, context),
         )
         .returning(M.id)
     )
@@ -160,6 +166,11 @@ async def update_memory(
     if taking_over:
         values["agent_id"] = new.agent_id
     revision = await next_revision(conn)
+    # The new version is written now, at the end of its session: those that followed the
+    # old one lose its words (store/write_context.py).
+    followers = await write_context.written_after(conn, [existing.id])
+    owner = values.get("agent_id", existing.agent_id)
+    context = await write_context.context_for(conn, new, owner, but=existing.id)
     await conn.execute(
         insert(MemoryHistoryRow).values(
             memory_id=existing.id,
@@ -182,8 +193,10 @@ async def update_memory(
             last_used_at=now,
             revision=revision,
             **values,
+            **write_context.written_values(new, revision, context),
         )
     )
+    await write_context.refresh(conn, followers)
     if values["tags"] != existing.tags:
         await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
         await write_tags(conn, existing.id, new.tags)
@@ -226,11 +239,14 @@ async def write_tags(conn: AsyncConnection, memory_id: int, tags: list[str]) -> 
 
 async def delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> int:
     """Delete from every index at once: rows, tags, history (FTS by trigger), and tombstone
-    them so every process's vector index drops them too."""
+    them so every process's vector index drops them too. The memories that borrowed their
+    words (store/write_context.py) are recomputed without them."""
+    followers = await write_context.written_after(conn, ids)
     await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
     await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
     result = await conn.execute(delete(MEMORIES).where(M.id.in_(ids)))
     await conn.execute(insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids])
+    await write_context.refresh(conn, followers)
     return int(result.rowcount or 0)
 
 

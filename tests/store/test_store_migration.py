@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from memory_mcp.errors import PermissionDeniedError
-from memory_mcp.models import Caller, Role, Scope, StoreRequest
+from memory_mcp.models import Caller, Role, Scope, StoreRequest, Visibility
+from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS as WEIGHTS
 from memory_mcp.settings import Settings
+from memory_mcp.store.keyword import query_terms
 from tests.conftest import opened
 
 pytestmark = pytest.mark.anyio
@@ -55,15 +57,17 @@ def old_row(
     meta: dict[str, str],
     tags: list[str],
     version: int = 1,
+    session: str = "",
 ) -> tuple[object, ...]:
+    scope = "session" if session else "swarm"
     return (
         memory_id,
-        f"swarm\x1f{key}",
+        f"{scope}\x1f{key}",
         key,
         value,
-        "swarm",
+        scope,
         agent,
-        "",
+        session,
         "manual",
         json.dumps(tags),
         json.dumps(meta),
@@ -83,7 +87,7 @@ def old_row(
     )
 
 
-def build_old_store(path: Path) -> None:
+def build_old_store(path: Path, more: list[tuple[object, ...]] | None = None) -> None:
     """What today's main leaves on disk: its DDL, a swarm memory edited once by its
     owner (one history row), and a learning injected about worker-2 (owned by worker-2)."""
     db = sqlite3.connect(path)
@@ -99,6 +103,7 @@ def build_old_store(path: Path) -> None:
             ["mistake-pattern", "learning"],
         ),
     ]
+    rows += more or []
     db.executemany(f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * 23)})", rows)
     db.executemany(
         "INSERT INTO memory_tags (memory_id, tag) VALUES (?, ?)",
@@ -145,7 +150,11 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
             # The words were indexed by the old triggers and still are.
             found = await service.search(worker, "Thursdays")
             assert [hit.record.id for hit in found.hits] == [1]
-    assert {"updated_by", "about_agent"} <= set(columns(path, "memories"))
+    assert {"updated_by", "about_agent", "written_session", "context"} <= set(
+        columns(path, "memories")
+    )
+    # The keyword index was made again with the write-time context column.
+    assert columns(path, "memories_fts") == ["key", "value", "tags", "context"]
     assert "updated_by" in columns(path, "memory_history")
 
     async with opened(settings) as app:
@@ -164,3 +173,37 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
         assert (updated.record.version, updated.record.updated_by) == (3, "w1")
         lead = Caller("lead", Role.LEAD, "s")
         assert await service.delete(lead, 2) == 2
+
+
+async def test_older_session_memories_gain_their_context(tmp_path: Path) -> None:
+    """Memories of session scope were written in their session: the upgrade gives them
+    the write-time context (store/write_context.py); older swarm memories recorded no
+    session and borrow nothing."""
+    path = tmp_path / "old.db"
+    session = [
+        old_row(3, "pottery", "Ines started pottery classes", "w1", {}, [], session="s1"),
+        old_row(4, "first", "What are you making first?", "w1", {}, [], session="s1"),
+        old_row(5, "mugs", "A set of blue mugs", "w1", {}, [], session="s1"),
+        old_row(6, "elsewhere", "Pottery fair in May", "w1", {}, [], session="s2"),
+    ]
+    build_old_store(path, session)
+    settings = Settings(
+        db=str(path), data_dir=tmp_path / "data", memory_dir=tmp_path / "m", watch=False
+    )
+    writer = Caller("w1", Role.WORKER, "s1")
+    vis = Visibility(caller=writer, now=0.0)
+    for _ in range(2):  # opening again changes nothing
+        async with opened(settings) as app:
+            store = app.service.store
+            found = await store.keyword_search(query_terms("classes"), vis, 10, WEIGHTS)
+            assert sorted(memory_id for memory_id, _ in found) == [3, 4, 5]
+            # Thursdays: the swarm memory (id 1) lends to none, not even the next one.
+            found = await store.keyword_search(query_terms("thursdays"), vis, 10, WEIGHTS)
+            assert [memory_id for memory_id, _ in found] == [1]
+    async with opened(settings) as app:
+        later = await app.service.store_memory(
+            writer, StoreRequest("later", "and cups", scope=Scope.SESSION)
+        )
+        found = await app.service.store.keyword_search(query_terms("classes"), vis, 10, WEIGHTS)
+    # Written after them in the same session, it borrows too.
+    assert sorted(memory_id for memory_id, _ in found) == [3, 4, 5, later.record.id]

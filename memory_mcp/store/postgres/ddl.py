@@ -4,13 +4,15 @@ statement is idempotent."""
 
 from __future__ import annotations
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 # The text search configuration: English stemming, like SQLite's porter tokenizer.
 TS_CONFIG = "english"
 
-# Key, value and tags weighted A, B, C (ts_rank's weights array is {D, C, B, A}); a
-# generated column, so the index is in step with the row in the writing transaction.
+# Key, value, tags and the write-time context (store/write_context.py) weighted A, B, C,
+# D (ts_rank's weights array is {D, C, B, A}); a generated column, so the index is in step
+# with the row in the writing transaction.
 PG_DDL = (
     "CREATE EXTENSION IF NOT EXISTS vector",
     f"""ALTER TABLE memories ADD COLUMN IF NOT EXISTS search_text tsvector
@@ -18,6 +20,7 @@ PG_DDL = (
             setweight(to_tsvector('{TS_CONFIG}', key), 'A')
             || setweight(to_tsvector('{TS_CONFIG}', value), 'B')
             || setweight(to_tsvector('{TS_CONFIG}', tags), 'C')
+            || setweight(to_tsvector('{TS_CONFIG}', coalesce(context, '')), 'D')
         ) STORED""",
     "CREATE INDEX IF NOT EXISTS ix_memories_search_text ON memories USING gin (search_text)",
     # One pgvector column without a fixed dimension; each dimension in use gets its own
@@ -35,5 +38,21 @@ def hnsw_index_ddl(dimension: int) -> str:
 
 
 async def create_postgres_objects(conn: AsyncConnection) -> None:
+    await _drop_search_text_without_context(conn)
     for ddl in PG_DDL:
         await conn.exec_driver_sql(ddl)
+
+
+async def _drop_search_text_without_context(conn: AsyncConnection) -> None:
+    """A generated column cannot be altered: one made before the context column is
+    dropped (its GIN index with it) and made again by PG_DDL, which fills it from every
+    row. Older memories have no context until they are rewritten."""
+    expression = await conn.scalar(
+        text(
+            "SELECT generation_expression FROM information_schema.columns "
+            "WHERE table_name = 'memories' AND column_name = 'search_text' "
+            "AND table_schema = current_schema()"
+        )
+    )
+    if expression is not None and "context" not in expression:
+        await conn.exec_driver_sql("ALTER TABLE memories DROP COLUMN search_text")

@@ -1,0 +1,82 @@
+"""LoCoMo conversations with what an agent's memories would carry beyond their words: the
+session each turn was written in (a LoCoMo session = one `session_id`), its position in
+that session, and the session's date."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+ANSWERABLE = (1, 2, 3, 4)
+CATEGORY_NAMES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "inference / commonsense",
+    4: "single hop",
+}
+
+
+@dataclass(frozen=True)
+class LabTurn:
+    key: str  # dia_id
+    speaker: str
+    text: str
+    session: int
+    position: int  # within its session, from 0
+    date: str
+
+    @property
+    def value(self) -> str:
+        """What the benchmark stores (the protocol's memory value)."""
+        return f"{self.speaker}: {self.text}"
+
+
+@dataclass(frozen=True)
+class LabQuestion:
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LabConversation:
+    name: str
+    turns: tuple[LabTurn, ...]
+    questions: tuple[LabQuestion, ...]
+
+
+def load(path: Path) -> LabConversation:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    numbers = sorted(
+        int(name.removeprefix("session_"))
+        for name, turns in data.items()
+        if name.startswith("session_")
+        and name.removeprefix("session_").isdigit()
+        and isinstance(turns, list)
+    )
+    turns = tuple(
+        LabTurn(
+            key=str(turn["dia_id"]),
+            speaker=str(turn["speaker"]),
+            text=str(turn["text"]),
+            session=number,
+            position=position,
+            date=str(data.get(f"session_{number}_date_time", "")),
+        )
+        for number in numbers
+        for position, turn in enumerate(data[f"session_{number}"])
+    )
+    questions = tuple(
+        LabQuestion(str(qa["question"]), int(qa["category"]), tuple(str(e) for e in qa["evidence"]))
+        for qa in data.get("qa", [])
+        if qa.get("category") in ANSWERABLE and qa.get("evidence")
+    )
+    return LabConversation(path.stem, turns, questions)
+
+
+def load_all(directory: Path) -> list[LabConversation]:
+    paths = sorted(directory.glob("*.json"))
+    if not paths:
+        raise FileNotFoundError(f"no LoCoMo conversation files (*.json) in {directory}")
+    return [load(path) for path in paths]
