@@ -69,6 +69,7 @@ class World:
     app: AppContext
     rule_id: int = 0
     learning_key: str = ""
+    learning_id: int = 0
 
     @property
     def service(self) -> MemoryService:
@@ -79,10 +80,17 @@ class World:
         return self.app.notes.files
 
     async def snapshot(self) -> list[tuple[Any, ...]]:
+        records = [r async for r in self.service.all_records()]
+        links = [
+            (x.link.source_id, x.link.target_id, x.link.relation)
+            for r in records
+            for x in (await self.service.links_of(LEAD, r))[0]
+            if x.direction == "out"
+        ]
         return [
             (r.id, r.key, r.value, r.version, r.agent_id, r.updated_by, r.expires_at)
-            async for r in self.service.all_records()
-        ]
+            for r in records
+        ] + [("link", *link) for link in links]
 
     async def note(self) -> list[Any]:
         return await self.files.records(WORKER, Scope.SWARM, NOTE_PATH)
@@ -106,6 +114,8 @@ async def seed(world: World) -> None:
     )
     learning = await service.inject_learning(LEAD, LEARNING, LearningCategory.MISTAKE_PATTERN)
     world.learning_key = learning.record.key
+    world.learning_id = learning.record.id
+    await service.link(LEAD, world.rule_id, world.learning_id, "explained_by")
 
 
 ServiceCase = Callable[[World], Awaitable[Any]]
@@ -181,6 +191,10 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     "delete_many": _delete_many,
     "revert": lambda w: w.service.revert(WORKER, w.rule_id, 1),
     "store_note_chunk": _store_note_chunk,
+    "link": lambda w: w.service.link(WORKER, w.rule_id, w.learning_id, "overrides"),
+    "change_links": lambda w: w.service.change_links(
+        WORKER, w.rule_id, [], [(w.learning_id, "explained_by")]
+    ),
     "check_note_change": lambda w: _with_note(w, w.service.check_note_change, Origin.CALLER),
     "forget_note_records": lambda w: _with_note(w, w.service.forget_note_records, Origin.CALLER),
     "set_note_expiry": lambda w: _set_note_expiry(w),
@@ -224,6 +238,9 @@ NOT_A_CALLERS_CHANGE = {
     "note_paths": "reads",
     "records": "reads",
     "indexed_paths": "reads",
+    "links_of": "reads",
+    "related": "reads",
+    "link_history": "reads",
 }
 
 
@@ -379,6 +396,11 @@ async def _tool_index_note(world: TeamWorld, w1: Client, tool: str) -> str:
     return await call_error(w1, tool, path=NOTE_PATH, content="", folder="shared")
 
 
+async def _tool_link(world: TeamWorld, w1: Client, tool: str) -> str:
+    # The decision is asked before the target is looked at (even this one, the rule itself).
+    return await call_error(w1, tool, id=world.rule_id, to=world.rule_id, relation="overrides")
+
+
 TOOL_WRITES: dict[str, ToolCase] = {
     "memory-store": _tool_store,
     "store_memory": _tool_store,  # deprecated alias
@@ -388,6 +410,7 @@ TOOL_WRITES: dict[str, ToolCase] = {
     "memory-inject-learning": _tool_inject,
     "inject-learning": _tool_inject,  # deprecated alias
     "index-note": _tool_index_note,
+    "memory-link": _tool_link,
 }
 
 
@@ -400,10 +423,15 @@ async def _write_tools(world: TeamWorld) -> set[str]:
 async def _team_snapshot(world: TeamWorld) -> list[tuple[Any, ...]]:
     async with world.server.client(world.tokens["lead"]) as lead:
         listed = await call(lead, "memory-list", scope="all", limit=100, include_expired=True)
+        links = [
+            (m["id"], link["relation"], link["direction"], link["id"])
+            for m in listed["memories"]
+            for link in (await call(lead, "memory-get", id=m["id"])).get("links", [])
+        ]
         return sorted(
             (m["id"], m["key"], m["value"], m["version"], m["agent_id"], m["updated_by"])
             for m in listed["memories"]
-        )
+        ) + sorted(links)
 
 
 def test_every_tool_that_is_not_read_only_is_in_the_table(team: TeamWorld) -> None:

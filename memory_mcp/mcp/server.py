@@ -18,6 +18,7 @@ from memory_mcp import __version__
 from memory_mcp.app_opening import HandshakeGate, OpeningApp, is_initialize_request
 from memory_mcp.mcp.browse_tools import register_browse_tools
 from memory_mcp.mcp.context_block import register_context_block
+from memory_mcp.mcp.link_tools import register_link_tools
 from memory_mcp.mcp.memory_tools import register_memory_tools
 from memory_mcp.mcp.sdk_patches import AnswerUnreadableLines, MemoryMCPServer
 from memory_mcp.mcp.stdin_lines import StdinLines
@@ -96,6 +97,7 @@ def build_server(
     )
 
     register_memory_tools(server)
+    register_link_tools(server)
     register_context_block(server, openings)
     register_browse_tools(server)
     return server

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from memory_mcp.models import (
     Source,
     UpsertOutcome,
 )
+from memory_mcp.store.link_rows import forget_links
 from memory_mcp.store.rows import MEMORIES, M, content_hash, record_from_row
 from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
 
@@ -224,9 +226,13 @@ async def write_tags(conn: AsyncConnection, memory_id: int, tags: list[str]) -> 
         )
 
 
-async def delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> int:
-    """Delete from every index at once: rows, tags, history (FTS by trigger), and tombstone
-    them so every process's vector index drops them too."""
+async def delete_ids(
+    conn: AsyncConnection, ids: list[int], revision: int, now: float | None = None
+) -> int:
+    """Delete from every index at once: rows, tags, history, links (FTS by trigger), and
+    tombstone them so every process's vector index drops them too. Links into them from
+    other memories are removed, kept as those memories' link history (at `now`)."""
+    await forget_links(conn, ids, time.time() if now is None else now)
     await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
     await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
     result = await conn.execute(delete(MEMORIES).where(M.id.in_(ids)))

@@ -164,3 +164,22 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
         assert (updated.record.version, updated.record.updated_by) == (3, "w1")
         lead = Caller("lead", Role.LEAD, "s")
         assert await service.delete(lead, 2) == 2
+
+
+async def test_an_old_store_gains_the_links_table(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    build_old_store(path)
+    assert columns(path, "memory_links") == []
+    settings = Settings(
+        db=str(path), data_dir=tmp_path / "data", memory_dir=tmp_path / "m", watch=False
+    )
+    lead = Caller("lead", Role.LEAD, "s")
+    async with opened(settings) as app:
+        made = await app.service.link(lead, 1, 2, "follows")
+        assert [(link.source_id, link.target_id) for link in made.added] == [(1, 2)]
+    async with opened(settings) as app:  # a second open keeps it, and deletes still work
+        [shown], _ = await app.service.links_of(lead, await app.service.get(lead, 2))
+        assert (shown.direction, shown.far.id, shown.link.relation) == ("in", 1, "follows")
+        assert await app.service.delete(lead, 1) == 1
+        assert (await app.service.links_of(lead, await app.service.get(lead, 2)))[0] == []
+    assert "target_owner" in columns(path, "memory_links")
