@@ -41,6 +41,7 @@ DEFAULT_FAN_OUT = 20
 MAX_FAN_OUT = 100
 MAX_SHOWN_LINKS = 50  # memory-get: per direction
 MAX_LINK_HISTORY = 200
+_ID_BATCH = 500  # memory ids in one statement
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,17 @@ class MemoryLinks(MemoryReads):
             if not frontier or full:
                 break
         return result
+
+    async def links_among(self, caller: Caller, memory_ids: Sequence[int]) -> list[Link]:
+        """The current links between memories of `memory_ids` (which `caller` has read;
+        unexpired ends only), oldest first: a knowledge graph's relations (graph.py)."""
+        vis = Visibility(caller=caller, now=self.clock())
+        wanted, found = set(memory_ids), []
+        ids = list(memory_ids)
+        for start in range(0, len(ids), _ID_BATCH):
+            chunk = ids[start : start + _ID_BATCH]
+            found += await self.store.links.current(chunk, "out", vis, MAX_LINKS_PER_MEMORY)
+        return sorted((link for link in found if link.target_id in wanted), key=lambda x: x.id)
 
     async def link_history(
         self, caller: Caller, memory_id: Any, limit: int = MAX_LINK_HISTORY

@@ -31,6 +31,7 @@ from memory_mcp import permissions
 from memory_mcp.app import AppContext
 from memory_mcp.cli.main import build_parser, main
 from memory_mcp.errors import MemoryMcpError
+from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, LearningCategory, NoteChunk, Role, Scope, StoreRequest
 from memory_mcp.notes.file_memories import FileIndexService, FileMemory
 from memory_mcp.permissions import Origin
@@ -241,6 +242,7 @@ NOT_A_CALLERS_CHANGE = {
     "links_of": "reads",
     "related": "reads",
     "link_history": "reads",
+    "links_among": "reads",
 }
 
 
@@ -450,6 +452,55 @@ def test_each_write_tool_refuses_a_worker_the_leads_memories(team: TeamWorld, to
     refusal = anyio.run(attempt)
     assert refused_by_the_decision(refusal), refusal
     assert anyio.run(_team_snapshot, team) == before, f"{tool} changed the store"
+
+
+# -- the knowledge-graph profile's tools (memory_mcp/graph.py, on the service's writes) ----------
+
+GRAPH_ENTITIES = [
+    {"name": "Review", "entityType": "rule", "observations": ["Two reviewers"]},
+    {"name": "Deploy", "entityType": "rule", "observations": ["Tuesdays"]},
+]
+GRAPH_RELATION = {"from": "Review", "to": "Deploy", "relationType": "gates"}
+# Each write tool as a worker aims it at the lead's swarm graph.
+GRAPH_WRITES: dict[str, dict[str, Any]] = {
+    "add_observations": {"observations": [{"entityName": "Review", "contents": ["None"]}]},
+    "delete_observations": {
+        "deletions": [{"entityName": "Review", "observations": ["Two reviewers"]}]
+    },
+    "delete_entities": {"entityNames": ["Review"]},
+    "create_relations": {"relations": [{**GRAPH_RELATION, "relationType": "overrides"}]},
+    "delete_relations": {"relations": [GRAPH_RELATION]},
+    # A taken name is left as it is (the reference's rule): nothing to ask, nothing written.
+    "create_entities": {"entities": [{**GRAPH_ENTITIES[0], "observations": ["No reviews"]}]},
+}
+
+
+@pytest.mark.anyio
+async def test_each_graph_tool_refuses_a_worker_the_leads_entities(
+    make_settings: Callable[..., Settings],
+) -> None:
+    def server(agent: str, role: str) -> Client:
+        settings = make_settings(
+            agent_id=agent, role=role, watch=False, profile="knowledge-graph", graph_scope="swarm"
+        )
+        return Client(build_server(settings, FakeEmbedder()))
+
+    async with server("lead", "lead") as lead, server("w1", "worker") as w1:
+        tools = (await w1.list_tools()).tools
+        writes = {t.name for t in tools if t.annotations and not t.annotations.read_only_hint}
+        await call(lead, "create_entities", entities=GRAPH_ENTITIES)
+        await call(lead, "create_relations", relations=[GRAPH_RELATION])
+        before = await call(lead, "read_graph")
+        for tool, arguments in GRAPH_WRITES.items():
+            if tool == "create_entities":
+                assert (await call(w1, tool, **arguments)) == {"entities": []}
+            else:
+                error = await call_error(w1, tool, **arguments)
+                assert refused_by_the_decision(error), (tool, error)
+            assert await call(lead, "read_graph") == before, f"{tool} changed the graph"
+    assert writes == set(GRAPH_WRITES), (
+        f"add a case to GRAPH_WRITES for {writes - set(GRAPH_WRITES)}"
+    )
 
 
 # -- the CLI and the web view --------------------------------------------------------------------
