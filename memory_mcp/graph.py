@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from memory_mcp.checks import validation as v
-from memory_mcp.errors import InvalidInputError, NotFoundError
+from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
 from memory_mcp.graph_entities import (
     ENTITY_TAG,
     Entity,
@@ -28,6 +29,8 @@ from memory_mcp.graph_entities import (
     entity_value,
     is_entity_key,
 )
+from memory_mcp.importers.memory_json import relation_key, relation_of
+from memory_mcp.jsonl import MemoryLine
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, StoreRequest
 from memory_mcp.reading import can_see
 from memory_mcp.service import MemoryService
@@ -48,18 +51,23 @@ class KnowledgeGraph:
 
     async def records(self) -> list[MemoryRecord]:
         """The entity memories of the graph, oldest first (the reference's file order)."""
-        found = []
+        return (await self._nodes())[0]
+
+    async def _nodes(self) -> tuple[list[MemoryRecord], list[tuple[MemoryRecord, Relation]]]:
+        """The entity memories, and the relation memories an import kept (a relation whose
+        ends were not both entities: memory_json.py), oldest first."""
+        entities, relations = [], []
         async for record in self.service.visible_records(self.caller):
-            if self._is_entity(record) and not self.service.is_expired(record):
-                found.append(record)
-        return found
+            if record.scope is not self.scope or self.service.is_expired(record):
+                continue
+            if self._is_entity(record):
+                entities.append(record)
+            elif (relation := relation_of(record.tags, record.metadata)) is not None:
+                relations.append((record, relation))
+        return entities, relations
 
     async def entity_record(self, name: str) -> MemoryRecord | None:
-        session = self.caller.session_id if self.scope is Scope.SESSION else ""
-        new = NewMemory(
-            entity_key(name), "", self.scope, self.caller.agent_id, session, Source.MANUAL
-        )
-        record = await self.service.store.get_by_identity(new.identity)
+        record = await self.service.store.get_by_identity(self._identity(entity_key(name)))
         if record is None or not self._is_entity(record) or self.service.is_expired(record):
             return None
         return record
@@ -73,31 +81,34 @@ class KnowledgeGraph:
         )
 
     async def relations_among(
-        self, records: Sequence[MemoryRecord], touching: set[int] | None = None
+        self,
+        records: Sequence[MemoryRecord],
+        kept: Sequence[tuple[MemoryRecord, Relation]] = (),
+        touching: set[str] | None = None,
     ) -> list[Relation]:
-        """The links between entity memories of `records`, oldest first; `touching`: only
-        those with an end among these ids (the reference: "at least one endpoint")."""
-        names = {
-            record.id: entity_of(record.key, record.value, record.metadata).name
-            for record in records
-        }
+        """The links between entity memories of `records`, oldest first, then the relation
+        memories `kept`; `touching`: only those with an end named so (the reference: "at
+        least one endpoint")."""
+        names = {r.id: entity_of(r.key, r.value, r.metadata).name for r in records}
         links = await self.service.links_among(self.caller, list(names))
-        return [
-            Relation(names[link.source_id], names[link.target_id], link.relation)
-            for link in links
-            if touching is None or link.source_id in touching or link.target_id in touching
+        relations = [
+            Relation(names[link.source_id], names[link.target_id], link.relation) for link in links
         ]
+        relations += [relation for _, relation in kept]
+        if touching is None:
+            return relations
+        return [r for r in relations if r.source in touching or r.target in touching]
 
     async def read_graph(self) -> Graph:
-        records = await self.records()
+        records, kept = await self._nodes()
         entities = [entity_of(r.key, r.value, r.metadata) for r in records]
-        return Graph(entities, await self.relations_among(records))
+        return Graph(entities, await self.relations_among(records, kept))
 
     async def open_nodes(self, names: Sequence[str]) -> Graph:
         wanted = set(names)
-        records = await self.records()
+        records, kept = await self._nodes()
         chosen = [r for r in records if entity_of(r.key, r.value, r.metadata).name in wanted]
-        return await self._subgraph(records, chosen)
+        return await self._subgraph(records, kept, chosen)
 
     async def search_nodes(self, query: str) -> Graph:
         """The entities whose memories the hybrid search ranks for `query` (at most
@@ -112,12 +123,18 @@ class KnowledgeGraph:
             min_score=SEARCH_MIN_SCORE,
         )
         chosen = [hit.record for hit in result.hits if self._is_entity(hit.record)]
-        return await self._subgraph(await self.records(), chosen)
+        records, kept = await self._nodes()
+        return await self._subgraph(records, kept, chosen)
 
-    async def _subgraph(self, records: list[MemoryRecord], chosen: list[MemoryRecord]) -> Graph:
+    async def _subgraph(
+        self,
+        records: list[MemoryRecord],
+        kept: list[tuple[MemoryRecord, Relation]],
+        chosen: list[MemoryRecord],
+    ) -> Graph:
         entities = [entity_of(r.key, r.value, r.metadata) for r in chosen]
-        relations = await self.relations_among(records, {r.id for r in chosen})
-        return Graph(entities, relations)
+        names = {entity.name for entity in entities}
+        return Graph(entities, await self.relations_among(records, kept, names))
 
     # -- changing (each a write through MemoryService: permissions.decide) ---------------
 
@@ -175,10 +192,15 @@ class KnowledgeGraph:
                 await self.put(entity)
 
     async def delete_entities(self, names: Sequence[str]) -> None:
-        """Delete the named entities (their links go with them: linking.py)."""
+        """Delete the named entities (their links go with them: linking.py), and the
+        relation memories an import kept that name one of them."""
+        doomed = set(names)
         for name in names:
             record = await self.entity_record(name)
             if record is not None:
+                await self.service.delete(self.caller, record.id)
+        for record, relation in (await self._nodes())[1]:
+            if relation.source in doomed or relation.target in doomed:
                 await self.service.delete(self.caller, record.id)
 
     async def create_relations(self, relations: Sequence[Relation]) -> list[Relation]:
@@ -194,6 +216,10 @@ class KnowledgeGraph:
         return made
 
     async def delete_relations(self, relations: Sequence[Relation]) -> None:
+        doomed = set(relations)
+        for record, kept in (await self._nodes())[1]:
+            if kept in doomed:
+                await self.service.delete(self.caller, record.id)
         for relation in relations:
             source = await self.entity_record(relation.source)
             target = await self.entity_record(relation.target)
@@ -203,6 +229,50 @@ class KnowledgeGraph:
             await self.service.change_links(
                 self.caller, source.id, [], [(target.id, relation.relation_type)]
             )
+
+    # -- `import --from memory-json` (cli/imports.py) ----------------------------------------
+
+    async def split_relations(
+        self, lines: list[tuple[int, MemoryLine]]
+    ) -> tuple[list[tuple[int, MemoryLine]], list[Relation]]:
+        """An imported file's lines without the relations that become links: those between
+        two entities of the file or of the graph. The others stay memories."""
+        names = {line.metadata.get("entity") for _, line in lines if is_entity_key(line.key)}
+        kept, links = [], []
+        for number, line in lines:
+            relation = relation_of(line.tags, line.metadata)
+            if relation is not None and await self._ends_known(relation, names):
+                links.append(relation)
+            else:
+                kept.append((number, line))
+        return kept, links
+
+    async def _ends_known(self, relation: Relation, names: set[Any]) -> bool:
+        for name in (relation.source, relation.target):
+            if name not in names and await self.entity_record(name) is None:
+                return False
+        return True
+
+    async def link_imported(self, relations: Sequence[Relation]) -> tuple[int, list[str]]:
+        """Link each relation (after its entities were stored); a relation memory of an
+        earlier import goes, now that the link holds it. Returns how many links were new,
+        and a message per relation that could not be linked (an entity refused)."""
+        made, problems = 0, []
+        for relation in relations:
+            try:
+                made += len(await self.create_relations([relation]))
+                old = await self.service.store.get_by_identity(
+                    self._identity(relation_key(relation))
+                )
+                if old is not None and can_see(self.caller, old):
+                    await self.service.delete(self.caller, old.id)
+            except MemoryMcpError as exc:
+                problems.append(f"{relation_key(relation)}: {exc}")
+        return made, problems
+
+    def _identity(self, key: str) -> str:
+        session = self.caller.session_id if self.scope is Scope.SESSION else ""
+        return NewMemory(key, "", self.scope, self.caller.agent_id, session, Source.MANUAL).identity
 
     async def _existing(self, name: str) -> Entity:
         record = await self.entity_record(name)

@@ -11,6 +11,7 @@ entity's memory to another's, the relation type its relation (linking.py)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,19 @@ class Graph:
             "entities": [entity.as_json() for entity in self.entities],
             "relations": [relation.as_json() for relation in self.relations],
         }
+
+    def file_lines(self) -> list[str]:
+        """The reference server's memory.json(l): one JSON object a line, as it saves."""
+        return [
+            *(
+                json.dumps({"type": "entity", **e.as_json()}, ensure_ascii=False)
+                for e in self.entities
+            ),
+            *(
+                json.dumps({"type": "relation", **r.as_json()}, ensure_ascii=False)
+                for r in self.relations
+            ),
+        ]
 
 
 def entity_key(name: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -194,3 +195,40 @@ async def test_the_same_script_gives_the_same_answers_and_graph(tmp_path: Path) 
         assert all({r["from"], r["to"]} & set(found) for r in mine["relations"]), query
     assert "Entity with name Nobody not found" in unknown
     assert graph_after == answers[-1][2]  # the failed call wrote nothing
+
+
+def memory_mcp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [EXE, *args], env=server_env(tmp_path), capture_output=True, text=True, timeout=300
+    )
+
+
+async def test_a_reference_file_imports_with_links_and_exports_back(tmp_path: Path) -> None:
+    """memory.json written by the reference -> import (relations as links) -> the profile
+    reads the same graph -> export -> the reference loads it and reads the same graph."""
+    written = tmp_path / "reference.jsonl"
+    async with Client(reference_params(written), read_timeout_seconds=60) as reference:
+        for tool, arguments in SCRIPT[:5]:
+            await call(reference, tool, **arguments)
+        theirs = await call(reference, "read_graph")
+    db = tmp_path / "memory.db"
+    first = memory_mcp(tmp_path, "import", "--from", "memory-json", str(written), "--db", str(db))
+    again = memory_mcp(tmp_path, "import", "--from", "memory-json", str(written), "--db", str(db))
+    async with Client(ours_params(tmp_path, db), read_timeout_seconds=180) as ours:
+        imported = await call(ours, "read_graph")
+        related = await call(ours, "open_nodes", names=["Alice"])
+    exported = tmp_path / "exported.jsonl"
+    out = memory_mcp(
+        tmp_path, "export", "--to", "memory-json", "-o", str(exported), "--db", str(db)
+    )
+    async with Client(reference_params(exported), read_timeout_seconds=60) as reference:
+        loaded = await call(reference, "read_graph")
+    assert first.returncode == 0, first.stderr
+    assert "linked 6 relations" in first.stderr
+    assert (
+        "imported 0 memories (5 unchanged" in again.stderr and "linked 0 relations" in again.stderr
+    )
+    assert imported == theirs
+    assert {r["to"] for r in related["relations"] if r["from"] == "Alice"} == {"Acme", "Ledger"}
+    assert out.returncode == 0, out.stderr
+    assert loaded == theirs
