@@ -16,9 +16,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
+from memory_mcp import app as app_module
+from memory_mcp.cli.main import main
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
@@ -189,3 +192,62 @@ async def test_a_deleted_private_target_stays_hidden_in_link_history(
         own = await call(by["w1"], "memory-history", id=ids["w1-shared"])
     removed = [x for x in own["links"] if x["id"] == ids["w1-private"]]
     assert removed and removed[0]["current"] is False
+
+
+GRAPH_READS: list[tuple[str, dict[str, Any]]] = [
+    ("read_graph", {}),
+    ("search_nodes", {"query": WORD}),
+    ("open_nodes", {"names": list(MEMORIES)}),
+]
+
+
+async def test_the_graph_tools_and_export_show_no_hidden_entity_or_relation(
+    make_settings: Callable[..., Settings],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The same memories as entities (`entity:<key>`, tagged entity) in every scope, the
+    same links as relations; each agent reads the graph of each scope through the
+    knowledge-graph profile and through `export --to memory-json`."""
+    monkeypatch.setattr(app_module, "embedder_from", lambda _settings: FakeEmbedder())
+    async with clients(make_settings) as by:
+        ids = {}
+        for key, (owner, scope) in MEMORIES.items():
+            stored = await call(
+                by[owner],
+                "memory-store",
+                key=f"entity:{key}",
+                value=f"{key}\n- {WORD}",
+                scope=scope,
+                tags=["entity"],
+                metadata={"entity": key, "entity_type": ""},
+            )
+            ids[key] = stored["id"]
+        for agent, source, target, relation in LINKS:
+            await call(by[agent], "memory-link", id=ids[source], to=ids[target], relation=relation)
+    seen: dict[tuple[str, str], set[str]] = {}
+    for agent, role in ROLES.items():
+        for scope in ("agent", "session", "swarm"):
+            settings = make_settings(
+                agent_id=agent,
+                role=role,
+                session_id="s1",
+                watch=False,
+                profile="knowledge-graph",
+                graph_scope=scope,
+            )
+            async with Client(build_server(settings, FakeEmbedder())) as graph:
+                for tool, arguments in GRAPH_READS:
+                    result = await call(graph, tool, **arguments)
+                    assert_hides(agent, ids, f"{tool} in {scope} scope", result)
+                    if tool == "read_graph":
+                        seen[agent, scope] = {e["name"] for e in result["entities"]}
+            db = str(settings.db)
+            argv = ["export", "--to", "memory-json", "--db", db, "--agent-id", agent]
+            argv += ["--session-id", "s1", "--scope", scope]
+            assert await anyio.to_thread.run_sync(main, argv) == 0
+            assert_hides(agent, ids, f"export of {scope} scope", capsys.readouterr().out)
+    # and each sees its own (the test can fail the other way)
+    assert seen["w1", "agent"] == {"w1-private"}
+    assert seen["w1", "session"] == {"w1-session"}
+    assert seen["w2", "swarm"] == seen["lead", "swarm"] == {"w1-shared", "lead-shared"}
