@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
@@ -28,15 +28,26 @@ from memory_mcp.graph_entities import (
     entity_tags,
     entity_value,
     is_entity_key,
+    relation_key,
+    relation_of,
 )
-from memory_mcp.importers.memory_json import relation_key, relation_of
-from memory_mcp.jsonl import MemoryLine
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, StoreRequest
 from memory_mcp.reading import can_see
 from memory_mcp.service import MemoryService
 
 SEARCH_LIMIT = 10  # search_nodes: entities found by meaning, best first
 SEARCH_MIN_SCORE = 0.3  # ... scoring at least this (the same score memory-search shows)
+
+
+class ImportedLine(Protocol):
+    """What split_relations reads of an imported line (jsonl.MemoryLine)."""
+
+    key: str
+    tags: list[str]
+    metadata: dict[str, Any]
+
+
+Line = TypeVar("Line", bound=ImportedLine)
 
 
 @dataclass
@@ -233,8 +244,8 @@ class KnowledgeGraph:
     # -- `import --from memory-json` (cli/imports.py) ----------------------------------------
 
     async def split_relations(
-        self, lines: list[tuple[int, MemoryLine]]
-    ) -> tuple[list[tuple[int, MemoryLine]], list[Relation]]:
+        self, lines: list[tuple[int, Line]]
+    ) -> tuple[list[tuple[int, Line]], list[Relation]]:
         """An imported file's lines without the relations that become links: those between
         two entities of the file or of the graph. The others stay memories."""
         names = {line.metadata.get("entity") for _, line in lines if is_entity_key(line.key)}

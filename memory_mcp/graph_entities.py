@@ -19,6 +19,7 @@ from memory_mcp.checks.validation import MAX_TAG_CHARS
 
 ENTITY_PREFIX = "entity:"
 ENTITY_TAG = "entity"
+RELATION_PREFIX = "relation:"  # a relation kept as a memory (importers/memory_json.py)
 _ITEM = "- "
 _MORE = "  "
 
@@ -114,6 +115,20 @@ def entity_of(key: str, value: str, metadata: dict[str, Any]) -> Entity:
     return entity
 
 
+def relation_key(relation: Relation) -> str:
+    return f"{RELATION_PREFIX}{relation.source} -[{relation.relation_type}]-> {relation.target}"
+
+
+def relation_of(tags: list[str], metadata: dict[str, Any]) -> Relation | None:
+    """The relation a relation line (or memory) holds, from its tags and metadata; None
+    for anything else."""
+    ends = (metadata.get("from"), metadata.get("to"), metadata.get("relation_type"))
+    if "relation" not in tags or not all(isinstance(end, str) for end in ends):
+        return None
+    source, target, kind = ends
+    return Relation(str(source), str(target), str(kind))
+
+
 __all__ = [
     "ENTITY_PREFIX",
     "ENTITY_TAG",
@@ -126,4 +141,6 @@ __all__ = [
     "entity_tags",
     "entity_value",
     "is_entity_key",
+    "relation_key",
+    "relation_of",
 ]

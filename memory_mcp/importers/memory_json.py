@@ -18,18 +18,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memory_mcp.checks.validation import MAX_KEY_CHARS, MAX_TAG_CHARS
+from memory_mcp.graph_entities import RELATION_PREFIX as RELATION_PREFIX
 from memory_mcp.graph_entities import Entity as GraphEntity
 from memory_mcp.graph_entities import Relation as GraphRelation
-from memory_mcp.graph_entities import entity_key, entity_metadata, entity_tags, entity_value
+from memory_mcp.graph_entities import (
+    entity_key,
+    entity_metadata,
+    entity_tags,
+    entity_value,
+    relation_key,
+)
 from memory_mcp.jsonl import MemoryLine
 
 FORMAT = "memory-json"
-RELATION_PREFIX = "relation:"
 
 
 class Entity(BaseModel):
@@ -59,20 +65,6 @@ def entity_memory(entity: Entity, scope: str) -> MemoryLine:
         tags=entity_tags(entity.entityType),
         metadata={"imported_from": FORMAT, **entity_metadata(shape)},
     )
-
-
-def relation_key(relation: GraphRelation) -> str:
-    return f"{RELATION_PREFIX}{relation.source} -[{relation.relation_type}]-> {relation.target}"
-
-
-def relation_of(tags: list[str], metadata: dict[str, Any]) -> GraphRelation | None:
-    """The relation a relation line (or memory) holds, from its tags and metadata; None
-    for anything else."""
-    ends = (metadata.get("from"), metadata.get("to"), metadata.get("relation_type"))
-    if "relation" not in tags or not all(isinstance(end, str) for end in ends):
-        return None
-    source, target, kind = ends
-    return GraphRelation(str(source), str(target), str(kind))
 
 
 def _tag(text: str) -> list[str]:

@@ -166,39 +166,28 @@ async def open_nodes(
     return await _on_graph(ctx, work)
 
 
-_WRITES: dict[str, tuple[Callable[..., Any], str, bool, bool]] = {
-    # name: (function, title, destructive, idempotent), as the reference annotates them
-    "create_entities": (create_entities, "Create Entities", False, False),
-    "create_relations": (create_relations, "Create Relations", False, False),
-    "add_observations": (add_observations, "Add Observations", False, False),
-    "delete_entities": (delete_entities, "Delete Entities", True, True),
-    "delete_observations": (delete_observations, "Delete Observations", True, True),
-    "delete_relations": (delete_relations, "Delete Relations", True, True),
+# name: (function, title, read only, destructive, idempotent), as the reference annotates them
+_TOOLS: dict[str, tuple[Callable[..., Any], str, bool, bool, bool]] = {
+    "create_entities": (create_entities, "Create Entities", False, False, False),
+    "create_relations": (create_relations, "Create Relations", False, False, False),
+    "add_observations": (add_observations, "Add Observations", False, False, False),
+    "delete_entities": (delete_entities, "Delete Entities", False, True, True),
+    "delete_observations": (delete_observations, "Delete Observations", False, True, True),
+    "delete_relations": (delete_relations, "Delete Relations", False, True, True),
+    "read_graph": (read_graph, "Read Graph", True, False, True),
+    "search_nodes": (search_nodes, "Search Nodes", True, False, True),
+    "open_nodes": (open_nodes, "Open Nodes", True, False, True),
 }
-_READS: dict[str, tuple[Callable[..., Any], str]] = {
-    "read_graph": (read_graph, "Read Graph"),
-    "search_nodes": (search_nodes, "Search Nodes"),
-    "open_nodes": (open_nodes, "Open Nodes"),
-}
-GRAPH_TOOLS = (*_WRITES, *_READS)
+GRAPH_TOOLS = tuple(_TOOLS)
 
 
 def register_graph_tools(server: MCPServer[Any]) -> None:
-    for name, (function, title, destructive, idempotent) in _WRITES.items():
+    for name, (function, title, read_only, destructive, idempotent) in _TOOLS.items():
         hints = ToolAnnotations(
             title=title,
-            readOnlyHint=False,
+            readOnlyHint=read_only,
             destructiveHint=destructive,
             idempotentHint=idempotent,
-            openWorldHint=False,
-        )
-        server.tool(name=name, annotations=hints)(function)
-    for name, (function, title) in _READS.items():
-        hints = ToolAnnotations(
-            title=title,
-            readOnlyHint=True,
-            destructiveHint=False,
-            idempotentHint=True,
             openWorldHint=False,
         )
         server.tool(name=name, annotations=hints)(function)

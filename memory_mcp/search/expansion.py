@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from memory_mcp.models import Visibility
 
 if TYPE_CHECKING:  # ranking.py (ExpandConfig) is read before the store is imported
-    from memory_mcp.store.repository import MemoryStore
+    from memory_mcp.store.link_rows import LinkStore
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,13 @@ def seeds_of(scored: list[tuple[int, float, float]], config: ExpandConfig) -> di
 
 
 async def linked_neighbours(
-    store: MemoryStore, seeds: dict[int, float], vis: Visibility, config: ExpandConfig
+    links: LinkStore, seeds: dict[int, float], vis: Visibility, config: ExpandConfig
 ) -> dict[int, LinkedFrom]:
     """The memories linked to the seeds that `vis` shows, each with the best relevance a
     link lends it (a seed linked to another seed may lift it too)."""
     found: dict[int, LinkedFrom] = {}
     for direction in ("out", "in"):
-        links = await store.links.current(list(seeds), direction, vis, config.fan_out)
-        for link in links:
+        for link in await links.current(list(seeds), direction, vis, config.fan_out):
             seed, far = (
                 (link.source_id, link.target_id)
                 if direction == "out"

@@ -279,7 +279,7 @@ class _Expansion:
         seeds = seeds_of(scored, settings)
         if not seeds:
             return candidates
-        linked = await linked_neighbours(self.store, seeds, self.vis, settings)
+        linked = await linked_neighbours(self.store.links, seeds, self.vis, settings)
         known = {c.record.id: c for c in candidates}
         new_ids = [memory_id for memory_id in linked if memory_id not in known]
         own = await self._own_relevance(new_ids, keyword_hits, vector_hits)

@@ -210,16 +210,4 @@ def link_history(conn: Connection, memory_id: int, limit: int) -> list[Link]:
     return [link_from_row(row) for row in rows]
 
 
-async def forget_links(conn: AsyncConnection, memory_ids: list[int], now: float) -> None:
-    """Inside a delete of `memory_ids`: their own links go with them (a memory's history
-    goes with it), and links into them from other memories are removed but kept as
-    history (removed_by NULL: their target was deleted)."""
-    await conn.execute(LINKS.delete().where(L.source_id.in_(memory_ids)))
-    await conn.execute(
-        update(LINKS)
-        .where(L.target_id.in_(memory_ids), L.removed_at.is_(None))
-        .values(removed_at=now, removed_by=None)
-    )
-
-
-__all__ = ["LINKS", "Direction", "LinkStore", "forget_links", "link_from_row"]
+__all__ = ["LINKS", "Direction", "LinkStore", "link_from_row"]

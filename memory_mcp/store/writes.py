@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
@@ -25,9 +25,16 @@ from memory_mcp.models import (
     Source,
     UpsertOutcome,
 )
-from memory_mcp.store.link_rows import forget_links
 from memory_mcp.store.rows import MEMORIES, M, content_hash, record_from_row
-from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
+from memory_mcp.store.schema import (
+    MemoryHistoryRow,
+    MemoryLinkRow,
+    MemoryTagRow,
+    StoreMetaRow,
+    TombstoneRow,
+)
+
+LINKS = cast(Table, MemoryLinkRow.__table__)
 
 # Identities per IN (...) list: well under SQLite's bound-variable limit.
 IN_CHUNK = 500
@@ -224,6 +231,18 @@ async def write_tags(conn: AsyncConnection, memory_id: int, tags: list[str]) -> 
         await conn.execute(
             insert(MemoryTagRow), [{"memory_id": memory_id, "tag": t} for t in set(tags)]
         )
+
+
+async def forget_links(conn: AsyncConnection, memory_ids: list[int], now: float) -> None:
+    """Inside a delete of `memory_ids`: their own links go with them (a memory's history
+    goes with it), and links into them from other memories are removed but kept as
+    history (removed_by NULL: their target was deleted)."""
+    await conn.execute(delete(LINKS).where(LINKS.c.source_id.in_(memory_ids)))
+    await conn.execute(
+        update(LINKS)
+        .where(LINKS.c.target_id.in_(memory_ids), LINKS.c.removed_at.is_(None))
+        .values(removed_at=now, removed_by=None)
+    )
 
 
 async def delete_ids(
