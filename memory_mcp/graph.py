@@ -78,7 +78,7 @@ class KnowledgeGraph:
         return entities, relations
 
     async def entity_record(self, name: str) -> MemoryRecord | None:
-        record = await self.service.store.get_by_identity(self._identity(entity_key(name)))
+        record = await self.service.by_identity(self.caller, self._identity(entity_key(name)))
         if record is None or not self._is_entity(record) or self.service.is_expired(record):
             return None
         return record
@@ -272,10 +272,10 @@ class KnowledgeGraph:
         for relation in relations:
             try:
                 made += len(await self.create_relations([relation]))
-                old = await self.service.store.get_by_identity(
-                    self._identity(relation_key(relation))
+                old = await self.service.by_identity(
+                    self.caller, self._identity(relation_key(relation))
                 )
-                if old is not None and can_see(self.caller, old):
+                if old is not None:
                     await self.service.delete(self.caller, old.id)
             except MemoryMcpError as exc:
                 problems.append(f"{relation_key(relation)}: {exc}")

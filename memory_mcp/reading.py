@@ -98,6 +98,12 @@ class MemoryReads:
         record.last_accessed_at = now
         return record
 
+    async def by_identity(self, caller: Caller, identity: str) -> MemoryRecord | None:
+        """The memory of an upsert identity (NewMemory.identity), if `caller` may see it:
+        the knowledge-graph profile finds an entity by its name so (graph.py)."""
+        record = await self.store.get_by_identity(identity)
+        return record if record is not None and can_see(caller, record) else None
+
     async def _visible_record(self, caller: Caller, given_id: Any) -> MemoryRecord:
         """The memory of an id as a caller gave it (checked here: every read and change by
         id comes through), if `caller` may see it."""

@@ -243,6 +243,7 @@ NOT_A_CALLERS_CHANGE = {
     "related": "reads",
     "link_history": "reads",
     "links_among": "reads",
+    "by_identity": "reads",
 }
 
 
