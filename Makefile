@@ -30,8 +30,15 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	.ci/need-chromium
 	touch $@
 
+# The reference knowledge-graph server, for the side-by-side tests of the
+# knowledge-graph profile (tests/mcp/test_graph_profile.py): pinned, into .venv/npm.
+REFERENCE_MEMORY_SERVER := @modelcontextprotocol/server-memory@2026.8.31
+$(VENV)/.installed-npm: Makefile | $(BIN)/python
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm $(REFERENCE_MEMORY_SERVER)
+	touch $@
+
 install: $(VENV)/.installed model  # everything `serve` needs, without serving
-install-dev: $(VENV)/.installed-dev
+install-dev: $(VENV)/.installed-dev $(VENV)/.installed-npm
 
 # The bundled weights built into an ONNX graph once, from disk (no download, no torch),
 # into .venv/share/memory-mcp. A second run only checks the file (well under a second).
@@ -42,7 +49,7 @@ model: $(VENV)/.installed
 serve: $(VENV)/.installed model
 	$(BIN)/memory-mcp serve
 
-lint: $(VENV)/.installed-dev
+lint: $(VENV)/.installed-dev $(VENV)/.installed-npm
 	$(BIN)/ruff check memory_mcp tests bench hooks server.py
 	$(BIN)/ruff format --check memory_mcp tests bench hooks server.py
 	$(BIN)/mypy

@@ -83,6 +83,23 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         help=f"vectors kept for reuse (default: {DEFAULT_LAB_CACHE})",
     )
 
+    links = kinds.add_parser(
+        "links",
+        help="entity links and memory-search's expand on LoCoMo: recall by setting, "
+        "multi-hop (category 1) apart, leave one conversation out (bench/links.py)",
+    )
+    links.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
+    links.add_argument(
+        "--entities",
+        choices=["rules", "spacy"],
+        default="rules",
+        help="how entity names are read from a turn (default rules; spacy needs spaCy and "
+        "its English model beside the bench)",
+    )
+    links.add_argument("--json", type=Path, help="also write every number to this file")
+    links.add_argument("--limit-conversations", type=int, metavar="N")
+    _embedder_flag(links)
+
     latency = kinds.add_parser("latency", help="search latency on large synthetic stores")
     latency.add_argument(
         "--sizes",
@@ -274,6 +291,16 @@ def run(args: argparse.Namespace) -> int:
         report = anyio.run(run_locomo, conversations, embedder, progress, args.db)
         print(report.render())
         _write_json(args.json, report.to_json())
+    elif args.bench == "links":
+        from bench.entities import extractor
+        from bench.links import run_links
+        from bench.locomo import load_conversations
+
+        conversations = load_conversations(args.dir, args.limit_conversations)
+        extract = extractor(args.entities)
+        links_report = anyio.run(run_links, conversations, embedder, extract, args.entities, _say)
+        print(links_report.render())
+        _write_json(args.json, links_report.to_json())
     elif args.bench == "startup":
         from bench.startup import run_startup
 

@@ -30,3 +30,7 @@ MAX_BLOCK_ITEMS = 12
 # `context --query`, `search`: how long a command waits for the embedding model before it
 # searches by words only (the model loads in ~5-15 s here).
 MODEL_WAIT_SECONDS = 60.0
+
+# memory-related (linking.py): links followed from the start, memories answered.
+LINK_DEPTH_MAX = 3
+RELATED_LIMIT_MAX = 100

@@ -293,6 +293,37 @@ class BatchOutcome:
     evicted_ids: list[int] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Link:
+    """A typed, directed link between two memories, as the store keeps it: from
+    `source_id` to `target_id`, `relation` in active voice ("works_at", "depends_on").
+    `removed_at` None: a current link; otherwise history (removed_by None: its target was
+    deleted). `target_scope`, `target_owner`, `target_session`: what decides who may see
+    the target, kept for a target that is gone."""
+
+    id: int
+    source_id: int
+    target_id: int
+    relation: str
+    created_by: str
+    created_at: float
+    target_scope: Scope
+    target_owner: str
+    target_session: str
+    removed_by: str | None = None
+    removed_at: float | None = None
+
+
+@dataclass
+class LinkOutcome:
+    """What one change of a memory's links did: the links made and removed, and how many
+    of the asked-for changes were already so (nothing written for them)."""
+
+    added: list[Link] = field(default_factory=list)
+    removed: list[Link] = field(default_factory=list)
+    unchanged: int = 0
+
+
 # Listing pages (store/listing.py, browsing.py). Here rather than in the store: the MCP
 # edge imports browsing.py before the handshake, and the store package pulls in SQLAlchemy.
 Order = Literal["updated", "created"]

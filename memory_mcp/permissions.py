@@ -1,13 +1,15 @@
 """Who may change a memory: the one decision (`decide`) every write path asks.
 
 The paths: memory-store and the lines of an import, memory-delete (by id or by key),
-memory-delete-many, memory-revert, memory-inject-learning, a note's memories (the notes
-watcher, `memory-mcp index`, the PostToolUse hook, the team server's `index-note`), and
-the CLI's commands, which call the same MemoryService methods. The service asks before
-it writes; for an upsert it hands the store the answer for "if another agent holds this
-memory" (`may_overwrite_others`), which the store applies to the row it reads under its
-write lock, so no other writer can slip in between; a bulk delete hands the store the
-answer as which owners and keys it may choose (`bulk_rights`).
+memory-delete-many, memory-revert, memory-inject-learning, memory-link (and the
+knowledge-graph profile's tools, which are stores, deletes and links), a note's memories
+(the notes watcher, `memory-mcp index`, the PostToolUse hook, the team server's
+`index-note`), and the CLI's commands, which call the same MemoryService methods. The
+service asks before it writes; for an upsert (and a change of links) it hands the store
+the answer for "if another agent holds this memory" (`may_overwrite_others`), which the
+store applies to the row it reads under its write lock, so no other writer can slip in
+between; a bulk delete hands the store the answer as which owners and keys it may choose
+(`bulk_rights`).
 `tests/test_write_paths.py` lists every write path and fails when one is added without
 being held to this.
 
@@ -23,6 +25,11 @@ The rules:
   it (an edit, a deletion) whichever agent's server indexed it first. Note text that a
   caller sends (`index-note` on the team server) is only the caller's word: there the
   rule above holds, so a worker cannot rewrite or remove a note another agent indexed.
+- A link belongs to the memory it starts from (its source): making or removing one changes
+  that memory only, so it is decided as an update of the source, and the target needs only
+  to be visible to the caller. Linking your memory to another agent's swarm memory is
+  allowed (it changes nothing of theirs); linking from another agent's swarm memory takes
+  a lead. Who may see a link: whoever may see both of its ends (linking.py).
 - `learning:` keys are the lead's (memory-inject-learning makes them): a worker may not
   store a memory with such a key in any scope, nor change or delete a swarm one, even
   one it owns from before this rule; its own private ones from before may be deleted.
@@ -52,6 +59,7 @@ class Change(StrEnum):
     UPDATE = "update"
     DELETE = "delete"
     REVERT = "revert"
+    LINK = "link or unlink"  # a memory's links are its own: changed as an update is
     NOTE = "change or remove"  # a note's memories, replaced as a set
 
 

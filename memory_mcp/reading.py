@@ -36,11 +36,16 @@ from memory_mcp.versions import one_version, versions_page
 
 
 def can_see(caller: Caller, record: MemoryRecord) -> bool:
-    if record.scope is Scope.SWARM:
+    return can_see_memory_of(caller, record.scope, record.agent_id, record.session_id)
+
+
+def can_see_memory_of(caller: Caller, scope: Scope, owner: str, session_id: str) -> bool:
+    """The rule itself, on what it reads of a memory (a link keeps these of its target)."""
+    if scope is Scope.SWARM:
         return True
-    if record.agent_id != caller.agent_id:
+    if owner != caller.agent_id:
         return False
-    return record.scope is Scope.AGENT or record.session_id == caller.session_id
+    return scope is Scope.AGENT or session_id == caller.session_id
 
 
 class MemoryReads:
@@ -92,6 +97,12 @@ class MemoryReads:
         record.access_count += self.store.touch(record.id, now)
         record.last_accessed_at = now
         return record
+
+    async def by_identity(self, caller: Caller, identity: str) -> MemoryRecord | None:
+        """The memory of an upsert identity (NewMemory.identity), if `caller` may see it:
+        the knowledge-graph profile finds an entity by its name so (graph.py)."""
+        record = await self.store.get_by_identity(identity)
+        return record if record is not None and can_see(caller, record) else None
 
     async def _visible_record(self, caller: Caller, given_id: Any) -> MemoryRecord:
         """The memory of an id as a caller gave it (checked here: every read and change by
@@ -166,12 +177,14 @@ class MemoryReads:
         since: str | None = None,
         until: str | None = None,
         min_score: float | None = None,
+        expand: bool | None = None,
     ) -> SearchResult:
         """`scope` None: every scope the caller can see. `since`/`until`: only memories
         last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
         (search/time_filters.py); like every filter they apply before either arm's top-k cut.
         `min_score`: leave out results scoring below it (the same score the results show).
-        The pipeline: memory_mcp/search/pipeline.py."""
+        `expand`: memories linked to the strong hits join the candidates (None: the
+        measured default, search/expansion.py). The pipeline: memory_mcp/search/pipeline.py."""
         return await pipeline.search(
             self.store,
             self.vectors,
@@ -187,4 +200,5 @@ class MemoryReads:
             since=since,
             until=until,
             min_score=min_score,
+            expand=self.policy.ranking.expand.on_by_default if expand is None else expand,
         )

@@ -26,6 +26,7 @@ from memory_mcp.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
+from memory_mcp.linking import MemoryLinks
 from memory_mcp.models import (
     NOTE_KEY_PREFIX,
     BatchItem,
@@ -43,7 +44,7 @@ from memory_mcp.models import (
 )
 from memory_mcp.permissions import Change, Origin, Target
 from memory_mcp.policy import Policy
-from memory_mcp.reading import MemoryReads, can_see
+from memory_mcp.reading import can_see
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.similar import SimilarCheck, find_similar
 from memory_mcp.semantic.vectors import Vectors
@@ -53,7 +54,7 @@ from memory_mcp.versions import one_version
 log = logging.getLogger(__name__)
 
 
-class MemoryService(MemoryReads):
+class MemoryService(MemoryLinks):
     def __init__(
         self,
         store: MemoryStore,

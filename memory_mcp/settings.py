@@ -21,7 +21,7 @@ from pydantic_settings import (
 )
 
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Role
+from memory_mcp.models import Role, Scope
 
 WORKSPACE_PERSONAL_MEMORY = "/workspace/personal/memory"
 
@@ -125,6 +125,12 @@ class Settings(BaseSettings):
     # stdio: one agent, the one above. The HTTP transports serve many agents at once, each
     # known by its bearer token (`memory-mcp token add`); see memory_mcp/http/team_server.py.
     transport: Literal["stdio", "streamable-http", "sse"] = "stdio"
+    # The tools served: memory-mcp's own, or the reference knowledge-graph server's nine
+    # (create_entities, read_graph, ...: memory_mcp/graph.py) on the same store.
+    profile: Literal["memory", "knowledge-graph"] = "memory"
+    graph_scope: Scope = Field(
+        Scope.AGENT, description="the scope of the knowledge-graph profile's entities"
+    )
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=1, le=65535)
     # Host names clients use to reach a server bound to all interfaces (0.0.0.0, ::); the

@@ -8,12 +8,12 @@ when they are empty, as clients have always seen them; the schema lists them as 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
-
-from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
+from typing import Any
 
 from memory_mcp.browsing import DeleteManyResult, MemoryVersion
 from memory_mcp.checks.validation import iso
+from memory_mcp.explanations import ScoreExplanation
+from memory_mcp.link_results import LinkRecord, MemoryLink
 from memory_mcp.models import (
     LearningCategory,
     MemoryRecord,
@@ -22,24 +22,8 @@ from memory_mcp.models import (
     Source,
     UpsertOutcome,
 )
+from memory_mcp.result_base import ToolResult
 from memory_mcp.semantic.similar import SimilarCheck
-
-if TYPE_CHECKING:  # the service pulls numpy and the store in: not before the handshake
-    from memory_mcp.search.pipeline import SearchHit as ServiceHit
-
-
-class ToolResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    # Fields left out of the result when None or empty.
-    omitted_when_empty: ClassVar[frozenset[str]] = frozenset()
-
-    @model_serializer(mode="wrap")
-    def _leave_out_empty_extras(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for name in self.omitted_when_empty:
-            if data.get(name) in (None, [], False):
-                data.pop(name, None)
-        return data
 
 
 class SimilarMemory(ToolResult):
@@ -107,9 +91,10 @@ class StoredMemory(ToolResult):
 
 
 class Memory(ToolResult):
-    """A whole memory, as memory-get returns it (expired ones too, with `expired: true`)."""
+    """A whole memory, as memory-get returns it (expired ones too, with `expired: true`),
+    with its links to and from memories the reader may see (`more_links`: more than shown)."""
 
-    omitted_when_empty = frozenset({"about_agent", "flags", "file_path"})
+    omitted_when_empty = frozenset({"about_agent", "flags", "file_path", "links", "more_links"})
 
     id: int
     key: str
@@ -132,9 +117,13 @@ class Memory(ToolResult):
     about_agent: str | None = None
     flags: list[str] | None = None
     file_path: str | None = None
+    links: list[MemoryLink] | None = None
+    more_links: bool | None = None
 
     @classmethod
-    def of(cls, record: MemoryRecord, expired: bool) -> Memory:
+    def of(
+        cls, record: MemoryRecord, expired: bool, links: list[MemoryLink] | None = None
+    ) -> Memory:
         return cls(
             id=record.id,
             key=record.key,
@@ -157,85 +146,8 @@ class Memory(ToolResult):
             about_agent=record.about_agent or None,
             flags=record.flags or None,
             file_path=record.file_path or None,
+            links=links or None,
         )
-
-
-class ScoreExplanation(ToolResult):
-    """Why a result is where it is: the parts of its score (search/ranking.py,
-    search/exact_match.py).
-
-        relevance = search_confidence * (0.7 * vector + 0.3 * keyword)   (default weights)
-        prior     = recency * access * source_quality
-        score     = relevance * prior, then exact matches first:
-                    (level + that) / (top level + 1), level 2 = exact key, 1 = identifier
-
-    `keyword` and `vector` are scaled within this search (1.0: the best candidate);
-    `bm25` and `cosine` are the raw arm scores; null: that arm did not find it."""
-
-    keyword: float | None
-    bm25: float | None
-    vector: float | None
-    cosine: float | None
-    search_confidence: float
-    relevance: float
-    recency: float
-    access: float
-    source_quality: float
-    pinned: bool
-    prior: float
-    exact: str | None  # "key": its key is the query; "identifier": holds one verbatim
-    why: str
-
-    @classmethod
-    def of(cls, hit: ServiceHit) -> ScoreExplanation | None:
-        rel, prior = hit.parts, hit.prior
-        if rel is None or prior is None:
-            return None
-        exact = {2: "key", 1: "identifier"}.get(hit.exact_level)
-        return cls(
-            keyword=_rounded(rel.keyword),
-            bm25=_rounded(rel.bm25),
-            vector=_rounded(rel.vector),
-            cosine=_rounded(rel.cosine),
-            search_confidence=round(rel.search_confidence, 4),
-            relevance=round(rel.relevance, 4),
-            recency=round(prior.recency, 4),
-            access=round(prior.access, 4),
-            source_quality=round(prior.source_quality, 4),
-            pinned=hit.record.pinned,
-            prior=round(prior.value, 4),
-            exact=exact,
-            why=_why(hit, exact),
-        )
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
-
-
-def _why(hit: ServiceHit, exact: str | None) -> str:
-    """One line a model or a person can read: what found it, and what weighed on it."""
-    rel, prior, record = hit.parts, hit.prior, hit.record
-    assert rel is not None and prior is not None
-    reasons = []
-    if exact == "key":
-        reasons.append("its key is the query (exact matches come first)")
-    elif exact == "identifier":
-        reasons.append("it holds an identifier of the query word for word (ranked first)")
-    if rel.keyword is not None:
-        reasons.append(f"query words (keyword {rel.keyword:.2f} of this search's best)")
-    if rel.cosine is not None:
-        reasons.append(f"meaning (cosine {rel.cosine:.2f})")
-    if rel.search_confidence < 1.0:
-        reasons.append(f"no query word anywhere: scaled by {rel.search_confidence:.2f}")
-    if record.pinned:
-        reasons.append("pinned: no decay")
-    elif prior.recency < 0.995:
-        reasons.append(f"age: recency x{prior.recency:.2f}")
-    reasons.append(f"source {record.source.value}: x{prior.source_quality:.2f}")
-    if record.access_count:
-        reasons.append(f"read {record.access_count} times: x{prior.access:.2f}")
-    return "; ".join(reasons)
 
 
 def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
@@ -428,13 +340,16 @@ class Version(ToolResult):
 
 class MemoryHistory(ToolResult):
     """memory-history's answer: versions of one memory, oldest first. `earlier`: there are
-    older versions; pass it as `before` to see them (left out when there are none)."""
+    older versions; pass it as `before` to see them (left out when there are none).
+    `links`: its links over time, current and removed, newest first (those whose other
+    end the reader may see)."""
 
-    omitted_when_empty = frozenset({"earlier"})
+    omitted_when_empty = frozenset({"earlier", "links"})
 
     id: int
     versions: list[Version]
     earlier: int | None = None
+    links: list[LinkRecord] | None = None
 
 
 class Reverted(StoredMemory):

@@ -160,3 +160,39 @@ def test_python_dash_m_bench_runs_the_same_commands(capsys: pytest.CaptureFixtur
         bench_main(["latency", "--help"])
     assert exited.value.code == 0
     assert "--sizes" in capsys.readouterr().out
+
+
+def test_rule_entities_read_names_and_identifiers_without_a_model() -> None:
+    from bench.entities import rule_entities
+
+    found = rule_entities(
+        "Thanks! Melanie went to the Grand Canyon with @sam_k; see PaymentService.refund "
+        "and gen-0042 in /srv/app/config.yaml"
+    )
+    assert {"melanie", "grand canyon", "@sam_k", "paymentservice.refund", "gen-0042"} <= found
+    assert "/srv/app/config.yaml" in found
+    assert "thanks" not in found and "the" not in found
+
+
+@pytest.mark.anyio
+async def test_links_harness_measures_expand_with_and_without_links(
+    real_embedder: Embedder,
+) -> None:
+    from dataclasses import replace
+
+    from bench.entities import rule_entities
+    from bench.links import BASELINE, run_links
+
+    tiny = load_conversation(TINY)
+    pair = [tiny, replace(tiny, name="locomo_tiny_2")]
+    report = await run_links(pair, real_embedder, rule_entities, "rules", lambda _line: None)
+    assert len(report.answers[BASELINE]) == 12  # 6 questions, twice
+    assert len(report.answers) == 1 + 27  # the baseline and the grid
+    assert all(len(answers) == 12 for answers in report.answers.values())
+    assert report.links["locomo_tiny"][30] >= report.links["locomo_tiny"][3] > 0
+    rendered = report.render()
+    assert "cat1 R@5" in rendered and "leave one conversation out" in rendered
+    data = json.loads(json.dumps(report.to_json()))
+    assert set(data["leave_one_out"]["chosen"]) == {"locomo_tiny", "locomo_tiny_2"}
+    for numbers in data["settings"].values():
+        assert 0.0 <= numbers["recall@5"] <= numbers["recall@10"] <= 1.0

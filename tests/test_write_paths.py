@@ -30,6 +30,7 @@ from memory_mcp import permissions
 from memory_mcp.app import AppContext
 from memory_mcp.cli.main import build_parser, main
 from memory_mcp.errors import MemoryMcpError
+from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, LearningCategory, NoteChunk, Role, Scope, StoreRequest
 from memory_mcp.notes.file_memories import FileIndexService, FileMemory
 from memory_mcp.oauth_grants import SIGN_IN_PATH
@@ -70,6 +71,7 @@ class World:
     app: AppContext
     rule_id: int = 0
     learning_key: str = ""
+    learning_id: int = 0
 
     @property
     def service(self) -> MemoryService:
@@ -80,10 +82,17 @@ class World:
         return self.app.notes.files
 
     async def snapshot(self) -> list[tuple[Any, ...]]:
+        records = [r async for r in self.service.all_records()]
+        links = [
+            (x.link.source_id, x.link.target_id, x.link.relation)
+            for r in records
+            for x in (await self.service.links_of(LEAD, r))[0]
+            if x.direction == "out"
+        ]
         return [
             (r.id, r.key, r.value, r.version, r.agent_id, r.updated_by, r.expires_at)
-            async for r in self.service.all_records()
-        ]
+            for r in records
+        ] + [("link", *link) for link in links]
 
     async def note(self) -> list[Any]:
         return await self.files.records(WORKER, Scope.SWARM, NOTE_PATH)
@@ -107,6 +116,8 @@ async def seed(world: World) -> None:
     )
     learning = await service.inject_learning(LEAD, LEARNING, LearningCategory.MISTAKE_PATTERN)
     world.learning_key = learning.record.key
+    world.learning_id = learning.record.id
+    await service.link(LEAD, world.rule_id, world.learning_id, "explained_by")
 
 
 ServiceCase = Callable[[World], Awaitable[Any]]
@@ -182,6 +193,10 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     "delete_many": _delete_many,
     "revert": lambda w: w.service.revert(WORKER, w.rule_id, 1),
     "store_note_chunk": _store_note_chunk,
+    "link": lambda w: w.service.link(WORKER, w.rule_id, w.learning_id, "overrides"),
+    "change_links": lambda w: w.service.change_links(
+        WORKER, w.rule_id, [], [(w.learning_id, "explained_by")]
+    ),
     "check_note_change": lambda w: _with_note(w, w.service.check_note_change, Origin.CALLER),
     "forget_note_records": lambda w: _with_note(w, w.service.forget_note_records, Origin.CALLER),
     "set_note_expiry": lambda w: _set_note_expiry(w),
@@ -225,6 +240,11 @@ NOT_A_CALLERS_CHANGE = {
     "note_paths": "reads",
     "records": "reads",
     "indexed_paths": "reads",
+    "links_of": "reads",
+    "related": "reads",
+    "link_history": "reads",
+    "links_among": "reads",
+    "by_identity": "reads",
 }
 
 
@@ -380,6 +400,11 @@ async def _tool_index_note(world: TeamWorld, w1: Client, tool: str) -> str:
     return await call_error(w1, tool, path=NOTE_PATH, content="", folder="shared")
 
 
+async def _tool_link(world: TeamWorld, w1: Client, tool: str) -> str:
+    # The decision is asked before the target is looked at (even this one, the rule itself).
+    return await call_error(w1, tool, id=world.rule_id, to=world.rule_id, relation="overrides")
+
+
 TOOL_WRITES: dict[str, ToolCase] = {
     "memory-store": _tool_store,
     "store_memory": _tool_store,  # deprecated alias
@@ -389,6 +414,7 @@ TOOL_WRITES: dict[str, ToolCase] = {
     "memory-inject-learning": _tool_inject,
     "inject-learning": _tool_inject,  # deprecated alias
     "index-note": _tool_index_note,
+    "memory-link": _tool_link,
 }
 
 
@@ -401,10 +427,15 @@ async def _write_tools(world: TeamWorld) -> set[str]:
 async def _team_snapshot(world: TeamWorld) -> list[tuple[Any, ...]]:
     async with world.server.client(world.tokens["lead"]) as lead:
         listed = await call(lead, "memory-list", scope="all", limit=100, include_expired=True)
+        links = [
+            (m["id"], link["relation"], link["direction"], link["id"])
+            for m in listed["memories"]
+            for link in (await call(lead, "memory-get", id=m["id"])).get("links", [])
+        ]
         return sorted(
             (m["id"], m["key"], m["value"], m["version"], m["agent_id"], m["updated_by"])
             for m in listed["memories"]
-        )
+        ) + sorted(links)
 
 
 def test_every_tool_that_is_not_read_only_is_in_the_table(team: TeamWorld) -> None:
@@ -423,6 +454,55 @@ def test_each_write_tool_refuses_a_worker_the_leads_memories(team: TeamWorld, to
     refusal = anyio.run(attempt)
     assert refused_by_the_decision(refusal), refusal
     assert anyio.run(_team_snapshot, team) == before, f"{tool} changed the store"
+
+
+# -- the knowledge-graph profile's tools (memory_mcp/graph.py, on the service's writes) ----------
+
+GRAPH_ENTITIES = [
+    {"name": "Review", "entityType": "rule", "observations": ["Two reviewers"]},
+    {"name": "Deploy", "entityType": "rule", "observations": ["Tuesdays"]},
+]
+GRAPH_RELATION = {"from": "Review", "to": "Deploy", "relationType": "gates"}
+# Each write tool as a worker aims it at the lead's swarm graph.
+GRAPH_WRITES: dict[str, dict[str, Any]] = {
+    "add_observations": {"observations": [{"entityName": "Review", "contents": ["None"]}]},
+    "delete_observations": {
+        "deletions": [{"entityName": "Review", "observations": ["Two reviewers"]}]
+    },
+    "delete_entities": {"entityNames": ["Review"]},
+    "create_relations": {"relations": [{**GRAPH_RELATION, "relationType": "overrides"}]},
+    "delete_relations": {"relations": [GRAPH_RELATION]},
+    # A taken name is left as it is (the reference's rule): nothing to ask, nothing written.
+    "create_entities": {"entities": [{**GRAPH_ENTITIES[0], "observations": ["No reviews"]}]},
+}
+
+
+@pytest.mark.anyio
+async def test_each_graph_tool_refuses_a_worker_the_leads_entities(
+    make_settings: Callable[..., Settings],
+) -> None:
+    def server(agent: str, role: str) -> Client:
+        settings = make_settings(
+            agent_id=agent, role=role, watch=False, profile="knowledge-graph", graph_scope="swarm"
+        )
+        return Client(build_server(settings, FakeEmbedder()))
+
+    async with server("lead", "lead") as lead, server("w1", "worker") as w1:
+        tools = (await w1.list_tools()).tools
+        writes = {t.name for t in tools if t.annotations and not t.annotations.read_only_hint}
+        await call(lead, "create_entities", entities=GRAPH_ENTITIES)
+        await call(lead, "create_relations", relations=[GRAPH_RELATION])
+        before = await call(lead, "read_graph")
+        for tool, arguments in GRAPH_WRITES.items():
+            if tool == "create_entities":
+                assert (await call(w1, tool, **arguments)) == {"entities": []}
+            else:
+                error = await call_error(w1, tool, **arguments)
+                assert refused_by_the_decision(error), (tool, error)
+            assert await call(lead, "read_graph") == before, f"{tool} changed the graph"
+    assert writes == set(GRAPH_WRITES), (
+        f"add a case to GRAPH_WRITES for {writes - set(GRAPH_WRITES)}"
+    )
 
 
 # -- the CLI and the web view --------------------------------------------------------------------

@@ -14,6 +14,7 @@ from memory_mcp.models import LearningCategory, Scope, Source
 MAX_KEY_CHARS = 256
 MAX_TAGS = 20
 MAX_TAG_CHARS = 64
+MAX_RELATION_CHARS = 128
 MAX_METADATA_BYTES = 16_384
 MAX_METADATA_DEPTH = 20
 MAX_ARGUMENT_VALUES = 100_000  # strings, numbers, lists... in one call's arguments
@@ -57,6 +58,20 @@ def clean_key(key: str, field: str = "key") -> str:
         raise InvalidInputError(field, f"is {len(key):,} characters; the limit is {MAX_KEY_CHARS}")
     refuse_hidden_characters(key, field)
     return key
+
+
+def clean_relation(relation: Any, field: str = "relation") -> str:
+    """A link's relation: a short label in active voice ("works_at", "depends_on"), kept as
+    given (the reference graph server matches relation types exactly), one line."""
+    if not isinstance(relation, str) or not relation.strip():
+        raise InvalidInputError(field, "must be a non-empty text, e.g. 'depends_on'")
+    if len(relation) > MAX_RELATION_CHARS:
+        raise InvalidInputError(
+            field, f"is {len(relation):,} characters; the limit is {MAX_RELATION_CHARS}"
+        )
+    refuse_hidden_characters(relation, field)
+    refuse_unpaired_surrogates(relation, field)
+    return relation
 
 
 def clean_value(value: str, max_chars: int, field: str = "value") -> str:
@@ -320,7 +335,7 @@ def is_digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def clean_id(memory_id: Any, largest: int = MAX_WHOLE_NUMBER) -> int:
+def clean_id(memory_id: Any, largest: int = MAX_WHOLE_NUMBER, field: str = "id") -> int:
     """Ids are whole numbers from 1 to `largest` (the store's: MemoryStore.largest_id);
     numeric strings are accepted because clients send them (read only up to that many
     digits: int() of a long one is slow, and past 4,300 digits refused)."""
@@ -330,7 +345,7 @@ def clean_id(memory_id: Any, largest: int = MAX_WHOLE_NUMBER) -> int:
             memory_id = int(text)
     if not is_whole_number(memory_id, 1, largest):
         raise InvalidInputError(
-            "id", f"{shown(memory_id)} is not a memory id (a whole number from 1 to {largest})"
+            field, f"{shown(memory_id)} is not a memory id (a whole number from 1 to {largest})"
         )
     return memory_id
 

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
@@ -17,6 +17,10 @@ from memory_mcp.app import AppContext
 from memory_mcp.cli.common import run_with_app
 from memory_mcp.importers import read_file
 from memory_mcp.settings import Settings
+
+if TYPE_CHECKING:  # the service: imported when the command runs
+    from memory_mcp.graph import KnowledgeGraph
+    from memory_mcp.graph_entities import Relation
 
 
 def cmd_import(
@@ -54,7 +58,12 @@ def cmd_import(
 
     async def job(app: AppContext) -> int:
         nonlocal skipped
-        prepared, invalid = prepare_lines(app.service, lines, app.caller, unit)
+        graph = _graph(app, scope) if file_format == "memory-json" else None
+        relations: list[Relation] = []
+        own_lines = lines
+        if graph is not None:  # relations between entities become links (graph.py)
+            own_lines, relations = await graph.split_relations(lines)
+        prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit)
         refused = await ownership_problems(app.service, prepared)
         bad = sorted(errors + invalid + refused, key=_line_number)
         for error in bad:
@@ -88,6 +97,10 @@ def cmd_import(
             if not written:
                 loading.cancel_scope.cancel()
                 return 130
+            if graph is not None and relations:
+                linked, problems = await graph.link_imported(relations)
+                report.refused += problems
+                print(f"linked {linked} relations", file=sys.stderr, flush=True)
         texts = await app.service.vectors.unembedded(texts_to_embed(prepared, report))
         print(f"stored {report.stored} memories; embedding", file=sys.stderr, flush=True)
         with _progress(len(texts), "embedding", "text") as bar:
@@ -124,6 +137,13 @@ def cmd_import(
             file=sys.stderr,
         )
     return code
+
+
+def _graph(app: AppContext, scope: str) -> KnowledgeGraph:
+    from memory_mcp.graph import KnowledgeGraph
+    from memory_mcp.models import Scope
+
+    return KnowledgeGraph(app.service, app.caller, Scope(scope))
 
 
 @contextmanager

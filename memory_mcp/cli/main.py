@@ -79,6 +79,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 2
     output: Path | None = args.output
     everyone: bool = args.everyone
+    if args.to == "memory-json":
+        if everyone:
+            print(
+                "memory-mcp: --to memory-json writes one agent's graph: not with --all",
+                file=sys.stderr,
+            )
+            return 2
+        return run_with_app(
+            settings_from(args), lambda app: _export_graph(app, args.scope, output), create=False
+        )
 
     async def job(app: AppContext) -> int:
         service = app.service
@@ -94,6 +104,26 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 0
 
     return run_with_app(settings_from(args), job, create=False)  # reading never creates one
+
+
+async def _export_graph(app: AppContext, scope: str, output: Path | None) -> int:
+    """The entities and relations `app.caller` may see in `scope`, in the reference
+    knowledge-graph server's file format (it loads the file as its memory.jsonl)."""
+    from memory_mcp.graph import KnowledgeGraph
+    from memory_mcp.models import Scope
+
+    graph = await KnowledgeGraph(app.service, app.caller, Scope(scope)).read_graph()
+    text = "\n".join(graph.file_lines())
+    if output is None:
+        print(text)
+    else:
+        output.write_text(text + "\n", encoding="utf-8")
+    print(
+        f"exported {len(graph.entities)} entities and {len(graph.relations)} relations "
+        f"({scope} scope) as memory-json",
+        file=sys.stderr,
+    )
+    return 0
 
 
 def cmd_purge(args: argparse.Namespace) -> int:
@@ -261,6 +291,19 @@ def build_parser() -> argparse.ArgumentParser:
         "rules as the tools. --all writes every agent's memories instead.",
     )
     exp.add_argument("--output", "-o", type=Path, help="file to write (default: stdout)")
+    exp.add_argument(
+        "--to",
+        choices=("jsonl", "memory-json"),
+        default="jsonl",
+        help="jsonl (the default: every memory, for import) or memory-json (the knowledge "
+        "graph of one scope, entities and relations, as the reference memory server's file)",
+    )
+    exp.add_argument(
+        "--scope",
+        choices=("agent", "session", "swarm"),
+        default="agent",
+        help="with --to memory-json: the graph's scope (as import --from memory-json --scope)",
+    )
     exp.add_argument(
         "--all",
         dest="everyone",

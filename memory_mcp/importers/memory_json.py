@@ -5,10 +5,12 @@ memory.json / memory.jsonl): a knowledge graph, one JSON object a line:
      "observations": ["Speaks fluent Spanish"]}
     {"type": "relation", "from": "John_Smith", "to": "Anthropic", "relationType": "works_at"}
 
-An entity becomes one memory keyed `entity:<name>`: its name and type, then its
-observations one a line, tagged `entity` and its type. A relation becomes one memory keyed
+An entity becomes one memory keyed `entity:<name>` (graph_entities.py): its name and type,
+then its observations one a line, tagged `entity` and its type. A relation between two
+entities becomes a link between their memories (cli/imports.py, graph.py); one whose ends
+are not both entities (the reference server allows that) stays a memory keyed
 `relation:<from> -[<type>]-> <to>`, its value the sentence "<from> <type> <to>", tagged
-`relation` and its type. The graph's names go to metadata, so nothing of the file is lost.
+`relation` and its type, its ends in metadata, so nothing of the file is lost.
 An entity whose observations changed since the last import is updated in place (a new
 version, the old one kept in its history)."""
 
@@ -21,11 +23,19 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memory_mcp.checks.validation import MAX_KEY_CHARS, MAX_TAG_CHARS
+from memory_mcp.graph_entities import RELATION_PREFIX as RELATION_PREFIX
+from memory_mcp.graph_entities import Entity as GraphEntity
+from memory_mcp.graph_entities import Relation as GraphRelation
+from memory_mcp.graph_entities import (
+    entity_key,
+    entity_metadata,
+    entity_tags,
+    entity_value,
+    relation_key,
+)
 from memory_mcp.jsonl import MemoryLine
 
 FORMAT = "memory-json"
-ENTITY_PREFIX = "entity:"
-RELATION_PREFIX = "relation:"
 
 
 class Entity(BaseModel):
@@ -46,27 +56,27 @@ class Relation(BaseModel):
     relationType: str  # noqa: N815
 
 
+def entity_memory(entity: Entity, scope: str) -> MemoryLine:
+    shape = GraphEntity(entity.name, entity.entityType, list(entity.observations))
+    return MemoryLine(
+        key=entity_key(entity.name),
+        value=entity_value(shape),
+        scope=scope,
+        tags=entity_tags(entity.entityType),
+        metadata={"imported_from": FORMAT, **entity_metadata(shape)},
+    )
+
+
 def _tag(text: str) -> list[str]:
     """A graph type as a tag (tags are at most MAX_TAG_CHARS; an empty type adds none)."""
     tag = " ".join(text.split())[:MAX_TAG_CHARS]
     return [tag] if tag else []
 
 
-def entity_memory(entity: Entity, scope: str) -> MemoryLine:
-    heading = f"{entity.name} ({entity.entityType})" if entity.entityType else entity.name
-    return MemoryLine(
-        key=ENTITY_PREFIX + entity.name,
-        value="\n".join([heading, *(f"- {text}" for text in entity.observations)]),
-        scope=scope,
-        tags=["entity", *_tag(entity.entityType)],
-        metadata={"imported_from": FORMAT, "entity": entity.name, "entity_type": entity.entityType},
-    )
-
-
 def relation_memory(relation: Relation, scope: str) -> MemoryLine:
     kind = relation.relationType
     return MemoryLine(
-        key=f"{RELATION_PREFIX}{relation.from_} -[{kind}]-> {relation.to}",
+        key=relation_key(GraphRelation(relation.from_, relation.to, kind)),
         value=f"{relation.from_} {kind} {relation.to}",
         scope=scope,
         tags=["relation", *_tag(kind)],

@@ -24,6 +24,7 @@ from memory_mcp.browsing import (
     parse_older_than,
 )
 from memory_mcp.checks import validation as v
+from memory_mcp.link_results import LinkRecord
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of, guard, one_of
 from memory_mcp.models import Scope, Source, UpsertOutcome
@@ -134,7 +135,8 @@ async def memory_history(
     """The versions of a memory, oldest first, the newest `limit` of them: each one's
     value, tags, metadata, who wrote it (`written_by`) and when (`written_at`); the last
     one is `current`. When `earlier` is set there are older versions: call again with
-    before=<it>.
+    before=<it>. The first page also lists the memory's `links` over time (made, removed,
+    by whom: links are kept in their own history, not in versions).
 
     Values are cut like search results; ask for one `version` to read it whole. Undo a
     change with memory-revert. Example: memory-history(id=42), then
@@ -143,10 +145,12 @@ async def memory_history(
     caller = caller_of(app)
     if version is None:
         page = await guard(app, app.service.history(caller, id, limit, before))
+        links = [] if before is not None else await guard(app, app.service.link_history(caller, id))
         return MemoryHistory(
             id=id,
             versions=[Version.of(e, app.settings.search_value_chars) for e in page.versions],
             earlier=page.earlier,
+            links=[LinkRecord.of(event) for event in links] or None,
         )
     entry = await guard(app, app.service.version_of(caller, id, version))
     return MemoryHistory(id=id, versions=[Version.of(entry, None)])

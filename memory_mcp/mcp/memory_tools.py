@@ -13,6 +13,8 @@ from pydantic import Field
 
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
+from memory_mcp.explanations import ScoreExplanation
+from memory_mcp.link_results import MemoryLink
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of, guard, one_of
 from memory_mcp.models import LearningCategory, Scope, Source, StoreRequest
@@ -20,7 +22,6 @@ from memory_mcp.tool_results import (
     DeleteResult,
     Learning,
     Memory,
-    ScoreExplanation,
     SearchHit,
     SearchResults,
     StoredMemory,
@@ -156,6 +157,14 @@ async def memory_search(
         bool,
         Field(strict=True, description="Add `explain` to each result: why it ranks there."),
     ] = False,
+    expand: Annotated[
+        bool | None,
+        Field(
+            strict=True,
+            description="Also rank the memories linked to the best hits (memory-link); "
+            "explain names the link that brought each in. Default: off.",
+        ),
+    ] = None,
 ) -> SearchResults:
     """Find memories by meaning and by exact words (hybrid search), best first.
 
@@ -168,7 +177,10 @@ async def memory_search(
     still returns up to `limit` results. Scores compare results within one search (1.0:
     best on both words and meaning), so keep `min_score` low (0.2-0.4) to drop weak
     tails. `explain=true` adds each result's keyword and vector scores, recency,
-    source, pinned and exact-match parts, with a one-line `why`.
+    source, pinned and exact-match parts, with a one-line `why`. `expand=true` follows
+    the links of the strongest hits: a linked memory competes with its own score or half
+    its hit's relevance, whichever is higher (`matched_by: link`, `explain.via` names the
+    link) — for questions whose answer spans memories you linked.
     Example: memory-search(query="how do we deploy to staging?", limit=5);
     memory-search(query="flaky test", since="7d", explain=true)."""
     app = await app_of(ctx)
@@ -185,6 +197,7 @@ async def memory_search(
             since=since,
             until=until,
             min_score=min_score,
+            expand=expand,
         )
 
     result = await guard(app, search())
@@ -212,13 +225,24 @@ async def memory_get(
         Field(strict=True, description="The memory id from memory-search or memory-store."),
     ],
 ) -> Memory:
-    """Read one whole memory by id, with its version, access count and expiry.
+    """Read one whole memory by id, with its version, access count and expiry, and its
+    `links` to and from other memories (relation, direction, the other memory's id and
+    key; see memory-link and memory-related).
 
     Expired memories are still returned here, with `expired: true`.
     Example: memory-get(id=42)."""
     app = await app_of(ctx)
-    record = await guard(app, app.service.get(caller_of(app), id))
-    return Memory.of(record, expired=app.service.is_expired(record))
+
+    async def read() -> Memory:
+        caller = caller_of(app)
+        record = await app.service.get(caller, id)
+        links, more = await app.service.links_of(caller, record)
+        shown = [MemoryLink.of(link) for link in links]
+        memory = Memory.of(record, app.service.is_expired(record), shown)
+        memory.more_links = more or None
+        return memory
+
+    return await guard(app, read())
 
 
 async def memory_delete(

@@ -18,6 +18,8 @@ from memory_mcp import __version__
 from memory_mcp.app_opening import HandshakeGate, OpeningApp, is_initialize_request
 from memory_mcp.mcp.browse_tools import register_browse_tools
 from memory_mcp.mcp.context_block import register_context_block
+from memory_mcp.mcp.graph_tools import register_graph_tools
+from memory_mcp.mcp.link_tools import register_link_tools
 from memory_mcp.mcp.memory_tools import register_memory_tools
 from memory_mcp.mcp.sdk_patches import AnswerUnreadableLines, MemoryMCPServer
 from memory_mcp.mcp.stdin_lines import StdinLines
@@ -95,7 +97,11 @@ def build_server(
         **sdk_options,
     )
 
+    if settings.profile == "knowledge-graph":
+        register_graph_tools(server)  # the reference server's nine tools, nothing else
+        return server
     register_memory_tools(server)
+    register_link_tools(server)
     register_context_block(server, openings)
     register_browse_tools(server)
     return server

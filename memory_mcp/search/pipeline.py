@@ -8,7 +8,7 @@ since/until, expiry) applies before either arm's top-k cut."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import anyio
@@ -23,6 +23,7 @@ from memory_mcp.search.exact_match import (
     exact_matches,
     with_candidates,
 )
+from memory_mcp.search.expansion import LinkedFrom, linked_neighbours, seeds_of
 from memory_mcp.search.ranking import (
     PriorParts,
     RankingConfig,
@@ -69,6 +70,7 @@ class SearchHit:
     parts: Relevance | None = None
     prior: PriorParts | None = None
     exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
+    via: LinkedFrom | None = None  # a link to a strong hit brought it in, or lifted it
 
 
 @dataclass
@@ -80,6 +82,7 @@ class _Candidate:
     relevance: Relevance
     prior: PriorParts
     level: int
+    via: LinkedFrom | None = None
 
 
 @dataclass
@@ -105,11 +108,14 @@ async def search(
     since: str | None = None,
     until: str | None = None,
     min_score: float | None = None,
+    expand: bool = False,
 ) -> SearchResult:
     """`scope` None: every scope the caller can see. `since`/`until`: only memories
     last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
     (search/time_filters.py); like every filter they apply before either arm's top-k cut.
-    `min_score`: leave out results scoring below it (the same score the results show)."""
+    `min_score`: leave out results scoring below it (the same score the results show).
+    `expand`: the memories linked to the strong hits join the candidates
+    (search/expansion.py)."""
     text = v.clean_query(query)
     limit = v.clean_limit(limit)
     now = clock()
@@ -213,6 +219,9 @@ async def search(
         record = records.get(memory_id)
         level = matches.level(record) if record is not None else 0
         candidates.append(_Candidate(fact, rel.relevance * parts.value, rel, parts, level))
+    if expand:
+        extra = _Expansion(store, vectors, vis, config, query_vectors[0] if semantic else None)
+        candidates = await extra.expand(candidates, keyword_hits, vector_hits)
     ranked = exact_first(candidates, lambda candidate: candidate.level)
     if floor is not None:
         # Scores decrease down the list (exact_first), so this keeps a prefix.
@@ -241,10 +250,74 @@ async def _whole_hits(
                         record,
                         c.score,
                         c.relevance.relevance,
-                        c.relevance.matched_by,
+                        "link" if c.via is not None else c.relevance.matched_by,
                         c.relevance,
                         c.prior,
                         c.level,
+                        c.via,
                     )
                 )
     return hits
+
+
+@dataclass
+class _Expansion:
+    """A search's `expand` step (search/expansion.py), on its ranked candidates."""
+
+    store: MemoryStore
+    vectors: Vectors
+    vis: Visibility
+    config: RankingConfig
+    query_vector: np.ndarray | None
+
+    async def expand(
+        self,
+        candidates: list[_Candidate],
+        keyword_hits: list[tuple[int, float]],
+        vector_hits: list[tuple[int, float]],
+    ) -> list[_Candidate]:
+        settings = self.config.expand
+        scored = [(c.record.id, c.score, c.relevance.relevance) for c in candidates]
+        seeds = seeds_of(scored, settings)
+        if not seeds:
+            return candidates
+        linked = await linked_neighbours(self.store.links, seeds, self.vis, settings)
+        known = {c.record.id: c for c in candidates}
+        new_ids = [memory_id for memory_id in linked if memory_id not in known]
+        own = await self._own_relevance(new_ids, keyword_hits, vector_hits)
+        facts, _ = await self.store.rank_facts(new_ids)
+        for memory_id in new_ids:
+            fact = facts.get(memory_id)
+            if fact is not None:
+                parts = prior_parts(fact, self.vis.now, self.config)
+                rel = own.get(memory_id) or Relevance(memory_id)
+                known[memory_id] = _Candidate(fact, rel.relevance * parts.value, rel, parts, 0)
+        for memory_id, via in linked.items():
+            candidate = known.get(memory_id)
+            if candidate is None or via.relevance <= candidate.relevance.relevance:
+                continue
+            lifted = replace(candidate.relevance, relevance=via.relevance)
+            candidate.relevance = lifted
+            candidate.score = via.relevance * candidate.prior.value
+            candidate.via = via
+        return list(known.values())
+
+    async def _own_relevance(
+        self,
+        new_ids: list[int],
+        keyword_hits: list[tuple[int, float]],
+        vector_hits: list[tuple[int, float]],
+    ) -> dict[int, Relevance]:
+        """The neighbours' own relevance on this search's scale: their cosines, raised to
+        the lowest candidate's at least so that the other candidates' scaling (min-max)
+        stays exactly as it was."""
+        if not new_ids or self.query_vector is None or not vector_hits:
+            return {}
+        cosines = await self.vectors.nearest(self.query_vector, self.vis, 0, new_ids)
+        lowest = min(cosine for _, cosine in vector_hits)
+        raised = [(memory_id, max(cosine, lowest)) for memory_id, cosine in cosines]
+        fused = fuse(keyword_hits, vector_hits + raised, self.config)
+        own = {memory_id: fused[memory_id] for memory_id, _ in raised}
+        for memory_id, cosine in cosines:
+            own[memory_id].cosine = cosine
+        return own

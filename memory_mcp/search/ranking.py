@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from memory_mcp.models import Ranked, Source
+from memory_mcp.search.expansion import ExpandConfig
 
 DAY = 86_400.0
 
@@ -71,6 +72,8 @@ class RankingConfig:
     # Each arm returns this many candidates per requested result before fusion.
     candidate_multiplier: int = 5
     min_candidates: int = 50
+    # memory-search's expand: which links are followed, what they lend (search/expansion.py).
+    expand: ExpandConfig = field(default_factory=ExpandConfig)
 
     def with_half_life(self, days: float | None) -> RankingConfig:
         """Override every source's half-life (MEMORY_MCP_RECENCY_HALF_LIFE_DAYS)."""

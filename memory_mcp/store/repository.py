@@ -36,6 +36,7 @@ from memory_mcp.store import listing as browse
 from memory_mcp.store import record_reads as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
+from memory_mcp.store.link_rows import LinkStore
 from memory_mcp.store.listing import BulkDeletion, Selection
 from memory_mcp.store.postgres import tsvector as pg_fulltext
 from memory_mcp.store.postgres.ddl import create_postgres_objects
@@ -68,6 +69,7 @@ class MemoryStore:
         # PostgreSQL parts (store/postgres/).
         self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
         self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
+        self.links = LinkStore(engines)  # the links between memories (store/link_rows.py)
 
     @property
     def largest_id(self) -> int:
@@ -232,7 +234,7 @@ class MemoryStore:
             if not ids:
                 return 0
             revision = await writes.next_revision(conn)
-            return await writes.delete_ids(conn, ids, revision)
+            return await writes.delete_ids(conn, ids, revision, now)
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
         """The memory, or None; DamagedMemoryError if its row cannot be read."""

@@ -97,6 +97,45 @@ class MemoryHistoryRow(Base):
     updated_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
 
+class MemoryLinkRow(Base):
+    """A typed, directed link from one memory (`source_id`) to another (`target_id`).
+    A link is never updated in place: removing it sets `removed_at`/`removed_by`, and the
+    row stays as its history (a link made again is a new row). Its rows go when its source
+    memory is deleted (with the source's own history); when its target is deleted the link
+    is removed (`removed_by` NULL) and the row stays. The target's scope, owner and session
+    are copied in (`target_*`, never changed for a memory whose visibility depends on them),
+    so who may see a removed link is known after its target is gone."""
+
+    __tablename__ = "memory_links"
+    __table_args__ = (
+        Index("ix_memory_links_source", "source_id", "id"),
+        Index("ix_memory_links_target", "target_id", "id"),
+        # One current link per (source, target, relation); removed ones are history.
+        Index(
+            "ux_memory_links_current",
+            "source_id",
+            "target_id",
+            "relation",
+            unique=True,
+            sqlite_where=text("removed_at IS NULL"),
+            postgresql_where=text("removed_at IS NULL"),
+        ),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    source_id: Mapped[int] = mapped_column(ForeignKey("memories.id", ondelete="CASCADE"))
+    target_id: Mapped[int] = mapped_column(Integer)  # no foreign key: outlives its target
+    relation: Mapped[str] = mapped_column(String(128))
+    created_by: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[float] = mapped_column(Float)
+    removed_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    removed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    target_scope: Mapped[str] = mapped_column(String(16))
+    target_owner: Mapped[str] = mapped_column(String(128))
+    target_session: Mapped[str] = mapped_column(String(128), default="")
+
+
 class EmbeddingRow(Base):
     """One vector per distinct content and model: repeated text is embedded once."""
 

@@ -25,7 +25,7 @@ from memory_mcp.store.schema import Base, StoreMetaRow
 BATCH = 1000  # rows per INSERT: a few MB of vectors at most
 # Integer ids that a PostgreSQL sequence hands out (SQLite's AUTOINCREMENT follows the
 # largest id inserted by itself).
-SEQUENCED = ("memories", "memory_history", "agent_tokens", "oauth_grants")
+SEQUENCED = ("memories", "memory_history", "memory_links", "agent_tokens", "oauth_grants")
 
 
 @dataclass

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
@@ -26,7 +27,15 @@ from memory_mcp.models import (
 )
 from memory_mcp.store import write_context
 from memory_mcp.store.rows import MEMORIES, M, content_hash, record_from_row
-from memory_mcp.store.schema import MemoryHistoryRow, MemoryTagRow, StoreMetaRow, TombstoneRow
+from memory_mcp.store.schema import (
+    MemoryHistoryRow,
+    MemoryLinkRow,
+    MemoryTagRow,
+    StoreMetaRow,
+    TombstoneRow,
+)
+
+LINKS = cast(Table, MemoryLinkRow.__table__)
 
 # Identities per IN (...) list: well under SQLite's bound-variable limit.
 IN_CHUNK = 500
@@ -237,11 +246,27 @@ async def write_tags(conn: AsyncConnection, memory_id: int, tags: list[str]) -> 
         )
 
 
-async def delete_ids(conn: AsyncConnection, ids: list[int], revision: int) -> int:
-    """Delete from every index at once: rows, tags, history (FTS by trigger), and tombstone
-    them so every process's vector index drops them too. The memories that borrowed their
-    words (store/write_context.py) are recomputed without them."""
+async def forget_links(conn: AsyncConnection, memory_ids: list[int], now: float) -> None:
+    """Inside a delete of `memory_ids`: their own links go with them (a memory's history
+    goes with it), and links into them from other memories are removed but kept as
+    history (removed_by NULL: their target was deleted)."""
+    await conn.execute(delete(LINKS).where(LINKS.c.source_id.in_(memory_ids)))
+    await conn.execute(
+        update(LINKS)
+        .where(LINKS.c.target_id.in_(memory_ids), LINKS.c.removed_at.is_(None))
+        .values(removed_at=now, removed_by=None)
+    )
+
+
+async def delete_ids(
+    conn: AsyncConnection, ids: list[int], revision: int, now: float | None = None
+) -> int:
+    """Delete from every index at once: rows, tags, history, links (FTS by trigger), and
+    tombstone them so every process's vector index drops them too. Links into them from
+    other memories are removed, kept as those memories' link history (at `now`). The
+    memories that borrowed their words (store/write_context.py) are recomputed without them."""
     followers = await write_context.written_after(conn, ids)
+    await forget_links(conn, ids, time.time() if now is None else now)
     await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
     await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
     result = await conn.execute(delete(MEMORIES).where(M.id.in_(ids)))

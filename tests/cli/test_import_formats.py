@@ -75,12 +75,31 @@ def test_the_cli_offers_every_format() -> None:
 # --- the reference memory server's memory.json
 
 
-def test_graph_import_makes_a_memory_per_entity_and_relation(
+def links(db: str, tmp_path: Path) -> set[tuple[str, str, str]]:
+    """(from key, relation, to key) of every current link in the store."""
+
+    async def read() -> set[tuple[str, str, str]]:
+        async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
+            records = {r.id: r async for r in app.service.all_records()}
+            found = await app.service.links_among(app.caller, list(records))
+            return {(records[x.source_id].key, x.relation, records[x.target_id].key) for x in found}
+
+    return anyio.run(read)
+
+
+def test_graph_import_makes_a_memory_per_entity_and_links_its_relations(
     run: Run, db: str, tmp_path: Path
 ) -> None:
     imported = run("import", "--from", "memory-json", str(GRAPH), "--db", db)
     assert imported.returncode == 0, imported.stderr
-    assert len(stored(db, tmp_path)) == 9  # 5 entities, 4 relations
+    assert len(stored(db, tmp_path)) == 5  # the entities; the 4 relations are links
+    assert "linked 4 relations" in imported.stderr
+    assert links(db, tmp_path) == {
+        ("entity:default_user", "works_on", "entity:checkout-service"),
+        ("entity:checkout-service", "depends_on", "entity:Acme_Payments"),
+        ("entity:Maria_Lopez", "leads", "entity:checkout-service"),
+        ("entity:checkout-service", "ships_in", "entity:Q3_launch"),
+    }
 
 
 def test_an_entity_holds_its_name_type_and_observations(run: Run, db: str, tmp_path: Path) -> None:
@@ -96,27 +115,38 @@ def test_an_entity_is_tagged_with_its_type(run: Run, db: str, tmp_path: Path) ->
     assert stored(db, tmp_path)["entity:Acme_Payments"].tags == ["entity", "organization"]
 
 
-def test_a_relation_reads_as_a_sentence(run: Run, db: str, tmp_path: Path) -> None:
-    run("import", "--from", "memory-json", str(GRAPH), "--db", db)
-    leads = stored(db, tmp_path)["relation:Maria_Lopez -[leads]-> checkout-service"]
-    assert leads.value == "Maria_Lopez leads checkout-service"
+DANGLING = {"type": "relation", "from": "Maria_Lopez", "to": "Berlin", "relationType": "visits"}
 
 
-def test_a_relation_is_tagged_with_its_type(run: Run, db: str, tmp_path: Path) -> None:
-    run("import", "--from", "memory-json", str(GRAPH), "--db", db)
-    leads = stored(db, tmp_path)["relation:Maria_Lopez -[leads]-> checkout-service"]
-    assert leads.tags == ["relation", "leads"]
+def with_lines(tmp_path: Path, *extra: dict[str, Any], keep: int = 9) -> Path:
+    lines = GRAPH.read_text().splitlines()[:keep] + [json.dumps(line) for line in extra]
+    path = tmp_path / "graph.json"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
-def test_a_relation_keeps_its_ends_in_metadata(run: Run, db: str, tmp_path: Path) -> None:
-    run("import", "--from", "memory-json", str(GRAPH), "--db", db)
-    ships = stored(db, tmp_path)["relation:checkout-service -[ships_in]-> Q3_launch"]
-    assert ships.metadata == {
+def test_a_relation_to_no_entity_stays_a_sentence(run: Run, db: str, tmp_path: Path) -> None:
+    """The reference allows a relation whose end is no entity: nothing of it is lost."""
+    run("import", "--from", "memory-json", str(with_lines(tmp_path, DANGLING)), "--db", db)
+    visits = stored(db, tmp_path)["relation:Maria_Lopez -[visits]-> Berlin"]
+    assert visits.value == "Maria_Lopez visits Berlin"
+    assert visits.tags == ["relation", "visits"]
+    assert visits.metadata == {
         "imported_from": "memory-json",
-        "from": "checkout-service",
-        "to": "Q3_launch",
-        "relation_type": "ships_in",
+        "from": "Maria_Lopez",
+        "to": "Berlin",
+        "relation_type": "visits",
     }
+
+
+def test_a_sentence_becomes_a_link_once_its_entity_arrives(
+    run: Run, db: str, tmp_path: Path
+) -> None:
+    run("import", "--from", "memory-json", str(with_lines(tmp_path, DANGLING)), "--db", db)
+    berlin = {"type": "entity", "name": "Berlin", "entityType": "city", "observations": []}
+    run("import", "--from", "memory-json", str(with_lines(tmp_path, DANGLING, berlin)), "--db", db)
+    assert "relation:Maria_Lopez -[visits]-> Berlin" not in stored(db, tmp_path)
+    assert ("entity:Maria_Lopez", "visits", "entity:Berlin") in links(db, tmp_path)
 
 
 def test_graph_memories_belong_to_the_importing_agent(run: Run, db: str, tmp_path: Path) -> None:
@@ -133,7 +163,8 @@ def test_importing_the_graph_twice_writes_nothing_new(run: Run, db: str, tmp_pat
     run("import", "--from", "memory-json", str(GRAPH), "--db", db)
     before = {key: r.version for key, r in stored(db, tmp_path).items()}
     again = run("import", "--from", "memory-json", str(GRAPH), "--db", db)
-    assert "imported 0 memories (9 unchanged" in again.stderr
+    assert "imported 0 memories (5 unchanged" in again.stderr
+    assert "linked 0 relations" in again.stderr
     assert {key: r.version for key, r in stored(db, tmp_path).items()} == before
 
 
@@ -195,7 +226,8 @@ def test_a_bad_graph_line_is_named_and_nothing_is_stored(
 def test_skip_invalid_imports_the_rest_of_the_graph(run: Run, db: str, tmp_path: Path) -> None:
     path = broken_graph(tmp_path, {"type": "node"})
     run("import", "--from", "memory-json", str(path), "--db", db, "--skip-invalid")
-    assert len(stored(db, tmp_path)) == 9
+    assert len(stored(db, tmp_path)) == 5
+    assert len(links(db, tmp_path)) == 4
 
 
 def test_a_secret_in_an_observation_is_redacted_and_reported_by_line(
@@ -215,7 +247,7 @@ def test_a_secret_in_an_observation_is_redacted_and_reported_by_line(
     assert "line 3: value: github-pat redacted (characters" in imported.stderr
     assert token[4:] not in imported.stderr
     memories = stored(db, tmp_path)
-    assert len(memories) == 10
+    assert len(memories) == 6  # 5 entities and this one; the relations are links
     assert not [r for r in memories.values() if token[4:] in r.value]
     assert [r for r in memories.values() if "[REDACTED:github-pat]" in r.value]
 

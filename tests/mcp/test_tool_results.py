@@ -25,6 +25,8 @@ TOOLS = {
     "memory-history",
     "memory-revert",
     "memory-delete-many",
+    "memory-link",
+    "memory-related",
     "store_memory",  # deprecated aliases, for one release
     "inject-learning",
 }
@@ -69,8 +71,12 @@ async def test_every_result_validates_against_its_published_schema(
             assert not result.is_error, result.content
             results.append((tool, result.structured_content or {}))
         memory_id = results[0][1]["id"]
+        second_id = results[5][1]["id"]
         more: list[tuple[str, dict[str, Any]]] = [
             ("store_memory", {"key": "deploy", "value": "Deploy with make ship"}),
+            ("memory-link", {"id": memory_id, "to": second_id, "relation": "see_also"}),
+            ("memory-related", {"id": second_id}),
+            ("memory-search", {"query": "ship", "expand": True, "explain": True}),
             ("memory-list", {"limit": 1}),
             ("memory-history", {"id": memory_id}),
             ("memory-history", {"id": memory_id, "version": 1}),

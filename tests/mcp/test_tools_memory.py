@@ -33,6 +33,8 @@ TOOLS = {
     "memory-history",
     "memory-revert",
     "memory-delete-many",
+    "memory-link",
+    "memory-related",
 }
 DEPRECATED = {"store_memory", "inject-learning"}  # the spec's names, for one release
 

@@ -207,3 +207,22 @@ async def test_older_session_memories_gain_their_context(tmp_path: Path) -> None
         found = await app.service.store.keyword_search(query_terms("classes"), vis, 10, WEIGHTS)
     # Written after them in the same session, it borrows too.
     assert sorted(memory_id for memory_id, _ in found) == [3, 4, 5, later.record.id]
+
+
+async def test_an_old_store_gains_the_links_table(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    build_old_store(path)
+    assert columns(path, "memory_links") == []
+    settings = Settings(
+        db=str(path), data_dir=tmp_path / "data", memory_dir=tmp_path / "m", watch=False
+    )
+    lead = Caller("lead", Role.LEAD, "s")
+    async with opened(settings) as app:
+        made = await app.service.link(lead, 1, 2, "follows")
+        assert [(link.source_id, link.target_id) for link in made.added] == [(1, 2)]
+    async with opened(settings) as app:  # a second open keeps it, and deletes still work
+        [shown], _ = await app.service.links_of(lead, await app.service.get(lead, 2))
+        assert (shown.direction, shown.far.id, shown.link.relation) == ("in", 1, "follows")
+        assert await app.service.delete(lead, 1) == 1
+        assert (await app.service.links_of(lead, await app.service.get(lead, 2)))[0] == []
+    assert "target_owner" in columns(path, "memory_links")

@@ -1,0 +1,300 @@
+"""Links between memories, the service's half: who may change them (permissions.py: a
+link is its source memory's, changed as an update of it is) and what a caller may see of
+them. MemoryService inherits this, as it inherits the reads (reading.py).
+
+A link is seen by whoever may see both of its ends: a memory's links to or from memories
+its reader may not see are left out everywhere (memory-get, memory-related, a search's
+expansion, the knowledge-graph tools, exports), never counted, never named. Links have
+their own history: a removed link stays as a row with who removed it and when (its target
+deleted: removed by nobody), and making or removing a link writes no new version of the
+memory (its text did not change)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from memory_mcp import permissions
+from memory_mcp.checks import validation as v
+from memory_mcp.errors import InvalidInputError
+from memory_mcp.limits import LINK_DEPTH_MAX, RELATED_LIMIT_MAX
+from memory_mcp.models import Caller, Link, LinkOutcome, MemoryRecord, Visibility
+from memory_mcp.permissions import Change, Target
+from memory_mcp.reading import MemoryReads, can_see, can_see_memory_of
+
+Direction = Literal["out", "in"]
+Directions = Literal["out", "in", "both"]
+DIRECTIONS: tuple[Directions, ...] = ("both", "out", "in")
+_WAYS: dict[Directions, tuple[Direction, ...]] = {
+    "both": ("out", "in"),
+    "out": ("out",),
+    "in": ("in",),
+}
+MAX_LINKS_PER_MEMORY = 1_000
+MAX_DEPTH = LINK_DEPTH_MAX
+DEFAULT_RELATED_LIMIT = 20
+MAX_RELATED_LIMIT = RELATED_LIMIT_MAX
+# Links followed from one memory in one direction: a hub (an entity a thousand memories
+# name) adds its newest ones only.
+DEFAULT_FAN_OUT = 20
+MAX_FAN_OUT = 100
+MAX_SHOWN_LINKS = 50  # memory-get: per direction
+MAX_LINK_HISTORY = 200
+_ID_BATCH = 500  # memory ids in one statement
+
+
+@dataclass(frozen=True)
+class LinkedMemory:
+    """One link as its reader sees it from `near` (the memory asked about): the link, its
+    direction from there, and the memory at its far end."""
+
+    link: Link
+    direction: Direction
+    near: int
+    far: MemoryRecord
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A memory reached from the start of memory-related: `depth` links away, the last of
+    them `via` (seen from the memory it was reached from)."""
+
+    memory: MemoryRecord
+    depth: int
+    via: LinkedMemory
+
+
+@dataclass
+class Related:
+    start: MemoryRecord
+    neighbours: list[Neighbour] = field(default_factory=list)
+    truncated: bool = False  # a bound (limit, fan-out) left some out
+
+
+@dataclass(frozen=True)
+class LinkEvent:
+    """A link in a memory's link history (current or removed), as its reader may see it."""
+
+    link: Link
+    direction: Direction
+
+
+def far_end(link: Link, direction: Direction) -> int:
+    return link.target_id if direction == "out" else link.source_id
+
+
+def parse_direction(direction: Any) -> Directions:
+    if direction not in DIRECTIONS:
+        raise InvalidInputError(
+            "direction", f"{v.shown(direction)} is not one of {', '.join(DIRECTIONS)}"
+        )
+    result: Directions = direction
+    return result
+
+
+def _bounded(value: Any, field_name: str, most: int) -> int:
+    if not v.is_whole_number(value, 1, most):
+        raise InvalidInputError(field_name, f"must be a whole number from 1 to {most}")
+    return value
+
+
+class MemoryLinks(MemoryReads):
+    # -- changing links (a write: permissions.decide) -------------------------------------
+
+    async def link(
+        self, caller: Caller, memory_id: Any, to: Any, relation: Any, *, remove: bool = False
+    ) -> LinkOutcome:
+        """Link memory `memory_id` to memory `to` with `relation` (or remove that link).
+        Both must be visible to `caller`; `memory_id` must be one `caller` may update."""
+        change = [(to, relation)]
+        if remove:
+            return await self.change_links(caller, memory_id, [], change)
+        return await self.change_links(caller, memory_id, change)
+
+    async def change_links(
+        self,
+        caller: Caller,
+        memory_id: Any,
+        adds: Sequence[tuple[Any, Any]],
+        removes: Sequence[tuple[Any, Any]] = (),
+    ) -> LinkOutcome:
+        """Add and remove links of one memory at once (all or nothing). Asks the one
+        decision (permissions.py) as for an update of that memory; every target must be
+        visible to `caller` (else "not found", as for a missing one)."""
+        source = await self._visible_record(caller, memory_id)
+        permissions.check(caller, Target.of(source), Change.LINK)
+        cleaned_adds = [await self._checked_end(caller, source, to, rel) for to, rel in adds]
+        cleaned_removes = [await self._checked_end(caller, source, to, rel) for to, rel in removes]
+        # Whether the store may go ahead if another agent holds the source when it writes
+        # (only a swarm memory can be; the decision's answer for "someone else's").
+        held_by_another = replace(Target.of(source), owner=None)
+        return await self.store.links.change(
+            source.id,
+            cleaned_adds,
+            cleaned_removes,
+            writer=caller.agent_id,
+            now=self.clock(),
+            may_change_others=permissions.decide(caller, held_by_another, Change.LINK) is None,
+            max_links=MAX_LINKS_PER_MEMORY,
+        )
+
+    async def _checked_end(
+        self, caller: Caller, source: MemoryRecord, to: Any, relation: Any
+    ) -> tuple[int, str]:
+        target_id = v.clean_id(to, self.store.largest_id, "to")
+        if target_id == source.id:
+            raise InvalidInputError("to", f"memory {source.id} cannot link to itself")
+        await self._visible_record(caller, target_id)
+        return target_id, v.clean_relation(relation)
+
+    # -- reading links (only those whose both ends the caller may see) ----------------------
+
+    async def links_of(
+        self, caller: Caller, record: MemoryRecord, limit: int = MAX_SHOWN_LINKS
+    ) -> tuple[list[LinkedMemory], bool]:
+        """The current links out of and into `record` (which `caller` has read) whose far
+        end `caller` may see (expired ones too, as memory-get shows them), newest first,
+        at most `limit` each way; and whether some were left out by that bound."""
+        vis = Visibility(caller=caller, include_expired=True, now=self.clock())
+        shown: list[LinkedMemory] = []
+        more = False
+        for direction in ("out", "in"):
+            links = await self.store.links.current([record.id], direction, vis, limit + 1)
+            more = more or len(links) > limit
+            shown += await self._with_far_ends(caller, links[:limit], direction)
+        return shown, more
+
+    async def related(
+        self,
+        caller: Caller,
+        memory_id: Any,
+        *,
+        depth: Any = 1,
+        direction: Any = "both",
+        relation: Any = None,
+        limit: Any = DEFAULT_RELATED_LIMIT,
+        fan_out: Any = DEFAULT_FAN_OUT,
+        include_expired: bool = False,
+    ) -> Related:
+        """The memories linked to `memory_id`, then to those, up to `depth` links away,
+        breadth first (nearest first; newest link first at each memory), each once, at
+        most `fan_out` links followed from one memory each way and `limit` in all."""
+        start = await self._visible_record(caller, memory_id)
+        depth = _bounded(depth, "depth", MAX_DEPTH)
+        limit = _bounded(limit, "limit", MAX_RELATED_LIMIT)
+        fan_out = _bounded(fan_out, "fan_out", MAX_FAN_OUT)
+        ways = _WAYS[parse_direction(direction)]
+        wanted = None if relation is None else v.clean_relation(relation)
+        vis = Visibility(caller=caller, include_expired=include_expired, now=self.clock())
+        result = Related(start)
+        seen, frontier, full = {start.id}, [start.id], False
+        for level in range(1, depth + 1):
+            reached: list[tuple[Link, Direction]] = []
+            for way in ways:
+                links = await self.store.links.current(frontier, way, vis, fan_out + 1, wanted)
+                result.truncated |= _over_fan_out(links, way, fan_out)
+                reached += [(link, way) for link in _within_fan_out(links, way, fan_out)]
+            steps: list[tuple[Link, Direction]] = []
+            for link, way in sorted(reached, key=lambda item: -item[0].id):
+                far_id = far_end(link, way)
+                if far_id in seen:
+                    continue
+                if len(result.neighbours) + len(steps) >= limit:
+                    result.truncated = full = True
+                    break
+                seen.add(far_id)
+                steps.append((link, way))
+            records = await self.store.fetch_many([far_end(link, way) for link, way in steps])
+            for link, way in steps:
+                far = records.get(far_end(link, way))
+                if far is not None and can_see(caller, far):
+                    near = link.source_id if way == "out" else link.target_id
+                    via = LinkedMemory(link, way, near, far)
+                    result.neighbours.append(Neighbour(far, level, via))
+            frontier = [step.memory.id for step in result.neighbours if step.depth == level]
+            if not frontier or full:
+                break
+        return result
+
+    async def links_among(self, caller: Caller, memory_ids: Sequence[int]) -> list[Link]:
+        """The current links between memories of `memory_ids` (which `caller` has read;
+        unexpired ends only), oldest first: a knowledge graph's relations (graph.py)."""
+        vis = Visibility(caller=caller, now=self.clock())
+        wanted, found = set(memory_ids), []
+        ids = list(memory_ids)
+        for start in range(0, len(ids), _ID_BATCH):
+            chunk = ids[start : start + _ID_BATCH]
+            found += await self.store.links.current(chunk, "out", vis, MAX_LINKS_PER_MEMORY)
+        return sorted((link for link in found if link.target_id in wanted), key=lambda x: x.id)
+
+    async def link_history(
+        self, caller: Caller, memory_id: Any, limit: int = MAX_LINK_HISTORY
+    ) -> list[LinkEvent]:
+        """Every link out of or into a memory `caller` may read, current and removed,
+        newest first, whose far end `caller` may see (or, gone, could have seen)."""
+        record = await self._visible_record(caller, memory_id)
+        links = await self.store.links.history(record.id, limit)
+        sources = await self.store.fetch_many(
+            [link.source_id for link in links if link.target_id == record.id]
+        )
+        events = []
+        for link in links:
+            if link.source_id == record.id:
+                if can_see_memory_of(
+                    caller, link.target_scope, link.target_owner, link.target_session
+                ):
+                    events.append(LinkEvent(link, "out"))
+            else:
+                source = sources.get(link.source_id)
+                if source is not None and can_see(caller, source):
+                    events.append(LinkEvent(link, "in"))
+        return events
+
+    async def _with_far_ends(
+        self, caller: Caller, links: list[Link], direction: Direction
+    ) -> list[LinkedMemory]:
+        records = await self.store.fetch_many([far_end(link, direction) for link in links])
+        shown = []
+        for link in links:
+            far = records.get(far_end(link, direction))
+            if far is None or not can_see(caller, far):
+                continue  # deleted meanwhile (or damaged)
+            near = link.source_id if direction == "out" else link.target_id
+            shown.append(LinkedMemory(link, direction, near, far))
+        return shown
+
+
+def _near(link: Link, direction: Direction) -> int:
+    return link.source_id if direction == "out" else link.target_id
+
+
+def _over_fan_out(links: list[Link], direction: Direction, fan_out: int) -> bool:
+    counts: dict[int, int] = {}
+    for link in links:
+        counts[_near(link, direction)] = counts.get(_near(link, direction), 0) + 1
+    return any(count > fan_out for count in counts.values())
+
+
+def _within_fan_out(links: list[Link], direction: Direction, fan_out: int) -> list[Link]:
+    """The newest `fan_out` links of each memory (the store sent one more, to tell)."""
+    counts: dict[int, int] = {}
+    kept = []
+    for link in links:  # newest first
+        near = _near(link, direction)
+        counts[near] = counts.get(near, 0) + 1
+        if counts[near] <= fan_out:
+            kept.append(link)
+    return kept
+
+
+__all__ = [
+    "DIRECTIONS",
+    "LinkEvent",
+    "LinkedMemory",
+    "MemoryLinks",
+    "Neighbour",
+    "Related",
+    "far_end",
+    "parse_direction",
+]
