@@ -208,8 +208,9 @@ def _url_flag(parser: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from memory_mcp.checks import validation as v
     from memory_mcp.cli import tables as cli_tables
+    from memory_mcp.explanations import ScoreExplanation
     from memory_mcp.models import Source
-    from memory_mcp.tool_results import ScoreExplanation, SearchHit, SearchResults
+    from memory_mcp.tool_results import SearchHit, SearchResults
 
     scope = v.parse_scope(args.scope, allow_all=True)
     source = v.parse_source(args.source, tuple(Source)) if args.source else None
