@@ -160,3 +160,30 @@ def test_python_dash_m_bench_runs_the_same_commands(capsys: pytest.CaptureFixtur
         bench_main(["latency", "--help"])
     assert exited.value.code == 0
     assert "--sizes" in capsys.readouterr().out
+
+
+def test_bench_store_times_stores_over_stdio_and_their_parts(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`bench store`: every turn stored through a real server, then searches; the parts of
+    a store measured in process; the near-duplicate hint seen in the answers."""
+    out = tmp_path / "store.json"
+    assert (
+        bench_main(
+            ["store", str(TINY.parent), "--conversation", TINY.stem, "--searches", "4"]
+            + ["--json", str(out)]
+        )
+        == 0
+    )
+    printed = capfd.readouterr().out
+    assert "memory-store" in printed and "memory-search" in printed
+    data = json.loads(out.read_text())
+    assert data["turns"] == 17
+    assert data["similar_checked"] == 17  # the model was loaded: every store compared
+    assert 0 < data["store_ms"]["p50"] <= data["store_ms"]["p95"]
+    assert 0 < data["search_ms"]["p50"] <= data["search_ms"]["p95"]
+    parts = data["parts_ms_p50"]
+    assert {"checks", "model", "memory write", "vector write", "similar check"} <= set(parts)
+    assert all(value > 0 for value in parts.values())
+    assert data["fsync_ms"]["p50"] > 0
+    assert len(data["load_average"]) == 3
