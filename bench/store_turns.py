@@ -52,6 +52,10 @@ class StoreRun:
     turns: int
     store_seconds: list[float] = field(default_factory=list)  # over stdio, one per turn
     search_seconds: list[float] = field(default_factory=list)
+    # The server's CPU time (every thread, both cores) over all its stores / searches: what
+    # a call costs whatever the load, and so a floor for its time on an idle machine.
+    store_cpu_seconds: float = 0.0
+    search_cpu_seconds: float = 0.0
     similar_checked: int = 0  # stores whose near-duplicate check ran
     similar_named: int = 0  # stores that named at least one similar memory
     parts: dict[str, list[float]] = field(default_factory=dict)  # in process
@@ -76,6 +80,12 @@ class StoreRun:
             "turns": self.turns,
             "store_ms": ms(self.store_seconds),
             "search_ms": ms(self.search_seconds),
+            "server_cpu_ms_per_store": round(
+                self.store_cpu_seconds * 1000 / max(1, len(self.store_seconds)), 2
+            ),
+            "server_cpu_ms_per_search": round(
+                self.search_cpu_seconds * 1000 / max(1, len(self.search_seconds)), 2
+            ),
             "stores_per_second": round(len(self.store_seconds) / sum(self.store_seconds), 1)
             if self.store_seconds
             else 0.0,
@@ -91,10 +101,20 @@ class StoreRun:
     def render(self) -> str:
         s = self.summary()
         over_stdio = table(
-            ["over stdio", "calls", "p50 ms", "p95 ms"],
+            ["over stdio", "calls", "p50 ms", "p95 ms", "server CPU ms/call"],
             [
-                ["memory-store", len(self.store_seconds), *s["store_ms"].values()],
-                ["memory-search", len(self.search_seconds), *s["search_ms"].values()],
+                [
+                    "memory-store",
+                    len(self.store_seconds),
+                    *s["store_ms"].values(),
+                    s["server_cpu_ms_per_store"],
+                ],
+                [
+                    "memory-search",
+                    len(self.search_seconds),
+                    *s["search_ms"].values(),
+                    s["server_cpu_ms_per_search"],
+                ],
             ],
         )
         parts = table(
@@ -193,6 +213,7 @@ def _drive(
         if time.perf_counter() - started > GIVE_UP_SECONDS:
             raise RuntimeError("the model never loaded")
         time.sleep(0.2)
+    cpu = _cpu_seconds(proc.pid)
     for turn in conversation.turns:
         request_id += 1
         began = time.perf_counter()
@@ -200,12 +221,20 @@ def _drive(
         run.store_seconds.append(time.perf_counter() - began)
         run.similar_checked += bool(stored.get("similar_checked", True))
         run.similar_named += bool(stored.get("similar"))
+    run.store_cpu_seconds, cpu = _cpu_seconds(proc.pid) - cpu, _cpu_seconds(proc.pid)
     questions = conversation.questions
     for i in range(min(searches, len(questions)) if questions else 0):
         request_id += 1
         began = time.perf_counter()
         _call(proc, request_id, "memory-search", {"query": questions[i].text})
         run.search_seconds.append(time.perf_counter() - began)
+    run.search_cpu_seconds = _cpu_seconds(proc.pid) - cpu
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far, all its threads (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _time_calls(parts: dict[str, list[float]], part: str, owner: object, name: str) -> None:

@@ -182,6 +182,7 @@ def test_bench_store_times_stores_over_stdio_and_their_parts(
     assert data["similar_checked"] == 17  # the model was loaded: every store compared
     assert 0 < data["store_ms"]["p50"] <= data["store_ms"]["p95"]
     assert 0 < data["search_ms"]["p50"] <= data["search_ms"]["p95"]
+    assert data["server_cpu_ms_per_store"] > 0  # the server's own CPU, read from /proc
     parts = data["parts_ms_p50"]
     assert {"checks", "model", "memory write", "vector write", "similar check"} <= set(parts)
     assert all(value > 0 for value in parts.values())
