@@ -56,6 +56,7 @@ class StoreRun:
     # a call costs whatever the load, and so a floor for its time on an idle machine.
     store_cpu_seconds: float = 0.0
     search_cpu_seconds: float = 0.0
+    in_process_cpu_seconds: float = 0.0  # this process's, over the same stores in process
     similar_checked: int = 0  # stores whose near-duplicate check ran
     similar_named: int = 0  # stores that named at least one similar memory
     parts: dict[str, list[float]] = field(default_factory=dict)  # in process
@@ -92,6 +93,9 @@ class StoreRun:
             "similar_checked": self.similar_checked,
             "similar_named": self.similar_named,
             "in_process_store_ms": ms(self.in_process_seconds),
+            "in_process_cpu_ms_per_store": round(
+                self.in_process_cpu_seconds * 1000 / max(1, len(self.in_process_seconds)), 2
+            ),
             "parts_ms_p50": {
                 name: round(percentile_ms(values, 50), 2) for name, values in self.parts.items()
             },
@@ -121,6 +125,7 @@ class StoreRun:
             ["a store's parts (in process)", "p50 ms", "calls"],
             [
                 ["whole store_memory + similar_to", s["in_process_store_ms"]["p50"], self.turns],
+                ["  CPU per store, every thread", s["in_process_cpu_ms_per_store"], self.turns],
                 *[
                     [f"  {name}", s["parts_ms_p50"][name], len(self.parts[name])]
                     for name in PARTS
@@ -275,6 +280,7 @@ async def in_process(conversation: Conversation, run: StoreRun) -> None:
             for read in ("has", "vector"):
                 if hasattr(rows, read):
                     _time_calls(parts, "vector read", rows, read)
+            cpu = time.process_time()
             for turn in conversation.turns:
                 began = time.perf_counter()
                 outcome = await service.store_memory(
@@ -285,6 +291,7 @@ async def in_process(conversation: Conversation, run: StoreRun) -> None:
                 done = time.perf_counter()
                 parts.setdefault("similar check", []).append(done - checked)
                 run.in_process_seconds.append(done - began)
+            run.in_process_cpu_seconds = time.process_time() - cpu
 
 
 def fsync_probe(directory: Path) -> list[float]:
