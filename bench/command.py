@@ -1,4 +1,4 @@
-"""`memory-mcp bench locomo DIR|latency|startup|stress` (or `python -m bench ...` from the
+"""`memory-mcp bench locomo DIR|latency|startup|stress|store DIR` (or `python -m bench ...` from the
 repository's root): tables on stdout, progress on stderr, and with --json the full numbers
 for comparing runs. Settings are the benchmarks' own (bench/settings.py), not the user's."""
 
@@ -205,6 +205,25 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     stress.add_argument("--json", type=Path, help="also write every number to this file")
     _embedder_flag(stress)
 
+    store = kinds.add_parser(
+        "store",
+        help="one memory-store per LoCoMo turn over stdio, then searches: p50/p95 of "
+        "both and where a store's time goes (bench/store_turns.py)",
+    )
+    store.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
+    store.add_argument(
+        "--conversation",
+        default="43",
+        help="the file's name without .json (default 43: 680 turns)",
+    )
+    store.add_argument("--searches", type=int, default=150, help="searches after (default 150)")
+    store.add_argument(
+        "--exe",
+        default=str(Path(sys.executable).parent / "memory-mcp"),
+        help="the memory-mcp to spawn (default: this environment's)",
+    )
+    store.add_argument("--json", type=Path, help="also write every number to this file")
+
     importing = kinds.add_parser(
         "import",
         help="memory-mcp import of N short memories: rows/s, embedding rate, end to end",
@@ -270,6 +289,9 @@ def run(args: argparse.Namespace) -> int:
         groups = list(GROUPS) if "all" in args.groups else args.groups
         print(run_groups(args.dir, groups, args.cache))
         return 0
+
+    if args.bench == "store":
+        return run_store(args)
     import anyio
 
     from bench.settings import BenchSettings
@@ -333,6 +355,23 @@ def run(args: argparse.Namespace) -> int:
         print(render(results))
         _write_json(args.json, {"benchmark": "latency", "sizes": [r.summary() for r in results]})
     _say(f"done in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def run_store(args: argparse.Namespace) -> int:
+    import anyio
+
+    from bench.locomo import load_conversation
+    from bench.store_turns import run_store as measure
+
+    path = args.dir / f"{args.conversation}.json"
+    try:
+        conversation = load_conversation(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise SystemExit(f"memory-mcp: cannot read LoCoMo conversation {path}: {exc}") from exc
+    report = anyio.run(measure, args.exe, conversation, args.searches, _say)
+    print(report.render())
+    _write_json(args.json, report.summary())
     return 0
 
 

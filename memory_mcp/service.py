@@ -132,25 +132,31 @@ class MemoryService(MemoryLinks):
         take_over: bool = False,
     ) -> UpsertOutcome:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
-        then embed it if the model is loaded (and `embed_now`). Whether it may update a
-        memory another agent holds is decided here (permissions.py, with `origin`) and
-        applied by the store to the row it reads under its write lock. `take_over`: that
-        memory becomes the caller's (inject_learning)."""
+        embedding it meanwhile if the model is loaded (and `embed_now`; see
+        Vectors.write_embedded). Whether it may update a memory another agent holds is
+        decided here (permissions.py, with `origin`) and applied by the store to the row it
+        reads under its write lock. `take_over`: that memory becomes the caller's
+        (inject_learning)."""
         now = now if now is not None else self.clock()
         permissions.check(caller, Target.written(caller, new), Change.UPDATE, origin)
-        outcome = await self.store.upsert(
-            new,
-            expected_version=expected_version,
-            now=now,
-            cap=self.policy.max_memories_per_agent,
-            may_overwrite_others=permissions.may_overwrite_others(caller, new, origin),
-            take_over=take_over,
-        )
+
+        async def upsert() -> UpsertOutcome:
+            return await self.store.upsert(
+                new,
+                expected_version=expected_version,
+                now=now,
+                cap=self.policy.max_memories_per_agent,
+                may_overwrite_others=permissions.may_overwrite_others(caller, new, origin),
+                take_over=take_over,
+            )
+
+        if embed_now:
+            outcome = await self.vectors.write_embedded(new.value, upsert)
+        else:
+            outcome = await upsert()
         outcome.redactions = list(new.redactions)
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)
-        if outcome.changed and embed_now:
-            await self.vectors.embed_written(outcome.record)
         return outcome
 
     async def similar_to(self, caller: Caller, record: MemoryRecord) -> SimilarCheck:

@@ -196,3 +196,31 @@ async def test_links_harness_measures_expand_with_and_without_links(
     assert set(data["leave_one_out"]["chosen"]) == {"locomo_tiny", "locomo_tiny_2"}
     for numbers in data["settings"].values():
         assert 0.0 <= numbers["recall@5"] <= numbers["recall@10"] <= 1.0
+
+
+def test_bench_store_times_stores_over_stdio_and_their_parts(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`bench store`: every turn stored through a real server, then searches; the parts of
+    a store measured in process; the near-duplicate hint seen in the answers."""
+    out = tmp_path / "store.json"
+    assert (
+        bench_main(
+            ["store", str(TINY.parent), "--conversation", TINY.stem, "--searches", "4"]
+            + ["--json", str(out)]
+        )
+        == 0
+    )
+    printed = capfd.readouterr().out
+    assert "memory-store" in printed and "memory-search" in printed
+    data = json.loads(out.read_text())
+    assert data["turns"] == 17
+    assert data["similar_checked"] == 17  # the model was loaded: every store compared
+    assert 0 < data["store_ms"]["p50"] <= data["store_ms"]["p95"]
+    assert 0 < data["search_ms"]["p50"] <= data["search_ms"]["p95"]
+    assert data["server_cpu_ms_per_store"] > 0  # the server's own CPU, read from /proc
+    parts = data["parts_ms_p50"]
+    assert {"checks", "model", "memory write", "vector write", "similar check"} <= set(parts)
+    assert all(value > 0 for value in parts.values())
+    assert data["fsync_ms"]["p50"] > 0
+    assert len(data["load_average"]) == 3

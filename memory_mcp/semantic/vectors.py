@@ -3,10 +3,14 @@ storing their vectors, and finding the nearest ones. MemoryService holds one
 (`service.vectors`) and calls nothing else for vectors.
 
 Who writes vectors
-- `embed_written`, right after a write commits (MemoryService.write_memory), when the model
-  is loaded and the write asked for it: milliseconds, so a memory is found by meaning as
-  soon as store_memory returns. Notes never are (`embed_now=False`): a big note's chunks
-  would hold up every note saved after it.
+- `write_embedded`, around a memory's write (MemoryService.write_memory), when the model is
+  loaded and the write asked for it: the model embeds the text while the write
+  transaction commits (its fsync is disk time, the model's is CPU time), then the vector is
+  saved in a transaction that does not wait for the disk (a vector can be made again; the
+  memory's own commit did wait), before store_memory returns: a memory is found by meaning
+  at once, and the near-duplicate check uses the vector just computed, not a read of it.
+  Notes never are (`embed_now=False`): a big note's chunks would hold up every note saved
+  after it.
 - `embed_pending`, for every stored text with no vector from the current model: texts
   written while the model loaded, notes, and texts written by other processes (the CLI,
   hooks, other servers). `keep_embedded` (the server's background worker) runs it whenever
@@ -42,8 +46,8 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Protocol, TypeVar
 
 import anyio
 import numpy as np
@@ -58,6 +62,7 @@ from memory_mcp.store.rows import content_hash
 from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 QUERY_YIELD_SECONDS = 0.01
 # From this many vectors on, a search scans them in a worker thread as soon as its query is
@@ -67,6 +72,9 @@ SCAN_IN_THREAD_FROM = 20_000
 # Query vectors kept for a repeated search text (a retry, the same prompt block again):
 # 128 x 384 floats, 200 KB.
 QUERY_VECTOR_CACHE = 128
+# Vectors of the memories this process wrote last, by content hash: the near-duplicate
+# check right after a write reads its vector here, not from the store.
+WRITTEN_VECTOR_CACHE = 16
 # The background worker: how often it looks for new texts, and how big a bite it takes.
 # One batch is about one note chunk (a note saved meanwhile is in the next), embedded in
 # short calls: a search's query embedding waits for at most one such call.
@@ -80,7 +88,12 @@ class VectorRows(Protocol):
     bytes); a pgvector table implements the same."""
 
     async def save(
-        self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float
+        self,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+        now: float,
+        *,
+        durable: bool = True,
     ) -> None: ...
 
     async def has(self, model: str, digest: str) -> bool: ...
@@ -164,6 +177,10 @@ class Vectors:
         self._embed_lock = anyio.Lock()
         self._queries_waiting = 0  # query embeddings in flight; background batches wait
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # last used last
+        self._written: OrderedDict[str, np.ndarray] = OrderedDict()  # content hash -> vector
+        # Content hashes `write_embedded` is embedding now: the background worker leaves
+        # them alone (it would embed the same text again, on the same two cores).
+        self._embedding_now: set[str] = set()
 
     @classmethod
     def in_process(
@@ -235,18 +252,66 @@ class Vectors:
         return await self.search.nearest(query, vis, k, also)
 
     async def memory_vector(self, record: MemoryRecord) -> np.ndarray | None:
-        """A stored memory's vector from the current model, or None while it is pending."""
+        """A stored memory's vector from the current model, or None while it is pending:
+        one this process just wrote from memory, any other from the store."""
+        written = self._written.get(record.content_hash)
+        if written is not None:
+            return written
         return await self.rows.vector(self.model, record.content_hash)
 
     # -- writing ----------------------------------------------------------------------------
 
-    async def embed_written(self, record: MemoryRecord) -> None:
-        """Embed a memory just written, when the model is loaded (milliseconds); otherwise
-        the background worker does it when the model arrives."""
-        model = self.model
-        if self.embedder.is_ready() and not await self.rows.has(model, record.content_hash):
-            vector = (await embed_memories(self.embedder, [record.value]))[0]
-            await self.rows.save(model, [(record.content_hash, vector)], self.clock())
+    async def write_embedded(self, text: str, write: Callable[[], Awaitable[T]]) -> T:
+        """`write()` (the transaction that stores a memory whose value is `text`) while the
+        model embeds `text`, then the vector saved: what `write()` returned.
+
+        The write's commit waits for the disk (an fsync: milliseconds of waiting), the
+        model computes (milliseconds of CPU): side by side a store costs the longer of the
+        two instead of their sum. The vector's own commit does not wait for the disk
+        (`durable=False`): it is derived data, and the memory's commit did wait; a vector
+        lost to a power cut is embedded again by the background worker. Nothing is embedded
+        when the model is not loaded yet (the background worker does it when it is) or the
+        text has a vector already; a write that fails saves no vector. A failure to embed
+        or to save the vector is logged and leaves it to the background worker: the memory
+        is stored either way."""
+        digest = content_hash(text)
+        vector: np.ndarray | None = None
+
+        async def embed() -> None:
+            nonlocal vector
+            try:
+                if self.embedder.is_ready() and not await self.rows.has(self.model, digest):
+                    vector = (await embed_memories(self.embedder, [text]))[0]
+            except Exception:  # the memory is stored regardless; the worker retries
+                log.exception("embedding a memory as it was written failed")
+
+        self._embedding_now.add(digest)
+        try:
+            failure: Exception | None = None
+            async with anyio.create_task_group() as group:
+                group.start_soon(embed)
+                try:
+                    written = await write()
+                except Exception as exc:  # raised as it is, not in a group; once embed ends
+                    failure = exc
+            if failure is not None:
+                raise failure
+            if vector is not None:
+                await self._save_written(digest, vector)
+        finally:
+            self._embedding_now.discard(digest)
+        return written
+
+    async def _save_written(self, digest: str, vector: np.ndarray) -> None:
+        vector.setflags(write=False)  # handed to the near-duplicate check as it is
+        self._written[digest] = vector
+        if len(self._written) > WRITTEN_VECTOR_CACHE:
+            self._written.popitem(last=False)
+        try:
+            await self.rows.save(self.model, [(digest, vector)], self.clock(), durable=False)
+        except Exception:  # e.g. the store busy: the memory is in, the worker embeds it
+            self._written.pop(digest, None)
+            log.exception("saving the vector of a memory just written failed")
 
     async def has_pending(self) -> bool:
         """Whether some stored text has no vector from the current model yet."""
@@ -272,7 +337,11 @@ class Vectors:
         async with self._embed_lock:
             while max_batches is None or batches < max_batches:
                 batches += 1
-                missing = await self.rows.missing(self.model, batch_size)
+                missing = [
+                    (digest, text)
+                    for digest, text in await self.rows.missing(self.model, batch_size)
+                    if digest not in self._embedding_now  # write_embedded has them
+                ]
                 if not missing:
                     return done
                 if batch_chars is not None:

@@ -52,6 +52,7 @@ BUSY_TIMEOUT_MS = 30_000
 Synchronous = Literal["full", "normal"]
 # Any constant shared by every memory-mcp process on one PostgreSQL database.
 PG_WRITE_LOCK = text("SELECT pg_advisory_xact_lock(7303385861524116736)")
+PG_LAZY_COMMIT = text("SET LOCAL synchronous_commit = off")  # Engines.write(durable=False)
 BUSY_MARKERS = ("database is locked", "database table is locked", "database is busy")
 
 P = ParamSpec("P")
@@ -100,6 +101,8 @@ class Engines:
     reader: AsyncEngine
     writer: AsyncEngine
     file_lock: FileWriteLock | None = None  # SQLite files only
+    # SQLite: the writer's file without an fsync at commit (see `write`); None: `writer`.
+    lazy_writer: AsyncEngine | None = None
     advisory_lock: bool = False  # PostgreSQL
     sync_reader: Engine | None = None  # SQLite files only: see `read`
     _write_turn: anyio.Lock = field(default_factory=anyio.Lock)
@@ -144,20 +147,30 @@ class Engines:
         return int(row[0])
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncConnection]:
+    async def write(self, *, durable: bool = True) -> AsyncIterator[AsyncConnection]:
         """A write transaction, committed on exit. One at a time per process, first come
-        first served, and handed between processes through the file lock."""
+        first served, and handed between processes through the file lock.
+
+        `durable=False`: the commit does not wait for the disk (SQLite's synchronous=NORMAL
+        on a WAL file, PostgreSQL's synchronous_commit off). It is still atomic, seen by
+        every reader at once and kept if the process is killed; only a power cut or an OS
+        crash can lose it, never half of it, and the next durable commit makes it durable
+        too (the log is written in order). For data the store can make again (a vector:
+        the background worker embeds any text without one); never for a memory."""
+        writer = self.writer if durable or self.lazy_writer is None else self.lazy_writer
         async with self._write_turn:
             if self.file_lock is None:
-                async with self.writer.begin() as conn:
+                async with writer.begin() as conn:
                     if self.advisory_lock:
                         await conn.execute(PG_WRITE_LOCK)
+                        if not durable:
+                            await conn.execute(PG_LAZY_COMMIT)
                     yield conn
                 return
             with anyio.CancelScope(shield=True):
                 await self.file_lock.acquire()
             try:
-                async with self.writer.begin() as conn:
+                async with writer.begin() as conn:
                     yield conn
             finally:
                 self.file_lock.release()
@@ -171,6 +184,8 @@ class Engines:
         await self.reader.dispose()
         if self.writer is not self.reader:
             await self.writer.dispose()
+        if self.lazy_writer is not None:
+            await self.lazy_writer.dispose()
         if self.file_lock is not None:
             self.file_lock.close()
 
@@ -255,6 +270,12 @@ def create_engines(url: str, synchronous: Synchronous = "full") -> Engines:
         return Engines(
             reader=_sqlite_engine(url, "BEGIN", synchronous),
             writer=_sqlite_engine(url, "BEGIN IMMEDIATE", synchronous),
+            # SQLite cannot change synchronous inside a transaction, and SQLAlchemy begins
+            # one on a connection's first statement: a second pool, set up without the fsync.
+            # (A file only, like sync_reader: an in-memory database would be another one.)
+            lazy_writer=_sqlite_engine(url, "BEGIN IMMEDIATE", "normal")
+            if synchronous == "full" and lock_path
+            else None,
             file_lock=FileWriteLock(lock_path) if lock_path else None,
             # A file only: an in-memory database would be another, empty one.
             sync_reader=_sync_sqlite_reader(url, synchronous) if lock_path else None,

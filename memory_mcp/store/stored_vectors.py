@@ -24,12 +24,20 @@ class StoredVectors:
     def __init__(self, engines: Engines) -> None:
         self._engines = engines
 
-    async def save(self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float) -> None:
+    async def save(
+        self,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+        now: float,
+        *,
+        durable: bool = True,
+    ) -> None:
         """Store vectors by content hash and bump the revision of the memories that use
-        them, so every process's index picks them up."""
+        them, so every process's index picks them up. `durable=False`: the commit does
+        not wait for the disk (Engines.write)."""
         if not items:
             return
-        async with self._engines.write() as conn:
+        async with self._engines.write(durable=durable) as conn:
             await self._save_rows(conn, model, items, now)
 
     async def _save_rows(

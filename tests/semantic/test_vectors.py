@@ -70,8 +70,15 @@ class CountingRows:
         self.missing_answered = 0
         self.answered = anyio.Event()
 
-    async def save(self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float) -> None:
-        await self.rows.save(model, items, now)
+    async def save(
+        self,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+        now: float,
+        *,
+        durable: bool = True,
+    ) -> None:
+        await self.rows.save(model, items, now, durable=durable)
 
     async def has(self, model: str, digest: str) -> bool:
         return await self.rows.has(model, digest)
@@ -108,10 +115,9 @@ async def test_a_written_memory_is_embedded_at_once_when_the_model_is_ready(
 ) -> None:
     async with opened(make_settings()) as app:
         store, vectors = app.service.store, app.service.vectors
-        await write(store, "k", "a fresh memory")
+        await vectors.write_embedded("a fresh memory", lambda: write(store, "k", "a fresh memory"))
         record = await store.get(1)
         assert record is not None
-        await vectors.embed_written(record)
         assert await store.vectors.has(vectors.model, record.content_hash)
 
 
@@ -120,10 +126,8 @@ async def test_a_memory_written_while_the_model_loads_waits_for_embed_pending(
 ) -> None:
     async with opened(make_settings(), FakeEmbedder(ready=False)) as app:
         store, vectors = app.service.store, app.service.vectors
-        await write(store, "k", "written before the model")
-        record = await store.get(1)
-        assert record is not None
-        await vectors.embed_written(record)
+        text = "written before the model"
+        await vectors.write_embedded(text, lambda: write(store, "k", text))
         assert await vectors.has_pending()
 
 

@@ -83,12 +83,19 @@ class PgStoredVectors(StoredVectors):
         self._engines = engines
         self._indexed: set[int] = set()  # dimensions whose HNSW index this process made
 
-    async def save(self, model: str, items: Sequence[tuple[str, np.ndarray]], now: float) -> None:
+    async def save(
+        self,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+        now: float,
+        *,
+        durable: bool = True,
+    ) -> None:
         """The rows and their pgvector copy in ONE transaction: a search never meets a
         vector row without its `embedding` (it would have no distance)."""
         if not items:
             return
-        async with self._engines.write() as conn:
+        async with self._engines.write(durable=durable) as conn:
             fresh = await self._save_rows(conn, model, items, now)
             await set_pgvectors(conn, model, fresh)
             dimensions = {int(v.shape[0]) for _, v in fresh} - self._indexed

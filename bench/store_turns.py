@@ -1,0 +1,326 @@
+"""`memory-mcp bench store DIR`: what one `memory-store` costs an agent that stores after
+every step, beside what a search costs.
+
+Over stdio (the number an agent sees): a real `memory-mcp serve` on a new SQLite file with
+the default settings (synchronous=FULL: a store is on disk before it is acknowledged) and
+the model loaded; every turn of one LoCoMo conversation stored by one `memory-store` call,
+in order (key = its dia_id, value = "{speaker}: {text}"), then `--searches` of its
+questions by `memory-search` (limit 10). Prints store and search p50/p95, and how many
+stores came back with the near-duplicate hint checked and with a similar memory named.
+
+The parts (where a store's time goes): the same turns stored in this process through the
+same code the tool runs (`MemoryService.store_memory`, then `similar_to`), on a new file
+with the same settings, each part timed by wrapping the component that does it: the
+checks (`prepare_memory`: sizes, secrets, flags), the model (the embedder's calls: a
+memory's whole text and its passages; the background worker's calls count too), the
+memory's write transaction (`store.upsert`, its commit's fsync included), the vector's
+(`rows.save`), the reads of stored vectors (`rows.has`, `rows.vector`), and the
+near-duplicate check (`similar_to`). Parts that run
+at the same time add up to more than the whole. One fsync of 4 KB in the store's folder is
+timed alone, for scale. The conversation is the only data: nothing is synthetic."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from bench.locomo import Conversation
+from bench.settings import server_env, store_settings
+from bench.startup import machine
+from bench.stats import percentile_ms, table
+from memory_mcp.app import open_app
+from memory_mcp.models import StoreRequest
+
+GIVE_UP_SECONDS = 300.0
+FSYNC_PROBES = 30
+# The parts printed, in this order (see the module docstring for what each one wraps).
+PARTS = ("checks", "model", "memory write", "vector write", "vector read", "similar check")
+
+
+@dataclass
+class StoreRun:
+    conversation: str
+    turns: int
+    store_seconds: list[float] = field(default_factory=list)  # over stdio, one per turn
+    search_seconds: list[float] = field(default_factory=list)
+    # The server's CPU time (every thread, both cores) over all its stores / searches: what
+    # a call costs whatever the load, and so a floor for its time on an idle machine.
+    store_cpu_seconds: float = 0.0
+    search_cpu_seconds: float = 0.0
+    in_process_cpu_seconds: float = 0.0  # this process's, over the same stores in process
+    similar_checked: int = 0  # stores whose near-duplicate check ran
+    similar_named: int = 0  # stores that named at least one similar memory
+    parts: dict[str, list[float]] = field(default_factory=dict)  # in process
+    in_process_seconds: list[float] = field(default_factory=list)
+    fsync_seconds: list[float] = field(default_factory=list)
+    load: tuple[float, float, float] = field(default_factory=os.getloadavg)
+    load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def summary(self) -> dict[str, Any]:
+        def ms(values: list[float]) -> dict[str, float]:
+            return {
+                "p50": round(percentile_ms(values, 50), 2),
+                "p95": round(percentile_ms(values, 95), 2),
+            }
+
+        return {
+            "benchmark": "store",
+            "machine": machine(),
+            "load_average": [round(x, 2) for x in self.load],
+            "load_average_after": [round(x, 2) for x in self.load_after],
+            "conversation": self.conversation,
+            "turns": self.turns,
+            "store_ms": ms(self.store_seconds),
+            "search_ms": ms(self.search_seconds),
+            "server_cpu_ms_per_store": round(
+                self.store_cpu_seconds * 1000 / max(1, len(self.store_seconds)), 2
+            ),
+            "server_cpu_ms_per_search": round(
+                self.search_cpu_seconds * 1000 / max(1, len(self.search_seconds)), 2
+            ),
+            "stores_per_second": round(len(self.store_seconds) / sum(self.store_seconds), 1)
+            if self.store_seconds
+            else 0.0,
+            "similar_checked": self.similar_checked,
+            "similar_named": self.similar_named,
+            "in_process_store_ms": ms(self.in_process_seconds),
+            "in_process_cpu_ms_per_store": round(
+                self.in_process_cpu_seconds * 1000 / max(1, len(self.in_process_seconds)), 2
+            ),
+            "parts_ms_p50": {
+                name: round(percentile_ms(values, 50), 2) for name, values in self.parts.items()
+            },
+            "fsync_ms": ms(self.fsync_seconds),
+        }
+
+    def render(self) -> str:
+        s = self.summary()
+        over_stdio = table(
+            ["over stdio", "calls", "p50 ms", "p95 ms", "server CPU ms/call"],
+            [
+                [
+                    "memory-store",
+                    len(self.store_seconds),
+                    *s["store_ms"].values(),
+                    s["server_cpu_ms_per_store"],
+                ],
+                [
+                    "memory-search",
+                    len(self.search_seconds),
+                    *s["search_ms"].values(),
+                    s["server_cpu_ms_per_search"],
+                ],
+            ],
+        )
+        parts = table(
+            ["a store's parts (in process)", "p50 ms", "calls"],
+            [
+                ["whole store_memory + similar_to", s["in_process_store_ms"]["p50"], self.turns],
+                ["  CPU per store, every thread", s["in_process_cpu_ms_per_store"], self.turns],
+                *[
+                    [f"  {name}", s["parts_ms_p50"][name], len(self.parts[name])]
+                    for name in PARTS
+                    if name in self.parts
+                ],
+                ["one fsync of 4 KB (alone)", s["fsync_ms"]["p50"], len(self.fsync_seconds)],
+            ],
+        )
+        return "\n".join(
+            [
+                f"LoCoMo conversation {self.conversation}: {self.turns} turns stored one "
+                f"memory-store call each, in order, then {len(self.search_seconds)} searches",
+                f"machine: {s['machine']}",
+                f"load average {s['load_average']} at start, {s['load_average_after']} at end",
+                "",
+                over_stdio,
+                f"stores/s {s['stores_per_second']}; near-duplicate check ran on "
+                f"{self.similar_checked} of {len(self.store_seconds)} stores, named a "
+                f"similar memory on {self.similar_named}",
+                "",
+                parts,
+                "(parts that run at the same time add up to more than the whole)",
+            ]
+        )
+
+
+def _send(stdin: IO[str], message: dict[str, Any]) -> None:
+    stdin.write(json.dumps(message) + "\n")
+    stdin.flush()
+
+
+def _call(proc: subprocess.Popen[str], request_id: int, tool: str, arguments: Any) -> Any:
+    assert proc.stdin is not None and proc.stdout is not None
+    _send(
+        proc.stdin,
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        },
+    )
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the server closed stdout")
+        message = json.loads(line)
+        if message.get("id") == request_id:
+            result = message["result"]
+            if result.get("isError"):
+                raise RuntimeError(f"{tool} failed: {result['content']}")
+            return result["structuredContent"]
+
+
+def over_stdio(exe: str, conversation: Conversation, searches: int, run: StoreRun) -> None:
+    """The turns stored and the questions searched through a spawned server."""
+    with tempfile.TemporaryDirectory(prefix="bench-store-") as scratch:
+        with subprocess.Popen(
+            [exe, "serve", "--db", str(Path(scratch) / "memory.db"), "--agent-id", "bench"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=server_env(Path(scratch) / "scratch"),
+        ) as proc:
+            try:
+                _drive(proc, conversation, searches, run)
+            finally:
+                proc.kill()
+
+
+def _drive(
+    proc: subprocess.Popen[str], conversation: Conversation, searches: int, run: StoreRun
+) -> None:
+    """The handshake, the model loaded, then the stores and the searches, timed."""
+    assert proc.stdin is not None
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench-store", "version": "0"},
+    }
+    _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    request_id = 1
+    started = time.perf_counter()
+    while True:  # the model loaded: a store embeds at once, as in steady use
+        request_id += 1
+        if _call(proc, request_id, "memory-search", {"query": "warm up"}).get("semantic"):
+            break
+        if time.perf_counter() - started > GIVE_UP_SECONDS:
+            raise RuntimeError("the model never loaded")
+        time.sleep(0.2)
+    cpu = _cpu_seconds(proc.pid)
+    for turn in conversation.turns:
+        request_id += 1
+        began = time.perf_counter()
+        stored = _call(proc, request_id, "memory-store", {"key": turn.key, "value": turn.value})
+        run.store_seconds.append(time.perf_counter() - began)
+        run.similar_checked += bool(stored.get("similar_checked", True))
+        run.similar_named += bool(stored.get("similar"))
+    run.store_cpu_seconds, cpu = _cpu_seconds(proc.pid) - cpu, _cpu_seconds(proc.pid)
+    questions = conversation.questions
+    for i in range(min(searches, len(questions)) if questions else 0):
+        request_id += 1
+        began = time.perf_counter()
+        _call(proc, request_id, "memory-search", {"query": questions[i].text})
+        run.search_seconds.append(time.perf_counter() - began)
+    run.search_cpu_seconds = _cpu_seconds(proc.pid) - cpu
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far, all its threads (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _time_calls(parts: dict[str, list[float]], part: str, owner: object, name: str) -> None:
+    """Replace `owner.name` (a method, sync or async) by one that adds its time to `part`."""
+    method = getattr(owner, name)
+
+    async def timed_async(*args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return await method(*args, **kwargs)
+        finally:
+            parts.setdefault(part, []).append(time.perf_counter() - began)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        began = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            parts.setdefault(part, []).append(time.perf_counter() - began)
+
+    setattr(owner, name, timed_async if inspect.iscoroutinefunction(method) else timed)
+
+
+async def in_process(conversation: Conversation, run: StoreRun) -> None:
+    """The same stores through MemoryService in this process, each part timed. The
+    background embedding worker runs as in a server: its model calls count too."""
+    with tempfile.TemporaryDirectory(prefix="bench-store-parts-") as scratch:
+        directory = Path(scratch)
+        run.fsync_seconds = fsync_probe(directory)
+        async with open_app(store_settings(directory, watch=False)) as app:
+            service = app.service
+            await service.embedder.wait_ready()
+            parts, rows = run.parts, service.vectors.rows
+            _time_calls(parts, "checks", service, "prepare_memory")
+            _time_calls(parts, "model", service.vectors.embedder, "embed")
+            _time_calls(parts, "memory write", service.store, "upsert")
+            _time_calls(parts, "vector write", rows, "save")
+            for read in ("has", "vector"):
+                if hasattr(rows, read):
+                    _time_calls(parts, "vector read", rows, read)
+            cpu = time.process_time()
+            for turn in conversation.turns:
+                began = time.perf_counter()
+                outcome = await service.store_memory(
+                    app.caller, StoreRequest(key=turn.key, value=turn.value)
+                )
+                checked = time.perf_counter()
+                await service.similar_to(app.caller, outcome.record)
+                done = time.perf_counter()
+                parts.setdefault("similar check", []).append(done - checked)
+                run.in_process_seconds.append(done - began)
+            run.in_process_cpu_seconds = time.process_time() - cpu
+
+
+def fsync_probe(directory: Path) -> list[float]:
+    """Seconds of one fsync of a freshly written 4 KB page, FSYNC_PROBES times."""
+    path = directory / "fsync-probe"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    seconds = []
+    try:
+        for i in range(FSYNC_PROBES):
+            os.pwrite(fd, os.urandom(4096), i * 4096)
+            began = time.perf_counter()
+            os.fsync(fd)
+            seconds.append(time.perf_counter() - began)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return seconds
+
+
+async def run_store(
+    exe: str, conversation: Conversation, searches: int, say: Callable[[str], None]
+) -> StoreRun:
+    run = StoreRun(conversation=conversation.name, turns=len(conversation.turns))
+    say(f"over stdio: {run.turns} stores, then searches ({exe})")
+    import anyio.to_thread
+
+    await anyio.to_thread.run_sync(over_stdio, exe, conversation, searches, run)
+    say("in process: the same stores, each part timed")
+    await in_process(conversation, run)
+    run.load_after = os.getloadavg()
+    say(f"store p50 over stdio {statistics.median(run.store_seconds) * 1000:.1f} ms")
+    return run

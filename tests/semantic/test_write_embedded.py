@@ -1,0 +1,180 @@
+"""A store's path (Vectors.write_embedded, issue 26): the model embeds the text while the
+memory's write transaction commits, the memory's commit waits for the disk and the
+vector's does not, and the near-duplicate check uses the vector just computed instead of
+reading it back. On a real SQLite file (synchronous=FULL, the default) and on PostgreSQL;
+the embedder is FAKE where the test is about order and plumbing, not meaning."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio
+import numpy as np
+import pytest
+
+from memory_mcp.models import StoreRequest
+from memory_mcp.settings import Settings
+from memory_mcp.store.engine import Engines
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened
+
+pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
+
+DEADLINE = 10.0
+DEPLOY = "Deploys run on Fridays at noon from the release branch"
+DEPLOY_AGAIN = "Deploys run on Fridays at noon from the release branch, never later"
+
+
+class StartedEmbedder(FakeEmbedder):
+    """FAKE (see FakeEmbedder): tells when a call has started, and counts the texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = anyio.Event()
+        self.texts: list[str] = []
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        self.started.set()
+        self.texts.extend(texts)
+        return await super().embed(texts)
+
+
+def full(make_settings: Callable[..., Settings]) -> Settings:
+    """The user's default: every durable commit waits for the disk."""
+    return make_settings(synchronous="full")
+
+
+def record_writes(engines: Engines) -> list[bool]:
+    """Wrap `engines.write`: the `durable` flag of every write transaction, in order."""
+    flags: list[bool] = []
+    write = engines.write
+
+    def recording(*, durable: bool = True) -> AbstractAsyncContextManager[Any]:
+        flags.append(durable)
+        return write(durable=durable)
+
+    setattr(engines, "write", recording)  # noqa: B010 (mypy refuses assigning to a method)
+    return flags
+
+
+async def test_the_model_starts_before_the_memory_write_ends(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The write waits here until the model has started: one after the other (the old
+    order: commit, then embed) never gets there."""
+    embedder = StartedEmbedder()
+    async with opened(full(make_settings), embedder) as app:
+        store = app.service.store
+        upsert = store.upsert
+
+        async def upsert_once_the_model_runs(*args: Any, **kwargs: Any) -> Any:
+            with anyio.fail_after(DEADLINE):
+                await embedder.started.wait()
+            return await upsert(*args, **kwargs)
+
+        store.upsert = upsert_once_the_model_runs  # type: ignore[method-assign]
+        outcome = await app.service.store_memory(app.caller, StoreRequest("deploys", DEPLOY))
+        vectors = app.service.vectors
+        assert await store.vectors.has(vectors.model, outcome.record.content_hash)
+        assert embedder.texts == [DEPLOY]
+
+
+async def test_one_durable_commit_per_store_and_the_vector_commits_without_waiting(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with opened(full(make_settings), FakeEmbedder()) as app:
+        flags = record_writes(app.service.store._engines)
+        outcome = await app.service.store_memory(app.caller, StoreRequest("deploys", DEPLOY))
+        assert flags == [True, False]  # the memory, then its vector
+        # Stored again unchanged: one transaction that changes nothing, no vector work.
+        flags.clear()
+        again = await app.service.store_memory(app.caller, StoreRequest("deploys", DEPLOY))
+        assert (again.changed, flags) == (False, [True])
+        vectors = app.service.vectors
+        assert await vectors.rows.has(vectors.model, outcome.record.content_hash)
+
+
+async def test_a_refused_write_saves_no_vector_and_raises_its_own_error(
+    make_settings: Callable[..., Settings],
+) -> None:
+    from memory_mcp.errors import VersionConflictError
+
+    async with opened(full(make_settings), FakeEmbedder()) as app:
+        await app.service.store_memory(app.caller, StoreRequest("deploys", DEPLOY))
+        flags = record_writes(app.service.store._engines)
+        with pytest.raises(VersionConflictError):
+            await app.service.store_memory(
+                app.caller, StoreRequest("deploys", DEPLOY_AGAIN, expected_version=7)
+            )
+        assert flags == [True]  # the refused memory's transaction only
+        assert await app.service.vectors.unembedded([DEPLOY_AGAIN]) == [DEPLOY_AGAIN]
+
+
+async def test_the_near_duplicate_check_reuses_the_vector_just_computed(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with opened(full(make_settings), FakeEmbedder()) as app:
+        service = app.service
+        first = await service.store_memory(app.caller, StoreRequest("deploys", DEPLOY))
+        second = await service.store_memory(app.caller, StoreRequest("deploy-2", DEPLOY_AGAIN))
+        rows, reads = service.vectors.rows, []
+        vector = rows.vector
+
+        async def counted(model: str, digest: str) -> Any:
+            reads.append(digest)
+            return await vector(model, digest)
+
+        rows.vector = counted  # type: ignore[method-assign]
+        check = await service.similar_to(app.caller, second.record)
+        assert reads == []
+        assert [m.key for m in check.memories] == ["deploys"]
+        assert check.memories[0].id == first.record.id
+
+
+async def test_the_background_worker_leaves_a_text_being_embedded_alone(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """While write_embedded embeds a text its memory is already committed; embed_pending
+    meanwhile must not embed it a second time."""
+    gate = anyio.Event()
+
+    class HeldEmbedder(StartedEmbedder):
+        async def embed(self, texts: list[str]) -> np.ndarray:
+            vectors = await super().embed(texts)
+            await gate.wait()
+            return vectors
+
+    embedder = HeldEmbedder()
+    async with opened(full(make_settings), embedder) as app:
+        service = app.service
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(service.store_memory, app.caller, StoreRequest("deploys", DEPLOY))
+            with anyio.fail_after(DEADLINE):
+                await embedder.started.wait()
+                while not await service.vectors.has_pending():  # the memory is committed
+                    await anyio.sleep(0.01)
+                assert await service.vectors.embed_pending() == 0
+            gate.set()
+        assert embedder.texts == [DEPLOY]
+        assert not await service.vectors.has_pending()
+
+
+async def test_a_lazy_commit_skips_the_disk_wait_and_a_durable_one_keeps_it(
+    make_settings: Callable[..., Settings], db_backend: str
+) -> None:
+    """What the database itself says inside each kind of write transaction. SQLite: 2 is
+    FULL (an fsync at every commit), 1 NORMAL (none, in WAL mode). PostgreSQL: a durable
+    commit keeps the server's own setting (the test server runs with it off, as a
+    throwaway; a real one has it on), a lazy one is off whatever the server's is."""
+    sqlite = db_backend == "sqlite"
+    question = "PRAGMA synchronous" if sqlite else "SHOW synchronous_commit"
+    async with opened(full(make_settings), FakeEmbedder()) as app:
+        engines = app.service.store._engines
+        async with engines.reader.connect() as conn:
+            servers_own = (await conn.exec_driver_sql(question)).scalar()
+        expected = {True: 2 if sqlite else servers_own, False: 1 if sqlite else "off"}
+        for durable in (True, False, True):  # the last: nothing left over from the lazy one
+            async with engines.write(durable=durable) as conn:
+                said = (await conn.exec_driver_sql(question)).scalar()
+            assert said == expected[durable], (durable, said)
