@@ -182,6 +182,9 @@ def serve_and_search(
     finally:
         proc.kill()
         proc.wait(timeout=60)
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 async def recall_at_10(directory: Path, data: ScaleData, memories: int, model_name: str) -> float:
@@ -230,7 +233,8 @@ async def run_scale(
             f"imported {built['import_rows_per_s']:,.0f} rows/s without embedding; "
             f"index built and written in {built['index_build_s']:.1f} s"
         )
-    queries = data.query_texts[: searches + WARM_UP + 1]
+    texts = data.query_texts
+    queries = [texts[i % len(texts)] for i in range(searches + WARM_UP + 1)]
     exe = str(Path(sys.executable).with_name("memory-mcp"))
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
         served = serve_and_search(exe, directory / "memory.db", queries, Path(scratch), say)
