@@ -95,13 +95,14 @@ class QuantisedIndex(VectorIndex):
         if n == 0 or (k <= 0 and not also):
             return [], []
         mask = self._mask(vis)
-        allowed = np.flatnonzero(mask)
+        visible = int(np.count_nonzero(mask))
         ranked: list[int] = []
-        want = min(len(allowed), k + RESCORE_EXTRA) if k > 0 else 0
+        want = min(visible, k + RESCORE_EXTRA) if k > 0 else 0
         if want:
-            pool = allowed
             keep = max(SHORTLIST, want)
-            if len(allowed) > max(BITS_FROM, keep):
+            if visible <= max(BITS_FROM, keep):
+                pool = np.flatnonzero(mask)
+            else:
                 query_bits = np.packbits(query > self.thresholds)
                 distance = np.asarray(
                     numkong.cdist(
@@ -112,7 +113,7 @@ class QuantisedIndex(VectorIndex):
                         out_dtype="float32",
                     )
                 )[0]
-                distance[~mask] = np.inf  # never a candidate: every `keep` kept is visible
+                np.putmask(distance, ~mask, np.inf)  # never a candidate: all `keep` are visible
                 pool = np.argpartition(distance, keep - 1)[:keep]
             codes, _ = quantise(query)
             approx = (
