@@ -140,3 +140,34 @@ def test_also_lists_the_keyword_candidates_a_reader_may_see() -> None:
     assert also == [9]
     hits = rescored(vectors[0], ranked, also, {i: vectors[i - 1] for i in [*ranked, 9]}, 1)
     assert ids(hits) == [1, 9]
+
+
+def test_one_visible_memory_among_a_million() -> None:
+    """The issue's case at its size: bob may see one memory of 1,000,000 (alice's are
+    private to her); it is the nearest of all by sign bits and codes, and alice, who sees
+    the other 999,999, never gets it."""
+    size, bobs_slot = 1_000_000, 777_777
+    index = QuantisedIndex(np.zeros(DIMENSION, dtype=np.float32))
+    index._allocate(size)
+    rng = np.random.default_rng(10)
+    index.bits[:size] = rng.integers(0, 256, (size, DIMENSION // 8), dtype=np.uint8)
+    index.codes[:size] = 1
+    index.scales[:size] = 1.0
+    index.ids[:size] = np.arange(1, size + 1)
+    index.alive[:size] = True
+    index.owner[:size] = index._codes.code("agent:alice")
+    index.session[:size] = index._codes.code("session:")
+    index.source[:size] = index._codes.code("source:manual")
+    index.scope[:size] = 1  # agent: private to its owner
+    index._size = size
+    index._slot_of = dict(zip(range(1, size + 1), range(size), strict=True))
+    query = unit_rows(1, seed=11)[0]
+    index.bits[bobs_slot] = np.packbits(query > index.thresholds)  # nearest of all
+    index.codes[bobs_slot] = quantised_index.quantise(query)[0][0]
+    index.scales[bobs_slot] = 100.0
+    index.owner[bobs_slot] = index._codes.code("agent:bob")
+    bob = bobs_slot + 1
+    ranked, _ = index.shortlist(query, Visibility(caller=BOB, now=NOW), 10)
+    assert ranked == [bob]
+    ranked, _ = index.shortlist(query, Visibility(caller=ALICE, now=NOW), 10)
+    assert len(ranked) == 10 + quantised_index.RESCORE_EXTRA and bob not in ranked
