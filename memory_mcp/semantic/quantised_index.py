@@ -64,6 +64,10 @@ class QuantisedIndex(VectorIndex):
         self.codes[slot] = codes[0]
         self.scales[slot] = scales[0]
 
+    def _next_capacity(self) -> int:
+        # A quarter more, not twice: at a million, doubling would hold ~1.4 GB while copying.
+        return self._capacity + max(1024, self._capacity // 4)
+
     @classmethod
     def from_exact(cls, exact: VectorIndex) -> QuantisedIndex:
         """The same memories, slots and facts as `exact`, its float32 vectors quantised

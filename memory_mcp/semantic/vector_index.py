@@ -117,6 +117,9 @@ class VectorIndex:
     def _put_vector(self, slot: int, vector: np.ndarray) -> None:
         self.vectors[slot] = vector
 
+    def _next_capacity(self) -> int:
+        return self._capacity * 2
+
     def __len__(self) -> int:
         return len(self._slot_of)
 
@@ -138,7 +141,7 @@ class VectorIndex:
                 slot = self._free.pop()
             else:
                 if self._size == self._capacity:
-                    self._allocate(self._capacity * 2)
+                    self._allocate(self._next_capacity())
                 slot = self._size
                 self._size += 1
             self._slot_of[row.id] = slot

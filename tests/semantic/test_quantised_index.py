@@ -122,15 +122,16 @@ def test_a_filter_runs_before_the_sign_bit_cut(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_writes_after_conversion_land_in_the_codes() -> None:
-    vectors = unit_rows(500, seed=7)
+    vectors = unit_rows(1_500, seed=7)
     exact, quantised = both(rows_of(vectors[:400]))
+    capacity = quantised._capacity
     quantised.apply(IndexDelta(revision=2, upserted=rows_of(vectors)[400:], deleted=[1, 2]))
+    assert quantised._capacity > capacity  # grown, the codes copied along
     vis = Visibility(caller=ALICE, now=NOW)
-    query = vectors[449]
-    hits = search(quantised, vectors, query, vis, 3)
-    assert ids(hits)[0] == 450
-    assert {1, 2}.isdisjoint(ids(search(quantised, vectors, vectors[0], vis, 500)))
-    assert len(quantised) == 498
+    for row in (10, 449, 1_449):
+        assert ids(search(quantised, vectors, vectors[row], vis, 3))[0] == row + 1
+    assert {1, 2}.isdisjoint(ids(search(quantised, vectors, vectors[0], vis, 1_500)))
+    assert len(quantised) == 1_498
 
 
 def test_also_lists_the_keyword_candidates_a_reader_may_see() -> None:
