@@ -19,7 +19,7 @@ import numkong
 import numpy as np
 
 from memory_mcp.models import Visibility
-from memory_mcp.semantic.vector_index import VectorIndex
+from memory_mcp.semantic.vector_index import Scan, VectorIndex
 
 # A visible set up to this size is ranked by int8 codes directly (gathering 50k codes is
 # 19 MB, a few ms); a bigger one is cut by sign bits first.
@@ -90,11 +90,32 @@ class QuantisedIndex(VectorIndex):
         index.codes[:size], index.scales[:size] = quantise(vectors) if size else (0, 0)
         return index
 
+    def scan(self, query: np.ndarray) -> Scan:
+        """The Hamming distance of every slot's sign bits to the query's: the one pass
+        over the whole index, which a search starts in a worker thread while its keyword
+        arm reads the store (as the exact index starts its product)."""
+        generation = self.generation
+        query_bits = np.packbits(query > self.thresholds)
+        distances = numkong.cdist(
+            query_bits[None],
+            self.bits[: self._size],
+            metric="hamming",
+            dtype="uint1",
+            out_dtype="float32",
+        )
+        return Scan(generation, np.asarray(distances)[0])
+
     def shortlist(
-        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+        self,
+        query: np.ndarray,
+        vis: Visibility,
+        k: int,
+        also: Sequence[int] = (),
+        scan: Scan | None = None,
     ) -> tuple[list[int], list[int]]:
         """(ids of the about k + RESCORE_EXTRA nearest visible memories by the quantised
-        vectors, the visible ones of `also`): the caller re-scores both exactly."""
+        vectors, the visible ones of `also`): the caller re-scores both exactly. `scan`:
+        this query's `scan` made earlier (used while no delta has been applied since)."""
         n = self._size
         if n == 0 or (k <= 0 and not also):
             return [], []
@@ -107,16 +128,9 @@ class QuantisedIndex(VectorIndex):
             if visible <= max(BITS_FROM, keep):
                 pool = np.flatnonzero(mask)
             else:
-                query_bits = np.packbits(query > self.thresholds)
-                distance = np.asarray(
-                    numkong.cdist(
-                        query_bits[None],
-                        self.bits[:n],
-                        metric="hamming",
-                        dtype="uint1",
-                        out_dtype="float32",
-                    )
-                )[0]
+                if scan is None or scan.generation != self.generation:
+                    scan = self.scan(query)
+                distance = scan.scores
                 np.putmask(distance, ~mask, np.inf)  # never a candidate: all `keep` are visible
                 pool = np.argpartition(distance, keep - 1)[:keep]
             codes, _ = quantise(query)

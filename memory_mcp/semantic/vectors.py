@@ -205,7 +205,7 @@ class InProcessIndex:
         return True
 
     async def scan(self, query: np.ndarray) -> Scan | None:
-        if isinstance(self.index, QuantisedIndex) or len(self.index) < SCAN_IN_THREAD_FROM:
+        if len(self.index) < SCAN_IN_THREAD_FROM:
             return None
         return await anyio.to_thread.run_sync(self.index.scan, query)
 
@@ -222,7 +222,7 @@ class InProcessIndex:
             return index.search(query, vis, k, also, scan)
         async with self._lock:  # a delta applied meanwhile could reuse a slot
             ranked, visible_also = await anyio.to_thread.run_sync(
-                index.shortlist, query, vis, k, also
+                index.shortlist, query, vis, k, also, scan
             )
         exact = await self.rows.vectors_of(self.model, ranked + visible_also)
         return rescored(query, ranked, visible_also, exact, k)

@@ -172,3 +172,20 @@ def test_one_visible_memory_among_a_million() -> None:
     assert ranked == [bob]
     ranked, _ = index.shortlist(query, Visibility(caller=ALICE, now=NOW), 10)
     assert len(ranked) == 10 + quantised_index.RESCORE_EXTRA and bob not in ranked
+
+
+def test_a_scan_made_before_is_used_until_a_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search starts the Hamming pass while its keyword arm reads the store; a delta
+    applied meanwhile makes it stale, and the pass runs again."""
+    monkeypatch.setattr(quantised_index, "BITS_FROM", 0)
+    monkeypatch.setattr(quantised_index, "SHORTLIST", 50)
+    vectors = unit_rows(600, seed=12)
+    _, quantised = both(rows_of(vectors[:500]))
+    vis = Visibility(caller=ALICE, now=NOW)
+    query = vectors[550]
+    scan = quantised.scan(query)
+    assert quantised.shortlist(query, vis, 3, scan=scan) == quantised.shortlist(query, vis, 3)
+    quantised.apply(IndexDelta(revision=2, upserted=rows_of(vectors)[500:]))
+    ranked, _ = quantised.shortlist(query, vis, 3, scan=scan)
+    hits = rescored(query, ranked, [], {i: vectors[i - 1] for i in ranked}, 3)
+    assert ids(hits)[0] == 551  # written after the scan, found: the scan was not used
