@@ -106,19 +106,17 @@ async def build_store(
         service, caller, vectors = app.service, app.caller, app.service.vectors
         for start in range(0, memories, BATCH):
             rows = range(start, min(start + BATCH, memories))
-            texts = [data.text(row) for row in rows]
-            await service.write_batch(
-                [
-                    (caller, service.prepare_memory(caller, StoreRequest(f"m{row}", text)), None)
-                    for row, text in zip(rows, texts, strict=True)
-                ]
-            )
+            prepared = [
+                service.prepare_memory(caller, StoreRequest(f"m{row}", data.text(row)))
+                for row in rows
+            ]
+            await service.write_batch([(caller, new, None) for new in prepared])
             began = time.perf_counter()
-            await vectors.rows.save(
+            await vectors.rows.save(  # under the text as stored (secrets redacted)
                 vectors.model,
                 [
-                    (content_hash(text), np.asarray(data.vectors[row], dtype=np.float32))
-                    for row, text in zip(rows, texts, strict=True)
+                    (content_hash(new.value), np.asarray(data.vectors[row], dtype=np.float32))
+                    for row, new in zip(rows, prepared, strict=True)
                 ],
                 time.time(),
             )
@@ -126,6 +124,8 @@ async def build_store(
             if (start // BATCH) % 20 == 19:
                 say(f"  {start + BATCH:,} / {memories:,} memories written")
         imported = time.perf_counter() - started
+        if await vectors.has_pending():
+            raise SystemExit("memory-mcp: some memories have no vector (bench/scale.py)")
         last = await service.get(caller, memories)
         if last.key != f"m{memories - 1}":
             raise SystemExit("memory-mcp: the store's ids do not follow the rows")
