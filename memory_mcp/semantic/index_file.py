@@ -1,5 +1,5 @@
 """A quantised vector index persisted beside its store (`memory.db` -> `memory.db.vectors/`),
-so a server starts without reading every vector back: one read per array, checked against
+so a server starts without reading every vector back: each array memory-mapped, checked against
 the store (format, model, and a revision the store has reached) before it is used.
 
 Written to a new folder that replaces the old one only when complete: a crash leaves the
@@ -80,14 +80,22 @@ def load(store_file: Path, model: str, store_revision: int) -> QuantisedIndex | 
 
 def _restore(folder: Path, meta: dict[str, Any]) -> QuantisedIndex:
     size = int(meta["size"])
+    if size == 0:
+        raise ValueError("empty")  # nothing to map: built from the store at once
     index = QuantisedIndex(np.load(folder / "thresholds.npy"))
     if index.dimension != meta["dimension"]:
         raise ValueError("dimension differs")
-    # Room for growth from the start: growing copies every array once more.
-    index._allocate(size + max(1024, size // 8))
     for name in _ARRAYS:
-        _read_into(folder / f"{name}.npy", getattr(index, name)[:size])
-    index._size = size
+        empty = getattr(index, name)
+        # Mapped copy-on-write: a start reads nothing it does not touch (the sign bits at
+        # the first search, the codes of each search's candidates), and a write changes
+        # this process's copy only. Growing later copies into memory (VectorIndex._allocate).
+        mapped = np.load(folder / f"{name}.npy", mmap_mode="c")
+        if mapped.shape != (size, *empty.shape[1:]) or mapped.dtype != empty.dtype:
+            raise ValueError(f"{name}: {mapped.shape} {mapped.dtype}")
+        setattr(index, name, mapped)
+    index._capacity = index._size = size
+    index.tags = [frozenset()] * size
     for value in meta["codes"]:
         index._codes.code(value)
     for slot, tags in meta["tags"].items():
@@ -98,23 +106,3 @@ def _restore(folder: Path, meta: dict[str, Any]) -> QuantisedIndex:
     index._free = np.flatnonzero(~alive).tolist()
     index.revision = int(meta["revision"])
     return index
-
-
-def _read_into(path: Path, target: np.ndarray) -> None:
-    """The array in `path` read straight into `target` (no second copy in memory, so a
-    million-row index does not need twice its size while it loads)."""
-    with open(path, "rb") as file:
-        version = np.lib.format.read_magic(file)
-        read_header = (
-            np.lib.format.read_array_header_1_0
-            if version == (1, 0)
-            else np.lib.format.read_array_header_2_0
-        )
-        shape, fortran, dtype = read_header(file)
-        if tuple(shape) != target.shape or dtype != target.dtype or fortran:
-            raise ValueError(
-                f"{path.name}: {shape} {dtype}, expected {target.shape} {target.dtype}"
-            )
-        # A leading slice of a C-ordered array is contiguous: read straight into it.
-        if file.readinto(target.data.cast("B")) != target.nbytes:
-            raise ValueError(f"{path.name} is short")
