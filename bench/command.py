@@ -31,6 +31,8 @@ GROUPS = (
     "learned",
     "mpnet",
 )
+DEFAULT_SCALE_WORKDIR = Path("bench/results/scale")
+DEFAULT_SCALE_DATA = Path("bench/data/scale")
 
 
 def add_commands(
@@ -241,6 +243,28 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     importing.add_argument("--json", type=Path, help="also write every number to this file")
 
+    scale = kinds.add_parser(
+        "scale",
+        help="N memories of real text and vectors: start-up, search p50/p95 over stdio, "
+        "recall@10 of the vector index, peak RSS, import rows/s",
+    )
+    scale.add_argument("--memories", type=int, default=100_000, help="store size (default 100000)")
+    scale.add_argument("--searches", type=int, default=200, help="timed searches (default 200)")
+    scale.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_SCALE_DATA,
+        help=f"the vectors, texts and queries (default: {DEFAULT_SCALE_DATA}; "
+        "docs/VECTOR_INDEX.md)",
+    )
+    scale.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_SCALE_WORKDIR,
+        help=f"the stores, kept for later runs (default: {DEFAULT_SCALE_WORKDIR})",
+    )
+    scale.add_argument("--json", type=Path, help="also write every number to this file")
+
 
 def _embedder_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -292,6 +316,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.bench == "store":
         return run_store(args)
+    if args.bench == "scale":  # the server loads its own model
+        return run_scale(args)
     import anyio
 
     from bench.settings import BenchSettings
@@ -394,4 +420,21 @@ def run_stress(args: argparse.Namespace) -> int:
     report = anyio.run(measure, config, _say)
     print(report.render())
     _write_json(args.json, report.to_json())
+    return 0
+
+
+def run_scale(args: argparse.Namespace) -> int:
+    import anyio
+
+    from bench.scale import render
+    from bench.scale import run_scale as measure
+    from bench.settings import BenchSettings
+    from memory_mcp.app import embedder_from
+
+    model_name = embedder_from(BenchSettings(embedder="onnx")).model_name
+    result = anyio.run(
+        measure, args.memories, args.data, args.workdir, model_name, args.searches, _say
+    )
+    print(render(result))
+    _write_json(args.json, result)
     return 0

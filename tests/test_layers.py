@@ -276,7 +276,15 @@ def test_one_component_owns_the_vectors() -> None:
     memory_mcp/semantic/vectors.py (the store builds its StoredVectors), so a second
     vector backend replaces one component."""
     owners = {
-        "memory_mcp.semantic.vector_index": {"memory_mcp.semantic.vectors"},
+        "memory_mcp.semantic.vector_index": {
+            "memory_mcp.semantic.vectors",
+            "memory_mcp.semantic.quantised_index",  # a big store's index: the same mask
+        },
+        "memory_mcp.semantic.quantised_index": {
+            "memory_mcp.semantic.vectors",
+            "memory_mcp.semantic.index_file",  # persisting it beside the store
+        },
+        "memory_mcp.semantic.index_file": {"memory_mcp.semantic.vectors"},
         "memory_mcp.store.stored_vectors": {
             "memory_mcp.semantic.vectors",
             "memory_mcp.store.repository",

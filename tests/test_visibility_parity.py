@@ -27,10 +27,12 @@ from memory_mcp.models import (
     Visibility,
 )
 from memory_mcp.reading import can_see
+from memory_mcp.semantic import quantised_index
+from memory_mcp.semantic import vectors as vectors_module
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import visible_sql
 from memory_mcp.store.sqlite_cursor import cursor_rows
-from tests.conftest import BOTH_BACKENDS, opened
+from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
@@ -127,17 +129,40 @@ def describe(vis: Visibility) -> str:
     )
 
 
-@pytest.mark.parametrize("caller", CALLERS, ids=lambda c: f"{c.agent_id}-{c.session_id or 'none'}")
+CALLER_IDS = lambda c: f"{c.agent_id}-{c.session_id or 'none'}"  # noqa: E731
+
+
+@pytest.mark.parametrize("caller", CALLERS, ids=CALLER_IDS)
 async def test_the_three_visibility_rules_agree(
     caller: Caller, make_settings: Callable[..., Settings]
 ) -> None:
-    async with opened(make_settings()) as app:
+    await rules_agree(caller, make_settings())
+
+
+@SQLITE_ONLY  # PostgreSQL searches vectors in the database (pgvector), checked above
+@pytest.mark.parametrize("caller", CALLERS, ids=CALLER_IDS)
+async def test_the_quantised_index_agrees(
+    caller: Caller, make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big store's index (semantic/quantised_index.py): sign bits over every visible
+    set, then int8, then the store's float32 — the same memories as the rule."""
+    monkeypatch.setattr(vectors_module, "QUANTISE_FROM", 1)
+    monkeypatch.setattr(quantised_index, "BITS_FROM", 0)
+    await rules_agree(caller, make_settings(), quantised=True)
+
+
+async def rules_agree(caller: Caller, settings: Settings, quantised: bool = False) -> None:
+    async with opened(settings) as app:
         store, vectors = app.service.store, app.service.vectors
         rows = [BatchItem(new, WRITTEN_AT, may_overwrite_others=True) for new in rows_to_write()]
         assert (await store.upsert_many(rows, cap=0)).created == len(rows)  # one transaction
         await vectors.embed_pending()
         await vectors.catch_up()
         records = [record async for record in store.iter_records()]
+        if quantised:
+            search = vectors.search
+            assert isinstance(search, vectors_module.InProcessIndex)
+            assert isinstance(search.index, quantised_index.QuantisedIndex)
         query_vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
 
         answers: set[frozenset[int]] = set()

@@ -12,7 +12,7 @@ database are seen on the next search."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -91,9 +91,7 @@ class VectorIndex:
             return new
 
         first = self._capacity == 0
-        self.vectors = grow(
-            None if first else self.vectors, (capacity, self.dimension), np.float32, 0
-        )
+        self._allocate_vectors(capacity, first, grow)
         self.ids = grow(None if first else self.ids, (capacity,), np.int64, -1)
         self.alive = grow(None if first else self.alive, (capacity,), np.bool_, False)
         self.owner = grow(None if first else self.owner, (capacity,), np.int32, -1)
@@ -108,6 +106,19 @@ class VectorIndex:
             else self.tags + [frozenset()] * (capacity - self._capacity)
         )
         self._capacity = capacity
+
+    def _allocate_vectors(
+        self, capacity: int, first: bool, grow: Callable[..., np.ndarray]
+    ) -> None:
+        self.vectors = grow(
+            None if first else self.vectors, (capacity, self.dimension), np.float32, 0
+        )
+
+    def _put_vector(self, slot: int, vector: np.ndarray) -> None:
+        self.vectors[slot] = vector
+
+    def _next_capacity(self) -> int:
+        return self._capacity * 2
 
     def __len__(self) -> int:
         return len(self._slot_of)
@@ -130,12 +141,12 @@ class VectorIndex:
                 slot = self._free.pop()
             else:
                 if self._size == self._capacity:
-                    self._allocate(self._capacity * 2)
+                    self._allocate(self._next_capacity())
                 slot = self._size
                 self._size += 1
             self._slot_of[row.id] = slot
         assert row.vector is not None
-        self.vectors[slot] = row.vector
+        self._put_vector(slot, row.vector)
         self.ids[slot] = row.id
         self.alive[slot] = True
         self.owner[slot] = self._codes.code("agent:" + row.agent_id)

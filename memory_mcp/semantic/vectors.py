@@ -53,18 +53,29 @@ import anyio
 import numpy as np
 
 from memory_mcp.models import MemoryRecord, Visibility
-from memory_mcp.semantic import passages
+from memory_mcp.semantic import index_file, passages
 from memory_mcp.semantic.embeddings import Embedder, EmbeddingUnavailableError
 from memory_mcp.semantic.passages import embed_memories
+from memory_mcp.semantic.quantised_index import QuantisedIndex, rescored
 from memory_mcp.semantic.vector_index import Scan as Scan
 from memory_mcp.semantic.vector_index import VectorIndex
-from memory_mcp.store.rows import content_hash
+from memory_mcp.store.rows import IndexDelta, content_hash
 from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 QUERY_YIELD_SECONDS = 0.01
+# From this many vectors on, the in-process index is quantised (int8 and sign bits, the
+# store's float32 re-scoring the best) and persisted beside the store: 200k float32
+# vectors are 300 MB, and reading them back at every start takes seconds.
+QUANTISE_FROM = 200_000
+# A full build reads the store this many rows at a time (never every vector at once).
+BUILD_PAGE = 20_000
+# The persisted index is rewritten by the background worker when this many deltas were
+# applied since it was written, or any after this many seconds.
+SAVE_AFTER_CHANGES = 200
+SAVE_AFTER_SECONDS = 600.0
 # From this many vectors on, a search scans them in a worker thread as soon as its query is
 # embedded, while its keyword arm still reads the store (100k x 384: ~6-15 ms here). Below
 # it the scan is shorter than the hand-over to a thread.
@@ -124,18 +135,26 @@ class NearestSearch(Protocol):
 
 
 class InProcessIndex:
-    """Nearest-neighbour search over a numpy copy of the store's vectors, kept in step
-    through the store's revision counter (see the module docstring)."""
+    """Nearest-neighbour search over an in-process copy of the store's vectors, kept in
+    step through the store's revision counter (see the module docstring): float32 and
+    exact below QUANTISE_FROM vectors, quantised and persisted beside the store from there
+    on (semantic/quantised_index.py, semantic/index_file.py)."""
 
     def __init__(self, rows: StoredVectors, model: str) -> None:
         self.rows = rows
         self.model = model
-        self.index = VectorIndex()
+        self.index: VectorIndex = VectorIndex()
         self._lock = anyio.Lock()
         self._commits_seen: int | None = None
+        self._opened = False
+        self._saved_revision: int | None = None
+        self._saved_generation = 0
+        self._saved_at = 0.0
 
     async def catch_up(self) -> None:
         async with self._lock:
+            if not self._opened:
+                await self._open()
             # Nothing committed since the last catch-up (a microsecond to know on SQLite):
             # nothing to read. Taken before the read, so a commit during it moves it again.
             commits = self.rows.commit_count()
@@ -144,7 +163,59 @@ class InProcessIndex:
             delta = await self.rows.changes_since(self.index.revision, self.model)
             if delta.revision != self.index.revision:
                 self.index.apply(delta)
+                self._quantise_if_big()
             self._commits_seen = commits
+
+    async def _open(self) -> None:
+        """The persisted index when it is valid for this store (then only the changes
+        since it was written are read), else every row, a page at a time."""
+        store_file = self.rows.index_file_base()
+        if store_file is not None:
+            revision = await self.rows.revision()
+            loaded = await anyio.to_thread.run_sync(
+                index_file.load, store_file, self.model, revision
+            )
+            if loaded is not None:
+                self.index, self._saved_revision = loaded, loaded.revision
+                self._opened = True
+                return
+        revision = await self.rows.revision()  # changes from here on are caught up after
+        last = 0
+        while True:
+            page, last = await self.rows.rows_page(self.model, last, BUILD_PAGE)
+            if not page:
+                break
+            self.index.apply(IndexDelta(self.index.revision, upserted=page))
+            self._quantise_if_big()
+        self.index.revision = revision
+        self._opened = True
+
+    def _quantise_if_big(self) -> None:
+        if len(self.index) >= QUANTISE_FROM and not isinstance(self.index, QuantisedIndex):
+            self.index = QuantisedIndex.from_exact(self.index)
+
+    async def persist_if_due(self, now: float) -> bool:
+        """Write a quantised index beside the store when it is behind the store by enough
+        (SAVE_AFTER_CHANGES, or any change after SAVE_AFTER_SECONDS): the background
+        worker asks after each catch-up. Whether it wrote."""
+        index, store_file = self.index, self.rows.index_file_base()
+        if not isinstance(index, QuantisedIndex) or store_file is None:
+            return False
+        if index.revision == self._saved_revision:
+            return False
+        behind = index.generation - self._saved_generation
+        if (
+            self._saved_revision is not None
+            and behind < SAVE_AFTER_CHANGES
+            and (now - self._saved_at < SAVE_AFTER_SECONDS)
+        ):
+            return False
+        async with self._lock:  # no delta applied while the arrays are written
+            await anyio.to_thread.run_sync(index_file.save, index, store_file, self.model)
+            self._saved_revision = index.revision
+            self._saved_generation = index.generation
+            self._saved_at = now
+        return True
 
     async def scan(self, query: np.ndarray) -> Scan | None:
         if len(self.index) < SCAN_IN_THREAD_FROM:
@@ -159,7 +230,15 @@ class InProcessIndex:
         also: Sequence[int] = (),
         scan: Scan | None = None,
     ) -> list[tuple[int, float]]:
-        return self.index.search(query, vis, k, also, scan)
+        index = self.index
+        if not isinstance(index, QuantisedIndex):
+            return index.search(query, vis, k, also, scan)
+        async with self._lock:  # a delta applied meanwhile could reuse a slot
+            ranked, visible_also = await anyio.to_thread.run_sync(
+                index.shortlist, query, vis, k, also, scan
+            )
+        exact = await self.rows.vectors_of(self.model, ranked + visible_also)
+        return rescored(query, ranked, visible_also, exact, k)
 
 
 class Vectors:
@@ -230,6 +309,12 @@ class Vectors:
 
     async def catch_up(self) -> None:
         await self.search.catch_up()
+
+    async def persist_index(self) -> bool:
+        """Write the in-process index beside the store if it is due (InProcessIndex)."""
+        if isinstance(self.search, InProcessIndex):
+            return await self.search.persist_if_due(self.clock())
+        return False
 
     async def scan(self, query: np.ndarray) -> Scan | None:
         """Start the part of the vector arm that needs only the query (the in-process
@@ -410,6 +495,7 @@ class Vectors:
                                 call_chars=EMBED_CALL_CHARS,
                             ):
                                 await self.catch_up()
+                                await self.persist_index()
                                 break
                     checked_revision = revision
             except Exception:  # a top-level loop: log and keep serving

@@ -5,6 +5,7 @@ tombstones). memory_mcp/semantic/vectors.py tells who calls them and when."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.store import writes
 from memory_mcp.store.engine import Engines
-from memory_mcp.store.rows import MEMORIES, IndexDelta, M, index_row
+from memory_mcp.store.rows import MEMORIES, IndexDelta, IndexRow, M, index_row
 from memory_mcp.store.schema import EmbeddingRow, StoreMetaRow, TombstoneRow
 
 
@@ -161,6 +162,28 @@ class StoredVectors:
         where it cannot be known cheaply."""
         return self._engines.commit_count()
 
+    def index_file_base(self) -> Path | None:
+        """Where a persisted vector index of this store lives (beside the SQLite file), or
+        None (an in-memory database, PostgreSQL)."""
+        reader = self._engines.sync_reader
+        database = None if reader is None else reader.url.database
+        if not database or database == ":memory:":
+            return None
+        return Path(database)
+
+    async def rows_page(self, model: str, after_id: int, limit: int) -> tuple[list[IndexRow], int]:
+        """Up to `limit` current memories with an id above `after_id`, in id order, with
+        their `model` vectors (damaged rows left out), and the last id read (after_id when
+        none): a full build of the index reads the store in such pages, never all at once."""
+        return await self._engines.read(_rows_page, model, after_id, limit)
+
+    async def vectors_of(self, model: str, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The current `model` vector of each of `memory_ids` that has one (a quantised
+        index re-scores its best candidates with them)."""
+        if not memory_ids:
+            return {}
+        return await self._engines.read(_vectors_of, model, list(memory_ids))
+
     async def changes_since(self, revision: int, model: str) -> IndexDelta:
         """Everything an in-process index at `revision` must apply to catch up, read in one
         snapshot: rows changed since (with their `model` vector, or None while it is
@@ -169,29 +192,58 @@ class StoredVectors:
         return await self._engines.read(_changes_since, revision, model)
 
 
+def _index_columns(model: str) -> Any:
+    return select(
+        M.id,
+        M.agent_id,
+        M.scope,
+        M.session_id,
+        M.source,
+        M.expires_at,
+        M.tags,
+        EmbeddingRow.vector,
+        M.updated_at,
+    ).outerjoin(
+        EmbeddingRow,
+        and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
+    )
+
+
+def _rows_page(
+    conn: Connection, model: str, after_id: int, limit: int
+) -> tuple[list[IndexRow], int]:
+    rows = conn.execute(_index_columns(model).where(M.id > after_id).order_by(M.id).limit(limit))
+    found, last = [], after_id
+    for row in rows:
+        last = row.id
+        entry = index_row(row)
+        if entry is not None:
+            found.append(entry)
+    return found, last
+
+
+def _vectors_of(conn: Connection, model: str, memory_ids: list[int]) -> dict[int, np.ndarray]:
+    found: dict[int, np.ndarray] = {}
+    for start in range(0, len(memory_ids), writes.IN_CHUNK):
+        rows = conn.execute(
+            select(M.id, EmbeddingRow.vector)
+            .join(
+                EmbeddingRow,
+                and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
+            )
+            .where(M.id.in_(memory_ids[start : start + writes.IN_CHUNK]))
+        )
+        for memory_id, blob in rows:
+            found[memory_id] = np.frombuffer(blob, dtype=np.float32)
+    return found
+
+
 def _changes_since(conn: Connection, revision: int, model: str) -> IndexDelta:
     current = conn.scalar(select(StoreMetaRow.value).where(StoreMetaRow.name == "revision"))
     delta = IndexDelta(revision=int(current or 0))
     if delta.revision == revision:
         return delta
-    rows = conn.execute(
-        select(
-            M.id,
-            M.agent_id,
-            M.scope,
-            M.session_id,
-            M.source,
-            M.expires_at,
-            M.tags,
-            EmbeddingRow.vector,
-            M.updated_at,
-        )
-        .outerjoin(
-            EmbeddingRow,
-            and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
-        )
-        .where(M.revision > revision)
-    )
+    rows = conn.execute(_index_columns(model).where(M.revision > revision))
     damaged = []
     for row in rows:
         entry = index_row(row)

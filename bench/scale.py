@@ -1,0 +1,263 @@
+"""`memory-mcp bench scale --memories N`: a store of N memories of real text with real
+MiniLM vectors, and a real server over it on stdio.
+
+The data (`--data DIR`, default bench/data/scale; docs/VECTOR_INDEX.md says how it is
+made): `million.npy` (float32 unit vectors, one per row, N rows at least), `million_parent.npy`
+and `million_is_real.npy` (the corpus text each row comes from, and whether the row is that
+text's own vector), `corpus.jsonl` (the texts: {"text": ...} per line), and
+`bench_queries.jsonl` + `bench_queries.npy` (search texts never stored, and their vectors as
+the server embeds a search). A row that is not a text's own vector is a new point near it,
+stored as that text plus " (variant ROW)", so every memory has its own content and vector.
+
+What it measures:
+- the import of the first N rows without embedding (the import's own batches, then the
+  vectors written beside them, as `import` would have computed them): rows/s; the store and
+  its persisted vector index are kept in WORKDIR/N for the next runs;
+- a `memory-mcp serve` spawned over stdio: spawn -> the first search answered by meaning,
+  then p50/p95 of one search at a time over the query texts, and its peak RSS (VmHWM);
+- recall@10 of the same vector index (loaded from its file, in this process) against the
+  exact scan of the N stored vectors, over the query vectors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.latency import SyntheticDocumentEmbedder
+from bench.settings import server_env, store_settings
+from bench.startup import _initialize, _peak_rss_mb, _search, machine
+from bench.stats import percentile_ms
+from memory_mcp.app import open_app
+from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.store.rows import content_hash
+
+BATCH = 5_000
+GIVE_UP_SECONDS = 600.0
+WARM_UP = 5
+
+
+@dataclass
+class ScaleData:
+    vectors: np.ndarray  # memory-mapped: N x 384 float32
+    parents: np.ndarray
+    is_real: np.ndarray
+    texts: list[str]
+    query_texts: list[str]
+    query_vectors: np.ndarray
+
+    def text(self, row: int) -> str:
+        text = self.texts[int(self.parents[row])]
+        return text if self.is_real[row] else f"{text} (variant {row})"
+
+
+def load_data(folder: Path, memories: int) -> ScaleData:
+    try:
+        vectors = np.load(folder / "million.npy", mmap_mode="r")
+        data = ScaleData(
+            vectors,
+            np.load(folder / "million_parent.npy"),
+            np.load(folder / "million_is_real.npy"),
+            _texts(folder / "corpus.jsonl"),
+            _texts(folder / "bench_queries.jsonl"),
+            np.load(folder / "bench_queries.npy"),
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        raise SystemExit(f"memory-mcp: cannot read the scale data in {folder}: {exc}") from exc
+    if len(vectors) < memories:
+        raise SystemExit(f"memory-mcp: {folder} holds {len(vectors):,} vectors, not {memories:,}")
+    return data
+
+
+def _texts(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as lines:
+        return [json.loads(line)["text"] for line in lines]
+
+
+async def build_store(
+    directory: Path, data: ScaleData, memories: int, model_name: str, say: Callable[[str], None]
+) -> dict[str, float] | None:
+    """The first `memories` rows as memories with their vectors, and the vector index built
+    and written beside them; None when an earlier run left them in `directory`."""
+    marker = directory / "built"
+    if marker.exists() and marker.read_text().strip() == str(memories):
+        return None
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("memory.db*"):
+        if stale.is_dir():
+            for part in stale.iterdir():
+                part.unlink()
+            stale.rmdir()
+        else:
+            stale.unlink()
+    started = time.perf_counter()
+    vector_seconds = 0.0
+    settings = store_settings(directory)
+    async with open_app(settings, SyntheticDocumentEmbedder(model_name), background=False) as app:
+        service, caller, vectors = app.service, app.caller, app.service.vectors
+        for start in range(0, memories, BATCH):
+            rows = range(start, min(start + BATCH, memories))
+            prepared = [
+                service.prepare_memory(caller, StoreRequest(f"m{row}", data.text(row)))
+                for row in rows
+            ]
+            await service.write_batch([(caller, new, None) for new in prepared])
+            began = time.perf_counter()
+            await vectors.rows.save(  # under the text as stored (secrets redacted)
+                vectors.model,
+                [
+                    (content_hash(new.value), np.asarray(data.vectors[row], dtype=np.float32))
+                    for row, new in zip(rows, prepared, strict=True)
+                ],
+                time.time(),
+            )
+            vector_seconds += time.perf_counter() - began
+            if (start // BATCH) % 20 == 19:
+                say(f"  {start + BATCH:,} / {memories:,} memories written")
+        imported = time.perf_counter() - started
+        if await vectors.has_pending():
+            raise SystemExit("memory-mcp: some memories have no vector (bench/scale.py)")
+        last = await service.get(caller, memories)
+        if last.key != f"m{memories - 1}":
+            raise SystemExit("memory-mcp: the store's ids do not follow the rows")
+        began = time.perf_counter()
+        await vectors.catch_up()
+        await vectors.persist_index()
+        index_seconds = time.perf_counter() - began
+    marker.write_text(f"{memories}\n")
+    return {
+        "import_rows_per_s": round(memories / imported, 1),
+        "import_vector_s": round(vector_seconds, 1),
+        "index_build_s": round(index_seconds, 1),
+    }
+
+
+def serve_and_search(
+    exe: str, db: Path, queries: list[str], scratch: Path, say: Callable[[str], None]
+) -> dict[str, float]:
+    """Spawn -> the first search by meaning; then each query once, one at a time."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [exe, "serve", "--db", str(db), "--agent-id", "bench"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=server_env(scratch, embedder="onnx"),
+    )
+    try:
+        _initialize(proc)
+        request_id = 1
+        while True:
+            request_id += 1
+            if _search(proc, request_id, queries[0]).get("semantic"):
+                break
+            if time.perf_counter() - started > GIVE_UP_SECONDS:
+                raise RuntimeError("no search by meaning")
+        startup = time.perf_counter() - started
+        say(f"first search by meaning {startup:.2f} s after spawn")
+        seconds = []
+        for i, query in enumerate(queries[1:]):
+            request_id += 1
+            began = time.perf_counter()
+            _search(proc, request_id, query)
+            if i >= WARM_UP:
+                seconds.append(time.perf_counter() - began)
+        return {
+            "startup_s": round(startup, 2),
+            "p50_ms": round(percentile_ms(seconds, 50), 1),
+            "p95_ms": round(percentile_ms(seconds, 95), 1),
+            "searches": len(seconds),
+            "rss_mb": round(_peak_rss_mb(proc.pid)),
+        }
+    finally:
+        proc.kill()
+        proc.wait(timeout=60)
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+async def recall_at_10(directory: Path, data: ScaleData, memories: int, model_name: str) -> float:
+    """The index's top 10 (as the server loads it) against the exact scan, per query."""
+    queries = np.ascontiguousarray(data.query_vectors, dtype=np.float32)
+    best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
+    best_rows = np.zeros((len(queries), 10), dtype=np.int64)
+    for start in range(0, memories, 100_000):
+        block = np.asarray(data.vectors[start : min(start + 100_000, memories)])
+        scores = np.concatenate([best, queries @ block.T], axis=1)
+        rows = np.concatenate(
+            [
+                best_rows,
+                np.broadcast_to(np.arange(start, start + len(block)), (len(queries), len(block))),
+            ],
+            axis=1,
+        )
+        top = np.argpartition(-scores, 9, axis=1)[:, :10]
+        best = np.take_along_axis(scores, top, 1)
+        best_rows = np.take_along_axis(rows, top, 1)
+    found = 0
+    settings = store_settings(directory)
+    async with open_app(settings, SyntheticDocumentEmbedder(model_name), background=False) as app:
+        vectors, caller = app.service.vectors, app.caller
+        await vectors.catch_up()
+        for query, truth in zip(queries, best_rows, strict=True):
+            hits = await vectors.nearest(query, Visibility(caller=caller, now=time.time()), 10)
+            found += len({memory_id for memory_id, _ in hits} & set((truth + 1).tolist()))
+    return round(found / (10 * len(queries)), 4)
+
+
+async def run_scale(
+    memories: int,
+    data_dir: Path,
+    workdir: Path,
+    model_name: str,
+    searches: int,
+    say: Callable[[str], None],
+) -> dict[str, Any]:
+    data = load_data(data_dir, memories)
+    directory = workdir / str(memories)
+    say(f"building or reusing the {memories:,}-memory store in {directory}")
+    built = await build_store(directory, data, memories, model_name, say)
+    if built:
+        say(
+            f"imported {built['import_rows_per_s']:,.0f} rows/s without embedding; "
+            f"index built and written in {built['index_build_s']:.1f} s"
+        )
+    texts = data.query_texts
+    queries = [texts[i % len(texts)] for i in range(searches + WARM_UP + 1)]
+    exe = str(Path(sys.executable).with_name("memory-mcp"))
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
+        served = serve_and_search(exe, directory / "memory.db", queries, Path(scratch), say)
+    say("recall@10 against the exact scan")
+    recall = await recall_at_10(directory, data, memories, model_name)
+    return {
+        "benchmark": "scale",
+        "memories": memories,
+        "machine": machine(),
+        "load": [round(x, 2) for x in os.getloadavg()],
+        "sqlite": {**served, "recall_at_10": recall, **(built or {})},
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    sqlite = result["sqlite"]
+    lines = [
+        f"{result['memories']:,} memories on SQLite: first search by meaning "
+        f"{sqlite['startup_s']:.2f} s after spawn, search p50 {sqlite['p50_ms']:.1f} ms, "
+        f"p95 {sqlite['p95_ms']:.1f} ms over stdio ({sqlite['searches']} searches), "
+        f"recall@10 {sqlite['recall_at_10']:.3f} against exact, peak RSS {sqlite['rss_mb']} MB",
+    ]
+    if "import_rows_per_s" in sqlite:
+        lines.append(f"import without embedding: {sqlite['import_rows_per_s']:,.0f} rows/s")
+    lines.append(f"{result['machine']}; load average {' '.join(map(str, result['load']))}")
+    return "\n".join(lines)

@@ -1,0 +1,183 @@
+"""The vector index of a big store: each vector as 48 bytes of sign bits and 384 int8 codes,
+not 1,536 bytes of float32, so a million fit in ~440 MB; the store keeps the float32
+vectors, and the best candidates are re-scored with them (semantic/vectors.py).
+
+A search (`shortlist`): the visibility mask first (VectorIndex._mask: exact, before any
+cut); then, over a visible set bigger than BITS_FROM, the Hamming distance of every
+vector's sign bits to the query's (NumKong's SIMD kernels: a 48 MB pass) keeps the
+SHORTLIST nearest visible slots; the int8 dot product ranks those (or every visible slot
+of a smaller set) and keeps k + RESCORE_EXTRA for the exact re-scoring. Every visible
+memory is a candidate of the first pass, so a filter never loses a visible match after a
+cut, and a reader who sees one memory gets it. docs/VECTOR_INDEX.md has the measurements
+behind the numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numkong
+import numpy as np
+
+from memory_mcp.models import Visibility
+from memory_mcp.semantic.vector_index import Scan, VectorIndex
+
+# A visible set up to this size is ranked by int8 codes directly (gathering 50k codes is
+# 19 MB, a few ms); a bigger one is cut by sign bits first.
+BITS_FROM = 50_000
+# Sign-bit candidates kept for the int8 ranking: recall@10 0.99 at 1M real-text vectors.
+SHORTLIST = 2_000
+# int8-ranked candidates re-scored exactly beyond the k asked for.
+RESCORE_EXTRA = 40
+
+
+def quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 codes of each row and its scale (code * scale ~ value)."""
+    rows = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+    peak = np.abs(rows).max(axis=1)
+    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    codes = np.clip(np.rint(rows / scales[:, None]), -127, 127).astype(np.int8)
+    return codes, scales
+
+
+class QuantisedIndex(VectorIndex):
+    bits: np.ndarray
+    codes: np.ndarray
+    scales: np.ndarray
+
+    def __init__(self, thresholds: np.ndarray) -> None:
+        # Each dimension's sign bit is taken against its median over the store, so every
+        # bit splits the vectors in half (MiniLM's dimensions are not centred on 0).
+        self.thresholds = np.asarray(thresholds, dtype=np.float32)
+        super().__init__(len(self.thresholds))
+
+    def _allocate_vectors(
+        self, capacity: int, first: bool, grow: Callable[..., np.ndarray]
+    ) -> None:
+        width = (self.dimension + 7) // 8
+        self.bits = grow(None if first else self.bits, (capacity, width), np.uint8, 0)
+        self.codes = grow(None if first else self.codes, (capacity, self.dimension), np.int8, 0)
+        self.scales = grow(None if first else self.scales, (capacity,), np.float32, 0)
+
+    def _put_vector(self, slot: int, vector: np.ndarray) -> None:
+        self.bits[slot] = np.packbits(vector > self.thresholds)
+        codes, scales = quantise(vector)
+        self.codes[slot] = codes[0]
+        self.scales[slot] = scales[0]
+
+    def _next_capacity(self) -> int:
+        # A quarter more, not twice: at a million, doubling would hold ~1.4 GB while copying.
+        return self._capacity + max(1024, self._capacity // 4)
+
+    @classmethod
+    def from_exact(cls, exact: VectorIndex) -> QuantisedIndex:
+        """The same memories, slots and facts as `exact`, its float32 vectors quantised
+        (a store that grew past vectors.QUANTISE_FROM)."""
+        size = exact._size
+        vectors = exact.vectors[:size]
+        live = vectors[exact.alive[:size]]
+        index = cls(np.median(live, axis=0) if len(live) else np.zeros(exact.dimension))
+        index.__dict__.update(
+            {
+                name: value
+                for name, value in exact.__dict__.items()
+                if name not in ("vectors", "dimension")
+            }
+        )
+        index._capacity = 0
+        index._allocate_vectors(exact._capacity, True, _filled)
+        index._capacity = exact._capacity
+        index.bits[:size] = np.packbits(vectors > index.thresholds, axis=1)
+        index.codes[:size], index.scales[:size] = quantise(vectors) if size else (0, 0)
+        return index
+
+    def scan(self, query: np.ndarray) -> Scan:
+        """The Hamming distance of every slot's sign bits to the query's: the one pass
+        over the whole index, which a search starts in a worker thread while its keyword
+        arm reads the store (as the exact index starts its product)."""
+        generation = self.generation
+        query_bits = np.packbits(query > self.thresholds)
+        distances = numkong.cdist(
+            query_bits[None],
+            self.bits[: self._size],
+            metric="hamming",
+            dtype="uint1",
+            out_dtype="float32",
+        )
+        return Scan(generation, np.asarray(distances)[0])
+
+    def shortlist(
+        self,
+        query: np.ndarray,
+        vis: Visibility,
+        k: int,
+        also: Sequence[int] = (),
+        scan: Scan | None = None,
+    ) -> tuple[list[int], list[int]]:
+        """(ids of the about k + RESCORE_EXTRA nearest visible memories by the quantised
+        vectors, the visible ones of `also`): the caller re-scores both exactly. `scan`:
+        this query's `scan` made earlier (used while no delta has been applied since)."""
+        n = self._size
+        if n == 0 or (k <= 0 and not also):
+            return [], []
+        mask = self._mask(vis)
+        visible = int(np.count_nonzero(mask))
+        ranked: list[int] = []
+        want = min(visible, k + RESCORE_EXTRA) if k > 0 else 0
+        if want:
+            keep = max(SHORTLIST, want)
+            if visible <= max(BITS_FROM, keep):
+                pool = np.flatnonzero(mask)
+            else:
+                if scan is None or scan.generation != self.generation:
+                    scan = self.scan(query)
+                distance = scan.scores
+                np.putmask(distance, ~mask, np.inf)  # never a candidate: all `keep` are visible
+                pool = np.argpartition(distance, keep - 1)[:keep]
+            codes, _ = quantise(query)
+            approx = (
+                np.asarray(
+                    numkong.cdist(codes, self.codes[pool], metric="dot", out_dtype="float32")
+                )[0]
+                * self.scales[pool]
+            )
+            if want < len(pool):
+                pool = pool[np.argpartition(-approx, want - 1)[:want]]
+            ranked = self.ids[pool].tolist()
+        visible_also = [
+            memory_id
+            for memory_id in also
+            if (slot := self._slot_of.get(memory_id)) is not None and mask[slot]
+        ]
+        return ranked, visible_also
+
+
+def rescored(
+    query: np.ndarray,
+    ranked: Sequence[int],
+    also: Sequence[int],
+    vectors: dict[int, np.ndarray],
+    k: int,
+) -> list[tuple[int, float]]:
+    """VectorIndex.search's answer from a shortlist and the exact vectors of its ids: the k
+    best by exact cosine, then the rest of `also`. An id without a vector (deleted or
+    changed since the index last caught up) is left out."""
+    scored = sorted(
+        (
+            (memory_id, float(vectors[memory_id] @ query))
+            for memory_id in ranked
+            if memory_id in vectors
+        ),
+        key=lambda hit: -hit[1],
+    )[: max(k, 0)]
+    seen = {memory_id for memory_id, _ in scored}
+    for memory_id in also:
+        if memory_id in vectors and memory_id not in seen:
+            seen.add(memory_id)
+            scored.append((memory_id, float(vectors[memory_id] @ query)))
+    return scored
+
+
+def _filled(
+    old: np.ndarray | None, shape: tuple[int, ...], dtype: type, fill: object
+) -> np.ndarray:
+    return np.full(shape, fill, dtype=dtype)

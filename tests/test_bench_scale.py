@@ -1,0 +1,89 @@
+"""`bench scale` (bench/scale.py) on a tiny data folder in its format: real texts embedded by
+the real model, variants made from them as docs/VECTOR_INDEX.md describes; a real server
+spawned over stdio. No speed thresholds (benchmarks are not timed tests): the numbers are
+computed, reported, and the store is built once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.command import main as bench_main
+from memory_mcp.semantic.embeddings import Embedder
+
+TOPICS = [
+    "The deploy script runs database migrations before restarting the web workers.",
+    "Our staging cluster uses PostgreSQL 16 with nightly snapshots to object storage.",
+    "The cat named Miso sleeps on the office printer every afternoon.",
+    "Release checklists are owned by the platform team and reviewed on Fridays.",
+    "Unit tests run with pytest in two workers; integration tests need Docker.",
+    "The mobile app caches user avatars for a week before fetching them again.",
+    "Invoices are generated on the first of the month and emailed as PDF files.",
+    "The search service ranks results by BM25 and then by recency.",
+]
+QUERIES = [
+    "how are migrations applied during deploys",
+    "which database does staging use",
+    "what is the office pet called",
+    "who owns the release checklist",
+    "how do we run the tests",
+    "when are invoices sent",
+]
+MEMORIES = 40
+
+
+@pytest.fixture
+def scale_data(tmp_path: Path, real_embedder: Embedder, anyio_backend: str) -> Path:
+    import anyio
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    real = anyio.run(real_embedder.embed, TOPICS)
+    queries = anyio.run(real_embedder.embed, QUERIES)
+    rng = np.random.default_rng(26)
+    parents = np.arange(MEMORIES) % len(TOPICS)
+    vectors = real[parents] + rng.standard_normal((MEMORIES, real.shape[1])) * 0.02
+    vectors[: len(TOPICS)] = real  # each text's own vector once
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    np.save(folder / "million.npy", vectors.astype(np.float32))
+    np.save(folder / "million_parent.npy", parents)
+    np.save(folder / "million_is_real.npy", np.arange(MEMORIES) < len(TOPICS))
+    np.save(folder / "bench_queries.npy", queries)
+    for name, texts in (("corpus.jsonl", TOPICS), ("bench_queries.jsonl", QUERIES)):
+        (folder / name).write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    return folder
+
+
+def test_bench_scale_reports_every_number_and_builds_once(
+    scale_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "scale.json"
+    args = ["scale", "--memories", str(MEMORIES), "--searches", "3", "--data", str(scale_data)]
+    args += ["--workdir", str(tmp_path / "work"), "--json", str(out)]
+    assert bench_main(args) == 0
+    printed = capsys.readouterr()
+    assert "rows/s" in printed.err and "load average" in printed.out
+    first = json.loads(out.read_text())["sqlite"]
+    for key in ("startup_s", "p50_ms", "p95_ms", "recall_at_10", "rss_mb"):
+        assert first[key] > 0, key
+    assert first["recall_at_10"] == 1.0  # a small store: the exact scan
+    assert first["import_rows_per_s"] > 0
+    # Every row a memory of its own (the variants too), with its own vector.
+    db = tmp_path / "work" / str(MEMORIES) / "memory.db"
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (MEMORIES,)
+        assert conn.execute("SELECT count(*) FROM embeddings").fetchone() == (MEMORIES,)
+    assert bench_main(args) == 0
+    second = json.loads(out.read_text())["sqlite"]
+    assert "import_rows_per_s" not in second  # the store was kept, not built again
+    assert second["recall_at_10"] == 1.0
+
+
+def test_bench_scale_names_missing_data(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="cannot read the scale data"):
+        bench_main(["scale", "--memories", "10", "--data", str(tmp_path / "nothing")])
