@@ -278,15 +278,18 @@ def test_one_component_owns_the_vectors() -> None:
     owners = {
         "memory_mcp.semantic.vector_index": {
             "memory_mcp.semantic.vectors",
+            "memory_mcp.semantic.in_process_index",  # the search Vectors holds
             "memory_mcp.semantic.quantised_index",  # a big store's index: the same mask
         },
+        "memory_mcp.semantic.in_process_index": {"memory_mcp.semantic.vectors"},
         "memory_mcp.semantic.quantised_index": {
-            "memory_mcp.semantic.vectors",
+            "memory_mcp.semantic.in_process_index",
             "memory_mcp.semantic.index_file",  # persisting it beside the store
         },
-        "memory_mcp.semantic.index_file": {"memory_mcp.semantic.vectors"},
+        "memory_mcp.semantic.index_file": {"memory_mcp.semantic.in_process_index"},
         "memory_mcp.store.stored_vectors": {
             "memory_mcp.semantic.vectors",
+            "memory_mcp.semantic.in_process_index",
             "memory_mcp.store.repository",
             "memory_mcp.store.postgres.pgvector_search",  # its pgvector subclass
         },

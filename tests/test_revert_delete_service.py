@@ -205,7 +205,7 @@ async def test_the_lead_bulk_deletes_swarm_memories_but_no_private_ones(
 
 async def test_delete_many_needs_a_criterion(make_settings: Callable[..., Settings]) -> None:
     async with opened(make_settings()) as app:
-        with pytest.raises(InvalidInputError, match="tags, source or older_than"):
+        with pytest.raises(InvalidInputError, match="at least one of tags, source and older_than"):
             await app.service.delete_many(W1)
 
 

@@ -27,8 +27,8 @@ from memory_mcp.models import (
     Visibility,
 )
 from memory_mcp.reading import can_see
+from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.semantic import quantised_index
-from memory_mcp.semantic import vectors as vectors_module
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import visible_sql
 from memory_mcp.store.sqlite_cursor import cursor_rows

@@ -71,7 +71,7 @@ class QuantisedIndex(VectorIndex):
     @classmethod
     def from_exact(cls, exact: VectorIndex) -> QuantisedIndex:
         """The same memories, slots and facts as `exact`, its float32 vectors quantised
-        (a store that grew past vectors.QUANTISE_FROM)."""
+        (a store that grew past in_process_index.QUANTISE_FROM)."""
         size = exact._size
         vectors = exact.vectors[:size]
         live = vectors[exact.alive[:size]]

@@ -15,8 +15,8 @@ import pytest
 
 from memory_mcp.app import AppContext
 from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.semantic import index_file, quantised_index
-from memory_mcp.semantic import vectors as vectors_module
 from memory_mcp.semantic.quantised_index import QuantisedIndex
 from memory_mcp.settings import Settings
 from memory_mcp.store.stored_vectors import StoredVectors

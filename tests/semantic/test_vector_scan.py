@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from memory_mcp.models import StoreRequest, Visibility
-from memory_mcp.semantic import vector_index, vectors
+from memory_mcp.semantic import in_process_index, vector_index
 from memory_mcp.semantic.vector_index import VectorIndex
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import IndexDelta
@@ -52,7 +52,7 @@ async def test_a_search_whose_scan_ran_in_a_thread_finds_the_same(
                 caller, StoreRequest(f"k{i}", f"note {i} about lemur {i % 7}")
             )
         inline = await service.search(caller, "lemur 3", limit=10)
-        monkeypatch.setattr(vectors, "SCAN_IN_THREAD_FROM", 0)
+        monkeypatch.setattr(in_process_index, "SCAN_IN_THREAD_FROM", 0)
         service.vectors._query_vectors.clear()  # embed again, scan again
         threaded = await service.search(caller, "lemur 3", limit=10)
         assert [(h.record.id, h.score) for h in threaded.hits] == [

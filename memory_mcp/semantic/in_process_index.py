@@ -1,0 +1,185 @@
+"""The in-process nearest search: every vector of the current model in memory, exact below
+QUANTISE_FROM vectors, quantised and persisted beside the store from there on
+(semantic/quantised_index.py, semantic/index_file.py). `Vectors` (semantic/vectors.py)
+holds one unless the database searches itself (pgvector). The sync and lock rules are in
+vectors.py's docstring."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+from typing import Protocol
+
+import anyio
+import numpy as np
+
+from memory_mcp.models import Visibility
+from memory_mcp.semantic import index_file
+from memory_mcp.semantic.quantised_index import QuantisedIndex, rescored
+from memory_mcp.semantic.vector_index import Scan, VectorIndex
+from memory_mcp.store.rows import IndexDelta
+from memory_mcp.store.stored_vectors import StoredVectors
+
+log = logging.getLogger(__name__)
+
+# From this many vectors on, the in-process index is quantised (int8 and sign bits, the
+# store's float32 re-scoring the best) and persisted beside the store: 200k float32
+# vectors are 300 MB, and reading them back at every start takes seconds.
+QUANTISE_FROM = 200_000
+# A full build reads the store this many rows at a time (never every vector at once).
+BUILD_PAGE = 20_000
+# The persisted index is rewritten by the background worker when this many deltas were
+# applied since it was written, or any after this many seconds.
+SAVE_AFTER_CHANGES = 200
+SAVE_AFTER_SECONDS = 600.0
+# From this many vectors on, a search scans them in a worker thread as soon as its query is
+# embedded, while its keyword arm still reads the store (100k x 384: ~6-15 ms here). Below
+# it the scan is shorter than the hand-over to a thread.
+SCAN_IN_THREAD_FROM = 20_000
+
+
+class VectorRows(Protocol):
+    """Where vectors are kept: store/stored_vectors.py's StoredVectors (SQLite and PostgreSQL
+    bytes); a pgvector table implements the same."""
+
+    async def save(
+        self,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+        now: float,
+        *,
+        durable: bool = True,
+    ) -> None: ...
+
+    async def has(self, model: str, digest: str) -> bool: ...
+
+    async def vector(self, model: str, digest: str) -> np.ndarray | None: ...
+
+    async def missing(self, model: str, limit: int) -> list[tuple[str, str]]: ...
+
+    async def embedded(self, model: str, digests: Collection[str]) -> set[str]: ...
+
+    async def revision(self) -> int: ...
+
+
+class NearestSearch(Protocol):
+    """Where the vector arm of a search runs."""
+
+    async def catch_up(self) -> None:
+        """See every committed write (of any process) from now on."""
+        ...
+
+    async def nearest(
+        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
+    ) -> list[tuple[int, float]]:
+        """(memory id, cosine similarity) of the k nearest memories `vis` allows, best
+        first, then those of `also` (the keyword arm's candidates) that `vis` allows and
+        are not among them. A memory with no vector yet is not there."""
+        ...
+
+
+class InProcessIndex:
+    """Nearest-neighbour search over an in-process copy of the store's vectors, kept in
+    step through the store's revision counter (see the module docstring): float32 and
+    exact below QUANTISE_FROM vectors, quantised and persisted beside the store from there
+    on (semantic/quantised_index.py, semantic/index_file.py)."""
+
+    def __init__(self, rows: StoredVectors, model: str) -> None:
+        self.rows = rows
+        self.model = model
+        self.index: VectorIndex = VectorIndex()
+        self._lock = anyio.Lock()
+        self._commits_seen: int | None = None
+        self._opened = False
+        self._saved_revision: int | None = None
+        self._saved_generation = 0
+        self._saved_at = 0.0
+
+    async def catch_up(self) -> None:
+        async with self._lock:
+            if not self._opened:
+                await self._open()
+            # Nothing committed since the last catch-up (a microsecond to know on SQLite):
+            # nothing to read. Taken before the read, so a commit during it moves it again.
+            commits = self.rows.commit_count()
+            if commits is not None and commits == self._commits_seen:
+                return
+            delta = await self.rows.changes_since(self.index.revision, self.model)
+            if delta.revision != self.index.revision:
+                self.index.apply(delta)
+                self._quantise_if_big()
+            self._commits_seen = commits
+
+    async def _open(self) -> None:
+        """The persisted index when it is valid for this store (then only the changes
+        since it was written are read), else every row, a page at a time."""
+        store_file = self.rows.index_file_base()
+        if store_file is not None:
+            revision = await self.rows.revision()
+            loaded = await anyio.to_thread.run_sync(
+                index_file.load, store_file, self.model, revision
+            )
+            if loaded is not None:
+                self.index, self._saved_revision = loaded, loaded.revision
+                self._opened = True
+                return
+        revision = await self.rows.revision()  # changes from here on are caught up after
+        last = 0
+        while True:
+            page, last = await self.rows.rows_page(self.model, last, BUILD_PAGE)
+            if not page:
+                break
+            self.index.apply(IndexDelta(self.index.revision, upserted=page))
+            self._quantise_if_big()
+        self.index.revision = revision
+        self._opened = True
+
+    def _quantise_if_big(self) -> None:
+        if len(self.index) >= QUANTISE_FROM and not isinstance(self.index, QuantisedIndex):
+            self.index = QuantisedIndex.from_exact(self.index)
+
+    async def persist_if_due(self, now: float) -> bool:
+        """Write a quantised index beside the store when it is behind the store by enough
+        (SAVE_AFTER_CHANGES, or any change after SAVE_AFTER_SECONDS): the background
+        worker asks after each catch-up. Whether it wrote."""
+        index, store_file = self.index, self.rows.index_file_base()
+        if not isinstance(index, QuantisedIndex) or store_file is None:
+            return False
+        if index.revision == self._saved_revision:
+            return False
+        behind = index.generation - self._saved_generation
+        if (
+            self._saved_revision is not None
+            and behind < SAVE_AFTER_CHANGES
+            and (now - self._saved_at < SAVE_AFTER_SECONDS)
+        ):
+            return False
+        async with self._lock:  # no delta applied while the arrays are written
+            await anyio.to_thread.run_sync(index_file.save, index, store_file, self.model)
+            self._saved_revision = index.revision
+            self._saved_generation = index.generation
+            self._saved_at = now
+        return True
+
+    async def scan(self, query: np.ndarray) -> Scan | None:
+        if len(self.index) < SCAN_IN_THREAD_FROM:
+            return None
+        return await anyio.to_thread.run_sync(self.index.scan, query)
+
+    async def nearest(
+        self,
+        query: np.ndarray,
+        vis: Visibility,
+        k: int,
+        also: Sequence[int] = (),
+        scan: Scan | None = None,
+    ) -> list[tuple[int, float]]:
+        index = self.index
+        if not isinstance(index, QuantisedIndex):
+            return index.search(query, vis, k, also, scan)
+        async with self._lock:  # a delta applied meanwhile could reuse a slot
+            ranked, visible_also = await anyio.to_thread.run_sync(
+                index.shortlist, query, vis, k, also, scan
+            )
+        exact = await self.rows.vectors_of(self.model, ranked + visible_also)
+        return rescored(query, ranked, visible_also, exact, k)
