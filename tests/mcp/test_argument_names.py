@@ -47,7 +47,7 @@ CASES: list[tuple[str, dict[str, object], str]] = [
         "unknown argument 'q' (did you mean 'query'?); unknown argument 'top_k' (did you "
         "mean 'limit'?); missing required argument 'query'. memory-search takes: query "
         "(required), limit, scope, tags, source, include_expired, since, until, min_score, "
-        "explain",
+        "explain, expand",
     ),
     (
         "memory-list",
