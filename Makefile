@@ -46,8 +46,11 @@ install-dev: $(VENV)/.installed-dev $(VENV)/.installed-npm
 model: $(VENV)/.installed
 	$(BIN)/memory-mcp model prepare >&2
 
-serve: $(VENV)/.installed model
-	$(BIN)/memory-mcp serve
+# stdout is the MCP channel: make's own echo of each command and any install a changed
+# pyproject.toml triggers go to stderr (a sub-make), and the server replaces make (exec).
+serve:
+	@$(MAKE) --no-print-directory install >&2
+	@exec $(BIN)/memory-mcp serve
 
 lint: $(VENV)/.installed-dev $(VENV)/.installed-npm
 	$(BIN)/ruff check memory_mcp tests bench hooks server.py
