@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ import numpy as np
 
 from bench.latency import SyntheticDocumentEmbedder
 from bench.settings import server_env, store_settings
-from bench.startup import _initialize, _peak_rss_mb, _search, machine
+from bench.startup import _initialize, _peak_rss_mb, _search, machine, spawn_server
 from bench.stats import percentile_ms
 from memory_mcp.app import open_app
 from memory_mcp.models import StoreRequest, Visibility
@@ -146,14 +145,7 @@ def serve_and_search(
 ) -> dict[str, float]:
     """Spawn -> the first search by meaning; then each query once, one at a time."""
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [exe, "serve", "--db", str(db), "--agent-id", "bench"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=server_env(scratch, embedder="onnx"),
-    )
+    proc = spawn_server(exe, db, server_env(scratch, embedder="onnx"))
     try:
         _initialize(proc)
         request_id = 1

@@ -226,6 +226,18 @@ def _peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
+def spawn_server(exe: str, db: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """A bench server over stdio on `db` as agent `bench`; its logs are dropped (stderr)."""
+    return subprocess.Popen(
+        [exe, "serve", "--db", str(db), "--agent-id", "bench"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+
+
 def _initialize(proc: subprocess.Popen[str]) -> float:
     """The MCP handshake; returns when (perf_counter) the initialize reply arrived."""
     assert proc.stdin is not None and proc.stdout is not None
@@ -270,14 +282,7 @@ def server_over(
     with the model (vector index loaded, model loaded, one query embedded), then the time
     of `searches` more over stdio, each a new text (no query-vector cache hit), sent
     one after the other as an agent does."""
-    proc = subprocess.Popen(
-        [exe, "serve", "--db", str(db), "--agent-id", "bench"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=server_env(scratch, embedder=embedder),
-    )
+    proc = spawn_server(exe, db, server_env(scratch, embedder=embedder))
     try:
         _initialize(proc)
         started = time.perf_counter()
@@ -307,14 +312,7 @@ def server_over(
 def spawn_once(exe: str, db: Path, embedder: str, scratch: Path) -> StartupRun:
     env = server_env(scratch, embedder=embedder)
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [exe, "serve", "--db", str(db), "--agent-id", "bench"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
+    proc = spawn_server(exe, db, env)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         initialized = _initialize(proc) - started

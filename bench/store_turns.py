@@ -35,7 +35,7 @@ from typing import IO, Any
 
 from bench.locomo import Conversation
 from bench.settings import server_env, store_settings
-from bench.startup import machine
+from bench.startup import machine, spawn_server
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
 from memory_mcp.models import StoreRequest
@@ -183,14 +183,8 @@ def _call(proc: subprocess.Popen[str], request_id: int, tool: str, arguments: An
 def over_stdio(exe: str, conversation: Conversation, searches: int, run: StoreRun) -> None:
     """The turns stored and the questions searched through a spawned server."""
     with tempfile.TemporaryDirectory(prefix="bench-store-") as scratch:
-        with subprocess.Popen(
-            [exe, "serve", "--db", str(Path(scratch) / "memory.db"), "--agent-id", "bench"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=server_env(Path(scratch) / "scratch"),
-        ) as proc:
+        db, env = Path(scratch) / "memory.db", server_env(Path(scratch) / "scratch")
+        with spawn_server(exe, db, env) as proc:
             try:
                 _drive(proc, conversation, searches, run)
             finally:
