@@ -83,7 +83,7 @@ def test_a_killed_import_keeps_its_committed_prefix_and_a_rerun_finishes(
 ) -> None:
     db = tmp_path / "import.db"
     source = tmp_path / "memories.jsonl"
-    total = 2000
+    total = 8000  # ~2 s of writes when quiet: 2000 could all commit before the kill landed
     with source.open("w") as out:
         for i in range(total):
             line = {"key": f"imported-{i}", "value": f"Imported fact number {i} about kestrels"}
