@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import anyio
 
+from memory_mcp.app_context import AppContext
 from memory_mcp.models import Caller, Source
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
@@ -33,16 +34,13 @@ ACCESS_FLUSH_SECONDS = 1.0
 
 
 @dataclass
-class AppContext:
-    settings: Settings
+class OpenedApp(AppContext):
+    """The app open_app builds: the ways in see it as an AppContext (the ports); the
+    workers, the benchmarks and the tests reach the real parts."""
+
     service: MemoryService
-    caller: Caller
     notes: NoteIndexer
-    tokens: AgentTokens  # bearer tokens of the HTTP transports (memory_mcp/tokens.py)
-    oauth: OAuthGrants  # OAuth grants of the HTTP transports (memory_mcp/oauth_grants.py)
     watcher: NoteWatcher | None = None  # running when the app has background workers
-    # Tool calls worked on at once; the others wait their turn in arrival order.
-    turns: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(8))
 
 
 def policy_from(settings: Settings) -> Policy:
@@ -88,7 +86,7 @@ async def open_app(
     embedder: Embedder | None = None,
     background: bool = True,
     create: bool = True,
-) -> AsyncIterator[AppContext]:
+) -> AsyncIterator[OpenedApp]:
     """Open the store (fast) and, with `background`, start the model loading and the
     workers without waiting for them: the MCP handshake is answered meanwhile.
     `create=False` (commands that only read) raises StoreMissingError instead of creating
@@ -105,7 +103,7 @@ async def open_app(
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped
-            yield AppContext(settings, service, caller, notes, tokens, oauth, turns=turns)
+            yield OpenedApp(settings, service, caller, notes, tokens, oauth, turns=turns)
             return
         watcher = NoteWatcher(notes) if settings.watch else None
         async with anyio.create_task_group() as tasks:
@@ -115,7 +113,7 @@ async def open_app(
             if watcher is not None:
                 tasks.start_soon(watcher.run)
             try:
-                yield AppContext(settings, service, caller, notes, tokens, oauth, watcher, turns)
+                yield OpenedApp(settings, service, caller, notes, tokens, oauth, turns, watcher)
             finally:
                 if watcher is not None:
                     watcher.stop()

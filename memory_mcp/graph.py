@@ -31,9 +31,9 @@ from memory_mcp.graph_entities import (
     relation_key,
     relation_of,
 )
+from memory_mcp.memory_api import MemoryApi
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, StoreRequest
 from memory_mcp.reading import can_see
-from memory_mcp.service import MemoryService
 
 SEARCH_LIMIT = 10  # search_nodes: entities found by meaning, best first
 SEARCH_MIN_SCORE = 0.3  # ... scoring at least this (the same score memory-search shows)
@@ -54,7 +54,7 @@ Line = TypeVar("Line", bound=ImportedLine)
 class KnowledgeGraph:
     """The graph one caller sees in one scope."""
 
-    service: MemoryService
+    service: MemoryApi
     caller: Caller
     scope: Scope = Scope.AGENT
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import anyio
 
 from memory_mcp.jsonl import PreparedLine
+from memory_mcp.memory_api import MemoryApi
 from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
-from memory_mcp.service import MemoryService
 
 # Lines per transaction: large enough that the commit (an fsync with synchronous=full)
 # costs little per line, small enough that a server waiting for the write lock waits
@@ -48,7 +48,7 @@ def _never() -> bool:
     return False
 
 
-async def ownership_problems(service: MemoryService, lines: list[PreparedLine]) -> list[str]:
+async def ownership_problems(service: MemoryApi, lines: list[PreparedLine]) -> list[str]:
     """One message per line the store would refuse because the memory is (or will be, by
     an earlier line) another agent's swarm memory: part of the whole-file check."""
     refused = await service.ownership_refusals([(line.caller, line.memory) for line in lines])
@@ -56,7 +56,7 @@ async def ownership_problems(service: MemoryService, lines: list[PreparedLine]) 
 
 
 async def write_batches(
-    service: MemoryService,
+    service: MemoryApi,
     lines: list[PreparedLine],
     report: ImportReport,
     progress: Progress | None = None,
@@ -92,7 +92,7 @@ def texts_to_embed(lines: list[PreparedLine], report: ImportReport) -> list[str]
 
 
 async def embed_batches(
-    service: MemoryService,
+    service: MemoryApi,
     texts: list[str],
     report: ImportReport,
     progress: Progress | None = None,
@@ -119,7 +119,7 @@ async def embed_batches(
     return True
 
 
-async def load_model_quietly(service: MemoryService) -> None:
+async def load_model_quietly(service: MemoryApi) -> None:
     """Start loading the model while the rows are written; a failure is reported by the
     embedding step, which waits for the model again."""
     try:

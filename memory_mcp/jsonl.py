@@ -20,8 +20,8 @@ from memory_mcp.checks.validation import (
     parse_store_scope,
 )
 from memory_mcp.errors import CapExceededError, InvalidInputError, MemoryMcpError
+from memory_mcp.memory_api import MemoryApi
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source, StoreRequest
-from memory_mcp.service import MemoryService
 
 # The store's column for a session's name (store/schema.py), as for --session-id.
 MAX_SESSION_CHARS = 128
@@ -112,7 +112,7 @@ def read_lines(path: Path) -> tuple[list[tuple[int, MemoryLine]], list[str]]:
 
 
 def prepare_lines(
-    service: MemoryService,
+    service: MemoryApi,
     lines: list[tuple[int, MemoryLine]],
     default: Caller,
     unit: str = "line",
@@ -138,7 +138,7 @@ def prepare_lines(
     return prepared, errors
 
 
-async def check_cap(service: MemoryService, lines: list[PreparedLine]) -> None:
+async def check_cap(service: MemoryApi, lines: list[PreparedLine]) -> None:
     """Refuse, before writing anything, an import that would take an agent past its cap:
     storing it would evict the least recently used memories, the imported ones first."""
     cap = service.policy.max_memories_per_agent

@@ -17,9 +17,9 @@ from html import escape
 from memory_mcp.checks.text_safety import for_display, strip_terminal_controls
 from memory_mcp.checks.validation import iso
 from memory_mcp.limits import MAX_BLOCK_ITEMS
+from memory_mcp.memory_api import MemoryApi
 from memory_mcp.models import Caller, MemoryRecord
 from memory_mcp.search.ranking import prior
-from memory_mcp.service import MemoryService
 
 MAX_ITEMS = MAX_BLOCK_ITEMS
 MAX_TOTAL_CHARS = 4_000
@@ -44,7 +44,7 @@ class BlockLimits:
 
 
 async def select_memories(
-    service: MemoryService, caller: Caller, query: str | None = None, limit: int = MAX_ITEMS
+    service: MemoryApi, caller: Caller, query: str | None = None, limit: int = MAX_ITEMS
 ) -> list[MemoryRecord]:
     """With a query, the best search hits; without one, the memories that matter most
     regardless of topic: pinned first, then by the ranking prior (source quality,
@@ -130,7 +130,7 @@ def render_block(records: Sequence[MemoryRecord], limits: BlockLimits | None = N
 
 
 async def memories_block(
-    service: MemoryService,
+    service: MemoryApi,
     caller: Caller,
     query: str | None = None,
     limits: BlockLimits | None = None,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from memory_mcp.memory_api import MemoryApi
 from memory_mcp.models import Caller
-from memory_mcp.service import MemoryService
 
 # Texts per look-up of their vectors: one IN (...) list per chunk.
 EMBEDDED_CHUNK = 500
@@ -35,7 +35,7 @@ class VisibleStats:
         return self.embedded_texts / self.distinct_texts if self.distinct_texts else 1.0
 
 
-async def visible_stats(service: MemoryService, caller: Caller) -> VisibleStats:
+async def visible_stats(service: MemoryApi, caller: Caller) -> VisibleStats:
     stats = VisibleStats(caller.agent_id, caller.role.value, model=service.vector_model)
     scopes: Counter[str] = Counter()
     sources: Counter[str] = Counter()

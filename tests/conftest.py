@@ -22,7 +22,7 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from memory_mcp.app import AppContext, open_app
+from memory_mcp.app import OpenedApp, open_app
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
 from memory_mcp.semantic.onnx_model import ensure_in_child
@@ -297,7 +297,7 @@ def make_settings(
 
 
 @asynccontextmanager
-async def opened(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[AppContext]:
+async def opened(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[OpenedApp]:
     """An app without background workers: tests drive embedding explicitly."""
     async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:
         yield app

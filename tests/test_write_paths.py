@@ -27,12 +27,13 @@ from mcp import Client
 
 from memory_mcp import app as app_module
 from memory_mcp import permissions
-from memory_mcp.app import AppContext
+from memory_mcp.app import OpenedApp
 from memory_mcp.cli.main import build_parser, main
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, LearningCategory, NoteChunk, Role, Scope, StoreRequest
-from memory_mcp.notes.file_memories import FileIndexService, FileMemory
+from memory_mcp.notes.file_memories import FileIndexService
+from memory_mcp.notes.reports import FileMemory
 from memory_mcp.oauth_grants import SIGN_IN_PATH
 from memory_mcp.permissions import Origin
 from memory_mcp.service import MemoryService
@@ -68,7 +69,7 @@ class World:
     """A store where the lead owns a swarm memory (two versions), a shared note it indexed
     through index-note's path, and a learning; `w1` is the worker who tries."""
 
-    app: AppContext
+    app: OpenedApp
     rule_id: int = 0
     learning_key: str = ""
     learning_id: int = 0

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
     from memory_mcp.settings import Settings
 
     Shape = TypeVar("Shape", bound=BaseModel)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
-from memory_mcp.app import AppContext
+from memory_mcp.app_context import AppContext
 from memory_mcp.cli.common import run_with_app
 from memory_mcp.importers import read_file
 from memory_mcp.settings import Settings

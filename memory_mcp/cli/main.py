@@ -34,7 +34,7 @@ from memory_mcp.limits import MAX_BLOCK_ITEMS, MODEL_WAIT_SECONDS
 if TYPE_CHECKING:
     import argparse
 
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
 
 T = TypeVar("T")
 Handler = Callable[["argparse.Namespace"], int]

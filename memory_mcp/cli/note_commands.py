@@ -15,7 +15,7 @@ from memory_mcp.cli.common import run_with_app
 from memory_mcp.limits import MODEL_WAIT_SECONDS
 
 if TYPE_CHECKING:
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
     from memory_mcp.settings import Settings
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
     from memory_mcp.settings import Settings
     from memory_mcp.store.token_rows import TokenRow
 

@@ -9,7 +9,8 @@ from typing import TypeVar
 
 import anyio
 
-from memory_mcp.app import AppContext, open_app
+from memory_mcp.app import open_app
+from memory_mcp.app_context import AppContext
 from memory_mcp.limits import JOB_BUDGET_SECONDS
 from memory_mcp.settings import Settings
 

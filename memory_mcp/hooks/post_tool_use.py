@@ -13,7 +13,7 @@ from memory_mcp.notes.paths import NotePath, locate
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
     from memory_mcp.team_client import Client
 
 

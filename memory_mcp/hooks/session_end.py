@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_mcp.app import AppContext
+from memory_mcp.app_context import AppContext
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
 from memory_mcp.hooks.transcript import read_transcript

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_mcp.app import AppContext
+from memory_mcp.app_context import AppContext
 from memory_mcp.errors import StoreMissingError
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.memories_block import memories_block

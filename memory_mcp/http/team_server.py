@@ -22,7 +22,8 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from memory_mcp import __version__
-from memory_mcp.app import AppContext, open_app
+from memory_mcp.app import open_app
+from memory_mcp.app_context import AppContext
 from memory_mcp.binding import (
     SHUTDOWN_GRACE_SECONDS,
     is_loopback,

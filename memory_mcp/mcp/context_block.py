@@ -14,7 +14,7 @@ from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of, guard, prompt_error
 
 if TYPE_CHECKING:
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
 
 NO_MEMORIES = "<memories></memories>"
 

@@ -25,7 +25,7 @@ from memory_mcp.errors import PermissionDeniedError
 from memory_mcp.models import Caller, Role
 
 if TYPE_CHECKING:  # the stdio server imports this module before it opens the store
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
     from memory_mcp.oauth_grants import OAuthGrants
     from memory_mcp.tokens import AgentTokens
 

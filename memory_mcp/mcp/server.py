@@ -30,7 +30,7 @@ from memory_mcp.models import (
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
     from memory_mcp.semantic.embeddings import Embedder
 
 T = TypeVar("T")

@@ -18,7 +18,7 @@ from memory_mcp.app_opening import OpeningApp
 from memory_mcp.errors import MemoryMcpError
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
-    from memory_mcp.app import AppContext
+    from memory_mcp.app_context import AppContext
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

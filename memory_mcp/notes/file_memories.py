@@ -23,51 +23,16 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from memory_mcp.checks.safety import redact_text
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source, UpsertOutcome
+from memory_mcp.notes.reports import FileIndexReport, FileMemory
 from memory_mcp.permissions import Origin
 from memory_mcp.policy import Policy
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class FileMemory:
-    """One chunk of a file, as the indexer derives it: `key` is stable for the chunk."""
-
-    key: str
-    value: str
-    metadata: dict[str, Any]
-
-
-@dataclass
-class FileIndexReport:
-    file_path: str
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    refused: list[str] = field(default_factory=list)
-    redacted: list[str] = field(default_factory=list)  # "key: kind at characters a-b"
-    expired: bool = False  # the file is older than the file_index TTL: not indexed
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.created or self.updated or self.removed)
-
-    def describe(self) -> str:
-        if self.expired:
-            return f"{self.file_path}: not modified within the file_index TTL; not indexed"
-        text = (
-            f"{self.file_path}: {self.created} new, {self.updated} updated, "
-            f"{self.unchanged} unchanged, {self.removed} removed"
-        )
-        text += f", {len(self.refused)} refused" if self.refused else ""
-        return text + (f", {len(self.redacted)} secrets redacted" if self.redacted else "")
 
 
 def _same_text(old: MemoryRecord, memory: FileMemory) -> bool:

@@ -12,7 +12,6 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,7 +20,7 @@ import anyio
 from memory_mcp.checks.validation import MAX_KEY_CHARS
 from memory_mcp.models import NOTE_KEY_PREFIX, Caller
 from memory_mcp.notes.chunking import Chunk, chunk_note
-from memory_mcp.notes.file_memories import FileIndexReport, FileIndexService, FileMemory
+from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.paths import (
     NoteFolder,
     NotePath,
@@ -32,6 +31,7 @@ from memory_mcp.notes.paths import (
     read_note,
     walk_notes,
 )
+from memory_mcp.notes.reports import FileMemory, NoteOutcome, ReconcileReport
 from memory_mcp.permissions import Origin
 
 log = logging.getLogger(__name__)
@@ -46,27 +46,6 @@ MAX_FILES_PER_FOLDER = 20_000
 # The indexer reads every note itself, from a folder on this machine's disk: for a shared
 # note, the folder owns it (permissions.py), so any agent's server keeps it in step.
 READ_HERE = Origin.FOLDER
-
-
-@dataclass
-class NoteOutcome:
-    path: str
-    action: str  # "indexed", "removed", "skipped"
-    detail: str = ""
-    report: FileIndexReport | None = None
-
-    def describe(self) -> str:
-        if self.report is not None:
-            return self.report.describe()
-        return f"{self.path}: {self.action}" + (f" ({self.detail})" if self.detail else "")
-
-
-@dataclass
-class ReconcileReport:
-    indexed: int = 0  # files whose memories changed
-    unchanged: int = 0
-    removed: int = 0  # files whose memories were removed
-    skipped: list[str] = field(default_factory=list)
 
 
 async def _whole(step: Awaitable[T]) -> T:

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from memory_mcp import __version__
-from memory_mcp.app import AppContext
+from memory_mcp.app_context import AppContext
 from memory_mcp.browsing import ListFilters
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError

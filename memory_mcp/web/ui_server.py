@@ -15,7 +15,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from memory_mcp import __version__
-from memory_mcp.app import AppContext, open_app
+from memory_mcp.app import open_app
+from memory_mcp.app_context import AppContext
 from memory_mcp.binding import SHUTDOWN_GRACE_SECONDS, refuse_open_network
 from memory_mcp.oauth_grants import SIGN_IN_PATH
 from memory_mcp.settings import Settings

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from memory_mcp.app import AppContext
+from memory_mcp.app_context import AppContext
 from memory_mcp.app_opening import OpeningApp
 from memory_mcp.checks.validation import clean_id, parse_datetime
 from memory_mcp.errors import InvalidInputError

@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from memory_mcp.app import AppContext
+from memory_mcp.app_context import AppContext
 from memory_mcp.app_opening import OpeningApp
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings

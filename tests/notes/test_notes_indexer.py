@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_mcp.app import AppContext
+from memory_mcp.app import OpenedApp
 from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, CountingEmbedder, opened
@@ -29,11 +29,11 @@ Staging is refreshed nightly from production.
 """
 
 
-async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list[MemoryRecord]:
+async def records(app: OpenedApp, path: Path, scope: Scope = Scope.AGENT) -> list[MemoryRecord]:
     return await app.notes.files.records(app.caller, scope, str(path.resolve()))
 
 
-async def found(app: AppContext, query: str) -> list[str]:
+async def found(app: OpenedApp, query: str) -> list[str]:
     result = await app.service.search(app.caller, query, source=Source.FILE_INDEX)
     return [hit.record.key for hit in result.hits]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_mcp.app import AppContext
+from memory_mcp.app import OpenedApp
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
@@ -28,7 +28,7 @@ def memory_dir(tmp_path: Path) -> Path:
     return path
 
 
-async def records(app: AppContext, path: Path) -> list[MemoryRecord]:
+async def records(app: OpenedApp, path: Path) -> list[MemoryRecord]:
     return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
 
 
