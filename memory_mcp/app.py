@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 import anyio
 
@@ -29,6 +30,7 @@ from memory_mcp.store.token_rows import TokenStore
 from memory_mcp.tokens import AgentTokens
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ACCESS_FLUSH_SECONDS = 1.0
 
@@ -120,6 +122,21 @@ async def open_app(
                 tasks.cancel_scope.cancel()
     finally:
         await store.close()
+
+
+def run_with_app(
+    settings: Settings,
+    job: Callable[[OpenedApp], Awaitable[T]],
+    background: bool = False,
+    create: bool = True,
+) -> T:
+    """Open the app (store, service, caller) for one CLI command, run `job`, close it."""
+
+    async def runner() -> T:
+        async with open_app(settings, background=background, create=create) as app:
+            return await job(app)
+
+    return anyio.run(runner)
 
 
 async def purge_worker(service: MemoryService, interval: float) -> None:

@@ -9,19 +9,20 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from memory_mcp.memory_api import MemoryApi
-from memory_mcp.models import Caller, Scope
-from memory_mcp.notes.paths import NoteFolder, NotePath
-from memory_mcp.notes.reports import FileIndexReport, FileMemory, NoteOutcome, ReconcileReport
-from memory_mcp.oauth_grants import OAuthGrants
-from memory_mcp.permissions import Origin
-from memory_mcp.semantic.embeddings import Embedder
-from memory_mcp.settings import Settings
-from memory_mcp.tokens import AgentTokens
+if TYPE_CHECKING:
+    from memory_mcp.memory_api import MemoryApi
+    from memory_mcp.models import Caller, Scope
+    from memory_mcp.notes.paths import NoteFolder, NotePath
+    from memory_mcp.notes.reports import FileIndexReport, FileMemory, NoteOutcome, ReconcileReport
+    from memory_mcp.oauth_grants import OAuthGrants
+    from memory_mcp.permissions import Origin
+    from memory_mcp.semantic.embeddings import Embedder
+    from memory_mcp.settings import Settings
+    from memory_mcp.tokens import AgentTokens
 
 
 class NoteFiles(Protocol):

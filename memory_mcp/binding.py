@@ -7,7 +7,6 @@ from __future__ import annotations
 import ipaddress
 import logging
 
-from memory_mcp.app import open_app
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.settings import Settings
 
@@ -29,11 +28,10 @@ def is_wildcard(host: str) -> bool:
     return host.strip("[]") in ("0.0.0.0", "::", "")
 
 
-async def refuse_open_network(settings: Settings) -> None:
+def refuse_open_network(settings: Settings, has_tokens: bool) -> None:
     """Without a token nobody can use the server, so binding beyond loopback is a
-    mistake; say so before anything listens."""
-    async with open_app(settings, background=False) as app:
-        has_tokens = await app.tokens.exist()
+    mistake; say so before anything listens. `has_tokens`: the store has one (the server
+    asks its store: `AgentTokens.exist`)."""
     if has_tokens:
         return
     if not is_loopback(settings.host):

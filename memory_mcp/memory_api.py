@@ -9,33 +9,34 @@ MemoryService and mypy checks that it fits here (`AppContext.service`)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from memory_mcp.browsing import (
-    DeleteManyResult,
-    HistoryPage,
-    ListFilters,
-    MemoryPage,
-    MemoryVersion,
-)
-from memory_mcp.linking import LinkedMemory, LinkEvent, Related
-from memory_mcp.models import (
-    BatchOutcome,
-    Caller,
-    LearningCategory,
-    Link,
-    LinkOutcome,
-    MemoryRecord,
-    NewMemory,
-    Scope,
-    Source,
-    StoreRequest,
-    UpsertOutcome,
-)
-from memory_mcp.policy import Policy
-from memory_mcp.search.pipeline import SearchResult
-from memory_mcp.semantic.embeddings import Embedder
-from memory_mcp.semantic.similar import SimilarCheck
+if TYPE_CHECKING:
+    from memory_mcp.browsing import (
+        DeleteManyResult,
+        HistoryPage,
+        ListFilters,
+        MemoryPage,
+        MemoryVersion,
+    )
+    from memory_mcp.linking import LinkedMemory, LinkEvent, Related
+    from memory_mcp.models import (
+        BatchOutcome,
+        Caller,
+        LearningCategory,
+        Link,
+        LinkOutcome,
+        MemoryRecord,
+        NewMemory,
+        Scope,
+        Source,
+        StoreRequest,
+        UpsertOutcome,
+    )
+    from memory_mcp.policy import Policy
+    from memory_mcp.search.pipeline import SearchResult
+    from memory_mcp.semantic.embeddings import Embedder
+    from memory_mcp.semantic.similar import SimilarCheck
 
 
 class TextVectors(Protocol):

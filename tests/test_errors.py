@@ -36,14 +36,14 @@ def test_both_not_found_errors_are_not_found() -> None:
 async def test_updating_a_missing_key_names_the_key_in_plain_words(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         error = await call_error(client, "store_memory", key="nope", value="v", expected_version=4)
     assert "key 'nope' not found" in error
     assert "expected_version=" not in error  # no debug f-string in what users read
 
 
 async def test_a_missing_id_is_reported_as_an_id(make_settings: Callable[..., Settings]) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         error = await call_error(client, "memory-get", id=987)
     assert "memory 987 not found" in error
 

@@ -18,9 +18,10 @@ PACKAGE = Path(__file__).parent.parent / "memory_mcp"
 # The ways in, each a folder of its own.
 EDGES = ("cli", "mcp", "http", "web", "hooks")
 # Where one edge hands the process to another, and the only modules it may reach there:
-# the CLI starts the servers and the hooks (cli/launch.py); the team server hosts the MCP
-# server and the web view behind one port and its tokens, its index-note tool is an MCP
-# tool, and its session manager tells the MCP identity which session a request is in.
+# the CLI starts the servers and the hooks (cli/launch.py), and hands the team server the
+# MCP server and the web view it hosts behind one port (http/team_server.HostedParts); the
+# team server's index-note tool is an MCP tool, and its session manager tells the MCP
+# identity which session a request is in.
 # Anything two edges share otherwise lives below both (binding.py, team_client.py,
 # tool_results.py, limits.py).
 HANDOFFS = {
@@ -30,11 +31,7 @@ HANDOFFS = {
         "memory_mcp.web.ui_server",
         "memory_mcp.hooks.runner",
     ),
-    "memory_mcp.http.team_server": (
-        "memory_mcp.mcp.server",
-        "memory_mcp.mcp.identity",
-        "memory_mcp.web.ui_server",
-    ),
+    "memory_mcp.http.team_server": ("memory_mcp.mcp.identity",),
     "memory_mcp.http.index_note": ("memory_mcp.mcp.tool_calls", "memory_mcp.mcp.identity"),
     "memory_mcp.http.token_sessions": ("memory_mcp.mcp.identity",),
 }

@@ -20,6 +20,7 @@ import pytest
 from mcp import Client
 
 from memory_mcp import app as app_module
+from memory_mcp.app import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import NewMemory, Scope, Source
@@ -47,8 +48,12 @@ KEY = learning_key(CATEGORY, LEARNING)
 
 @asynccontextmanager
 async def clients(make_settings: Callable[..., Settings]) -> AsyncIterator[tuple[Client, Client]]:
-    worker = build_server(make_settings(agent_id="wk", watch=False), FakeEmbedder())
-    lead = build_server(make_settings(agent_id="lead", role="lead", watch=False), FakeEmbedder())
+    worker = build_server(
+        make_settings(agent_id="wk", watch=False), FakeEmbedder(), open_app=open_app
+    )
+    lead = build_server(
+        make_settings(agent_id="lead", role="lead", watch=False), FakeEmbedder(), open_app=open_app
+    )
     async with Client(worker) as wk, Client(lead) as boss:
         yield wk, boss
 

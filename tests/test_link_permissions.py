@@ -21,6 +21,7 @@ import pytest
 from mcp import Client
 
 from memory_mcp import app as app_module
+from memory_mcp.app import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
@@ -64,6 +65,7 @@ async def clients(make_settings: Callable[..., Settings]) -> AsyncIterator[dict[
                     build_server(
                         make_settings(agent_id=agent, role=role, session_id="s1", watch=False),
                         FakeEmbedder(),
+                        open_app=open_app,
                     )
                 )
             )
@@ -236,7 +238,7 @@ async def test_the_graph_tools_and_export_show_no_hidden_entity_or_relation(
                 profile="knowledge-graph",
                 graph_scope=scope,
             )
-            async with Client(build_server(settings, FakeEmbedder())) as graph:
+            async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as graph:
                 for tool, arguments in GRAPH_READS:
                     result = await call(graph, tool, **arguments)
                     assert_hides(agent, ids, f"{tool} in {scope} scope", result)

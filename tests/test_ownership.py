@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
+from memory_mcp.app import open_app
 from memory_mcp.app_context import AppContext
 from memory_mcp.app_opening import OpeningApp
 from memory_mcp.cli import main as cli
@@ -31,7 +32,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
 ) -> None:
     def server(agent_id: str, role: str = "worker") -> MCPServer[OpeningApp[AppContext]]:
         settings = make_settings(agent_id=agent_id, role=role, watch=False)
-        return build_server(settings, FakeEmbedder())
+        return build_server(settings, FakeEmbedder(), open_app=open_app)
 
     async with (
         Client(server("w1")) as w1,

@@ -36,6 +36,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.cli import main as cli
 from memory_mcp.hooks import runner
 from memory_mcp.mcp.server import build_server
@@ -138,7 +139,7 @@ async def with_clients(world: World, job: Callable[[dict[Viewer, Client]], Await
     async with AsyncExitStack() as stack:
         clients = {
             viewer: await stack.enter_async_context(
-                Client(build_server(world.settings(viewer), FakeEmbedder()))
+                Client(build_server(world.settings(viewer), FakeEmbedder(), open_app=open_app))
             )
             for viewer in VIEWERS
         }
@@ -309,7 +310,7 @@ def session_start_hook(
         payload = json.dumps(
             {"session_id": "claude-1", "hook_event_name": "SessionStart", "source": "startup"}
         ).encode()
-        assert runner.main(["session-start"], stdin=payload, watchdog=False) == 0
+        assert runner.main(["session-start"], stdin=payload, watchdog=False, open_app=open_app) == 0
     captured = capsys.readouterr()
     assert "memory-mcp hook" not in captured.err, captured.err
     return {int(i) for i in BLOCK_ID.findall(captured.out)}

@@ -27,7 +27,7 @@ from mcp import Client
 
 from memory_mcp import app as app_module
 from memory_mcp import permissions
-from memory_mcp.app import OpenedApp
+from memory_mcp.app import OpenedApp, open_app
 from memory_mcp.cli.main import build_parser, main
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.server import build_server
@@ -486,7 +486,7 @@ async def test_each_graph_tool_refuses_a_worker_the_leads_entities(
         settings = make_settings(
             agent_id=agent, role=role, watch=False, profile="knowledge-graph", graph_scope="swarm"
         )
-        return Client(build_server(settings, FakeEmbedder()))
+        return Client(build_server(settings, FakeEmbedder(), open_app=open_app))
 
     async with server("lead", "lead") as lead, server("w1", "worker") as w1:
         tools = (await w1.list_tools()).tools

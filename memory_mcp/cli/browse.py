@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory_mcp.cli.common import MODEL, STORE, run_with_app, settings_from
+from memory_mcp.cli.common import MODEL, STORE, settings_from
 from memory_mcp.limits import MODEL_WAIT_SECONDS
 
 if TYPE_CHECKING:
@@ -365,6 +365,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     async def job(app: AppContext) -> VisibleStats:
         return await visible_stats(app.service, app.caller)
 
+    from memory_mcp.app import run_with_app
+
     stats = run_with_app(settings, job, create=False)
     db_size = _file_size(settings.database_file)
     if args.json:
@@ -401,6 +403,8 @@ def _answer(
     settings = settings_from(args)
     server = _team_server(args, settings)
     if server is None:
+        from memory_mcp.app import run_with_app
+
         return run_with_app(settings, local, create=False)
     return shape.model_validate(_ask_team_server(server, tool, arguments))
 

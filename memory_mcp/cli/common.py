@@ -1,18 +1,17 @@
 """What the CLI's commands share: the settings flags (one per Settings field, derived from
-`Settings.model_fields`; the groups each command takes), the settings they make, and
-`run_with_app`, which opens the store for one command. Pydantic and the store are imported
-inside the functions: importing this module stays cheap."""
+`Settings.model_fields`; the groups each command takes), and the settings they make
+(a command opens the store with app.run_with_app). Pydantic is imported inside the
+functions: importing this module stays cheap."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import argparse
 
-    from memory_mcp.app_context import AppContext
     from memory_mcp.settings import Settings
 
 T = TypeVar("T")
@@ -117,21 +116,3 @@ def settings_from(args: argparse.Namespace) -> Settings:
     from memory_mcp.settings import Settings
 
     return Settings(**flag_overrides(args))
-
-
-def run_with_app(
-    settings: Settings,
-    job: Callable[[AppContext], Awaitable[T]],
-    background: bool = False,
-    create: bool = True,
-) -> T:
-    """Open the app (store, service, caller) for one command, run `job`, close it."""
-    import anyio
-
-    from memory_mcp.app import open_app
-
-    async def runner() -> T:
-        async with open_app(settings, background=background, create=create) as app:
-            return await job(app)
-
-    return anyio.run(runner)

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 import anyio
 
 from memory_mcp.app_context import AppContext
-from memory_mcp.cli.common import run_with_app
 from memory_mcp.importers import read_file
 from memory_mcp.settings import Settings
 
@@ -111,6 +110,8 @@ def cmd_import(
 
     with _first_ctrl_c_stops_gently() as interrupt:
         try:
+            from memory_mcp.app import run_with_app
+
             code = run_with_app(settings, job)
         except KeyboardInterrupt:  # a second Ctrl-C
             code = 130

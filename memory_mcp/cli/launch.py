@@ -1,7 +1,8 @@
 """The commands that hand the process over to another way in: `serve` (the MCP server over
 stdio, or the team server over HTTP), `ui` (the web view) and `hook` (a Claude Code hook).
 These are the CLI's only imports of another edge, each inside its handler, so loading the
-CLI loads none of them."""
+CLI loads none of them. This is also where the parts meet: each server gets the app's
+opener, and the team server the MCP server and the web view it hosts, from here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,25 @@ from memory_mcp.cli.common import settings_from
 
 if TYPE_CHECKING:
     import argparse
+    from contextlib import AbstractAsyncContextManager
+
+    from memory_mcp.app_context import AppContext
+    from memory_mcp.semantic.embeddings import Embedder
+    from memory_mcp.settings import Settings
+
+
+def open_app_when_called(
+    settings: Settings,
+    embedder: Embedder | None = None,
+    background: bool = True,
+    create: bool = True,
+) -> AbstractAsyncContextManager[AppContext]:
+    """app.open_app, imported when called: the stdio server opens its app once the client
+    has its handshake answer, and a hook only once it has real work, so neither pays for
+    importing the store, numpy and SQLAlchemy before that."""
+    from memory_mcp.app import open_app
+
+    return open_app(settings, embedder, background, create)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -21,10 +41,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     if settings.transport != "stdio":
-        from memory_mcp.http.team_server import serve_http
+        from memory_mcp.http.team_server import HostedParts, serve_http
+        from memory_mcp.mcp.server import build_server
+        from memory_mcp.web.ui_server import view_routes
 
+        parts = HostedParts(mcp_server=build_server, web_routes=view_routes)
         try:
-            anyio.run(serve_http, settings)
+            anyio.run(serve_http, settings, open_app_when_called, parts)
         except KeyboardInterrupt:
             return 130
         return 0
@@ -42,8 +65,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     check_store_opens(settings)  # a bad --db is one line on stderr, not a crash
     handshake = HandshakeGate()  # the store opens once the client has its answer
+    server = build_server(settings, handshake=handshake, open_app=open_app_when_called)
     try:
-        anyio.run(serve_stdio, build_server(settings, handshake=handshake), handshake)
+        anyio.run(serve_stdio, server, handshake)
     except KeyboardInterrupt:  # Ctrl-C: everything has been closed by now
         logging.getLogger("memory_mcp").info("stopped (Ctrl-C)")
         return 130
@@ -53,7 +77,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_hook(args: argparse.Namespace) -> int:
     from memory_mcp.hooks.runner import main
 
-    return main([args.event])
+    return main([args.event], open_app=open_app_when_called)
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
@@ -62,7 +86,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from memory_mcp.web.ui_server import serve_ui
 
     try:
-        anyio.run(serve_ui, settings_from(args), args.port)
+        anyio.run(serve_ui, settings_from(args), args.port, open_app_when_called)
     except KeyboardInterrupt:
         return 130
     return 0

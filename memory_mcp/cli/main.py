@@ -25,7 +25,6 @@ from memory_mcp.cli.common import (
     STORE,
     add_setting_flags,
     flag_overrides,
-    run_with_app,
     settings_from,
 )
 from memory_mcp.cli.launch import cmd_hook, cmd_serve, cmd_ui
@@ -86,6 +85,8 @@ def cmd_export(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+        from memory_mcp.app import run_with_app
+
         return run_with_app(
             settings_from(args), lambda app: _export_graph(app, args.scope, output), create=False
         )
@@ -102,6 +103,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         whose = "of every agent" if everyone else f"that agent {app.caller.agent_id!r} may see"
         print(f"exported {count} {noun} {whose}", file=sys.stderr)
         return 0
+
+    from memory_mcp.app import run_with_app
 
     return run_with_app(settings_from(args), job, create=False)  # reading never creates one
 
@@ -131,6 +134,8 @@ def cmd_purge(args: argparse.Namespace) -> int:
         purged = await app.service.purge_expired()
         print(f"purged {purged} expired memories", file=sys.stderr)
         return 0
+
+    from memory_mcp.app import run_with_app
 
     return run_with_app(settings_from(args), job)
 

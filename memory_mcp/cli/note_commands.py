@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from memory_mcp.cli.common import run_with_app
 from memory_mcp.limits import MODEL_WAIT_SECONDS
 
 if TYPE_CHECKING:
@@ -51,6 +50,8 @@ def cmd_index(settings: Settings, path: Path) -> int:
         print(outcome.describe(), file=sys.stderr)
         return 0
 
+    from memory_mcp.app import run_with_app
+
     return run_with_app(settings, job)
 
 
@@ -77,6 +78,8 @@ def cmd_context(settings: Settings, query: str | None, limit: int) -> int:
         return await memories_block(app.service, app.caller, query, limits)
 
     try:
+        from memory_mcp.app import run_with_app
+
         block = run_with_app(settings, job, create=False)
     except StoreMissingError as exc:
         print(f"memory-mcp: {exc}", file=sys.stderr)

@@ -5,22 +5,26 @@ a hook writes, and keyword search sees it at once."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 import anyio
 
-from memory_mcp.app import open_app
-from memory_mcp.app_context import AppContext
 from memory_mcp.limits import JOB_BUDGET_SECONDS
 from memory_mcp.settings import Settings
 
 T = TypeVar("T")
+App = TypeVar("App")  # app_context.AppContext; not imported: the hooks stay shallow
 
 
 def run_with_app(
-    settings: Settings, job: Callable[[AppContext], Awaitable[T]], create: bool = True
+    open_app: Callable[..., AbstractAsyncContextManager[App]],
+    settings: Settings,
+    job: Callable[[App], Awaitable[T]],
+    create: bool = True,
 ) -> T:
-    """`create=False` for hooks that only read: no store yet raises StoreMissingError."""
+    """`open_app`: app.open_app, from the hook's caller (hooks/__main__.py, cli/launch.py).
+    `create=False` for hooks that only read: no store yet raises StoreMissingError."""
 
     async def runner() -> T:
         with anyio.fail_after(JOB_BUDGET_SECONDS):

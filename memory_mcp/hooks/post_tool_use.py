@@ -13,11 +13,13 @@ from memory_mcp.notes.paths import NotePath, locate
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app_context import AppContext, AppOpener
     from memory_mcp.team_client import Client
 
 
-def run(path: str, payload: dict[str, Any], settings: Settings | None = None) -> int:
+def run(
+    path: str, payload: dict[str, Any], open_app: AppOpener, settings: Settings | None = None
+) -> int:
     settings = settings or Settings()
     cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else None
     note = locate(path, note_folders(settings), cwd)
@@ -30,7 +32,7 @@ def run(path: str, payload: dict[str, Any], settings: Settings | None = None) ->
     async def job(app: AppContext) -> None:
         await app.notes.index(note)
 
-    run_with_app(settings, job)
+    run_with_app(open_app, settings, job)
     return 0
 
 

@@ -15,9 +15,12 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_mcp.limits import HOOK_BUDGET_SECONDS
+
+if TYPE_CHECKING:
+    from memory_mcp.app_context import AppOpener
 
 EVENTS = ("post-tool-use", "session-start", "session-end", "stop")
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
@@ -46,28 +49,36 @@ def written_path(payload: dict[str, Any]) -> str | None:
     return path
 
 
-def _handler(event: str, payload: dict[str, Any]) -> Callable[[], int] | None:
+def _handler(event: str, payload: dict[str, Any], open_app: AppOpener) -> Callable[[], int] | None:
     if event == "post-tool-use":
         path = written_path(payload)
         if path is None:
             return None
         from memory_mcp.hooks import post_tool_use
 
-        return lambda: post_tool_use.run(path, payload)
+        return lambda: post_tool_use.run(path, payload, open_app)
     if event == "session-start":
         from memory_mcp.hooks import session_start
 
-        return lambda: session_start.run(payload)
+        return lambda: session_start.run(payload, open_app)
     if event in ("session-end", "stop"):
         from memory_mcp.hooks import session_end
 
-        return lambda: session_end.run(payload)
+        return lambda: session_end.run(payload, open_app)
     raise ValueError(f"unknown event; expected one of {', '.join(EVENTS)}")
 
 
-def main(argv: list[str] | None = None, stdin: bytes | None = None, watchdog: bool = True) -> int:
-    """`watchdog=False` is for running a hook inside another process (tests): the
-    watchdog ends the whole process, which is right for a hook and wrong for pytest."""
+def main(
+    argv: list[str] | None = None,
+    stdin: bytes | None = None,
+    watchdog: bool = True,
+    *,
+    open_app: AppOpener,
+) -> int:
+    """`open_app`: app.open_app, called only by a hook with real work (the callers pass
+    one that imports the store when called). `watchdog=False` is for running a hook
+    inside another process (tests): the watchdog ends the whole process, which is right
+    for a hook and wrong for pytest."""
     args = sys.argv[1:] if argv is None else argv
     event = args[0] if args else ""
     timer = threading.Timer(HOOK_BUDGET_SECONDS, _give_up, args=(event,))
@@ -79,7 +90,7 @@ def main(argv: list[str] | None = None, stdin: bytes | None = None, watchdog: bo
         payload = json.loads(raw.decode("utf-8", errors="replace") or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
-        handler = _handler(event, payload)
+        handler = _handler(event, payload, open_app)
         if handler is None:
             return 0
         logging.basicConfig(

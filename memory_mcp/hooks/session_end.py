@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_mcp.app_context import AppContext
+from memory_mcp.app_context import AppContext, AppOpener
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
 from memory_mcp.hooks.transcript import read_transcript
@@ -27,6 +27,7 @@ def _session_id(payload: dict[str, Any], transcript_path: Path) -> str:
 
 def run(
     payload: dict[str, Any],
+    open_app: AppOpener,
     settings: Settings | None = None,
     summarizer: SessionSummarizer | None = None,
 ) -> int:
@@ -91,5 +92,5 @@ def run(
 
         team.run_remote(settings.team_server, remote)
         return 0
-    run_with_app(settings, job)
+    run_with_app(open_app, settings, job)
     return 0

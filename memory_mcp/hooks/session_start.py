@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_mcp.app_context import AppContext
+from memory_mcp.app_context import AppContext, AppOpener
 from memory_mcp.errors import StoreMissingError
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.memories_block import memories_block
 from memory_mcp.settings import Settings
 
 
-def run(payload: dict[str, Any], settings: Settings | None = None) -> int:
+def run(payload: dict[str, Any], open_app: AppOpener, settings: Settings | None = None) -> int:
     settings = settings or Settings()
 
     async def job(app: AppContext) -> str:
@@ -26,7 +26,7 @@ def run(payload: dict[str, Any], settings: Settings | None = None) -> int:
             print(block, flush=True)
         return 0
     try:
-        block = run_with_app(settings, job, create=False)
+        block = run_with_app(open_app, settings, job, create=False)
     except StoreMissingError:
         return 0  # nothing stored yet: nothing to recall, and reading creates nothing
     if block:

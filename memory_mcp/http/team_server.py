@@ -12,9 +12,13 @@ exists, and with --oauth the SDK's OAuth authorization server for itself
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import uvicorn
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -22,8 +26,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from memory_mcp import __version__
-from memory_mcp.app import open_app
-from memory_mcp.app_context import AppContext
+from memory_mcp.app_context import AppContext, AppOpener
 from memory_mcp.binding import (
     SHUTDOWN_GRACE_SECONDS,
     is_loopback,
@@ -35,7 +38,6 @@ from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
 from memory_mcp.http.token_sessions import streamable_app
 from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
-from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -75,7 +77,35 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     )
 
 
-def http_app(settings: Settings, app: AppContext) -> ASGIApp:
+class McpServerFor(Protocol):
+    """mcp/server.py's build_server, for an app opened by this server and its auth."""
+
+    def __call__(
+        self,
+        settings: Settings,
+        *,
+        opened: AppContext,
+        auth: AuthSettings,
+        token_verifier: StoreTokenVerifier,
+    ) -> MCPServer[Any]: ...
+
+
+# The web view's routes for the open app (web/ui_server.py's `view_routes`); `sign_in`: with
+# the OAuth sign-in page.
+WebRoutesFor = Callable[[Settings, AppContext, bool], list[BaseRoute]]
+
+
+@dataclass(frozen=True)
+class HostedParts:
+    """What the team server hosts beside its own routes, handed over by its caller
+    (cli/launch.py): the MCP server and the web view are other ways in, so this module
+    does not import them."""
+
+    mcp_server: McpServerFor
+    web_routes: WebRoutesFor
+
+
+def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp:
     """The SDK's app for the transport, every MCP route behind a bearer token (with
     --oauth, an OAuth access token of this server too: http/oauth_provider.py)."""
     path = SSE_PATH if settings.transport == "sse" else MCP_PATH
@@ -89,9 +119,8 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
     else:
         auth = oauth.auth
         verifier = StoreTokenVerifier(app.tokens, app.oauth, oauth.resource)
-    server = build_server(settings, opened=app, auth=auth, token_verifier=verifier)
+    server = parts.mcp_server(settings, opened=app, auth=auth, token_verifier=verifier)
     add_note_tool(server)  # the PostToolUse hook of agents on other machines
-    from memory_mcp.web.ui_server import web_routes  # here: the web view imports this module
 
     async def healthz(_request: Request) -> Response:
         """Up or not, nothing more: no counts, paths or agent names."""
@@ -107,10 +136,7 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
     # Beside the MCP routes, outside their bearer check: /healthz, and the read-only web
     # view at /ui with its own check of the same tokens.
     routes: list[BaseRoute] = [Route(HEALTH_PATH, healthz, methods=["GET"])]
-    routes += [
-        Route(route.path, route.endpoint, methods=route.methods)
-        for route in web_routes(settings, app, sign_in=oauth is not None)
-    ]
+    routes += parts.web_routes(settings, app, oauth is not None)
     if oauth is not None:  # the SDK's authorization server routes, outside the bearer check
         routes += oauth.server_routes
     security = transport_security(settings)
@@ -135,13 +161,13 @@ def http_app(settings: Settings, app: AppContext) -> ASGIApp:
     )
 
 
-async def serve_http(settings: Settings) -> None:
+async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts) -> None:
     if settings.oauth:
         issuer_of(settings)  # a bad --public-url fails before anything opens
-    await refuse_open_network(settings)
     async with open_app(settings) as app:  # one store, model and index for every agent
+        refuse_open_network(settings, await app.tokens.exist())
         config = uvicorn.Config(
-            http_app(settings, app),
+            http_app(settings, app, parts),
             host=settings.host,
             port=settings.port,
             log_level="info",
@@ -163,4 +189,12 @@ async def serve_http(settings: Settings) -> None:
         await uvicorn.Server(config).serve()
 
 
-__all__ = ["HEALTH_PATH", "MCP_PATH", "SSE_PATH", "http_app", "is_loopback", "serve_http"]
+__all__ = [
+    "HEALTH_PATH",
+    "MCP_PATH",
+    "SSE_PATH",
+    "HostedParts",
+    "http_app",
+    "is_loopback",
+    "serve_http",
+]

@@ -30,7 +30,7 @@ from memory_mcp.models import (
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app_context import AppContext, AppOpener
     from memory_mcp.semantic.embeddings import Embedder
 
 T = TypeVar("T")
@@ -49,13 +49,18 @@ def build_server(
     embedder: Embedder | None = None,
     opened: AppContext | None = None,
     handshake: HandshakeGate | None = None,
+    *,
+    open_app: AppOpener | None = None,
     **sdk_options: Any,
 ) -> MCPServer[OpeningApp[AppContext]]:
     """`opened`: an app opened by the caller and shared by every connection (the HTTP
     transports: one store, one model, one vector index for all agents; the SDK enters the
-    lifespan once per SSE connection). Without one, the server opens its own app in the
-    background (app_opening.py): once `handshake` has passed (serve_stdio passes it), or
-    at once without one. `sdk_options` go to MCPServer (auth, token_verifier)."""
+    lifespan once per SSE connection). Without one, the server opens its own app with
+    `open_app` (app.open_app, passed by cli/launch.py) in the background
+    (app_opening.py): once `handshake` has passed (serve_stdio passes it), or at once
+    without one. `sdk_options` go to MCPServer (auth, token_verifier)."""
+    if opened is None and open_app is None:
+        raise TypeError("build_server needs open_app (to open its own app) or opened")
     # The opening app, for the memory://context resource: mcp 2.x gives static resources no
     # Context to reach the lifespan through.
     openings: list[OpeningApp[AppContext]] = []
@@ -65,10 +70,7 @@ def build_server(
         if opened is not None:
             yield opened
             return
-        # Imported here, once the client has its handshake answer. Not in a worker thread:
-        # two threads importing at once can meet a half-imported module.
-        from memory_mcp.app import open_app
-
+        assert open_app is not None  # checked above
         async with open_app(settings, embedder) as app:
             yield app
 

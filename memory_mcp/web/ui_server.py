@@ -12,11 +12,10 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from memory_mcp import __version__
-from memory_mcp.app import open_app
-from memory_mcp.app_context import AppContext
+from memory_mcp.app_context import AppContext, AppOpener
 from memory_mcp.binding import SHUTDOWN_GRACE_SECONDS, refuse_open_network
 from memory_mcp.oauth_grants import SIGN_IN_PATH
 from memory_mcp.settings import Settings
@@ -40,6 +39,13 @@ def web_routes(settings: Settings, app: AppContext, sign_in: bool = False) -> li
     return pages.routes() + [WebRoute(SIGN_IN_PATH, [m], e) for m, e in signing_in]
 
 
+def view_routes(settings: Settings, app: AppContext, sign_in: bool) -> list[BaseRoute]:
+    """web_routes as Starlette routes, for the team server to mount beside its own."""
+    return [
+        Route(r.path, r.endpoint, methods=r.methods) for r in web_routes(settings, app, sign_in)
+    ]
+
+
 async def _to_the_view(_request: Request) -> Response:
     return RedirectResponse(f"{PREFIX}/", 303)
 
@@ -49,10 +55,10 @@ def web_app(settings: Settings, app: AppContext) -> Starlette:
     return Starlette(routes=[*routes, Route("/", _to_the_view, methods=["GET"])])
 
 
-async def serve_ui(settings: Settings, port: int) -> None:
+async def serve_ui(settings: Settings, port: int, open_app: AppOpener) -> None:
     settings = settings.model_copy(update={"watch": False})
-    await refuse_open_network(settings)
     async with open_app(settings) as app:
+        refuse_open_network(settings, await app.tokens.exist())
         config = uvicorn.Config(
             web_app(settings, app),
             host=settings.host,
@@ -72,4 +78,4 @@ async def serve_ui(settings: Settings, port: int) -> None:
         await uvicorn.Server(config).serve()
 
 
-__all__ = ["DEFAULT_PORT", "serve_ui", "web_app", "web_routes"]
+__all__ = ["DEFAULT_PORT", "serve_ui", "view_routes", "web_app", "web_routes"]

@@ -13,6 +13,7 @@ from mcp import Client
 
 from bench.secrets_corpus import HARMLESS as MENTIONS_SECRETS
 from bench.secrets_corpus import code_mentions
+from memory_mcp.app import open_app
 from memory_mcp.checks.injection import content_flags
 from memory_mcp.mcp.server import build_server
 from memory_mcp.memories_block import render_block
@@ -172,7 +173,7 @@ pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
 
 async def test_flags_travel_with_stored_memories(make_settings: Callable[..., Settings]) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         for index, (sample, flag) in enumerate(HOSTILE):
             stored = await call(client, "store_memory", key=f"hostile-{index}", value=sample)
             assert flag in stored.get("flags", []), sample

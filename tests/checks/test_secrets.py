@@ -16,6 +16,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.hooks.transcript import user_request
 from memory_mcp.mcp.server import build_server
@@ -60,7 +61,9 @@ pytestmark = [pytest.mark.anyio]
 
 
 def lead_server(make_settings: Callable[..., Settings]) -> Client:
-    return Client(build_server(make_settings(agent_id="lead", role="lead"), FakeEmbedder()))
+    return Client(
+        build_server(make_settings(agent_id="lead", role="lead"), FakeEmbedder(), open_app=open_app)
+    )
 
 
 async def test_code_that_mentions_secrets_is_stored_whole(

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from memory_mcp.app import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.models import StoreRequest
@@ -54,7 +55,12 @@ def test_the_session_start_hook_creates_nothing(
 ) -> None:
     monkeypatch.setenv("MEMORY_MCP_DB", str(tmp_path / "hooked.db"))
     payload = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"}
-    assert hook_main(["session-start"], json.dumps(payload).encode(), watchdog=False) == 0
+    assert (
+        hook_main(
+            ["session-start"], json.dumps(payload).encode(), watchdog=False, open_app=open_app
+        )
+        == 0
+    )
     assert capsys.readouterr() == ("", "")
     assert created(tmp_path) == []
 

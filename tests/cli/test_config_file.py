@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from memory_mcp.app import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.settings import Settings
@@ -76,7 +77,7 @@ def test_the_hooks_read_the_same_file_as_the_server(config_dir: Path, tmp_path: 
     transcript = tmp_path / "s1.jsonl"
     write_transcript(transcript)
     stop = {"session_id": "s1", "transcript_path": str(transcript), "hook_event_name": "Stop"}
-    assert hook_main(["stop"], json.dumps(stop).encode(), watchdog=False) == 0
+    assert hook_main(["stop"], json.dumps(stop).encode(), watchdog=False, open_app=open_app) == 0
 
     async def owners() -> list[str]:
         async with opened(Settings()) as app:  # what `memory-mcp serve` would open

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from memory_mcp.app import open_app
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.models import MemoryRecord
 from tests.conftest import opened
@@ -46,11 +47,11 @@ def test_a_stop_hook_on_an_unchanged_transcript_keeps_the_version(
     ).encode()
 
     for _ in range(3):
-        assert hook_main(["stop"], stop, watchdog=False) == 0
+        assert hook_main(["stop"], stop, watchdog=False, open_app=open_app) == 0
     (memory,) = summaries(tmp_path)
     assert memory.version == 1, "nothing changed, so nothing was rewritten"
 
     write_transcript(transcript)  # the conversation went on
-    assert hook_main(["stop"], stop, watchdog=False) == 0
+    assert hook_main(["stop"], stop, watchdog=False, open_app=open_app) == 0
     (memory,) = summaries(tmp_path)
     assert memory.version == 2

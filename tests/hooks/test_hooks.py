@@ -20,6 +20,7 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent, TextResourceContents
 
+from memory_mcp.app import open_app
 from memory_mcp.cli.main import main as cli_main
 from memory_mcp.hooks import session_end
 from memory_mcp.hooks.runner import main as hook_main
@@ -332,10 +333,12 @@ def test_session_end_stores_a_short_summary_of_the_session(
         "hook_event_name": "Stop",
         "stop_hook_active": False,
     }
-    assert hook_main(["stop"], json.dumps(payload).encode(), watchdog=False) == 0
+    assert hook_main(["stop"], json.dumps(payload).encode(), watchdog=False, open_app=open_app) == 0
     write_transcript(transcript)  # the conversation went on, then the session ended
     end = {**payload, "hook_event_name": "SessionEnd", "reason": "exit"}
-    assert hook_main(["session-end"], json.dumps(end).encode(), watchdog=False) == 0
+    assert (
+        hook_main(["session-end"], json.dumps(end).encode(), watchdog=False, open_app=open_app) == 0
+    )
 
     async def read() -> list[MemoryRecord]:
         async with opened(settings_for(tmp_path)) as app:
@@ -377,7 +380,7 @@ def test_the_summarizer_is_pluggable(tmp_path: Path) -> None:
     write_transcript(transcript)
     settings = settings_for(tmp_path)
     payload = {"session_id": "s9", "transcript_path": str(transcript)}
-    assert session_end.run(payload, settings, summarizer=OneLine()) == 0
+    assert session_end.run(payload, open_app, settings, summarizer=OneLine()) == 0
 
     async def read() -> list[str]:
         async with opened(settings) as app:
@@ -398,7 +401,7 @@ def test_the_summarizer_is_pluggable(tmp_path: Path) -> None:
 def test_hook_errors_exit_0_with_one_line_on_stderr(
     event: str, stdin: bytes, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert hook_main([event], stdin, watchdog=False) == 0
+    assert hook_main([event], stdin, watchdog=False, open_app=open_app) == 0
     out, err = capsys.readouterr()
     assert out == ""
     assert err.count("\n") == 1
@@ -410,9 +413,12 @@ def test_hooks_ignore_other_tools_and_missing_transcripts(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     read = {"tool_name": "Read", "tool_input": {"file_path": "/x/notes.md"}}
-    assert hook_main(["post-tool-use"], json.dumps(read).encode(), watchdog=False) == 0
+    assert (
+        hook_main(["post-tool-use"], json.dumps(read).encode(), watchdog=False, open_app=open_app)
+        == 0
+    )
     gone = {"hook_event_name": "Stop", "transcript_path": "/nonexistent/t.jsonl"}
-    assert hook_main(["stop"], json.dumps(gone).encode(), watchdog=False) == 0
+    assert hook_main(["stop"], json.dumps(gone).encode(), watchdog=False, open_app=open_app) == 0
     assert capsys.readouterr() == ("", "")
 
 
@@ -444,7 +450,7 @@ def test_cli_index_and_context(
 async def test_the_block_is_an_mcp_resource_and_prompt(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         await call(client, "store_memory", key="editor", value="The user prefers vim keys.")
         await call(client, "store_memory", key="deploy", value="Deploy on Fridays only.")
         resources = await client.list_resources()

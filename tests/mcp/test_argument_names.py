@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, call_error
@@ -61,7 +62,7 @@ CASES: list[tuple[str, dict[str, object], str]] = [
 async def test_unknown_and_missing_arguments_are_named(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         for tool, arguments, expected in CASES:
             error = await call_error(client, tool, **arguments)
             assert error == f"Error executing tool {tool}: {expected}", error
@@ -72,7 +73,7 @@ async def test_unknown_and_missing_arguments_are_named(
 async def test_delete_many_without_a_filter_blames_no_argument(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         error = await call_error(client, "memory-delete-many")
     assert error == (
         "Error executing tool memory-delete-many: invalid arguments: give at least one "
@@ -83,7 +84,9 @@ async def test_delete_many_without_a_filter_blames_no_argument(
 async def test_descriptions_carry_no_source_indentation(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(role="lead"), FakeEmbedder())) as client:
+    async with Client(
+        build_server(make_settings(role="lead"), FakeEmbedder(), open_app=open_app)
+    ) as client:
         tools = (await client.list_tools()).tools
     assert len(tools) >= 11
     for tool in tools:

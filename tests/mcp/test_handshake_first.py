@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, call_error
@@ -80,7 +81,7 @@ async def test_a_store_that_cannot_be_opened_is_reported_by_every_tool_call(
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE VIEW memories AS SELECT 1 AS id")
     settings = Settings(db=str(db), data_dir=tmp_path / "data", watch=False)
-    server = build_server(settings, FakeEmbedder())
+    server = build_server(settings, FakeEmbedder(), open_app=open_app)
     async with Client(server) as client:
         for _ in range(2):
             error = await call_error(client, "memory-search", query="anything")
@@ -120,7 +121,7 @@ async def test_a_client_that_leaves_while_the_store_opens_leaves_nothing_open(
     the garbage collector to warn about."""
     settings = make_settings(memory_dir=make_settings().data_dir.parent / "notes")
     settings.memory_dir.mkdir(parents=True)  # type: ignore[union-attr]
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         await client.list_tools()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

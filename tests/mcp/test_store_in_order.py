@@ -14,6 +14,7 @@ from mcp import Client
 
 from bench.locomo import load_conversation, recall_at, run_conversation
 from bench.settings import BenchSettings
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
@@ -41,13 +42,15 @@ async def test_memory_store_in_order_gets_the_import_paths_recall(
     through_tools = tmp_path / "tools"
     through_tools.mkdir()
     for session, turns in groupby(conversation.turns, key=lambda turn: turn.session):
-        server = build_server(settings_for(through_tools, session), real_embedder)
+        server = build_server(
+            settings_for(through_tools, session), real_embedder, open_app=open_app
+        )
         async with Client(server) as client:
             for turn in turns:
                 await call(client, "memory-store", key=turn.key, value=turn.value)
 
     asker = settings_for(through_tools, "questions")
-    async with Client(build_server(asker, real_embedder)) as client:
+    async with Client(build_server(asker, real_embedder, open_app=open_app)) as client:
         for expected in imported.results:
             found = await call(client, "memory-search", query=expected.question, limit=10)
             keys = [hit["key"] for hit in found["results"]]

@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
+from memory_mcp.app import open_app
 from memory_mcp.app_context import AppContext
 from memory_mcp.app_opening import OpeningApp
 from memory_mcp.checks.validation import clean_id, parse_datetime
@@ -31,7 +32,9 @@ ServerFor = Callable[..., MCPServer[OpeningApp[AppContext]]]
 @pytest.fixture
 def server_for(make_settings: Callable[..., Settings]) -> ServerFor:
     def make(agent_id: str = "w1", role: str = "worker") -> MCPServer[OpeningApp[AppContext]]:
-        return build_server(make_settings(agent_id=agent_id, role=role), FakeEmbedder())
+        return build_server(
+            make_settings(agent_id=agent_id, role=role), FakeEmbedder(), open_app=open_app
+        )
 
     return make
 

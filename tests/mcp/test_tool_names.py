@@ -11,6 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.mcp.tool_names import DEPRECATED_ALIASES, LEAD_ONLY
 from memory_mcp.settings import Settings
@@ -28,7 +29,7 @@ def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Setti
 
 
 async def tool_list(settings: Settings) -> dict[str, object]:
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         return {tool.name: tool for tool in (await client.list_tools()).tools}
 
 
@@ -53,7 +54,7 @@ async def test_aliases_are_listed_as_deprecated_with_the_same_arguments(
 async def test_the_old_store_name_writes_the_same_memory(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         old = await call(client, "store_memory", key="k", value="first")
         new = await call(client, "memory-store", key="k", value="second")
     assert (new["id"], new["version"]) == (old["id"], 2)
@@ -62,7 +63,9 @@ async def test_the_old_store_name_writes_the_same_memory(
 async def test_the_old_learning_name_still_works_for_the_lead(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(role="lead"), FakeEmbedder())) as client:
+    async with Client(
+        build_server(make_settings(role="lead"), FakeEmbedder(), open_app=open_app)
+    ) as client:
         old = await call(client, "inject-learning", learning="Pin versions", category="preference")
         new = await call(
             client, "memory-inject-learning", learning="Pin versions", category="preference"
@@ -85,7 +88,9 @@ async def test_the_lead_is_offered_it(make_settings: Callable[..., Settings]) ->
 async def test_a_worker_calling_it_anyway_is_refused(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(role="worker"), FakeEmbedder())) as client:
+    async with Client(
+        build_server(make_settings(role="worker"), FakeEmbedder(), open_app=open_app)
+    ) as client:
         error = await call_error(
             client, "memory-inject-learning", learning="x", category="preference"
         )

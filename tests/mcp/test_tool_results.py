@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder
@@ -35,7 +36,9 @@ TOOLS = {
 async def test_every_tool_publishes_an_output_schema_with_its_fields(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(role="lead"), FakeEmbedder())) as client:
+    async with Client(
+        build_server(make_settings(role="lead"), FakeEmbedder(), open_app=open_app)
+    ) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
     for name in sorted(TOOLS):
@@ -47,7 +50,7 @@ async def test_every_result_validates_against_its_published_schema(
     make_settings: Callable[..., Settings],
 ) -> None:
     settings = make_settings(agent_id="lead-1", role="lead")
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         schemas: dict[str, dict[str, Any]] = {}
         for tool_info in (await client.list_tools()).tools:
             assert tool_info.output_schema is not None, f"{tool_info.name}: no output schema"
@@ -97,7 +100,7 @@ async def test_every_result_validates_against_its_published_schema(
 
 
 async def test_empty_extras_are_left_out_as_before(make_settings: Callable[..., Settings]) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         stored = await client.call_tool("store_memory", {"key": "k", "value": "plain"})
         got = await client.call_tool("memory-get", {"id": (stored.structured_content or {})["id"]})
     assert set(got.structured_content or {}).isdisjoint({"flags", "about_agent", "file_path"})

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from memory_mcp.app import OpenedApp
+from memory_mcp.app import OpenedApp, open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
@@ -26,7 +26,7 @@ NEW_TOOLS = ("memory-list", "memory-history", "memory-revert", "memory-delete-ma
 def server(make_settings: Callable[..., Settings]) -> Callable[..., MCPServer[OpenedApp]]:
     def make(agent_id: str = "w1", role: str = "worker", **overrides: Any) -> Any:
         settings = make_settings(agent_id=agent_id, role=role, watch=False, **overrides)
-        return build_server(settings, FakeEmbedder())
+        return build_server(settings, FakeEmbedder(), open_app=open_app)
 
     return make
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
 from memory_mcp.settings import Settings
@@ -31,7 +32,7 @@ async def stored(client: Client, key: str, value: str, **more: Any) -> int:
 async def test_link_is_shown_from_both_ends_and_removed_again(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         fix = await stored(client, "fix-42", "Raised the pool size to 20")
         bug = await stored(client, "bug-42", "Requests time out under load")
         made = await call(client, "memory-link", id=fix, to=bug, relation="fixes")
@@ -61,7 +62,7 @@ async def test_link_is_shown_from_both_ends_and_removed_again(
 async def test_deleting_a_target_removes_its_links_and_history_keeps_them(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         a = await stored(client, "a", "service A calls B")
         b = await stored(client, "b", "service B")
         await call(client, "memory-link", id=a, to=b, relation="depends_on")
@@ -79,7 +80,7 @@ async def test_deleting_a_target_removes_its_links_and_history_keeps_them(
 async def test_related_walks_depth_direction_and_relation(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         api = await stored(client, "api", "The API service")
         db = await stored(client, "db", "The database")
         disk = await stored(client, "disk", "The disk array")
@@ -105,7 +106,7 @@ async def test_related_walks_depth_direction_and_relation(
 
 
 async def test_related_is_bounded_and_says_so(make_settings: Callable[..., Settings]) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         hub = await stored(client, "hub", "everyone names this")
         spokes = [await stored(client, f"spoke-{i}", f"spoke {i}") for i in range(25)]
         for spoke in spokes:
@@ -131,7 +132,7 @@ async def test_related_is_bounded_and_says_so(make_settings: Callable[..., Setti
 async def test_bad_links_are_refused_naming_the_argument(
     make_settings: Callable[..., Settings], arguments: dict[str, Any], field: str, words: str
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         one = await stored(client, "one", "first")
         other = await stored(client, "other", "second")
         given = {k: {"SELF": one, "OTHER": other}.get(v, v) for k, v in arguments.items()}
@@ -145,7 +146,7 @@ async def test_a_memory_holds_at_most_so_many_links(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("memory_mcp.linking.MAX_LINKS_PER_MEMORY", 2)
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         ids = [await stored(client, f"m{i}", f"memory {i}") for i in range(4)]
         for target in ids[1:3]:
             await call(client, "memory-link", id=ids[0], to=target, relation="r")
@@ -160,7 +161,7 @@ async def test_expand_brings_in_a_linked_memory_and_explains_it(
 ) -> None:
     """The answer to "where does the payments service keep its data" is in two memories:
     the one about payments says which database; only its link reaches the other."""
-    async with Client(build_server(make_settings(), real_embedder)) as client:
+    async with Client(build_server(make_settings(), real_embedder, open_app=open_app)) as client:
         payments = await stored(
             client, "payments", "The payments service keeps its data in the ledger database"
         )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
@@ -42,7 +43,9 @@ DEPRECATED = {"store_memory", "inject-learning"}  # the spec's names, for one re
 async def test_lists_the_tools_with_annotations(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(role="lead"), FakeEmbedder())) as client:
+    async with Client(
+        build_server(make_settings(role="lead"), FakeEmbedder(), open_app=open_app)
+    ) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS | DEPRECATED
     search_hints = tools["memory-search"].annotations
@@ -62,7 +65,9 @@ async def test_lists_the_tools_with_annotations(
 async def test_upsert_bumps_version_and_keeps_history(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(agent_id="a1"), FakeEmbedder())) as client:
+    async with Client(
+        build_server(make_settings(agent_id="a1"), FakeEmbedder(), open_app=open_app)
+    ) as client:
         first = await call(client, "store_memory", key="db", value="We use SQLite")
         assert first["version"] == 1
         assert first["created"] is True
@@ -78,8 +83,6 @@ async def test_upsert_bumps_version_and_keeps_history(
         assert got["value"] == "We use PostgreSQL 16"
         assert got["version"] == 2
 
-    from memory_mcp.app import open_app
-
     async with open_app(make_settings(), FakeEmbedder(), background=False) as app:
         history = await app.service.store.history(first["id"])
     assert [h["value"] for h in history] == ["We use SQLite"]
@@ -88,7 +91,7 @@ async def test_upsert_bumps_version_and_keeps_history(
 async def test_expected_version_conflict_states_current_version(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         await call(client, "store_memory", key="plan", value="v1")
         await call(client, "store_memory", key="plan", value="v2")
         error = await call_error(client, "store_memory", key="plan", value="v3", expected_version=1)
@@ -109,7 +112,7 @@ async def test_expected_version_conflict_states_current_version(
 
 
 async def test_ttl_default_by_source_and_explicit(make_settings: Callable[..., Settings]) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         manual = await call(client, "store_memory", key="m", value="forever")
         assert manual["expires_at"] is None
         task = await call(client, "store_memory", key="t", value="done", source="task_completion")
@@ -153,7 +156,6 @@ async def test_expired_memories_leave_search_but_not_get(
 
 
 async def test_purge_removes_expired(make_settings: Callable[..., Settings]) -> None:
-    from memory_mcp.app import open_app
     from memory_mcp.models import Caller, Role
 
     settings = make_settings()
@@ -175,7 +177,7 @@ async def test_cap_evicts_least_recently_used_but_never_pinned(
     make_settings: Callable[..., Settings],
 ) -> None:
     settings = make_settings(agent_id="capped", max_memories_per_agent=3)
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         pinned = await call(client, "store_memory", key="p", value="pinned walrus", pinned=True)
         a = await call(client, "store_memory", key="a", value="alpha walrus")
         b = await call(client, "store_memory", key="b", value="beta walrus")
@@ -198,8 +200,10 @@ async def test_cap_evicts_least_recently_used_but_never_pinned(
 async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
     make_settings: Callable[..., Settings],
 ) -> None:
-    worker = build_server(make_settings(agent_id="w1"), FakeEmbedder())
-    lead = build_server(make_settings(agent_id="boss", role="lead"), FakeEmbedder())
+    worker = build_server(make_settings(agent_id="w1"), FakeEmbedder(), open_app=open_app)
+    lead = build_server(
+        make_settings(agent_id="boss", role="lead"), FakeEmbedder(), open_app=open_app
+    )
     async with Client(worker) as w, Client(lead) as boss:
         refused = await call_error(
             w, "inject-learning", learning="Always rebase", category="best-practice"

@@ -9,6 +9,7 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
+from memory_mcp.app import open_app
 from memory_mcp.app_context import AppContext
 from memory_mcp.app_opening import OpeningApp
 from memory_mcp.mcp.server import build_server
@@ -28,7 +29,7 @@ def server_for(make_settings: Callable[..., Settings]) -> ServerFor:
         agent_id: str, role: str = "worker", session_id: str = "s1"
     ) -> MCPServer[OpeningApp[AppContext]]:
         settings = make_settings(agent_id=agent_id, role=role, session_id=session_id, watch=False)
-        return build_server(settings, FakeEmbedder())
+        return build_server(settings, FakeEmbedder(), open_app=open_app)
 
     return make
 
@@ -149,7 +150,7 @@ async def test_search_results_are_bounded_and_flag_truncation(
     make_settings: Callable[..., Settings],
 ) -> None:
     settings = make_settings(search_value_chars=100, watch=False)
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         long_value = "narwhal " * 100
         await call(client, "store_memory", key="long", value=long_value)
         hit = (await call(client, "memory-search", query="narwhal"))["results"][0]

@@ -58,7 +58,7 @@ async def test_a_note_written_into_the_folder_becomes_searchable(
     make_settings: Callable[..., Settings], tmp_path: Path
 ) -> None:
     memory_dir = tmp_path / "memory"
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         start = time.monotonic()
         memory_dir.mkdir(exist_ok=True)  # the server creates it too; no race either way
         (memory_dir / "deploy.md").write_text("# Deploy\nThe canary region is eu-west-3.")

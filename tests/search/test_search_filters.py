@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.checks.validation import iso
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, StoreRequest, Visibility
@@ -66,7 +67,7 @@ async def test_since_fills_the_page_from_the_window(
 ) -> None:
     settings = make_settings()
     _, recent = await write_old_and_recent(settings)
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         found = await call(client, "memory-search", query="deploy staging", limit=3, since="7d")
     assert {hit["id"] for hit in found["results"]} == recent
 
@@ -76,7 +77,7 @@ async def test_until_keeps_only_what_has_not_changed_since(
 ) -> None:
     settings = make_settings()
     old, _ = await write_old_and_recent(settings)
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         found = await call(client, "memory-search", query="deploy", limit=50, until="7d")
     ids = {hit["id"] for hit in found["results"]}
     assert len(ids) == 50
@@ -87,7 +88,7 @@ async def test_since_takes_an_iso_date_time(make_settings: Callable[..., Setting
     settings = make_settings()
     _, recent = await write_old_and_recent(settings)
     three_days_ago = iso(time.time() - 3 * DAY)
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         found = await call(client, "memory-search", query="deploy", limit=10, since=three_days_ago)
     assert {hit["id"] for hit in found["results"]} == recent
 
@@ -105,7 +106,7 @@ async def test_since_takes_an_iso_date_time(make_settings: Callable[..., Setting
 async def test_bad_filters_are_refused_by_name(
     make_settings: Callable[..., Settings], arguments: dict[str, object], named: str
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         error = await call_error(client, "memory-search", query="deploy", **arguments)
     assert named in error
 
@@ -123,7 +124,7 @@ async def store_varied(client: Client) -> None:
 async def test_min_score_leaves_out_the_weaker_results(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         await store_varied(client)
         every = (await call(client, "memory-search", query="deploy staging"))["results"]
         scores = sorted(hit["score"] for hit in every)
@@ -138,7 +139,7 @@ async def test_min_score_leaves_out_the_weaker_results(
 async def test_explain_gives_the_parts_of_each_score(
     make_settings: Callable[..., Settings],
 ) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         await store_varied(client)
         found = (await call(client, "memory-search", query="staging deploy", explain=True))[
             "results"
@@ -155,7 +156,7 @@ async def test_explain_gives_the_parts_of_each_score(
 
 
 async def test_explain_names_an_exact_key_match(make_settings: Callable[..., Settings]) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         await store_varied(client)
         found = (await call(client, "memory-search", query="deploy-notes", explain=True))["results"]
     assert found[0]["key"] == "deploy-notes"
@@ -164,7 +165,7 @@ async def test_explain_names_an_exact_key_match(make_settings: Callable[..., Set
 
 
 async def test_without_explain_there_is_none(make_settings: Callable[..., Settings]) -> None:
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         await store_varied(client)
         found = (await call(client, "memory-search", query="deploy"))["results"]
     assert found

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
@@ -28,7 +29,7 @@ async def test_finds_exact_identifier_and_meaning_only(
     make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:
     await real_embedder.wait_ready()
-    server = build_server(make_settings(watch=False), real_embedder)
+    server = build_server(make_settings(watch=False), real_embedder, open_app=open_app)
     async with Client(server) as client:
         for key, value in NOTES.items():
             await call(client, "store_memory", key=key, value=value)
@@ -57,7 +58,7 @@ async def test_handshake_and_keyword_search_do_not_wait_for_the_model(
     stores, and finds by words at once, and says semantic search is warming up."""
     never_ready = FakeEmbedder(ready=False)
     settings = make_settings(watch=False, search_model_wait_seconds=0.2)
-    async with Client(build_server(settings, never_ready)) as client:
+    async with Client(build_server(settings, never_ready, open_app=open_app)) as client:
         stored = await call(client, "store_memory", key="k", value="quokka habitat notes")
         found = await call(client, "memory-search", query="quokka")
         assert [r["id"] for r in found["results"]] == [stored["id"]]

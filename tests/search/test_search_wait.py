@@ -11,6 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call
@@ -25,7 +26,7 @@ async def test_a_search_waits_for_a_model_that_is_nearly_loaded(
     the client had waited itself (today it would be keyword-only, and silently so)."""
     loading = FakeEmbedder(ready=False)
     settings = make_settings(watch=False, search_model_wait_seconds=60)
-    async with Client(build_server(settings, loading)) as client:
+    async with Client(build_server(settings, loading, open_app=open_app)) as client:
         await call(client, "store_memory", key="pets", value="the office cat is called Miso")
         answer: dict[str, Any] = {}
 
@@ -49,7 +50,7 @@ async def test_a_search_gives_up_waiting_after_the_bound_and_says_so(
 ) -> None:
     never_ready = FakeEmbedder(ready=False)
     settings = make_settings(watch=False, search_model_wait_seconds=0.3)
-    async with Client(build_server(settings, never_ready)) as client:
+    async with Client(build_server(settings, never_ready, open_app=open_app)) as client:
         await call(client, "store_memory", key="pets", value="the office cat is called Miso")
         with anyio.fail_after(60):
             found = await call(client, "memory-search", query="Miso")

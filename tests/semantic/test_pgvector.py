@@ -13,6 +13,7 @@ from mcp import Client
 from sqlalchemy import event, text
 
 from bench.locomo import load_conversation, run_locomo
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import BatchItem, NewMemory, Scope, Source, Visibility
 from memory_mcp.semantic.embeddings import Embedder
@@ -86,7 +87,7 @@ async def test_a_meaning_only_question_is_answered_through_pgvector(
     make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:
     await real_embedder.wait_ready()
-    server = build_server(make_settings(watch=False), real_embedder)
+    server = build_server(make_settings(watch=False), real_embedder, open_app=open_app)
     async with Client(server) as client:
         for key, value in {
             "snack": "The user's favourite snack is fresh mango slices.",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
+from memory_mcp.app import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.similar import SIMILAR_MIN_COSINE
@@ -31,7 +32,7 @@ async def test_a_paraphrase_is_reported_and_both_are_kept(
     make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:
     await real_embedder.wait_ready()
-    async with Client(build_server(make_settings(), real_embedder)) as client:
+    async with Client(build_server(make_settings(), real_embedder, open_app=open_app)) as client:
         first = await call(client, "memory-store", key="test-command", value=TESTS)
         second = await call(client, "memory-store", key="how-to-test", value=TESTS_AGAIN)
         kept = [await call(client, "memory-get", id=m["id"]) for m in (first, second)]
@@ -46,7 +47,7 @@ async def test_something_unrelated_is_not_reported(
     make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:
     await real_embedder.wait_ready()
-    async with Client(build_server(make_settings(), real_embedder)) as client:
+    async with Client(build_server(make_settings(), real_embedder, open_app=open_app)) as client:
         await call(client, "memory-store", key="test-command", value=TESTS)
         cat = await call(client, "memory-store", key="cat", value=CAT)
     assert cat["similar"] == []
@@ -56,10 +57,14 @@ async def test_only_memories_the_writer_can_see_are_reported(
     make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:
     await real_embedder.wait_ready()
-    async with Client(build_server(make_settings(agent_id="bob"), real_embedder)) as bob:
+    async with Client(
+        build_server(make_settings(agent_id="bob"), real_embedder, open_app=open_app)
+    ) as bob:
         await call(bob, "memory-store", key="bobs-private", value=TESTS)  # agent scope
         shared = await call(bob, "memory-store", key="shared", value=TESTS + " ", scope="swarm")
-    async with Client(build_server(make_settings(agent_id="alice"), real_embedder)) as alice:
+    async with Client(
+        build_server(make_settings(agent_id="alice"), real_embedder, open_app=open_app)
+    ) as alice:
         mine = await call(alice, "memory-store", key="how-to-test", value=TESTS_AGAIN)
     assert [m["key"] for m in mine["similar"]] == ["shared"]
     assert mine["similar"][0]["id"] == shared["id"]
@@ -69,7 +74,7 @@ async def test_not_checked_while_the_model_loads(
     make_settings: Callable[..., Settings],
 ) -> None:
     loading = FakeEmbedder(ready=False)
-    async with Client(build_server(make_settings(), loading)) as client:
+    async with Client(build_server(make_settings(), loading, open_app=open_app)) as client:
         await call(client, "memory-store", key="a", value=TESTS)
         second = await call(client, "memory-store", key="b", value=TESTS)
     assert second["similar"] == []
@@ -80,9 +85,9 @@ async def test_the_same_text_under_another_key_is_reported_even_before_the_model
     make_settings: Callable[..., Settings],
 ) -> None:
     """Vectors are kept per text: a copy of a text embedded earlier has its vector already."""
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         first = await call(client, "memory-store", key="a", value=TESTS)
     loading = FakeEmbedder(ready=False)
-    async with Client(build_server(make_settings(), loading)) as client:
+    async with Client(build_server(make_settings(), loading, open_app=open_app)) as client:
         copy = await call(client, "memory-store", key="b", value=TESTS)
     assert [(m["id"], m["score"]) for m in copy["similar"]] == [(first["id"], 1.0)]

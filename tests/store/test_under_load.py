@@ -19,6 +19,7 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent, TextResourceContents
 
+from memory_mcp.app import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.errors import StoreBusyError
 from memory_mcp.jsonl import export_lines
@@ -66,7 +67,7 @@ async def test_get_answers_while_another_connection_holds_the_write_lock(
 ) -> None:
     monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 2000)  # a get that waits fails fast
     settings = make_settings()
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         stored = await call(client, "store_memory", key="k", value="the ferry leaves at nine")
         async with write_lock_held(db_path(settings)):
             with anyio.fail_after(20):
@@ -84,7 +85,7 @@ async def test_a_busy_store_says_so_and_that_a_retry_helps(
 ) -> None:
     monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 300)  # give up quickly for the test
     settings = make_settings()
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         await call(client, "store_memory", key="k", value="first")
         async with write_lock_held(db_path(settings)):
             text = await call_error(client, "store_memory", key="k2", value="second")
@@ -122,7 +123,7 @@ async def test_an_unexpected_failure_is_named_without_its_internals(
     async def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("no such column: secret_col in SELECT * FROM /srv/db/memory.db")
 
-    async with Client(build_server(make_settings(), FakeEmbedder())) as client:
+    async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         monkeypatch.setattr(MemoryService, "search", broken)
         with caplog.at_level(logging.ERROR):
             text = await call_error(client, "memory-search", query="anything")
@@ -150,7 +151,7 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     settings = make_settings()
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         good = await call(client, "store_memory", key="good", value="otter notes", scope="swarm")
         bad_ids = []
         for key in ("bad-date", "bad-tags", "bad-meta", "bad-scope"):
@@ -163,7 +164,7 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
             assert conn.execute(statement).rowcount == 1
 
     with caplog.at_level(logging.WARNING):
-        async with Client(build_server(settings, FakeEmbedder())) as client:
+        async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
             found = await call(client, "memory-search", query="otter", limit=50)
             assert [r["key"] for r in found["results"]] == ["good"]
             assert (await call(client, "memory-get", id=good["id"]))["key"] == "good"
@@ -230,7 +231,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
 
     monkeypatch.setattr(MemoryService, "search", counting_search)
     settings = make_settings(max_concurrent_calls=3)
-    async with Client(build_server(settings, FakeEmbedder())) as client:
+    async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         await call(client, "store_memory", key="k", value="heron")
         queries = [f"heron {i}" for i in range(30)]
         async with anyio.create_task_group() as tasks:
