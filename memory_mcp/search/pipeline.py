@@ -26,12 +26,12 @@ from memory_mcp.search.exact_match import (
 from memory_mcp.search.expansion import LinkedFrom, linked_neighbours, seeds_of
 from memory_mcp.search.ranking import (
     PriorParts,
-    RankingConfig,
     Relevance,
     fuse,
     is_unrelated,
     prior_parts,
 )
+from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.search.time_filters import parse_time_range
 from memory_mcp.semantic.vectors import Scan, Vectors
 from memory_mcp.store.keyword import query_terms
