@@ -28,7 +28,7 @@ from memory_mcp.errors import MemoryNotFoundError
 from memory_mcp.models import Caller, MemoryRecord, Scope, Source, Visibility
 from memory_mcp.policy import Policy
 from memory_mcp.search import pipeline
-from memory_mcp.search.pipeline import SearchResult
+from memory_mcp.search.hits import SearchResult
 from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.store.listing import Selection
 from memory_mcp.store.repository import MemoryStore
