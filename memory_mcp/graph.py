@@ -32,7 +32,7 @@ from memory_mcp.graph_entities import (
     relation_of,
 )
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, StoreRequest
-from memory_mcp.reading import can_see
+from memory_mcp.permissions import can_see
 from memory_mcp.service import MemoryService
 
 SEARCH_LIMIT = 10  # search_nodes: entities found by meaning, best first
