@@ -35,7 +35,7 @@ from bench.settings import BenchSettings
 from bench.stats import mean, table
 from memory_mcp.app import open_app
 from memory_mcp.models import StoreRequest
-from memory_mcp.search.expansion import ExpandConfig
+from memory_mcp.search.ranking_config import ExpandConfig
 from memory_mcp.semantic.embeddings import Embedder
 
 SEEDS = (1, 3, 5)

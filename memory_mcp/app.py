@@ -18,7 +18,7 @@ from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.watcher import NoteWatcher
 from memory_mcp.oauth_grants import OAuthGrants
 from memory_mcp.policy import Policy
-from memory_mcp.search.ranking import RankingConfig
+from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
 from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings

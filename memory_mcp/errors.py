@@ -1,6 +1,14 @@
-"""The project's exceptions. The edges translate them: MCP into tool errors, CLI into exit codes."""
+"""The project's exceptions. The edges translate them: MCP into tool errors, CLI into exit codes.
+The database's own failures become them at the source (`store_error`)."""
 
 from __future__ import annotations
+
+import logging
+
+log = logging.getLogger(__name__)
+
+# How SQLite says that another writer holds the lock (its driver's text).
+BUSY_MARKERS = ("database is locked", "database table is locked", "database is busy")
 
 
 class MemoryMcpError(Exception):
@@ -97,3 +105,17 @@ class CapExceededError(MemoryMcpError):
 
 class EmbeddingUnavailableError(MemoryMcpError):
     """The embedding model could not be loaded; keyword search still works."""
+
+
+def store_error(failure: BaseException) -> StoreBusyError | StoreUnavailableError:
+    """The project's error for an operational failure of the database (the driver's
+    exception): busy, retry in a moment; or the file failed."""
+    text = str(failure).lower()
+    if any(marker in text for marker in BUSY_MARKERS):
+        log.warning("store busy: %s", failure)
+        return StoreBusyError()
+    log.error("store failure: %s", failure)
+    return StoreUnavailableError(
+        "the memory store cannot be read or written right now (the database file failed; "
+        "details are in the server log); retrying may not help"
+    )

@@ -33,7 +33,7 @@ from memory_mcp.graph_entities import (
 )
 from memory_mcp.memory_api import MemoryApi
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, StoreRequest
-from memory_mcp.reading import can_see
+from memory_mcp.permissions import can_see
 
 SEARCH_LIMIT = 10  # search_nodes: entities found by meaning, best first
 SEARCH_MIN_SCORE = 0.3  # ... scoring at least this (the same score memory-search shows)

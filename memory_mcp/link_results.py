@@ -11,7 +11,7 @@ from memory_mcp.models import LinkOutcome, Scope, Source
 from memory_mcp.result_base import ToolResult
 
 if TYPE_CHECKING:  # the service pulls numpy and the store in: not before the handshake
-    from memory_mcp.linking import LinkedMemory, LinkEvent, Related
+    from memory_mcp.link_views import LinkedMemory, LinkEvent, Related
 
 Direction = Literal["out", "in"]
 

@@ -1,6 +1,6 @@
 """Links between memories, the service's half: who may change them (permissions.py: a
 link is its source memory's, changed as an update of it is) and what a caller may see of
-them. MemoryService inherits this, as it inherits the reads (reading.py).
+them. MemoryService inherits this beside the reads (reading.py).
 
 A link is seen by whoever may see both of its ends: a memory's links to or from memories
 its reader may not see are left out everywhere (memory-get, memory-related, a search's
@@ -11,20 +11,19 @@ memory (its text did not change)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
+from typing import Any
 
 from memory_mcp import permissions
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.limits import LINK_DEPTH_MAX, RELATED_LIMIT_MAX
+from memory_mcp.link_views import Direction, Directions, LinkedMemory, LinkEvent, Neighbour, Related
 from memory_mcp.models import Caller, Link, LinkOutcome, MemoryRecord, Visibility
-from memory_mcp.permissions import Change, Target
-from memory_mcp.reading import MemoryReads, can_see, can_see_memory_of
+from memory_mcp.permissions import Change, Target, can_see, can_see_memory_of
+from memory_mcp.store.repository import MemoryStore
 
-Direction = Literal["out", "in"]
-Directions = Literal["out", "in", "both"]
 DIRECTIONS: tuple[Directions, ...] = ("both", "out", "in")
 _WAYS: dict[Directions, tuple[Direction, ...]] = {
     "both": ("out", "in"),
@@ -42,42 +41,6 @@ MAX_FAN_OUT = 100
 MAX_SHOWN_LINKS = 50  # memory-get: per direction
 MAX_LINK_HISTORY = 200
 _ID_BATCH = 500  # memory ids in one statement
-
-
-@dataclass(frozen=True)
-class LinkedMemory:
-    """One link as its reader sees it from `near` (the memory asked about): the link, its
-    direction from there, and the memory at its far end."""
-
-    link: Link
-    direction: Direction
-    near: int
-    far: MemoryRecord
-
-
-@dataclass(frozen=True)
-class Neighbour:
-    """A memory reached from the start of memory-related: `depth` links away, the last of
-    them `via` (seen from the memory it was reached from)."""
-
-    memory: MemoryRecord
-    depth: int
-    via: LinkedMemory
-
-
-@dataclass
-class Related:
-    start: MemoryRecord
-    neighbours: list[Neighbour] = field(default_factory=list)
-    truncated: bool = False  # a bound (limit, fan-out) left some out
-
-
-@dataclass(frozen=True)
-class LinkEvent:
-    """A link in a memory's link history (current or removed), as its reader may see it."""
-
-    link: Link
-    direction: Direction
 
 
 def far_end(link: Link, direction: Direction) -> int:
@@ -99,7 +62,15 @@ def _bounded(value: Any, field_name: str, most: int) -> int:
     return value
 
 
-class MemoryLinks(MemoryReads):
+class MemoryLinks:
+    """The links half of MemoryService. What it takes of the service, declared here for mypy:
+    the store and the clock, and `_visible_record` of the reads (reading.py, MemoryReads),
+    its sibling in MemoryService's bases."""
+
+    store: MemoryStore
+    clock: Callable[[], float]
+    _visible_record: Callable[[Caller, Any], Coroutine[Any, Any, MemoryRecord]]
+
     # -- changing links (a write: permissions.decide) -------------------------------------
 
     async def link(
@@ -288,13 +259,4 @@ def _within_fan_out(links: list[Link], direction: Direction, fan_out: int) -> li
     return kept
 
 
-__all__ = [
-    "DIRECTIONS",
-    "LinkEvent",
-    "LinkedMemory",
-    "MemoryLinks",
-    "Neighbour",
-    "Related",
-    "far_end",
-    "parse_direction",
-]
+__all__ = ["DIRECTIONS", "MemoryLinks", "far_end", "parse_direction"]

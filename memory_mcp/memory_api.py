@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         MemoryPage,
         MemoryVersion,
     )
-    from memory_mcp.linking import LinkedMemory, LinkEvent, Related
+    from memory_mcp.link_views import LinkedMemory, LinkEvent, Related
     from memory_mcp.models import (
         BatchOutcome,
         Caller,
@@ -34,9 +34,9 @@ if TYPE_CHECKING:
         UpsertOutcome,
     )
     from memory_mcp.policy import Policy
-    from memory_mcp.search.pipeline import SearchResult
+    from memory_mcp.search.hits import SearchResult
     from memory_mcp.semantic.embeddings import Embedder
-    from memory_mcp.semantic.similar import SimilarCheck
+    from memory_mcp.semantic.similar_check import SimilarCheck
 
 
 class TextVectors(Protocol):

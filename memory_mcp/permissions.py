@@ -1,4 +1,5 @@
-"""Who may change a memory: the one decision (`decide`) every write path asks.
+"""Who may read a memory (`can_see`) and who may change one: the one decision (`decide`)
+every write path asks.
 
 The paths: memory-store and the lines of an import, memory-delete (by id or by key),
 memory-delete-many, memory-revert, memory-inject-learning, memory-link (and the
@@ -15,7 +16,7 @@ being held to this.
 
 The rules:
 - An agent changes its own memories. Another agent's session and agent memories are
-  invisible to it (service.can_see), so only a swarm memory can be another agent's.
+  invisible to it (can_see), so only a swarm memory can be another agent's.
 - Another agent's swarm memory is changed or deleted by a lead only.
 - A note's memories are changed like any memory, except on one path: a note the server
   read itself from a shared memory folder on its own disk (Origin.FOLDER: the watcher,
@@ -44,6 +45,22 @@ from memory_mcp.errors import InvalidInputError, MemoryMcpError, PermissionDenie
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source
 
 LEARNING_KEY_PREFIX = "learning:"
+
+
+def can_see(caller: Caller, record: MemoryRecord) -> bool:
+    """Whether `caller` may read `record`: every swarm memory, its own agent memories and
+    its own session's session memories. Every read path asks this: the reads
+    (reading.py), the links (linking.py), the knowledge graph (graph.py), deletes."""
+    return can_see_memory_of(caller, record.scope, record.agent_id, record.session_id)
+
+
+def can_see_memory_of(caller: Caller, scope: Scope, owner: str, session_id: str) -> bool:
+    """The rule itself, on what it reads of a memory (a link keeps these of its target)."""
+    if scope is Scope.SWARM:
+        return True
+    if owner != caller.agent_id:
+        return False
+    return scope is Scope.AGENT or session_id == caller.session_id
 
 
 class Origin(StrEnum):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memory_mcp.models import Source
-from memory_mcp.search.ranking import RankingConfig
+from memory_mcp.search.ranking_config import RankingConfig
 
 
 @dataclass(frozen=True)

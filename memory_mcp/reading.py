@@ -1,7 +1,7 @@
-"""The reading half of MemoryService: what a caller may read (`can_see`) and the ways to
-read it: one memory, a page of a listing, a memory's versions, a search, an export.
-MemoryService (service.py) adds the writing rules on top; the store, the vectors, the
-policy and the clock are its own."""
+"""The reading half of MemoryService: the ways to read what a caller may read (the rule
+itself: permissions.can_see): one memory, a page of a listing, a memory's versions, a
+search, an export. MemoryService (service.py) adds the links (linking.py) and the
+writing rules; the store, the vectors, the policy and the clock are its own."""
 
 from __future__ import annotations
 
@@ -26,26 +26,14 @@ from memory_mcp.browsing import (
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import MemoryNotFoundError
 from memory_mcp.models import Caller, MemoryRecord, Scope, Source, Visibility
+from memory_mcp.permissions import can_see
 from memory_mcp.policy import Policy
 from memory_mcp.search import pipeline
-from memory_mcp.search.pipeline import SearchResult
+from memory_mcp.search.hits import SearchResult
 from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.store.listing import Selection
 from memory_mcp.store.repository import MemoryStore
 from memory_mcp.versions import one_version, versions_page
-
-
-def can_see(caller: Caller, record: MemoryRecord) -> bool:
-    return can_see_memory_of(caller, record.scope, record.agent_id, record.session_id)
-
-
-def can_see_memory_of(caller: Caller, scope: Scope, owner: str, session_id: str) -> bool:
-    """The rule itself, on what it reads of a memory (a link keeps these of its target)."""
-    if scope is Scope.SWARM:
-        return True
-    if owner != caller.agent_id:
-        return False
-    return scope is Scope.AGENT or session_id == caller.session_id
 
 
 class MemoryReads:

@@ -42,11 +42,12 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.permissions import Change, Origin, Target
+from memory_mcp.permissions import Change, Origin, Target, can_see
 from memory_mcp.policy import Policy
-from memory_mcp.reading import can_see
+from memory_mcp.reading import MemoryReads
 from memory_mcp.semantic.embeddings import Embedder
-from memory_mcp.semantic.similar import SimilarCheck, find_similar
+from memory_mcp.semantic.similar import find_similar
+from memory_mcp.semantic.similar_check import SimilarCheck
 from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.store.repository import MemoryStore
 from memory_mcp.versions import one_version
@@ -54,7 +55,7 @@ from memory_mcp.versions import one_version
 log = logging.getLogger(__name__)
 
 
-class MemoryService(MemoryLinks):
+class MemoryService(MemoryLinks, MemoryReads):
     def __init__(
         self,
         store: MemoryStore,

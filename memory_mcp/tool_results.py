@@ -23,7 +23,7 @@ from memory_mcp.models import (
     UpsertOutcome,
 )
 from memory_mcp.result_base import ToolResult
-from memory_mcp.semantic.similar import SimilarCheck
+from memory_mcp.semantic.similar_check import SimilarCheck
 
 
 class SimilarMemory(ToolResult):

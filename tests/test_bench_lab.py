@@ -7,8 +7,8 @@ import numpy as np
 
 from bench.lab.loo import Scores, leave_one_out
 from bench.lab.replica import KeywordIndex, fuse
-from memory_mcp.search.ranking import RankingConfig
 from memory_mcp.search.ranking import fuse as product_fuse
+from memory_mcp.search.ranking_config import RankingConfig
 
 
 def test_the_replica_fuses_as_the_product_does() -> None:

@@ -39,6 +39,8 @@ HANDOFFS = {
 # CLI's client of a team server.
 SDK_USERS = ("memory_mcp.mcp", "memory_mcp.http", "memory_mcp.team_client")
 MAX_LINES = 500
+# What search/ may import of the store: turning a query into words, no store access.
+SEARCH_STORE_TEXT = ("memory_mcp.store.keyword",)
 
 Modules = dict[str, Path]
 
@@ -147,6 +149,33 @@ def store_reaching_up(modules: Modules) -> list[str]:
     )
 
 
+def search_reaching_past_its_ports(modules: Modules) -> list[str]:
+    """search/ takes the store and the vectors as the Protocols of search/ports.py, so it
+    sits below both: of the store it imports only keyword.py (text to query words), and
+    nothing of semantic/."""
+    return sorted(
+        f"{name} imports {target}"
+        for name, path in modules.items()
+        if within(name, ("memory_mcp.search",))
+        for target in imports_of(path)
+        if within(target, ("memory_mcp.semantic",))
+        or (within(target, ("memory_mcp.store",)) and not within(target, SEARCH_STORE_TEXT))
+    )
+
+
+def reads_built_on(modules: Modules) -> list[str]:
+    """The reads (reading.py) and the links (linking.py) are MemoryService's mixins side
+    by side: only the service builds on the reads; the rule of who may read is
+    permissions.can_see, which everyone asks."""
+    return sorted(
+        f"{name} imports {target}"
+        for name, path in modules.items()
+        if name != "memory_mcp.service"
+        for target in imports_of(path)
+        if within(target, ("memory_mcp.reading",))
+    )
+
+
 def shared_names(package: Path) -> list[str]:
     """One module (or package) per name across the whole package."""
     seen: dict[str, list[str]] = {}
@@ -201,6 +230,14 @@ def test_store_knows_nothing_above_it() -> None:
     assert store_reaching_up(modules_in(PACKAGE)) == []
 
 
+def test_the_search_reaches_the_store_and_vectors_through_its_ports() -> None:
+    assert search_reaching_past_its_ports(modules_in(PACKAGE)) == []
+
+
+def test_only_the_service_builds_on_the_reads() -> None:
+    assert reads_built_on(modules_in(PACKAGE)) == []
+
+
 def test_no_two_modules_share_a_name() -> None:
     assert shared_names(PACKAGE) == []
 
@@ -244,6 +281,21 @@ PLANTED: list[tuple[str, str, Callable[[Path], list[str]]]] = [
         "memory_mcp/store/leak.py",
         "from memory_mcp.service import MemoryService\n",
         lambda package: store_reaching_up(modules_in(package)),
+    ),
+    (
+        "memory_mcp/search/leak.py",
+        "from memory_mcp.store.repository import MemoryStore\n",
+        lambda package: search_reaching_past_its_ports(modules_in(package)),
+    ),
+    (
+        "memory_mcp/search/leak.py",
+        "def f() -> None:\n    from memory_mcp.semantic.vectors import Vectors\n",
+        lambda package: search_reaching_past_its_ports(modules_in(package)),
+    ),
+    (
+        "memory_mcp/leak.py",
+        "from memory_mcp.reading import MemoryReads\n",
+        lambda package: reads_built_on(modules_in(package)),
     ),
     ("memory_mcp/web/browse.py", "", shared_names),
     ("memory_mcp/leak.py", "x = 1\n" * 501, lambda package: long_modules(modules_in(package))),

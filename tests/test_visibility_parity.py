@@ -26,7 +26,7 @@ from memory_mcp.models import (
     Source,
     Visibility,
 )
-from memory_mcp.reading import can_see
+from memory_mcp.permissions import can_see
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.semantic import quantised_index
 from memory_mcp.settings import Settings

@@ -28,7 +28,7 @@ from memory_mcp.tool_results import (
 )
 
 if TYPE_CHECKING:
-    from memory_mcp.search.pipeline import SearchResult
+    from memory_mcp.search.hits import SearchResult
 
 
 async def store_memory(

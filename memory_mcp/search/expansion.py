@@ -11,22 +11,24 @@ Whether it is on by default, and these numbers: measured on the LoCoMo developme
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-from memory_mcp.models import Visibility
-
-if TYPE_CHECKING:  # ranking.py (ExpandConfig) is read before the store is imported
-    from memory_mcp.store.link_rows import LinkStore
+from memory_mcp.models import Link, Visibility
+from memory_mcp.search.ranking_config import ExpandConfig
 
 
-@dataclass(frozen=True)
-class ExpandConfig:
-    on_by_default: bool = False  # a search that does not say
-    seeds: int = 3  # the best-scoring candidates whose links are followed
-    seed_share: float = 0.5  # ... only those scoring at least this share of the best
-    fan_out: int = 10  # links followed from one seed, each way
-    decay: float = 0.5  # what a link lends: decay x its seed's relevance
+class CurrentLinks(Protocol):
+    """What expansion takes of the store's links (store/link_rows.py, LinkStore)."""
+
+    async def current(
+        self,
+        memory_ids: Sequence[int],
+        direction: Literal["out", "in"],
+        vis: Visibility,
+        per_memory: int,
+    ) -> list[Link]: ...
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ def seeds_of(scored: list[tuple[int, float, float]], config: ExpandConfig) -> di
 
 
 async def linked_neighbours(
-    links: LinkStore, seeds: dict[int, float], vis: Visibility, config: ExpandConfig
+    links: CurrentLinks, seeds: dict[int, float], vis: Visibility, config: ExpandConfig
 ) -> dict[int, LinkedFrom]:
     """The memories linked to the seeds that `vis` shows, each with the best relevance a
     link lends it (a seed linked to another seed may lift it too)."""
@@ -68,4 +70,4 @@ async def linked_neighbours(
     return found
 
 
-__all__ = ["ExpandConfig", "LinkedFrom", "linked_neighbours", "seeds_of"]
+__all__ = ["CurrentLinks", "LinkedFrom", "linked_neighbours", "seeds_of"]

@@ -8,8 +8,8 @@ since/until, expiry) applies before either arm's top-k cut."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Protocol
+from dataclasses import dataclass, replace
+from typing import Generic, Protocol
 
 import anyio
 import numpy as np
@@ -24,18 +24,18 @@ from memory_mcp.search.exact_match import (
     with_candidates,
 )
 from memory_mcp.search.expansion import LinkedFrom, linked_neighbours, seeds_of
+from memory_mcp.search.hits import SearchHit, SearchResult
+from memory_mcp.search.ports import QueryVectors, ScanT, SearchStore
 from memory_mcp.search.ranking import (
     PriorParts,
-    RankingConfig,
     Relevance,
     fuse,
     is_unrelated,
     prior_parts,
 )
+from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.search.time_filters import parse_time_range
-from memory_mcp.semantic.vectors import Scan, Vectors
 from memory_mcp.store.keyword import query_terms
-from memory_mcp.store.repository import MemoryStore
 
 # BM25 column weights for (key, value, tags, context): a hit in the key or a tag says more
 # than one word somewhere in a long value; one in the words of the memories written just
@@ -58,22 +58,6 @@ class SearchPolicy(Protocol):
 
 
 @dataclass
-class SearchHit:
-    """One result and the parts of its score (memory-search's `explain`):
-    score = relevance * prior, then, when the search matched a key or an identifier
-    exactly, (exact_level + that) / (highest level among the results + 1)."""
-
-    record: MemoryRecord
-    score: float
-    relevance: float
-    matched_by: str
-    parts: Relevance | None = None
-    prior: PriorParts | None = None
-    exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
-    via: LinkedFrom | None = None  # a link to a strong hit brought it in, or lifted it
-
-
-@dataclass
 class _Candidate:
     """A search's candidate while it is ranked, before its whole record is read."""
 
@@ -85,16 +69,9 @@ class _Candidate:
     via: LinkedFrom | None = None
 
 
-@dataclass
-class SearchResult:
-    hits: list[SearchHit]
-    notices: list[str] = field(default_factory=list)
-    semantic: bool = True  # False: keyword search only (the model was not ready)
-
-
 async def search(
-    store: MemoryStore,
-    vectors: Vectors,
+    store: SearchStore,
+    vectors: QueryVectors[ScanT],
     policy: SearchPolicy,
     clock: Callable[[], float],
     caller: Caller,
@@ -144,7 +121,7 @@ async def search(
 
     records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
     facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
-    scans: list[Scan | None] = []
+    scans: list[ScanT | None] = []
 
     lookup = exact_lookup(text)
     keyword_query = KeywordQuery(
@@ -231,7 +208,7 @@ async def search(
 
 
 async def _whole_hits(
-    store: MemoryStore, ranked: list[_Candidate], records: dict[int, MemoryRecord], limit: int
+    store: SearchStore, ranked: list[_Candidate], records: dict[int, MemoryRecord], limit: int
 ) -> list[SearchHit]:
     """The first `limit` candidates as hits with their whole records, read now where
     the search has only their facts; one deleted or damaged since is passed over."""
@@ -261,11 +238,11 @@ async def _whole_hits(
 
 
 @dataclass
-class _Expansion:
+class _Expansion(Generic[ScanT]):
     """A search's `expand` step (search/expansion.py), on its ranked candidates."""
 
-    store: MemoryStore
-    vectors: Vectors
+    store: SearchStore
+    vectors: QueryVectors[ScanT]
     vis: Visibility
     config: RankingConfig
     query_vector: np.ndarray | None

@@ -25,25 +25,13 @@ them."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
-from memory_mcp.models import Ranked, Source
-from memory_mcp.search.expansion import ExpandConfig
+from memory_mcp.models import Ranked
+from memory_mcp.search.ranking_config import RankingConfig
 
 DAY = 86_400.0
 
-DEFAULT_HALF_LIFE_DAYS: dict[Source, float | None] = {
-    Source.MANUAL: None,
-    Source.FILE_INDEX: 180.0,
-    Source.TASK_COMPLETION: 14.0,
-    Source.SESSION_SUMMARY: 7.0,
-}
-DEFAULT_SOURCE_QUALITY: dict[Source, float] = {
-    Source.MANUAL: 1.5,
-    Source.FILE_INDEX: 1.0,
-    Source.TASK_COMPLETION: 0.7,
-    Source.SESSION_SUMMARY: 0.5,
-}
 MAX_ACCESS_BOOST = 1.5
 # Least spans of the min-max scaling: a share of the best BM25 and BM25 units (about one
 # match of a word found in a quarter of all memories); cosine units.
@@ -56,30 +44,6 @@ VECTOR_MIN_SPAN = 0.3
 MEANING_ONLY_COSINE_FLOOR = 0.05
 MEANING_ONLY_COSINE_FULL = 0.35
 MEANING_ONLY_MIN_CONFIDENCE = 0.05
-
-
-@dataclass(frozen=True)
-class RankingConfig:
-    # Chosen on the LoCoMo development split by leave-one-conversation-out (docs/RETRIEVAL.md).
-    vector_weight: float = 0.7
-    keyword_weight: float = 0.3
-    half_life_days: dict[Source, float | None] = field(
-        default_factory=lambda: dict(DEFAULT_HALF_LIFE_DAYS)
-    )
-    source_quality: dict[Source, float] = field(
-        default_factory=lambda: dict(DEFAULT_SOURCE_QUALITY)
-    )
-    # Each arm returns this many candidates per requested result before fusion.
-    candidate_multiplier: int = 5
-    min_candidates: int = 50
-    # memory-search's expand: which links are followed, what they lend (search/expansion.py).
-    expand: ExpandConfig = field(default_factory=ExpandConfig)
-
-    def with_half_life(self, days: float | None) -> RankingConfig:
-        """Override every source's half-life (MEMORY_MCP_RECENCY_HALF_LIFE_DAYS)."""
-        if days is None:
-            return self
-        return replace(self, half_life_days={s: days for s in Source})
 
 
 @dataclass

@@ -17,7 +17,7 @@ from memory_mcp.models import Visibility
 from memory_mcp.semantic import index_file
 from memory_mcp.semantic.quantised_index import QuantisedIndex, rescored
 from memory_mcp.semantic.vector_index import Scan, VectorIndex
-from memory_mcp.store.rows import IndexDelta
+from memory_mcp.store.index_rows import IndexDelta
 from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)

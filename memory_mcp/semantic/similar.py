@@ -28,33 +28,17 @@ loading, a new text has no vector yet: the check is skipped and the result says 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory_mcp.models import Caller, MemoryRecord, Visibility
+from memory_mcp.semantic.similar_check import SimilarCheck, SimilarMemory
 
-if TYPE_CHECKING:  # tool_results needs SimilarCheck before the handshake; the store after
+if TYPE_CHECKING:  # types only: the service hands in its own
     from memory_mcp.semantic.vectors import Vectors
     from memory_mcp.store.repository import MemoryStore
 
 SIMILAR_MIN_COSINE = 0.60
 MAX_SIMILAR = 5
-
-
-@dataclass(frozen=True)
-class SimilarMemory:
-    id: int
-    key: str
-    score: float  # cosine similarity to the memory just written, in [-1, 1]
-
-
-@dataclass
-class SimilarCheck:
-    """`checked` False: the memory just written has no vector yet (the model is loading),
-    so it was compared with nothing."""
-
-    memories: list[SimilarMemory] = field(default_factory=list)
-    checked: bool = True
 
 
 async def find_similar(
@@ -82,4 +66,4 @@ async def find_similar(
     )
 
 
-__all__ = ["MAX_SIMILAR", "SIMILAR_MIN_COSINE", "SimilarCheck", "SimilarMemory", "find_similar"]
+__all__ = ["MAX_SIMILAR", "SIMILAR_MIN_COSINE", "find_similar"]

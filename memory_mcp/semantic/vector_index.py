@@ -20,7 +20,7 @@ from functools import cache
 import numpy as np
 
 from memory_mcp.models import Scope, Visibility
-from memory_mcp.store.rows import IndexDelta, IndexRow
+from memory_mcp.store.index_rows import IndexDelta, IndexRow
 
 _SCOPE_CODE = {Scope.SESSION.value: 0, Scope.AGENT.value: 1, Scope.SWARM.value: 2}
 # From this many vectors on, a scan runs its two halves on two threads (numpy releases the

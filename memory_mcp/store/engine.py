@@ -28,7 +28,6 @@ the same SQLAlchemy ones; on PostgreSQL `read` runs them through `AsyncConnectio
 from __future__ import annotations
 
 import fcntl
-import logging
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable
@@ -44,16 +43,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from memory_mcp.errors import StoreBusyError, StoreUnavailableError
-
-log = logging.getLogger(__name__)
+from memory_mcp.errors import store_error
 
 BUSY_TIMEOUT_MS = 30_000
 Synchronous = Literal["full", "normal"]
 # Any constant shared by every memory-mcp process on one PostgreSQL database.
 PG_WRITE_LOCK = text("SELECT pg_advisory_xact_lock(7303385861524116736)")
 PG_LAZY_COMMIT = text("SET LOCAL synchronous_commit = off")  # Engines.write(durable=False)
-BUSY_MARKERS = ("database is locked", "database table is locked", "database is busy")
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -201,20 +197,6 @@ def _translate_errors(engine: Engine) -> None:
         if not isinstance(error, OperationalError):
             return  # integrity errors and bugs keep their own types
         raise store_error(context.original_exception) from error
-
-
-def store_error(failure: BaseException) -> StoreBusyError | StoreUnavailableError:
-    """The project's error for an operational failure of the database (the driver's
-    exception): busy, retry in a moment; or the file failed."""
-    text = str(failure).lower()
-    if any(marker in text for marker in BUSY_MARKERS):
-        log.warning("store busy: %s", failure)
-        return StoreBusyError()
-    log.error("store failure: %s", failure)
-    return StoreUnavailableError(
-        "the memory store cannot be read or written right now (the database file failed; "
-        "details are in the server log); retrying may not help"
-    )
 
 
 def _sqlite_engine(url: str, begin_statement: str, synchronous: Synchronous) -> AsyncEngine:

@@ -15,8 +15,8 @@ from sqlalchemy import Connection, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.models import Scope, Source
-from memory_mcp.store import write_context, writes
-from memory_mcp.store.rows import MEMORIES, M
+from memory_mcp.store import write_context
+from memory_mcp.store.rows import MEMORIES, M, next_revision
 from memory_mcp.store.schema import SQLITE_FTS_OLD
 
 # (table, column, SQL type) in the order they were added.
@@ -132,7 +132,7 @@ async def _learnings_belong_to_their_lead(conn: AsyncConnection) -> None:
             moves.append({"id": row.id, "lead": lead, "about": about})
     if not moves:
         return
-    revision = await writes.next_revision(conn)  # other processes' indexes see the owner
+    revision = await next_revision(conn)  # other processes' indexes see the owner
     for move in moves:
         await conn.execute(
             update(MEMORIES)

@@ -42,8 +42,10 @@ from memory_mcp.store.postgres import tsvector as pg_fulltext
 from memory_mcp.store.postgres.ddl import create_postgres_objects
 from memory_mcp.store.postgres.pgvector_search import PgStoredVectors, fill_pgvector_column
 from memory_mcp.store.rows import (
+    IN_CHUNK,
     MEMORIES,
     M,
+    next_revision,
     readable_records,
     record_from_row,
     visible_to,
@@ -221,7 +223,7 @@ class MemoryStore:
         if not memory_ids:
             return 0
         async with self._engines.write() as conn:
-            revision = await writes.next_revision(conn)
+            revision = await next_revision(conn)
             return await writes.delete_ids(conn, list(memory_ids), revision)
 
     async def purge_expired(self, now: float) -> int:
@@ -233,7 +235,7 @@ class MemoryStore:
             ids = list((await conn.scalars(select(M.id).where(reads.expired_by(now)))).all())
             if not ids:
                 return 0
-            revision = await writes.next_revision(conn)
+            revision = await next_revision(conn)
             return await writes.delete_ids(conn, ids, revision, now)
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
@@ -308,7 +310,7 @@ class MemoryStore:
         if not memory_ids:
             return
         async with self._engines.write() as conn:
-            revision = await writes.next_revision(conn)
+            revision = await next_revision(conn)
             await conn.execute(
                 update(MemoryRow)
                 .where(M.id.in_(list(memory_ids)))
@@ -321,8 +323,8 @@ class MemoryStore:
         wanted = list(dict.fromkeys(identities))
         found: dict[str, tuple[int, str]] = {}
         async with self._engines.reader.connect() as conn:
-            for start in range(0, len(wanted), writes.IN_CHUNK):
-                chunk = wanted[start : start + writes.IN_CHUNK]
+            for start in range(0, len(wanted), IN_CHUNK):
+                chunk = wanted[start : start + IN_CHUNK]
                 rows = await conn.execute(
                     select(M.identity, M.id, M.agent_id).where(M.identity.in_(chunk))
                 )
@@ -434,7 +436,7 @@ class MemoryStore:
         async with self._engines.write() as conn:
             chosen = await self._choose(conn, matching, changeable, limit)
             if chosen.ids:
-                revision = await writes.next_revision(conn)
+                revision = await next_revision(conn)
                 await writes.delete_ids(conn, chosen.ids, revision)
             return chosen
 

@@ -8,45 +8,28 @@ import json
 import logging
 from collections import namedtuple
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple, cast
 
 import numpy as np
-from sqlalchemy import Table, and_, bindparam, func, or_, select
+from sqlalchemy import Table, and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import DamagedMemoryError
 from memory_mcp.models import MemoryRecord, RankFacts, Scope, Source, Visibility
-from memory_mcp.store.schema import MemoryRow, MemoryTagRow
+from memory_mcp.store.index_rows import IndexRow
+from memory_mcp.store.schema import MemoryRow, MemoryTagRow, StoreMetaRow
 
 log = logging.getLogger(__name__)
 
 MEMORIES = cast(Table, MemoryRow.__table__)
 M = MEMORIES.c
 
-
-@dataclass
-class IndexRow:
-    """What the in-process vector index needs of one memory to filter and score it."""
-
-    id: int
-    agent_id: str
-    scope: str
-    session_id: str
-    source: str
-    expires_at: float | None
-    tags: list[str]
-    vector: np.ndarray | None
-    updated_at: float = 0.0
-
-
-@dataclass
-class IndexDelta:
-    revision: int
-    upserted: list[IndexRow] = field(default_factory=list)
-    deleted: list[int] = field(default_factory=list)
+# Identities per IN (...) list: well under SQLite's bound-variable limit.
+IN_CHUNK = 500
 
 
 # What datetime can show (years 1 to 9999, UTC): a stored time outside it cannot be read back.
@@ -336,3 +319,13 @@ def visible_sql(vis: Visibility) -> VisibleSql:
 
 def content_hash(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+async def next_revision(conn: AsyncConnection) -> int:
+    result = await conn.execute(
+        update(StoreMetaRow)
+        .where(StoreMetaRow.name == "revision")
+        .values(value=StoreMetaRow.value + 1)
+        .returning(StoreMetaRow.value)
+    )
+    return int(result.scalar_one())

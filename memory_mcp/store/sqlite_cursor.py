@@ -9,7 +9,7 @@ cursor; on pysqlite its statement cache keeps them prepared. On any other SQLite
 (aiosqlite, under `run_sync`) the same text goes through `exec_driver_sql`.
 
 The cursor bypasses SQLAlchemy's error hook, so operational failures are translated here
-the same way (`engine.store_error`): a busy store still says "retry in a moment"."""
+the same way (`errors.store_error`): a busy store still says "retry in a moment"."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from sqlalchemy import Connection
 
-from memory_mcp.store.engine import store_error
+from memory_mcp.errors import store_error
 
 Params = Mapping[str, Any] | Sequence[Any]
 

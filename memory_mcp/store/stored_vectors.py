@@ -12,9 +12,9 @@ import numpy as np
 from sqlalchemy import Connection, and_, case, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_mcp.store import writes
 from memory_mcp.store.engine import Engines
-from memory_mcp.store.rows import MEMORIES, IndexDelta, IndexRow, M, index_row
+from memory_mcp.store.index_rows import IndexDelta, IndexRow
+from memory_mcp.store.rows import IN_CHUNK, MEMORIES, M, index_row, next_revision
 from memory_mcp.store.schema import EmbeddingRow, StoreMetaRow, TombstoneRow
 
 
@@ -74,7 +74,7 @@ class StoredVectors:
                     for h, v in fresh
                 ],
             )
-        revision = await writes.next_revision(conn)
+        revision = await next_revision(conn)
         await conn.execute(
             update(MEMORIES)
             .where(M.content_hash.in_([h for h, _ in items]))
@@ -87,8 +87,8 @@ class StoredVectors:
         wanted = list(dict.fromkeys(digests))
         found: set[str] = set()
         async with self._engines.reader.connect() as conn:
-            for start in range(0, len(wanted), writes.IN_CHUNK):
-                chunk = wanted[start : start + writes.IN_CHUNK]
+            for start in range(0, len(wanted), IN_CHUNK):
+                chunk = wanted[start : start + IN_CHUNK]
                 found.update(
                     await conn.scalars(
                         select(EmbeddingRow.content_hash).where(
@@ -224,14 +224,14 @@ def _rows_page(
 
 def _vectors_of(conn: Connection, model: str, memory_ids: list[int]) -> dict[int, np.ndarray]:
     found: dict[int, np.ndarray] = {}
-    for start in range(0, len(memory_ids), writes.IN_CHUNK):
+    for start in range(0, len(memory_ids), IN_CHUNK):
         rows = conn.execute(
             select(M.id, EmbeddingRow.vector)
             .join(
                 EmbeddingRow,
                 and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
             )
-            .where(M.id.in_(memory_ids[start : start + writes.IN_CHUNK]))
+            .where(M.id.in_(memory_ids[start : start + IN_CHUNK]))
         )
         for memory_id, blob in rows:
             found[memory_id] = np.frombuffer(blob, dtype=np.float32)

@@ -26,19 +26,22 @@ from memory_mcp.models import (
     UpsertOutcome,
 )
 from memory_mcp.store import write_context
-from memory_mcp.store.rows import MEMORIES, M, content_hash, record_from_row
+from memory_mcp.store.rows import (
+    IN_CHUNK,
+    MEMORIES,
+    M,
+    content_hash,
+    next_revision,
+    record_from_row,
+)
 from memory_mcp.store.schema import (
     MemoryHistoryRow,
     MemoryLinkRow,
     MemoryTagRow,
-    StoreMetaRow,
     TombstoneRow,
 )
 
 LINKS = cast(Table, MemoryLinkRow.__table__)
-
-# Identities per IN (...) list: well under SQLite's bound-variable limit.
-IN_CHUNK = 500
 
 
 def content_values(new: NewMemory) -> dict[str, Any]:
@@ -222,16 +225,6 @@ async def update_memory(
         evicted_ids=evicted,
         taken_over_from=existing.agent_id if taking_over else None,
     )
-
-
-async def next_revision(conn: AsyncConnection) -> int:
-    result = await conn.execute(
-        update(StoreMetaRow)
-        .where(StoreMetaRow.name == "revision")
-        .values(value=StoreMetaRow.value + 1)
-        .returning(StoreMetaRow.value)
-    )
-    return int(result.scalar_one())
 
 
 async def fetch(conn: AsyncConnection, memory_id: int) -> MemoryRecord:

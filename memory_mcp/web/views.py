@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from memory_mcp.browsing import MemoryVersion
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import MemoryRecord
-from memory_mcp.search.pipeline import SearchHit
+from memory_mcp.search.hits import SearchHit
 
 PREVIEW_CHARS = 280  # a list row shows this much of a value; the memory's page shows it all
 

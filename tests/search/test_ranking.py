@@ -9,13 +9,13 @@ import pytest
 
 from memory_mcp.models import StoreRequest
 from memory_mcp.search.ranking import (
-    RankingConfig,
     Relevance,
     fuse,
     is_unrelated,
     min_max,
     search_confidence,
 )
+from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from memory_mcp.models import StoreRequest
-from memory_mcp.search.pipeline import SearchHit
+from memory_mcp.search.hits import SearchHit
 from memory_mcp.semantic.embeddings import SentenceTransformerEmbedder
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened

@@ -13,7 +13,7 @@ from memory_mcp.models import Caller, Role, Scope, Visibility
 from memory_mcp.semantic import quantised_index
 from memory_mcp.semantic.quantised_index import QuantisedIndex, rescored
 from memory_mcp.semantic.vector_index import VectorIndex
-from memory_mcp.store.rows import IndexDelta, IndexRow
+from memory_mcp.store.index_rows import IndexDelta, IndexRow
 
 DIMENSION = 384
 ALICE = Caller("alice", Role.WORKER, "s1")

@@ -8,7 +8,7 @@ import numpy as np
 
 from memory_mcp.models import Caller, Role, Scope, Source, Visibility
 from memory_mcp.semantic.vector_index import VectorIndex
-from memory_mcp.store.rows import IndexDelta, IndexRow
+from memory_mcp.store.index_rows import IndexDelta, IndexRow
 
 DIMENSION = 8
 ALICE = Caller("alice", Role.WORKER, "s1")

@@ -13,7 +13,7 @@ from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.semantic import in_process_index, vector_index
 from memory_mcp.semantic.vector_index import VectorIndex
 from memory_mcp.settings import Settings
-from memory_mcp.store.rows import IndexDelta
+from memory_mcp.store.index_rows import IndexDelta
 from tests.conftest import FakeEmbedder, opened
 from tests.semantic.test_vector_index import ALICE, NOW, row, unit
 

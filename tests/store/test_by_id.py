@@ -13,11 +13,11 @@ import pytest
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from memory_mcp.errors import StoreBusyError, StoreUnavailableError
+from memory_mcp.errors import StoreBusyError, StoreUnavailableError, store_error
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
 from memory_mcp.store.by_id import ReadById
-from memory_mcp.store.engine import create_engines, store_error
+from memory_mcp.store.engine import create_engines
 from memory_mcp.store.rows import MEMORIES, RANK_COLUMNS
 from memory_mcp.store.sqlite_cursor import cursor_rows
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened

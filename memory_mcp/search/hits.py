@@ -1,0 +1,37 @@
+"""What a search answers (search/pipeline.py): its hits, each with the parts of its score.
+Plain data, so whoever shows a search's results (the tools, the CLI, the web view,
+explanations.py) imports these and not the search itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memory_mcp.models import MemoryRecord
+from memory_mcp.search.expansion import LinkedFrom
+from memory_mcp.search.ranking import PriorParts, Relevance
+
+
+@dataclass
+class SearchHit:
+    """One result and the parts of its score (memory-search's `explain`):
+    score = relevance * prior, then, when the search matched a key or an identifier
+    exactly, (exact_level + that) / (highest level among the results + 1)."""
+
+    record: MemoryRecord
+    score: float
+    relevance: float
+    matched_by: str
+    parts: Relevance | None = None
+    prior: PriorParts | None = None
+    exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
+    via: LinkedFrom | None = None  # a link to a strong hit brought it in, or lifted it
+
+
+@dataclass
+class SearchResult:
+    hits: list[SearchHit]
+    notices: list[str] = field(default_factory=list)
+    semantic: bool = True  # False: keyword search only (the model was not ready)
+
+
+__all__ = ["SearchHit", "SearchResult"]

@@ -1,0 +1,57 @@
+"""What a search (search/pipeline.py) takes of the store and of the vectors: Protocols with
+the methods it calls. The composition root hands it the real ones (MemoryStore,
+semantic/vectors.py's Vectors), and mypy checks that they fit; the search itself imports
+neither, so it sits below both."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+import numpy as np
+
+from memory_mcp.models import KeywordFinds, KeywordQuery, MemoryRecord, RankFacts, Visibility
+from memory_mcp.search.expansion import CurrentLinks
+
+# The vector index's scan started early (semantic/vector_index.py): opaque to the search,
+# which only hands it back to `nearest`.
+ScanT = TypeVar("ScanT")
+
+
+class SearchStore(Protocol):
+    """The store's reads on a search's path (store/repository.py, MemoryStore)."""
+
+    @property
+    def links(self) -> CurrentLinks: ...
+
+    async def keyword_finds(self, query: KeywordQuery, vis: Visibility) -> KeywordFinds: ...
+
+    async def rank_facts(
+        self, memory_ids: Sequence[int], whole: Sequence[int] = ()
+    ) -> tuple[dict[int, RankFacts], dict[int, MemoryRecord]]: ...
+
+    async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]: ...
+
+
+class QueryVectors(Protocol[ScanT]):
+    """The vector arm (semantic/vectors.py, Vectors)."""
+
+    async def model_ready(self, wait_seconds: float) -> bool: ...
+
+    async def catch_up(self) -> None: ...
+
+    async def embed_query(self, text: str) -> np.ndarray: ...
+
+    async def scan(self, query: np.ndarray) -> ScanT | None: ...
+
+    async def nearest(
+        self,
+        query: np.ndarray,
+        vis: Visibility,
+        k: int,
+        also: Sequence[int] = (),
+        scan: ScanT | None = None,
+    ) -> list[tuple[int, float]]: ...
+
+
+__all__ = ["QueryVectors", "ScanT", "SearchStore"]
