@@ -39,6 +39,13 @@ HANDOFFS = {
 # CLI's client of a team server.
 SDK_USERS = ("memory_mcp.mcp", "memory_mcp.http", "memory_mcp.team_client")
 MAX_LINES = 500
+# The longest chain of modules importing modules (imports inside functions and under
+# TYPE_CHECKING count: ../shared/tools/house.py measures it the same way).
+MAX_IMPORT_DEPTH = 12
+# Who may import the composition root (app.py) or the service itself: the commands and
+# the hooks' entry, which open the app; the servers and the tools are handed it and name
+# it through the ports (app_context.py, memory_api.py).
+APP_OPENERS = ("memory_mcp.cli", "memory_mcp.hooks.__main__")
 # What search/ may import of the store: turning a query into words, no store access.
 SEARCH_STORE_TEXT = ("memory_mcp.store.keyword",)
 
@@ -176,6 +183,50 @@ def reads_built_on(modules: Modules) -> list[str]:
     )
 
 
+def import_depth(modules: Modules) -> list[str]:
+    """The longest import chain, if it is longer than MAX_IMPORT_DEPTH, or a circle."""
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for target in imports_of(path):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name and not name.startswith(target + ".") and "." in target:
+                targets.add(target)
+        graph[name] = targets
+    chains: dict[str, list[str]] = {}
+    visiting: set[str] = set()
+    circles: list[str] = []
+
+    def chain(name: str) -> list[str]:
+        if name in chains:
+            return chains[name]
+        if name in visiting:
+            circles.append(name)
+            return []
+        visiting.add(name)
+        longest = max((chain(target) for target in graph[name]), key=len, default=[])
+        visiting.discard(name)
+        chains[name] = [name, *longest]
+        return chains[name]
+
+    deepest = max((chain(name) for name in sorted(graph)), key=len)
+    found = [f"a circle through {name}" for name in sorted(set(circles))]
+    if len(deepest) > MAX_IMPORT_DEPTH:
+        found.append(f"{len(deepest)} deep: {' -> '.join(deepest)}")
+    return found
+
+
+def edges_naming_the_service(modules: Modules) -> list[str]:
+    return sorted(
+        f"{name} imports {target}"
+        for name, path in modules.items()
+        if edge_of(name) is not None and not within(name, APP_OPENERS)
+        for target in imports_of(path)
+        if within(target, ("memory_mcp.app", "memory_mcp.service"))
+    )
+
+
 def shared_names(package: Path) -> list[str]:
     """One module (or package) per name across the whole package."""
     seen: dict[str, list[str]] = {}
@@ -238,6 +289,14 @@ def test_only_the_service_builds_on_the_reads() -> None:
     assert reads_built_on(modules_in(PACKAGE)) == []
 
 
+def test_the_import_graph_is_shallow_and_has_no_circle() -> None:
+    assert import_depth(modules_in(PACKAGE)) == []
+
+
+def test_only_the_commands_and_the_hooks_entry_open_the_app() -> None:
+    assert edges_naming_the_service(modules_in(PACKAGE)) == []
+
+
 def test_no_two_modules_share_a_name() -> None:
     assert shared_names(PACKAGE) == []
 
@@ -296,6 +355,21 @@ PLANTED: list[tuple[str, str, Callable[[Path], list[str]]]] = [
         "memory_mcp/leak.py",
         "from memory_mcp.reading import MemoryReads\n",
         lambda package: reads_built_on(modules_in(package)),
+    ),
+    (
+        "memory_mcp/leak.py",
+        "def f() -> None:\n    from memory_mcp.cli import __main__\n",
+        lambda package: import_depth(modules_in(package)),
+    ),
+    (
+        "memory_mcp/mcp/leak.py",
+        "from memory_mcp.service import MemoryService\n",
+        lambda package: edges_naming_the_service(modules_in(package)),
+    ),
+    (
+        "memory_mcp/web/leak.py",
+        "def f() -> None:\n    from memory_mcp.app import open_app\n",
+        lambda package: edges_naming_the_service(modules_in(package)),
     ),
     ("memory_mcp/web/browse.py", "", shared_names),
     ("memory_mcp/leak.py", "x = 1\n" * 501, lambda package: long_modules(modules_in(package))),
