@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from memory_mcp.result_base import ToolResult
 
-if TYPE_CHECKING:  # the service pulls numpy and the store in: not before the handshake
+if TYPE_CHECKING:  # annotations only: nothing more to import before the handshake
     from memory_mcp.search.hits import SearchHit as ServiceHit
 
 

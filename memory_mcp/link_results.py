@@ -10,7 +10,7 @@ from memory_mcp.checks.validation import iso
 from memory_mcp.models import LinkOutcome, Scope, Source
 from memory_mcp.result_base import ToolResult
 
-if TYPE_CHECKING:  # the service pulls numpy and the store in: not before the handshake
+if TYPE_CHECKING:  # annotations only: nothing more to import before the handshake
     from memory_mcp.link_views import LinkedMemory, LinkEvent, Related
 
 Direction = Literal["out", "in"]
