@@ -34,7 +34,7 @@ from memory_mcp.models import (
 from memory_mcp.store import fulltext, migrations, writes
 from memory_mcp.store import listing as browse
 from memory_mcp.store import record_reads as reads
-from memory_mcp.store.access_counts import AccessTally, PendingAccess
+from memory_mcp.store.access_counts import AccessTally
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.link_rows import LinkStore
 from memory_mcp.store.listing import BulkDeletion, Selection
@@ -142,14 +142,20 @@ class MemoryStore:
         under the write lock, so no other writer can slip in between the check and the
         write. `take_over` (with `may_overwrite_others`): the writer becomes its owner."""
         for attempt in range(3):
-            reads: dict[int, PendingAccess] = {}
+            # This process's counted reads go first, in the same transaction, so eviction
+            # sees them.
+            reads = self._accesses.take()
             try:
-                async with self._engines.write() as conn:
-                    # This process's counted reads go first, so eviction sees them.
-                    reads = await self._write_accesses(conn)
-                    return await writes.upsert_row(
-                        conn, new, expected_version, now, cap, may_overwrite_others, take_over
-                    )
+                return await self._engines.run_write(
+                    writes.upsert_counted,
+                    reads,
+                    new,
+                    expected_version,
+                    now,
+                    cap,
+                    may_overwrite_others,
+                    take_over,
+                )
             except BaseException as exc:
                 self._accesses.put_back(reads)
                 if not isinstance(exc, IntegrityError):
@@ -168,11 +174,9 @@ class MemoryStore:
         the store refuses (another agent's swarm memory) is named in the outcome and
         nothing of it is written; the others are. The cap is enforced once per batch."""
         for attempt in range(3):
-            reads: dict[int, PendingAccess] = {}
+            reads = self._accesses.take()
             try:
-                async with self._engines.write() as conn:
-                    reads = await self._write_accesses(conn)
-                    return await writes.upsert_batch(conn, items, cap)
+                return await self._engines.run_write(writes.upsert_batch, reads, items, cap)
             except BaseException as exc:
                 self._accesses.put_back(reads)
                 if not isinstance(exc, IntegrityError) or attempt == 2:
@@ -187,42 +191,22 @@ class MemoryStore:
     async def flush_accesses(self) -> int:
         """Write the counted reads now (the server does it every second); on failure they
         are kept for the next try."""
-        reads: dict[int, PendingAccess] = {}
         if not len(self._accesses):
             return 0
+        reads = self._accesses.take()
         try:
-            async with self._engines.write() as conn:
-                reads = await self._write_accesses(conn)
+            await self._engines.run_write(writes.write_accesses, reads)
         except BaseException:
             self._accesses.put_back(reads)
             raise
         return len(reads)
 
-    async def _write_accesses(self, conn: AsyncConnection) -> dict[int, PendingAccess]:
-        """access_count, last_accessed_at and the LRU clock of every memory read since the
-        last write. No revision: search is unaffected. Returns what it took."""
-        reads = self._accesses.take()
-        greatest = func.max if self._engines.is_sqlite else func.greatest
-        for memory_id, entry in reads.items():
-            await conn.execute(
-                update(MEMORIES)
-                .where(M.id == memory_id)
-                .values(
-                    access_count=M.access_count + entry.count,
-                    last_accessed_at=greatest(
-                        func.coalesce(M.last_accessed_at, entry.last), entry.last
-                    ),
-                    last_used_at=greatest(M.last_used_at, entry.last),
-                )
-            )
-        return reads
-
     async def delete(self, memory_ids: Sequence[int]) -> int:
         if not memory_ids:
             return 0
         async with self._engines.write() as conn:
-            revision = await writes.next_revision(conn)
-            return await writes.delete_ids(conn, list(memory_ids), revision)
+            revision = await conn.run_sync(writes.next_revision)
+            return await conn.run_sync(writes.delete_ids, list(memory_ids), revision)
 
     async def purge_expired(self, now: float) -> int:
         """Delete the memories expired by `now`. It reads first: most sweeps find nothing,
@@ -233,8 +217,8 @@ class MemoryStore:
             ids = list((await conn.scalars(select(M.id).where(reads.expired_by(now)))).all())
             if not ids:
                 return 0
-            revision = await writes.next_revision(conn)
-            return await writes.delete_ids(conn, ids, revision, now)
+            revision = await conn.run_sync(writes.next_revision)
+            return await conn.run_sync(writes.delete_ids, ids, revision, now)
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
         """The memory, or None; DamagedMemoryError if its row cannot be read."""
@@ -308,7 +292,7 @@ class MemoryStore:
         if not memory_ids:
             return
         async with self._engines.write() as conn:
-            revision = await writes.next_revision(conn)
+            revision = await conn.run_sync(writes.next_revision)
             await conn.execute(
                 update(MemoryRow)
                 .where(M.id.in_(list(memory_ids)))
@@ -434,8 +418,8 @@ class MemoryStore:
         async with self._engines.write() as conn:
             chosen = await self._choose(conn, matching, changeable, limit)
             if chosen.ids:
-                revision = await writes.next_revision(conn)
-                await writes.delete_ids(conn, chosen.ids, revision)
+                revision = await conn.run_sync(writes.next_revision)
+                await conn.run_sync(writes.delete_ids, chosen.ids, revision)
             return chosen
 
     @staticmethod
