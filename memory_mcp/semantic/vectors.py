@@ -57,7 +57,7 @@ from memory_mcp.semantic import passages
 from memory_mcp.semantic.embeddings import Embedder, EmbeddingUnavailableError
 from memory_mcp.semantic.in_process_index import InProcessIndex as InProcessIndex
 from memory_mcp.semantic.in_process_index import NearestSearch, VectorRows
-from memory_mcp.semantic.passages import embed_memories
+from memory_mcp.semantic.passages import embed_memories, embed_memory
 from memory_mcp.semantic.vector_index import Scan as Scan
 from memory_mcp.store.rows import content_hash
 from memory_mcp.store.stored_vectors import StoredVectors
@@ -205,7 +205,7 @@ class Vectors:
             nonlocal vector
             try:
                 if self.embedder.is_ready() and not await self.rows.has(self.model, digest):
-                    vector = (await embed_memories(self.embedder, [text]))[0]
+                    vector = await embed_memory(self.embedder, text)
             except Exception:  # the memory is stored regardless; the worker retries
                 log.exception("embedding a memory as it was written failed")
 
