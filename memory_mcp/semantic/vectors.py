@@ -4,8 +4,9 @@ storing their vectors, and finding the nearest ones. MemoryService holds one
 
 Who writes vectors
 - `write_embedded`, around a memory's write (MemoryService.write_memory), when the model is
-  loaded and the write asked for it: the model embeds the text while the write
-  transaction commits (its fsync is disk time, the model's is CPU time), then the vector is
+  loaded and the write asked for it: the model embeds the text (the whole text, then its
+  passages: passages.embed_memory) while the write transaction commits (its fsync is disk
+  time, the model's is CPU time), then the vector is
   saved in a transaction that does not wait for the disk (a vector can be made again; the
   memory's own commit did wait), before store_memory returns: a memory is found by meaning
   at once, and the near-duplicate check uses the vector just computed, not a read of it.
