@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import anyio
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
@@ -34,7 +34,7 @@ from memory_mcp.models import (
 from memory_mcp.store import fulltext, migrations, writes
 from memory_mcp.store import listing as browse
 from memory_mcp.store import record_reads as reads
-from memory_mcp.store.access_counts import AccessTally
+from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.link_rows import LinkStore
 from memory_mcp.store.listing import BulkDeletion, Selection
@@ -141,21 +141,18 @@ class MemoryStore:
         service makes (memory_mcp/permissions.py); it is checked here, on the row read
         under the write lock, so no other writer can slip in between the check and the
         write. `take_over` (with `may_overwrite_others`): the writer becomes its owner."""
+
+        def upsert(conn: Connection, reads: dict[int, PendingAccess]) -> UpsertOutcome:
+            # This process's counted reads go first, so eviction sees them.
+            writes.write_accesses(conn, reads)
+            return writes.upsert_row(
+                conn, new, expected_version, now, cap, may_overwrite_others, take_over
+            )
+
         for attempt in range(3):
-            # This process's counted reads go first, in the same transaction, so eviction
-            # sees them.
             reads = self._accesses.take()
             try:
-                return await self._engines.run_write(
-                    writes.upsert_counted,
-                    reads,
-                    new,
-                    expected_version,
-                    now,
-                    cap,
-                    may_overwrite_others,
-                    take_over,
-                )
+                return await self._engines.run_write(upsert, reads)
             except BaseException as exc:
                 self._accesses.put_back(reads)
                 if not isinstance(exc, IntegrityError):

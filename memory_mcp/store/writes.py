@@ -349,22 +349,6 @@ def write_accesses(conn: Connection, reads: dict[int, PendingAccess]) -> None:
         )
 
 
-def upsert_counted(
-    conn: Connection,
-    reads: dict[int, PendingAccess],
-    new: NewMemory,
-    expected_version: int | None,
-    now: float,
-    cap: int,
-    may_overwrite_others: bool,
-    take_over: bool = False,
-) -> UpsertOutcome:
-    """MemoryStore.upsert's transaction: the counted reads first (eviction sees them),
-    then `upsert_row`."""
-    write_accesses(conn, reads)
-    return upsert_row(conn, new, expected_version, now, cap, may_overwrite_others, take_over)
-
-
 def upsert_batch(
     conn: Connection, reads: dict[int, PendingAccess], items: Sequence[BatchItem], cap: int
 ) -> BatchOutcome:
