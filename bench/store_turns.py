@@ -11,13 +11,14 @@ stores came back with the near-duplicate hint checked and with a similar memory 
 The parts (where a store's time goes): the same turns stored in this process through the
 same code the tool runs (`MemoryService.store_memory`, then `similar_to`), on a new file
 with the same settings, each part timed by wrapping the component that does it: the
-checks (`prepare_memory`: sizes, secrets, flags), the model (the embedder's calls: a
-memory's whole text and its passages; the background worker's calls count too), the
-memory's write transaction (`store.upsert`, its commit's fsync included), the vector's
-(`rows.save`), the reads of stored vectors (`rows.has`, `rows.vector`), and the
-near-duplicate check (`similar_to`). Parts that run
-at the same time add up to more than the whole. One fsync of 4 KB in the store's folder is
-timed alone, for scale. The conversation is the only data: nothing is synthetic."""
+checks (`prepare_memory`: sizes, secrets, flags), the model (each of the embedder's
+calls: a memory's whole text, its passages; the background worker's calls count too) and
+the model per store (`embed_memory`: both calls), the memory's write transaction
+(`store.upsert`, its commit's fsync included), the vector's (`rows.save`), the reads of
+stored vectors (`rows.has`, `rows.vector`), and the near-duplicate check (`similar_to`).
+Parts that run at the same time add up to more than the whole. One fsync of 4 KB in the
+store's folder is timed alone, for scale. The conversation is the only data: nothing is
+synthetic."""
 
 from __future__ import annotations
 
@@ -39,11 +40,20 @@ from bench.startup import machine, spawn_server
 from bench.stats import percentile_ms, table
 from memory_mcp.app import open_app
 from memory_mcp.models import StoreRequest
+from memory_mcp.semantic import vectors as vectors_module
 
 GIVE_UP_SECONDS = 300.0
 FSYNC_PROBES = 30
 # The parts printed, in this order (see the module docstring for what each one wraps).
-PARTS = ("checks", "model", "memory write", "vector write", "vector read", "similar check")
+PARTS = (
+    "checks",
+    "model",
+    "model per store",
+    "memory write",
+    "vector write",
+    "vector read",
+    "similar check",
+)
 
 
 @dataclass
@@ -269,6 +279,8 @@ async def in_process(conversation: Conversation, run: StoreRun) -> None:
             parts, rows = run.parts, service.vectors.rows
             _time_calls(parts, "checks", service, "prepare_memory")
             _time_calls(parts, "model", service.vectors.embedder, "embed")
+            # A store's vector: its whole text, then its passages (two calls of the above).
+            _time_calls(parts, "model per store", vectors_module, "embed_memory")
             _time_calls(parts, "memory write", service.store, "upsert")
             _time_calls(parts, "vector write", rows, "save")
             for read in ("has", "vector"):

@@ -4,8 +4,9 @@ storing their vectors, and finding the nearest ones. MemoryService holds one
 
 Who writes vectors
 - `write_embedded`, around a memory's write (MemoryService.write_memory), when the model is
-  loaded and the write asked for it: the model embeds the text while the write
-  transaction commits (its fsync is disk time, the model's is CPU time), then the vector is
+  loaded and the write asked for it: the model embeds the text (the whole text, then its
+  passages: passages.embed_memory) while the write transaction commits (its fsync is disk
+  time, the model's is CPU time), then the vector is
   saved in a transaction that does not wait for the disk (a vector can be made again; the
   memory's own commit did wait), before store_memory returns: a memory is found by meaning
   at once, and the near-duplicate check uses the vector just computed, not a read of it.
@@ -57,7 +58,7 @@ from memory_mcp.semantic import passages
 from memory_mcp.semantic.embeddings import Embedder, EmbeddingUnavailableError
 from memory_mcp.semantic.in_process_index import InProcessIndex as InProcessIndex
 from memory_mcp.semantic.in_process_index import NearestSearch, VectorRows
-from memory_mcp.semantic.passages import embed_memories
+from memory_mcp.semantic.passages import embed_memories, embed_memory
 from memory_mcp.semantic.vector_index import Scan as Scan
 from memory_mcp.store.rows import content_hash
 from memory_mcp.store.stored_vectors import StoredVectors
@@ -205,7 +206,7 @@ class Vectors:
             nonlocal vector
             try:
                 if self.embedder.is_ready() and not await self.rows.has(self.model, digest):
-                    vector = (await embed_memories(self.embedder, [text]))[0]
+                    vector = await embed_memory(self.embedder, text)
             except Exception:  # the memory is stored regardless; the worker retries
                 log.exception("embedding a memory as it was written failed")
 

@@ -23,7 +23,11 @@ synchronous engine (pysqlite) in a worker thread, every statement of one read in
 Through aiosqlite each statement and each fetch is its own round trip between the event
 loop and the driver's thread, with a greenlet switch on both ends: reading 60 memories took
 4-7 ms that way and 0.6 ms this way (docs/RETRIEVAL.md, search latency). The statements are
-the same SQLAlchemy ones; on PostgreSQL `read` runs them through `AsyncConnection.run_sync`."""
+the same SQLAlchemy ones; on PostgreSQL `read` runs them through `AsyncConnection.run_sync`.
+Writes on a store's path (`Engines.run_write`: a memory's upsert, a vector's save) take the
+same road, one hop for the whole transaction, with the same turn and file lock as `write`:
+a store's upsert is ~10 statements, and through aiosqlite they cost more CPU than the
+model's whole-text embedding (issue 26)."""
 
 from __future__ import annotations
 
@@ -101,6 +105,9 @@ class Engines:
     lazy_writer: AsyncEngine | None = None
     advisory_lock: bool = False  # PostgreSQL
     sync_reader: Engine | None = None  # SQLite files only: see `read`
+    # SQLite files only: `run_write`'s engines, with and without the fsync (see `write`).
+    sync_writer: Engine | None = None
+    sync_lazy_writer: Engine | None = None
     _write_turn: anyio.Lock = field(default_factory=anyio.Lock)
     _watcher: sqlite3.Connection | None = None  # see `commit_count`
 
@@ -171,12 +178,61 @@ class Engines:
             finally:
                 self.file_lock.release()
 
+    async def run_write(
+        self,
+        statements: Callable[Concatenate[Connection, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`statements(conn, *args)` in one write transaction (`write`'s turn, lock and
+        commit, fsync included), returning its result: on a SQLite file in one worker-thread
+        trip through the synchronous writer, else through `run_sync` inside `write`."""
+        return await self._run_write(statements, True, *args, **kwargs)
+
+    async def run_lazy_write(
+        self,
+        statements: Callable[Concatenate[Connection, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`run_write` whose commit does not wait for the disk (`write(durable=False)`)."""
+        return await self._run_write(statements, False, *args, **kwargs)
+
+    async def _run_write(
+        self,
+        statements: Callable[Concatenate[Connection, P], T],
+        durable: bool,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        lazy = None if durable else self.sync_lazy_writer
+        engine = lazy or self.sync_writer
+        if engine is None or self.file_lock is None:
+            async with self.write(durable=durable) as conn:
+                return await conn.run_sync(statements, *args, **kwargs)
+        file_lock = self.file_lock
+
+        def in_thread() -> T:
+            with engine.begin() as conn:
+                return statements(conn, *args, **kwargs)
+
+        async with self._write_turn:
+            with anyio.CancelScope(shield=True):
+                await file_lock.acquire()
+            try:
+                # Not abandoned on cancel: the transaction commits or rolls back whole
+                # before the lock is given back.
+                return await anyio.to_thread.run_sync(in_thread)
+            finally:
+                file_lock.release()
+
     async def dispose(self) -> None:
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
-        if self.sync_reader is not None:
-            self.sync_reader.dispose()
+        for engine in (self.sync_reader, self.sync_writer, self.sync_lazy_writer):
+            if engine is not None:
+                engine.dispose()
         await self.reader.dispose()
         if self.writer is not self.reader:
             await self.writer.dispose()
@@ -205,14 +261,15 @@ def _sqlite_engine(url: str, begin_statement: str, synchronous: Synchronous) -> 
     return engine
 
 
-def _sync_sqlite_reader(url: str, synchronous: Synchronous) -> Engine:
-    """The same file through pysqlite, for `Engines.read` (no aiosqlite hop per statement).
-    Its pool hands a connection to whichever worker thread reads next."""
+def _sync_sqlite_engine(url: str, begin_statement: str, synchronous: Synchronous) -> Engine:
+    """The same file through pysqlite, for `Engines.read` and `Engines.run_write` (no
+    aiosqlite hop per statement). Its pool hands a connection to whichever worker thread
+    uses it next."""
     sync_url = make_url(url).set(drivername="sqlite")
     engine = create_engine(
         sync_url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
     )
-    _configure_sqlite(engine, "BEGIN", synchronous)
+    _configure_sqlite(engine, begin_statement, synchronous)
     return engine
 
 
@@ -260,7 +317,13 @@ def create_engines(url: str, synchronous: Synchronous = "full") -> Engines:
             else None,
             file_lock=FileWriteLock(lock_path) if lock_path else None,
             # A file only: an in-memory database would be another, empty one.
-            sync_reader=_sync_sqlite_reader(url, synchronous) if lock_path else None,
+            sync_reader=_sync_sqlite_engine(url, "BEGIN", synchronous) if lock_path else None,
+            sync_writer=_sync_sqlite_engine(url, "BEGIN IMMEDIATE", synchronous)
+            if lock_path
+            else None,
+            sync_lazy_writer=_sync_sqlite_engine(url, "BEGIN IMMEDIATE", "normal")
+            if synchronous == "full" and lock_path
+            else None,
         )
     engine = create_async_engine(url, pool_pre_ping=True)
     _translate_errors(engine.sync_engine)

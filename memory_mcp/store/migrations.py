@@ -97,7 +97,7 @@ async def _older_session_memories_gain_context(conn: AsyncConnection) -> None:
         .returning(M.id)
     )
     ids = list(await conn.scalars(placed))
-    await write_context.refresh(conn, ids)
+    await conn.run_sync(write_context.refresh, ids)
 
 
 async def _keyword_index_lacks_context(conn: AsyncConnection) -> bool:
@@ -132,7 +132,7 @@ async def _learnings_belong_to_their_lead(conn: AsyncConnection) -> None:
             moves.append({"id": row.id, "lead": lead, "about": about})
     if not moves:
         return
-    revision = await next_revision(conn)  # other processes' indexes see the owner
+    revision = await conn.run_sync(next_revision)  # other processes' indexes see the owner
     for move in moves:
         await conn.execute(
             update(MEMORIES)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Collection, Sequence
 from typing import Any
 
 import anyio
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
@@ -143,15 +143,18 @@ class MemoryStore:
         service makes (memory_mcp/permissions.py); it is checked here, on the row read
         under the write lock, so no other writer can slip in between the check and the
         write. `take_over` (with `may_overwrite_others`): the writer becomes its owner."""
+
+        def upsert(conn: Connection, reads: dict[int, PendingAccess]) -> UpsertOutcome:
+            # This process's counted reads go first, so eviction sees them.
+            writes.write_accesses(conn, reads)
+            return writes.upsert_row(
+                conn, new, expected_version, now, cap, may_overwrite_others, take_over
+            )
+
         for attempt in range(3):
-            reads: dict[int, PendingAccess] = {}
+            reads = self._accesses.take()
             try:
-                async with self._engines.write() as conn:
-                    # This process's counted reads go first, so eviction sees them.
-                    reads = await self._write_accesses(conn)
-                    return await writes.upsert_row(
-                        conn, new, expected_version, now, cap, may_overwrite_others, take_over
-                    )
+                return await self._engines.run_write(upsert, reads)
             except BaseException as exc:
                 self._accesses.put_back(reads)
                 if not isinstance(exc, IntegrityError):
@@ -170,11 +173,9 @@ class MemoryStore:
         the store refuses (another agent's swarm memory) is named in the outcome and
         nothing of it is written; the others are. The cap is enforced once per batch."""
         for attempt in range(3):
-            reads: dict[int, PendingAccess] = {}
+            reads = self._accesses.take()
             try:
-                async with self._engines.write() as conn:
-                    reads = await self._write_accesses(conn)
-                    return await writes.upsert_batch(conn, items, cap)
+                return await self._engines.run_write(writes.upsert_batch, reads, items, cap)
             except BaseException as exc:
                 self._accesses.put_back(reads)
                 if not isinstance(exc, IntegrityError) or attempt == 2:
@@ -189,42 +190,22 @@ class MemoryStore:
     async def flush_accesses(self) -> int:
         """Write the counted reads now (the server does it every second); on failure they
         are kept for the next try."""
-        reads: dict[int, PendingAccess] = {}
         if not len(self._accesses):
             return 0
+        reads = self._accesses.take()
         try:
-            async with self._engines.write() as conn:
-                reads = await self._write_accesses(conn)
+            await self._engines.run_write(writes.write_accesses, reads)
         except BaseException:
             self._accesses.put_back(reads)
             raise
         return len(reads)
 
-    async def _write_accesses(self, conn: AsyncConnection) -> dict[int, PendingAccess]:
-        """access_count, last_accessed_at and the LRU clock of every memory read since the
-        last write. No revision: search is unaffected. Returns what it took."""
-        reads = self._accesses.take()
-        greatest = func.max if self._engines.is_sqlite else func.greatest
-        for memory_id, entry in reads.items():
-            await conn.execute(
-                update(MEMORIES)
-                .where(M.id == memory_id)
-                .values(
-                    access_count=M.access_count + entry.count,
-                    last_accessed_at=greatest(
-                        func.coalesce(M.last_accessed_at, entry.last), entry.last
-                    ),
-                    last_used_at=greatest(M.last_used_at, entry.last),
-                )
-            )
-        return reads
-
     async def delete(self, memory_ids: Sequence[int]) -> int:
         if not memory_ids:
             return 0
         async with self._engines.write() as conn:
-            revision = await next_revision(conn)
-            return await writes.delete_ids(conn, list(memory_ids), revision)
+            revision = await conn.run_sync(next_revision)
+            return await conn.run_sync(writes.delete_ids, list(memory_ids), revision)
 
     async def purge_expired(self, now: float) -> int:
         """Delete the memories expired by `now`. It reads first: most sweeps find nothing,
@@ -235,8 +216,8 @@ class MemoryStore:
             ids = list((await conn.scalars(select(M.id).where(reads.expired_by(now)))).all())
             if not ids:
                 return 0
-            revision = await next_revision(conn)
-            return await writes.delete_ids(conn, ids, revision, now)
+            revision = await conn.run_sync(next_revision)
+            return await conn.run_sync(writes.delete_ids, ids, revision, now)
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
         """The memory, or None; DamagedMemoryError if its row cannot be read."""
@@ -310,7 +291,7 @@ class MemoryStore:
         if not memory_ids:
             return
         async with self._engines.write() as conn:
-            revision = await next_revision(conn)
+            revision = await conn.run_sync(next_revision)
             await conn.execute(
                 update(MemoryRow)
                 .where(M.id.in_(list(memory_ids)))
@@ -436,8 +417,8 @@ class MemoryStore:
         async with self._engines.write() as conn:
             chosen = await self._choose(conn, matching, changeable, limit)
             if chosen.ids:
-                revision = await next_revision(conn)
-                await writes.delete_ids(conn, chosen.ids, revision)
+                revision = await conn.run_sync(next_revision)
+                await conn.run_sync(writes.delete_ids, chosen.ids, revision)
             return chosen
 
     @staticmethod

@@ -13,9 +13,8 @@ from functools import cache
 from typing import Any, NamedTuple, cast
 
 import numpy as np
-from sqlalchemy import Table, and_, bindparam, func, or_, select, update
+from sqlalchemy import Connection, Table, and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import DamagedMemoryError
@@ -321,8 +320,10 @@ def content_hash(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
-async def next_revision(conn: AsyncConnection) -> int:
-    result = await conn.execute(
+def next_revision(conn: Connection) -> int:
+    """Move the store's revision counter on, inside the write transaction of `conn` (run
+    in a worker thread: `conn.run_sync(next_revision)` from async code)."""
+    result = conn.execute(
         update(StoreMetaRow)
         .where(StoreMetaRow.name == "revision")
         .values(value=StoreMetaRow.value + 1)

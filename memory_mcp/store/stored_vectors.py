@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, and_, case, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.index_rows import IndexDelta, IndexRow
@@ -38,30 +37,30 @@ class StoredVectors:
         not wait for the disk (Engines.write)."""
         if not items:
             return
-        async with self._engines.write(durable=durable) as conn:
-            await self._save_rows(conn, model, items, now)
+        if durable:
+            await self._engines.run_write(self._save_rows, model, items, now)
+        else:
+            await self._engines.run_lazy_write(self._save_rows, model, items, now)
 
-    async def _save_rows(
-        self,
-        conn: AsyncConnection,
+    @staticmethod
+    def _save_rows(
+        conn: Connection,
         model: str,
         items: Sequence[tuple[str, np.ndarray]],
         now: float,
     ) -> list[tuple[str, np.ndarray]]:
         """`save` inside the caller's write transaction: the vectors it inserted."""
         known = set(
-            (
-                await conn.scalars(
-                    select(EmbeddingRow.content_hash).where(
-                        EmbeddingRow.model == model,
-                        EmbeddingRow.content_hash.in_([h for h, _ in items]),
-                    )
+            conn.scalars(
+                select(EmbeddingRow.content_hash).where(
+                    EmbeddingRow.model == model,
+                    EmbeddingRow.content_hash.in_([h for h, _ in items]),
                 )
             ).all()
         )
         fresh = [(h, v) for h, v in items if h not in known]
         if fresh:
-            await conn.execute(
+            conn.execute(
                 insert(EmbeddingRow),
                 [
                     {
@@ -74,8 +73,8 @@ class StoredVectors:
                     for h, v in fresh
                 ],
             )
-        revision = await next_revision(conn)
-        await conn.execute(
+        revision = next_revision(conn)
+        conn.execute(
             update(MEMORIES)
             .where(M.content_hash.in_([h for h, _ in items]))
             .values(revision=revision)
@@ -105,22 +104,13 @@ class StoredVectors:
 
     async def vector(self, model: str, digest: str) -> np.ndarray | None:
         """The stored vector of one content hash from `model`, or None."""
-        async with self._engines.reader.connect() as conn:
-            found = await conn.scalar(
-                select(EmbeddingRow.vector).where(
-                    EmbeddingRow.model == model, EmbeddingRow.content_hash == digest
-                )
-            )
+        found = await self._engines.read(_vector_blob, model, digest)
         return None if found is None else np.frombuffer(found, dtype=np.float32)
 
     async def has(self, model: str, digest: str) -> bool:
-        async with self._engines.reader.connect() as conn:
-            found = await conn.scalar(
-                select(EmbeddingRow.content_hash).where(
-                    EmbeddingRow.model == model, EmbeddingRow.content_hash == digest
-                )
-            )
-            return found is not None
+        """Whether one content hash has a vector from `model` (asked on every store, so it
+        takes the engines' quick read path)."""
+        return await self._engines.read(_vector_blob, model, digest) is not None
 
     async def missing(self, model: str, limit: int) -> list[tuple[str, str]]:
         """(content hash, text) of memories that have no vector from `model` yet, in turns:
@@ -207,6 +197,15 @@ def _index_columns(model: str) -> Any:
         EmbeddingRow,
         and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
     )
+
+
+def _vector_blob(conn: Connection, model: str, digest: str) -> bytes | None:
+    found: bytes | None = conn.scalar(
+        select(EmbeddingRow.vector).where(
+            EmbeddingRow.model == model, EmbeddingRow.content_hash == digest
+        )
+    )
+    return found
 
 
 def _rows_page(

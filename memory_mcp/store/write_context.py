@@ -34,8 +34,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, select, tuple_, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, bindparam, select, tuple_, update
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import NewMemory, Scope, Source, seen_wherever
@@ -94,9 +93,7 @@ def _borrows(row: Any) -> bool:
     )
 
 
-async def context_for(
-    conn: AsyncConnection, new: NewMemory, owner: str, but: int | None = None
-) -> str | None:
+def context_for(conn: Connection, new: NewMemory, owner: str, but: int | None = None) -> str | None:
     """The context of `new` (owned by `owner`), written now: after every memory of its
     session; `but`: its own id when it is being rewritten."""
     if not new.written_session or new.source is Source.FILE_INDEX:
@@ -104,13 +101,11 @@ async def context_for(
     stmt = select(*_PLACE).where(*_session_of(new.agent_id, new.written_session))
     if but is not None:
         stmt = stmt.where(M.id != but)
-    rows = await conn.execute(
-        stmt.order_by(M.written_order.desc(), M.id.desc()).limit(CONTEXT_MEMORIES)
-    )
+    rows = conn.execute(stmt.order_by(M.written_order.desc(), M.id.desc()).limit(CONTEXT_MEMORIES))
     return _borrowed(map(_lender, reversed(rows.all())), new.scope, owner, new.session_id)
 
 
-async def batch_contexts(conn: AsyncConnection, memories: Sequence[NewMemory]) -> list[str | None]:
+def batch_contexts(conn: Connection, memories: Sequence[NewMemory]) -> list[str | None]:
     """The context of each of `memories`, new ones written now in this order (an import's
     batch): what `refresh` would give them once inserted, computed before, so that each
     row is indexed once, with its context (~2x fewer FTS5 writes on import)."""
@@ -121,7 +116,7 @@ async def batch_contexts(conn: AsyncConnection, memories: Sequence[NewMemory]) -
             continue
         group = (new.agent_id, new.written_session)
         if group not in sessions:
-            rows = await conn.execute(
+            rows = conn.execute(
                 select(*_PLACE)
                 .where(*_session_of(*group))
                 .order_by(M.written_order.desc(), M.id.desc())
@@ -144,7 +139,7 @@ def written_values(new: NewMemory, revision: int, context: str | None) -> dict[s
     }
 
 
-async def written_after(conn: AsyncConnection, ids: Collection[int]) -> set[int]:
+def written_after(conn: Connection, ids: Collection[int]) -> set[int]:
     """The memories whose context may hold words of `ids` (the next CONTEXT_MEMORIES of
     each one's session), `ids` left out: read before `ids` are deleted or moved, and
     given to `refresh` after."""
@@ -152,11 +147,11 @@ async def written_after(conn: AsyncConnection, ids: Collection[int]) -> set[int]
     wanted = list(ids)
     for start in range(0, len(wanted), _IN_CHUNK):
         chunk = wanted[start : start + _IN_CHUNK]
-        rows = await conn.execute(select(*_WHERE).where(M.id.in_(chunk)))
+        rows = conn.execute(select(*_WHERE).where(M.id.in_(chunk)))
         for row in rows:
             if not _borrows(row):
                 continue
-            after = await conn.scalars(
+            after = conn.scalars(
                 select(M.id)
                 .where(
                     *_session_of(row.updated_by, row.written_session),
@@ -169,7 +164,7 @@ async def written_after(conn: AsyncConnection, ids: Collection[int]) -> set[int]
     return followers - set(ids)
 
 
-async def refresh(conn: AsyncConnection, ids: Collection[int]) -> None:
+def refresh(conn: Connection, ids: Collection[int]) -> None:
     """Recompute the context of `ids` from what is stored now (those gone are skipped):
     per session, one read of the rows from the window before the first of them to the
     last of them, and one statement for the contexts that changed."""
@@ -177,7 +172,7 @@ async def refresh(conn: AsyncConnection, ids: Collection[int]) -> None:
     groups: dict[tuple[str, str], list[Any]] = {}
     for start in range(0, len(wanted), _IN_CHUNK):
         chunk = wanted[start : start + _IN_CHUNK]
-        rows = await conn.execute(select(*_WHERE).where(M.id.in_(chunk)))
+        rows = conn.execute(select(*_WHERE).where(M.id.in_(chunk)))
         for row in rows:
             if _borrows(row):
                 groups.setdefault((row.updated_by, row.written_session), []).append(row)
@@ -187,13 +182,13 @@ async def refresh(conn: AsyncConnection, ids: Collection[int]) -> None:
         first = min((row.written_order, row.id) for row in members)
         last = max((row.written_order, row.id) for row in members)
         in_session = _session_of(writer, session)
-        before = await conn.execute(
+        before = conn.execute(
             select(*_PLACE)
             .where(*in_session, place < tuple_(*first))
             .order_by(M.written_order.desc(), M.id.desc())
             .limit(CONTEXT_MEMORIES)
         )
-        span = await conn.execute(
+        span = conn.execute(
             select(*_PLACE)
             .where(*in_session, place >= tuple_(*first), place <= tuple_(*last))
             .order_by(M.written_order, M.id)
@@ -210,7 +205,7 @@ async def refresh(conn: AsyncConnection, ids: Collection[int]) -> None:
             if context != row.context:
                 changed.append({"row_id": row.id, "new_context": context})
     if changed:
-        await conn.execute(
+        conn.execute(
             update(MEMORIES)
             .where(M.id == bindparam("row_id"))
             .values(context=bindparam("new_context")),

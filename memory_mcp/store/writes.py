@@ -1,4 +1,6 @@
-"""Statements that run inside a write transaction opened by MemoryStore."""
+"""Statements that run inside a write transaction opened by MemoryStore (synchronous: a
+store on a SQLite file runs them in one worker-thread trip, Engines.run_write; async
+callers hand them to `AsyncConnection.run_sync`)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, Table, delete, func, insert, select, update
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
@@ -26,6 +27,7 @@ from memory_mcp.models import (
     UpsertOutcome,
 )
 from memory_mcp.store import write_context
+from memory_mcp.store.access_counts import PendingAccess
 from memory_mcp.store.rows import (
     IN_CHUNK,
     MEMORIES,
@@ -66,14 +68,14 @@ def is_unchanged(row: Any, values: dict[str, Any]) -> bool:
     return all(getattr(row, name) == value for name, value in values.items())
 
 
-async def insert_new(
-    conn: AsyncConnection, items: Sequence[tuple[NewMemory, float]], revision: int
+def insert_new(
+    conn: Connection, items: Sequence[tuple[NewMemory, float]], revision: int
 ) -> dict[str, int]:
     """Insert memories whose identities are not stored yet (with their tags) in a few
     statements, each at its own write time: the id of each identity. In this order, each
     after the ones before it in its session (store/write_context.py)."""
-    contexts = await write_context.batch_contexts(conn, [new for new, _ in items])
-    await conn.execute(
+    contexts = write_context.batch_contexts(conn, [new for new, _ in items])
+    conn.execute(
         insert(MEMORIES),
         [
             {
@@ -94,31 +96,31 @@ async def insert_new(
             for (new, now), context in zip(items, contexts, strict=True)
         ],
     )
-    ids = await ids_of(conn, [new.identity for new, _ in items])
+    ids = ids_of(conn, [new.identity for new, _ in items])
     tags = [{"memory_id": ids[new.identity], "tag": t} for new, _ in items for t in set(new.tags)]
     if tags:
-        await conn.execute(insert(MemoryTagRow), tags)
+        conn.execute(insert(MemoryTagRow), tags)
     return ids
 
 
-async def ids_of(conn: AsyncConnection, identities: Sequence[str]) -> dict[str, int]:
+def ids_of(conn: Connection, identities: Sequence[str]) -> dict[str, int]:
     ids: dict[str, int] = {}
     for start in range(0, len(identities), IN_CHUNK):
         chunk = list(identities[start : start + IN_CHUNK])
-        rows = await conn.execute(select(M.identity, M.id).where(M.identity.in_(chunk)))
+        rows = conn.execute(select(M.identity, M.id).where(M.identity.in_(chunk)))
         ids.update({row[0]: row[1] for row in rows})
     return ids
 
 
-async def insert_memory(
-    conn: AsyncConnection, new: NewMemory, expected_version: int | None, now: float, cap: int
+def insert_memory(
+    conn: Connection, new: NewMemory, expected_version: int | None, now: float, cap: int
 ) -> UpsertOutcome:
     """The insert half of MemoryStore.upsert: no row has `new.identity` yet."""
     if expected_version not in (None, 0):
         raise KeyNotFoundError(new.key, expected_version)
-    revision = await next_revision(conn)
-    context = await write_context.context_for(conn, new, new.agent_id)
-    result = await conn.execute(
+    revision = next_revision(conn)
+    context = write_context.context_for(conn, new, new.agent_id)
+    result = conn.execute(
         insert(MEMORIES)
         .values(
             identity=new.identity,
@@ -138,18 +140,18 @@ async def insert_memory(
         .returning(M.id)
     )
     memory_id = result.scalar_one()
-    await write_tags(conn, memory_id, new.tags)
+    write_tags(conn, memory_id, new.tags)
     evicted = (
         []
         if new.source is Source.FILE_INDEX
-        else await evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
+        else evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
     )
-    record = await fetch(conn, memory_id)
+    record = fetch(conn, memory_id)
     return UpsertOutcome(record=record, created=True, changed=True, evicted_ids=evicted)
 
 
-async def update_memory(
-    conn: AsyncConnection,
+def update_memory(
+    conn: Connection,
     existing: Any,
     new: NewMemory,
     expected_version: int | None,
@@ -177,13 +179,13 @@ async def update_memory(
         return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
     if taking_over:
         values["agent_id"] = new.agent_id
-    revision = await next_revision(conn)
+    revision = next_revision(conn)
     # The new version is written now, at the end of its session: those that followed the
     # old one lose its words (store/write_context.py).
-    followers = await write_context.written_after(conn, [existing.id])
+    followers = write_context.written_after(conn, [existing.id])
     owner = values.get("agent_id", existing.agent_id)
-    context = await write_context.context_for(conn, new, owner, but=existing.id)
-    await conn.execute(
+    context = write_context.context_for(conn, new, owner, but=existing.id)
+    conn.execute(
         insert(MemoryHistoryRow).values(
             memory_id=existing.id,
             version=existing.version,
@@ -195,7 +197,7 @@ async def update_memory(
             updated_by=existing.updated_by or existing.agent_id,
         )
     )
-    await conn.execute(
+    conn.execute(
         update(MEMORIES)
         .where(M.id == existing.id)
         .values(
@@ -208,16 +210,16 @@ async def update_memory(
             **write_context.written_values(new, revision, context),
         )
     )
-    await write_context.refresh(conn, followers)
+    write_context.refresh(conn, followers)
     if values["tags"] != existing.tags:
-        await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
-        await write_tags(conn, existing.id, new.tags)
+        conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
+        write_tags(conn, existing.id, new.tags)
     evicted = (
-        await evict_over_cap(conn, new.agent_id, cap, existing.id, revision)
+        evict_over_cap(conn, new.agent_id, cap, existing.id, revision)
         if taking_over and new.source is not Source.FILE_INDEX
         else []
     )
-    record = await fetch(conn, existing.id)
+    record = fetch(conn, existing.id)
     return UpsertOutcome(
         record=record,
         created=False,
@@ -227,44 +229,40 @@ async def update_memory(
     )
 
 
-async def fetch(conn: AsyncConnection, memory_id: int) -> MemoryRecord:
-    row = (await conn.execute(select(MEMORIES).where(M.id == memory_id))).one()
+def fetch(conn: Connection, memory_id: int) -> MemoryRecord:
+    row = (conn.execute(select(MEMORIES).where(M.id == memory_id))).one()
     return record_from_row(row)
 
 
-async def write_tags(conn: AsyncConnection, memory_id: int, tags: list[str]) -> None:
+def write_tags(conn: Connection, memory_id: int, tags: list[str]) -> None:
     if tags:
-        await conn.execute(
-            insert(MemoryTagRow), [{"memory_id": memory_id, "tag": t} for t in set(tags)]
-        )
+        conn.execute(insert(MemoryTagRow), [{"memory_id": memory_id, "tag": t} for t in set(tags)])
 
 
-async def forget_links(conn: AsyncConnection, memory_ids: list[int], now: float) -> None:
+def forget_links(conn: Connection, memory_ids: list[int], now: float) -> None:
     """Inside a delete of `memory_ids`: their own links go with them (a memory's history
     goes with it), and links into them from other memories are removed but kept as
     history (removed_by NULL: their target was deleted)."""
-    await conn.execute(delete(LINKS).where(LINKS.c.source_id.in_(memory_ids)))
-    await conn.execute(
+    conn.execute(delete(LINKS).where(LINKS.c.source_id.in_(memory_ids)))
+    conn.execute(
         update(LINKS)
         .where(LINKS.c.target_id.in_(memory_ids), LINKS.c.removed_at.is_(None))
         .values(removed_at=now, removed_by=None)
     )
 
 
-async def delete_ids(
-    conn: AsyncConnection, ids: list[int], revision: int, now: float | None = None
-) -> int:
+def delete_ids(conn: Connection, ids: list[int], revision: int, now: float | None = None) -> int:
     """Delete from every index at once: rows, tags, history, links (FTS by trigger), and
     tombstone them so every process's vector index drops them too. Links into them from
     other memories are removed, kept as those memories' link history (at `now`). The
     memories that borrowed their words (store/write_context.py) are recomputed without them."""
-    followers = await write_context.written_after(conn, ids)
-    await forget_links(conn, ids, time.time() if now is None else now)
-    await conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
-    await conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
-    result = await conn.execute(delete(MEMORIES).where(M.id.in_(ids)))
-    await conn.execute(insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids])
-    await write_context.refresh(conn, followers)
+    followers = write_context.written_after(conn, ids)
+    forget_links(conn, ids, time.time() if now is None else now)
+    conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
+    conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
+    result = conn.execute(delete(MEMORIES).where(M.id.in_(ids)))
+    conn.execute(insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids])
+    write_context.refresh(conn, followers)
     return int(result.rowcount or 0)
 
 
@@ -275,21 +273,21 @@ def counted_toward_cap(agent_id: str) -> tuple[ColumnElement[bool], ...]:
     return (M.agent_id == agent_id, M.source != Source.FILE_INDEX.value)
 
 
-async def evict_over_cap(
-    conn: AsyncConnection, agent_id: str, cap: int, keep_id: int, revision: int
+def evict_over_cap(
+    conn: Connection, agent_id: str, cap: int, keep_id: int, revision: int
 ) -> list[int]:
     """Evict the owner's least recently used unpinned memories beyond the cap (only those
     counted_toward_cap: notes neither count nor get evicted)."""
     if cap <= 0:
         return []
     counted = counted_toward_cap(agent_id)
-    count = int(await conn.scalar(select(func.count()).where(*counted)) or 0)
+    count = int(conn.scalar(select(func.count()).where(*counted)) or 0)
     excess = count - cap
     if excess <= 0:
         return []
     victims = list(
         (
-            await conn.scalars(
+            conn.scalars(
                 select(M.id)
                 .where(*counted, M.pinned.is_(False), M.id != keep_id)
                 .order_by(M.last_used_at, M.id)
@@ -302,12 +300,12 @@ async def evict_over_cap(
             f"agent {agent_id!r} is at its cap of {cap} memories and the rest are pinned; "
             "nothing was stored: unpin or delete some first"
         )
-    await delete_ids(conn, victims, revision)
+    delete_ids(conn, victims, revision)
     return victims
 
 
-async def upsert_row(
-    conn: AsyncConnection,
+def upsert_row(
+    conn: Connection,
     new: NewMemory,
     expected_version: int | None,
     now: float,
@@ -317,23 +315,44 @@ async def upsert_row(
 ) -> UpsertOutcome:
     """Read the row by identity, locked for this transaction, then insert or update."""
     existing = (
-        await conn.execute(select(MEMORIES).where(M.identity == new.identity).with_for_update())
+        conn.execute(select(MEMORIES).where(M.identity == new.identity).with_for_update())
     ).first()
     if existing is None:
-        return await insert_memory(conn, new, expected_version, now, cap)
-    return await update_memory(
+        return insert_memory(conn, new, expected_version, now, cap)
+    return update_memory(
         conn, existing, new, expected_version, now, may_overwrite_others, take_over, cap
     )
 
 
-async def upsert_batch(conn: AsyncConnection, items: Sequence[BatchItem], cap: int) -> BatchOutcome:
-    """MemoryStore.upsert_many's work inside its transaction."""
+def write_accesses(conn: Connection, reads: dict[int, PendingAccess]) -> None:
+    """access_count, last_accessed_at and the LRU clock of the memories read since the
+    last write (store/access_counts.py). No revision: search is unaffected."""
+    greatest = func.max if conn.dialect.name == "sqlite" else func.greatest
+    for memory_id, entry in reads.items():
+        conn.execute(
+            update(MEMORIES)
+            .where(M.id == memory_id)
+            .values(
+                access_count=M.access_count + entry.count,
+                last_accessed_at=greatest(
+                    func.coalesce(M.last_accessed_at, entry.last), entry.last
+                ),
+                last_used_at=greatest(M.last_used_at, entry.last),
+            )
+        )
+
+
+def upsert_batch(
+    conn: Connection, reads: dict[int, PendingAccess], items: Sequence[BatchItem], cap: int
+) -> BatchOutcome:
+    """MemoryStore.upsert_many's transaction: the counted reads, then the batch."""
+    write_accesses(conn, reads)
     outcome = BatchOutcome()
     identities = list(dict.fromkeys(item.memory.identity for item in items))
     stored: dict[str, Any] = {}
     for start in range(0, len(identities), IN_CHUNK):
         chunk = identities[start : start + IN_CHUNK]
-        for found in await conn.execute(select(MEMORIES).where(M.identity.in_(chunk))):
+        for found in conn.execute(select(MEMORIES).where(M.identity.in_(chunk))):
             stored[found.identity] = found
     fresh: list[BatchItem] = []
     one_by_one: list[tuple[int, BatchItem]] = []
@@ -352,8 +371,8 @@ async def upsert_batch(conn: AsyncConnection, items: Sequence[BatchItem], cap: i
             one_by_one.append((index, item))
         seen.add(new.identity)
     if fresh:
-        revision = await next_revision(conn)
-        ids = await insert_new(conn, [(i.memory, i.now) for i in fresh], revision)
+        revision = next_revision(conn)
+        ids = insert_new(conn, [(i.memory, i.now) for i in fresh], revision)
         outcome.created += len(fresh)
         newest: dict[str, int] = {}
         for item in fresh:
@@ -361,12 +380,10 @@ async def upsert_batch(conn: AsyncConnection, items: Sequence[BatchItem], cap: i
                 agent = item.memory.agent_id
                 newest[agent] = max(newest.get(agent, 0), ids[item.memory.identity])
         for agent, keep_id in sorted(newest.items()):
-            outcome.evicted_ids += await evict_over_cap(conn, agent, cap, keep_id, revision)
+            outcome.evicted_ids += evict_over_cap(conn, agent, cap, keep_id, revision)
     for index, item in one_by_one:
         try:
-            result = await upsert_row(
-                conn, item.memory, None, item.now, cap, item.may_overwrite_others
-            )
+            result = upsert_row(conn, item.memory, None, item.now, cap, item.may_overwrite_others)
         except PermissionDeniedError as exc:  # raised before anything is written
             outcome.refused.append((index, str(exc)))
             continue

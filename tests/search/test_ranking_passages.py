@@ -13,6 +13,7 @@ from memory_mcp.semantic.passages import (
     MAX_PASSAGES,
     context_label,
     embed_memories,
+    embed_memory,
     passages,
     vector_model,
 )
@@ -70,6 +71,47 @@ async def test_embed_memories_returns_one_unit_vector_per_text() -> None:
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
     single = await FakeEmbedder().embed(["short one"])
     assert np.allclose(vectors[0], single[0])  # one passage: the plain vector
+
+
+class CallLog(FakeEmbedder):
+    """FAKE embedder that records each call's texts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return await super().embed(texts)
+
+
+@pytest.mark.anyio
+async def test_one_memory_is_embedded_whole_then_its_passages_together() -> None:
+    """A store embeds its text in two calls, so its passages are not padded to the whole
+    text's length; one passage: one call."""
+    text = "Bo: first sentence here. Second sentence there! " * 5
+    log = CallLog()
+    await embed_memory(log, text)
+    assert log.calls == [[text], passages(text)[1:]]
+    log.calls.clear()
+    await embed_memory(log, "short one")
+    assert log.calls == [["short one"]]
+
+
+@pytest.mark.anyio
+async def test_one_memory_gets_the_vector_a_batch_gives_it(real_embedder: Embedder) -> None:
+    """The store path's two calls and the background worker's batch store one vector."""
+    await real_embedder.wait_ready()
+    texts = [
+        "Caroline: Hey Mel, good to see you! I went to a support group yesterday and it "
+        "was so powerful. The people there were kind and I want to go again next week.",
+        "Run the test suite with `make test`; it creates the .venv first.",
+    ]
+    batch = await embed_memories(real_embedder, texts)
+    for text, expected in zip(texts, batch, strict=True):
+        alone = await embed_memory(real_embedder, text)
+        assert alone.dtype == np.float32
+        assert np.allclose(alone, expected, atol=1e-6)
 
 
 @pytest.mark.anyio

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
+from sqlalchemy import Connection
 
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
@@ -46,15 +47,29 @@ def full(make_settings: Callable[..., Settings]) -> Settings:
 
 
 def record_writes(engines: Engines) -> list[bool]:
-    """Wrap `engines.write`: the `durable` flag of every write transaction, in order."""
+    """Wrap `engines.write` and `engines._run_write` (one worker-thread trip on a SQLite
+    file, through `write` elsewhere: counted once): the `durable` flag of every write
+    transaction, in order."""
     flags: list[bool] = []
-    write = engines.write
+    write, run_write = engines.write, engines._run_write
+    nested = False
 
     def recording(*, durable: bool = True) -> AbstractAsyncContextManager[Any]:
-        flags.append(durable)
+        if not nested:
+            flags.append(durable)
         return write(durable=durable)
 
+    async def running(statements: Any, durable: bool, *args: Any, **kwargs: Any) -> Any:
+        nonlocal nested
+        flags.append(durable)
+        nested = True
+        try:
+            return await run_write(statements, durable, *args, **kwargs)
+        finally:
+            nested = False
+
     setattr(engines, "write", recording)  # noqa: B010 (mypy refuses assigning to a method)
+    setattr(engines, "_run_write", running)  # noqa: B010
     return flags
 
 
@@ -178,3 +193,13 @@ async def test_a_lazy_commit_skips_the_disk_wait_and_a_durable_one_keeps_it(
             async with engines.write(durable=durable) as conn:
                 said = (await conn.exec_driver_sql(question)).scalar()
             assert said == expected[durable], (durable, said)
+
+        def ask(conn: Connection) -> Any:
+            return conn.exec_driver_sql(question).scalar()
+
+        # The store path's writes (a memory's upsert, its vector): one worker-thread trip
+        # on a SQLite file, through `write` elsewhere.
+        for durable in (True, False, True):
+            run = engines.run_write if durable else engines.run_lazy_write
+            said = await run(ask)
+            assert said == expected[durable], ("run_write", durable, said)

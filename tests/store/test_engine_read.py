@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, event, select
 
 from memory_mcp.models import KeywordQuery, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
@@ -44,6 +44,46 @@ async def test_a_read_on_a_sqlite_file_runs_in_a_worker_thread(
     async with opened(make_settings(), FakeEmbedder()) as app:
         _, thread = await app.service.store._engines.read(_keys_and_thread)
         assert thread != threading.main_thread().name
+
+
+@SQLITE_ONLY  # PostgreSQL's writes run on the event loop's async driver
+async def test_a_store_on_a_sqlite_file_writes_in_one_worker_thread_trip(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A memory's upsert (identity lookup, revision, context, insert, FTS, cap, the
+    record read back) and its vector's save run on the synchronous writers in a worker
+    thread, not as one aiosqlite round trip per statement (issue 26)."""
+    async with opened(make_settings(synchronous="full"), FakeEmbedder()) as app:
+        engines = app.service.store._engines
+        assert engines.sync_writer is not None and engines.sync_lazy_writer is not None
+        seen: dict[str, list[str]] = {"aiosqlite": [], "sync": []}
+
+        def on(name: str) -> Callable[..., None]:
+            def record(*_: Any) -> None:
+                seen[name].append(threading.current_thread().name)
+
+            return record
+
+        listeners = [
+            (engines.writer.sync_engine, on("aiosqlite")),
+            (engines.sync_writer, on("sync")),
+            (engines.sync_lazy_writer, on("sync")),
+        ]
+        for engine, listener in listeners:
+            event.listen(engine, "before_cursor_execute", listener)
+        try:
+            outcome = await app.service.store_memory(
+                app.caller, StoreRequest("deploys", "Deploys run on Fridays at noon.")
+            )
+        finally:
+            for engine, listener in listeners:
+                event.remove(engine, "before_cursor_execute", listener)
+        assert outcome.created
+        vectors = app.service.vectors
+        assert await vectors.rows.has(vectors.model, outcome.record.content_hash)
+        assert seen["aiosqlite"] == []
+        assert len(seen["sync"]) >= 5
+        assert threading.main_thread().name not in seen["sync"]
 
 
 async def test_the_keyword_arm_reads_hits_exact_candidates_and_their_records_at_once(

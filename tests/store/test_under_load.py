@@ -253,3 +253,7 @@ async def test_commits_are_fsynced_unless_told_otherwise(
                 async with eng.connect() as conn:
                     value = (await conn.exec_driver_sql("PRAGMA synchronous")).scalar()
                 assert value == expected, (setting, eng)
+            assert engines.sync_writer is not None  # a store's upsert: Engines.run_write
+            with engines.sync_writer.connect() as sync_conn:
+                value = sync_conn.exec_driver_sql("PRAGMA synchronous").scalar()
+            assert value == expected, (setting, "sync_writer")

@@ -96,7 +96,7 @@ class PgStoredVectors(StoredVectors):
         if not items:
             return
         async with self._engines.write(durable=durable) as conn:
-            fresh = await self._save_rows(conn, model, items, now)
+            fresh = await conn.run_sync(self._save_rows, model, items, now)
             await set_pgvectors(conn, model, fresh)
             dimensions = {int(v.shape[0]) for _, v in fresh} - self._indexed
             for dimension in dimensions:
