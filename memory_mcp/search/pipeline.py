@@ -33,7 +33,7 @@ from memory_mcp.search.ranking import (
     prior_parts,
 )
 from memory_mcp.search.time_filters import parse_time_range
-from memory_mcp.semantic.vectors import Scan, Vectors
+from memory_mcp.semantic.vectors import Prepared, Scan, Vectors
 from memory_mcp.store.keyword import query_terms
 from memory_mcp.store.repository import MemoryStore
 
@@ -145,6 +145,8 @@ async def search(
     records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
     facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
     scans: list[Scan | None] = []
+    prepared: list[Prepared | None] = []
+    keyword_vectors: dict[int, np.ndarray] = {}  # the keyword candidates' exact vectors
 
     lookup = exact_lookup(text)
     keyword_query = KeywordQuery(
@@ -166,12 +168,19 @@ async def search(
         exact.append(exact_matches(lookup, finds.holding, finds.exact_ids))
         records.update(finds.records)
         facts.update(finds.facts)
+        if semantic:  # read now, while the vector arm computes, not after both arms
+            candidates = [memory_id for memory_id, _ in finds.hits]
+            candidates += exact[0].candidate_ids
+            keyword_vectors.update(await vectors.exact_vectors(candidates))
 
     async def vector_arm() -> None:
         async with anyio.create_task_group() as index:  # catch up while the model embeds
             index.start_soon(vectors.catch_up)
             query_vectors.append(await vectors.embed_query(text))
         scans.append(await vectors.scan(query_vectors[0]))
+        # Everything of the vector arm that needs no keyword candidate, beside the
+        # keyword arm: a big index's shortlist and its exact vectors.
+        prepared.append(await vectors.prepare(query_vectors[0], vis, pool, scans[0]))
 
     # The query embedding (a model thread) and the FTS5 query (a database thread)
     # overlap instead of adding up.
@@ -185,7 +194,13 @@ async def search(
         query_vector = query_vectors[0]
         # The keyword candidates get their cosine too, so both arms judge each one.
         vector_hits = await vectors.nearest(
-            query_vector, vis, pool, [memory_id for memory_id, _ in keyword_hits], scans[0]
+            query_vector,
+            vis,
+            pool,
+            [memory_id for memory_id, _ in keyword_hits],
+            scans[0],
+            prepared[0],
+            keyword_vectors,
         )
     else:
         notices.append(
