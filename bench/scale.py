@@ -16,7 +16,11 @@ What it measures:
 - a `memory-mcp serve` spawned over stdio: spawn -> the first search answered by meaning,
   then p50/p95 of one search at a time over the query texts, and its peak RSS (VmHWM);
 - recall@10 of the same vector index (loaded from its file, in this process) against the
-  exact scan of the N stored vectors, over the query vectors."""
+  exact scan of the N stored vectors, over the query vectors.
+
+`--backend postgres` (or `both`): the same store copied into PostgreSQL + pgvector
+(bench/scale_postgres.py), then the same measures of a server on it, recall@10 being
+pgvector's HNSW search's; the JSON holds each backend's under "sqlite" and "postgres"."""
 
 from __future__ import annotations
 
