@@ -18,6 +18,7 @@ from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.semantic import index_file, quantised_index
 from memory_mcp.semantic.quantised_index import QuantisedIndex
+from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.settings import Settings
 from memory_mcp.store.stored_vectors import StoredVectors
 from tests.conftest import SQLITE_ONLY, opened
@@ -168,6 +169,13 @@ def test_load_reads_the_arrays_back_unchanged(tmp_path: Path) -> None:
     assert index_file.load(store_file, "m1", store_revision=3) is None
 
 
+async def asking(app: AppContext, text: str) -> tuple[Vectors, np.ndarray, Visibility]:
+    """The app's vectors caught up, `text` embedded as a search, and its caller's view."""
+    vectors = app.service.vectors
+    await vectors.catch_up()
+    return vectors, await vectors.embed_query(text), Visibility(caller=app.caller, now=2e9)
+
+
 async def test_a_shortlist_made_beside_the_keyword_arm_gives_the_same_answer(
     make_settings: Callable[..., Settings],
 ) -> None:
@@ -177,10 +185,7 @@ async def test_a_shortlist_made_beside_the_keyword_arm_gives_the_same_answer(
     settings = make_settings()
     ids = await filled_store(settings)
     async with opened(settings) as app:
-        vectors = app.service.vectors
-        await vectors.catch_up()
-        query = await vectors.embed_query("topic7 detail7")
-        vis = Visibility(caller=app.caller, now=2e9)
+        vectors, query, vis = await asking(app, "topic7 detail7")
         also = [ids["k30"], ids["k31"]]
         plain = await vectors.nearest(query, vis, 3, also)
         prepared = await vectors.prepare(query, vis, 3, None)
@@ -199,10 +204,7 @@ async def test_a_shortlist_made_before_a_delta_is_not_used(
     settings = make_settings()
     ids = await filled_store(settings)
     async with opened(settings) as app:
-        vectors = app.service.vectors
-        await vectors.catch_up()
-        query = await vectors.embed_query("topic3 detail3 remark3")
-        vis = Visibility(caller=app.caller, now=2e9)
+        vectors, query, vis = await asking(app, "topic3 detail3 remark3")
         prepared = await vectors.prepare(query, vis, 3, None)
         assert prepared is not None and ids["k3"] in prepared.listed.ids
         await app.service.delete(app.caller, ids["k3"])

@@ -43,13 +43,24 @@ async def filled(settings: Settings, count: int) -> dict[str, int]:
     return ids
 
 
-async def test_a_word_in_more_memories_than_the_budget_is_not_ranked(
-    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch, pg_server: object
-) -> None:
-    monkeypatch.setattr(tsvector, "MATCH_BUDGET", 8)
+async def analysed(
+    make_settings: Callable[..., Settings],
+    monkeypatch: pytest.MonkeyPatch,
+    pg_server: object,
+    budget: int,
+) -> tuple[Settings, dict[str, int]]:
+    """30 memories (`filled`) and ANALYZE's statistics of them, under a budget of `budget`."""
+    monkeypatch.setattr(tsvector, "MATCH_BUDGET", budget)
     settings = make_settings()
     ids = await filled(settings, 30)
     pg_query(pg_server, str(settings.db), "ANALYZE memories;")
+    return settings, ids
+
+
+async def test_a_word_in_more_memories_than_the_budget_is_not_ranked(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch, pg_server: object
+) -> None:
+    settings, ids = await analysed(make_settings, monkeypatch, pg_server, budget=8)
     hits = await keyword_hits(settings, ["harbour", "lighthouse"])
     # k3 and the few written after it, which hold "lighthouse" in their context words
     # (store/write_context.py); not the 25 others, which hold only "harbour".
@@ -62,9 +73,6 @@ async def test_a_word_in_more_memories_than_the_budget_is_not_ranked(
 async def test_a_store_within_the_budget_ranks_every_word(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch, pg_server: object
 ) -> None:
-    monkeypatch.setattr(tsvector, "MATCH_BUDGET", 40)
-    settings = make_settings()
-    ids = await filled(settings, 30)
-    pg_query(pg_server, str(settings.db), "ANALYZE memories;")
+    settings, ids = await analysed(make_settings, monkeypatch, pg_server, budget=40)
     hits = await keyword_hits(settings, ["harbour", "lighthouse"])
     assert len(hits) == 30 and hits[0][0] == ids["k3"]
