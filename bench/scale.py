@@ -16,7 +16,11 @@ What it measures:
 - a `memory-mcp serve` spawned over stdio: spawn -> the first search answered by meaning,
   then p50/p95 of one search at a time over the query texts, and its peak RSS (VmHWM);
 - recall@10 of the same vector index (loaded from its file, in this process) against the
-  exact scan of the N stored vectors, over the query vectors."""
+  exact scan of the N stored vectors, over the query vectors.
+
+`--backend postgres` (or `both`): the same store copied into PostgreSQL + pgvector
+(bench/scale_postgres.py), then the same measures of a server on it, recall@10 being
+pgvector's HNSW search's; the JSON holds each backend's under "sqlite" and "postgres"."""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,11 +37,13 @@ from typing import Any
 import numpy as np
 
 from bench.latency import SyntheticDocumentEmbedder
-from bench.settings import server_env, store_settings
+from bench.scale_postgres import database_url, has_database, load_from_sqlite, postgres_server
+from bench.settings import BenchSettings, server_env, store_settings
 from bench.startup import _initialize, _peak_rss_mb, _search, machine, spawn_server
 from bench.stats import percentile_ms
 from memory_mcp.app import open_app
 from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.settings import Settings
 from memory_mcp.store.rows import content_hash
 
 BATCH = 5_000
@@ -141,7 +147,7 @@ async def build_store(
 
 
 def serve_and_search(
-    exe: str, db: Path, queries: list[str], scratch: Path, say: Callable[[str], None]
+    exe: str, db: str, queries: list[str], scratch: Path, say: Callable[[str], None]
 ) -> dict[str, float]:
     """Spawn -> the first search by meaning; then each query once, one at a time."""
     started = time.perf_counter()
@@ -179,8 +185,9 @@ def serve_and_search(
                 pipe.close()
 
 
-async def recall_at_10(directory: Path, data: ScaleData, memories: int, model_name: str) -> float:
-    """The index's top 10 (as the server loads it) against the exact scan, per query."""
+def exact_top10(data: ScaleData, memories: int) -> np.ndarray:
+    """The memory ids of each query's 10 nearest among the first `memories` rows, by
+    the exact float32 scan (row r is memory r + 1)."""
     queries = np.ascontiguousarray(data.query_vectors, dtype=np.float32)
     best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
     best_rows = np.zeros((len(queries), 10), dtype=np.int64)
@@ -197,14 +204,22 @@ async def recall_at_10(directory: Path, data: ScaleData, memories: int, model_na
         top = np.argpartition(-scores, 9, axis=1)[:, :10]
         best = np.take_along_axis(scores, top, 1)
         best_rows = np.take_along_axis(rows, top, 1)
+    return best_rows + 1
+
+
+async def recall_at_10(
+    settings: Settings, data: ScaleData, truth: np.ndarray, model_name: str
+) -> float:
+    """The store's own vector search (the in-process index as the server loads it, or
+    pgvector's HNSW) against the exact scan's top 10, per query."""
+    queries = np.ascontiguousarray(data.query_vectors, dtype=np.float32)
     found = 0
-    settings = store_settings(directory)
     async with open_app(settings, SyntheticDocumentEmbedder(model_name), background=False) as app:
         vectors, caller = app.service.vectors, app.caller
         await vectors.catch_up()
-        for query, truth in zip(queries, best_rows, strict=True):
+        for query, best in zip(queries, truth, strict=True):
             hits = await vectors.nearest(query, Visibility(caller=caller, now=time.time()), 10)
-            found += len({memory_id for memory_id, _ in hits} & set((truth + 1).tolist()))
+            found += len({memory_id for memory_id, _ in hits} & set(best.tolist()))
     return round(found / (10 * len(queries)), 4)
 
 
@@ -215,6 +230,7 @@ async def run_scale(
     model_name: str,
     searches: int,
     say: Callable[[str], None],
+    backends: Sequence[str] = ("sqlite",),
 ) -> dict[str, Any]:
     data = load_data(data_dir, memories)
     directory = workdir / str(memories)
@@ -227,29 +243,82 @@ async def run_scale(
         )
     texts = data.query_texts
     queries = [texts[i % len(texts)] for i in range(searches + WARM_UP + 1)]
-    exe = str(Path(sys.executable).with_name("memory-mcp"))
-    with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
-        served = serve_and_search(exe, directory / "memory.db", queries, Path(scratch), say)
-    say("recall@10 against the exact scan")
-    recall = await recall_at_10(directory, data, memories, model_name)
-    return {
+    truth = exact_top10(data, memories)
+    result: dict[str, Any] = {
         "benchmark": "scale",
         "memories": memories,
         "machine": machine(),
-        "load": [round(x, 2) for x in os.getloadavg()],
-        "sqlite": {**served, "recall_at_10": recall, **(built or {})},
     }
+    if "sqlite" in backends:
+        served = _served(str(directory / "memory.db"), queries, say)
+        say("recall@10 against the exact scan")
+        recall = await recall_at_10(store_settings(directory), data, truth, model_name)
+        result["sqlite"] = {**served, "recall_at_10": recall, **(built or {})}
+    if "postgres" in backends:
+        result["postgres"] = await _on_postgres(
+            workdir, directory, memories, built is not None, queries, data, truth, model_name, say
+        )
+    result["load"] = [round(x, 2) for x in os.getloadavg()]
+    return result
+
+
+def _served(db: str, queries: list[str], say: Callable[[str], None]) -> dict[str, float]:
+    exe = str(Path(sys.executable).with_name("memory-mcp"))
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
+        return serve_and_search(exe, db, queries, Path(scratch), say)
+
+
+async def _on_postgres(
+    workdir: Path,
+    directory: Path,
+    memories: int,
+    rebuilt: bool,
+    queries: list[str],
+    data: ScaleData,
+    truth: np.ndarray,
+    model_name: str,
+    say: Callable[[str], None],
+) -> dict[str, Any]:
+    """The SQLite store copied into PostgreSQL once (bench/scale_postgres.py), then the same
+    measures on it."""
+    name = f"scale_{memories}"
+    marker = workdir / "postgres" / f"{name}.built"
+    with postgres_server(workdir / "postgres") as server:
+        loaded: dict[str, float] = {}
+        if rebuilt or not marker.exists() or not has_database(server, name):
+            marker.unlink(missing_ok=True)
+            say(f"copying the store into PostgreSQL database {name}")
+            loaded = await load_from_sqlite(server, name, directory / "memory.db", say)
+            marker.write_text(f"{memories}\n")
+        url = database_url(server, name)
+        served = _served(url, queries, say)
+        say("recall@10 of pgvector against the exact scan")
+        settings = BenchSettings(
+            db=url, data_dir=directory, agent_id="bench", max_memories_per_agent=0
+        )
+        recall = await recall_at_10(settings, data, truth, model_name)
+    return {**served, "recall_at_10": recall, **loaded}
 
 
 def render(result: dict[str, Any]) -> str:
-    sqlite = result["sqlite"]
-    lines = [
-        f"{result['memories']:,} memories on SQLite: first search by meaning "
-        f"{sqlite['startup_s']:.2f} s after spawn, search p50 {sqlite['p50_ms']:.1f} ms, "
-        f"p95 {sqlite['p95_ms']:.1f} ms over stdio ({sqlite['searches']} searches), "
-        f"recall@10 {sqlite['recall_at_10']:.3f} against exact, peak RSS {sqlite['rss_mb']} MB",
-    ]
-    if "import_rows_per_s" in sqlite:
-        lines.append(f"import without embedding: {sqlite['import_rows_per_s']:,.0f} rows/s")
+    lines = []
+    for backend, label in (("sqlite", "SQLite"), ("postgres", "PostgreSQL + pgvector")):
+        if backend not in result:
+            continue
+        got = result[backend]
+        lines.append(
+            f"{result['memories']:,} memories on {label}: first search by meaning "
+            f"{got['startup_s']:.2f} s after spawn, search p50 {got['p50_ms']:.1f} ms, "
+            f"p95 {got['p95_ms']:.1f} ms over stdio ({got['searches']} searches), "
+            f"recall@10 {got['recall_at_10']:.3f} against exact, "
+            f"server peak RSS {got['rss_mb']} MB"
+        )
+        if "import_rows_per_s" in got:
+            lines.append(f"  import without embedding: {got['import_rows_per_s']:,.0f} rows/s")
+        if "hnsw_build_s" in got:
+            lines.append(
+                f"  bulk load {got['copy_s']:.0f} s, full-text index {got['fulltext_index_s']:.0f}"
+                f" s, HNSW index {got['hnsw_build_s']:.0f} s"
+            )
     lines.append(f"{result['machine']}; load average {' '.join(map(str, result['load']))}")
     return "\n".join(lines)

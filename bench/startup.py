@@ -226,8 +226,9 @@ def _peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
-def spawn_server(exe: str, db: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """A bench server over stdio on `db` as agent `bench`; its logs are dropped (stderr)."""
+def spawn_server(exe: str, db: Path | str, env: dict[str, str]) -> subprocess.Popen[str]:
+    """A bench server over stdio on `db` (a SQLite file or a database URL) as agent
+    `bench`; its logs are dropped (stderr)."""
     return subprocess.Popen(
         [exe, "serve", "--db", str(db), "--agent-id", "bench"],
         stdin=subprocess.PIPE,

@@ -25,7 +25,7 @@ from memory_mcp.search.exact_match import (
 )
 from memory_mcp.search.expansion import LinkedFrom, linked_neighbours, seeds_of
 from memory_mcp.search.hits import SearchHit, SearchResult
-from memory_mcp.search.ports import QueryVectors, ScanT, SearchStore
+from memory_mcp.search.ports import PreparedT, QueryVectors, ScanT, SearchStore
 from memory_mcp.search.ranking import (
     PriorParts,
     Relevance,
@@ -71,7 +71,7 @@ class _Candidate:
 
 async def search(
     store: SearchStore,
-    vectors: QueryVectors[ScanT],
+    vectors: QueryVectors[ScanT, PreparedT],
     policy: SearchPolicy,
     clock: Callable[[], float],
     caller: Caller,
@@ -122,6 +122,8 @@ async def search(
     records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
     facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
     scans: list[ScanT | None] = []
+    prepared: list[PreparedT | None] = []
+    keyword_vectors: dict[int, np.ndarray] = {}  # the keyword candidates' exact vectors
 
     lookup = exact_lookup(text)
     keyword_query = KeywordQuery(
@@ -143,12 +145,19 @@ async def search(
         exact.append(exact_matches(lookup, finds.holding, finds.exact_ids))
         records.update(finds.records)
         facts.update(finds.facts)
+        if semantic:  # read now, while the vector arm computes, not after both arms
+            candidates = [memory_id for memory_id, _ in finds.hits]
+            candidates += exact[0].candidate_ids
+            keyword_vectors.update(await vectors.exact_vectors(candidates))
 
     async def vector_arm() -> None:
         async with anyio.create_task_group() as index:  # catch up while the model embeds
             index.start_soon(vectors.catch_up)
             query_vectors.append(await vectors.embed_query(text))
         scans.append(await vectors.scan(query_vectors[0]))
+        # Everything of the vector arm that needs no keyword candidate, beside the
+        # keyword arm: a big index's shortlist and its exact vectors.
+        prepared.append(await vectors.prepare(query_vectors[0], vis, pool, scans[0]))
 
     # The query embedding (a model thread) and the FTS5 query (a database thread)
     # overlap instead of adding up.
@@ -162,7 +171,13 @@ async def search(
         query_vector = query_vectors[0]
         # The keyword candidates get their cosine too, so both arms judge each one.
         vector_hits = await vectors.nearest(
-            query_vector, vis, pool, [memory_id for memory_id, _ in keyword_hits], scans[0]
+            query_vector,
+            vis,
+            pool,
+            [memory_id for memory_id, _ in keyword_hits],
+            scans[0],
+            prepared[0],
+            keyword_vectors,
         )
     else:
         notices.append(
@@ -238,11 +253,11 @@ async def _whole_hits(
 
 
 @dataclass
-class _Expansion(Generic[ScanT]):
+class _Expansion(Generic[ScanT, PreparedT]):
     """A search's `expand` step (search/expansion.py), on its ranked candidates."""
 
     store: SearchStore
-    vectors: QueryVectors[ScanT]
+    vectors: QueryVectors[ScanT, PreparedT]
     vis: Visibility
     config: RankingConfig
     query_vector: np.ndarray | None

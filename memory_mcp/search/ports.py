@@ -16,6 +16,9 @@ from memory_mcp.search.expansion import CurrentLinks
 # The vector index's scan started early (semantic/vector_index.py): opaque to the search,
 # which only hands it back to `nearest`.
 ScanT = TypeVar("ScanT")
+# What the vector arm works out before the keyword candidates are known (a big index's
+# shortlist and its exact vectors, semantic/in_process_index.py): also handed back.
+PreparedT = TypeVar("PreparedT")
 
 
 class SearchStore(Protocol):
@@ -33,7 +36,7 @@ class SearchStore(Protocol):
     async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]: ...
 
 
-class QueryVectors(Protocol[ScanT]):
+class QueryVectors(Protocol[ScanT, PreparedT]):
     """The vector arm (semantic/vectors.py, Vectors)."""
 
     async def model_ready(self, wait_seconds: float) -> bool: ...
@@ -44,6 +47,12 @@ class QueryVectors(Protocol[ScanT]):
 
     async def scan(self, query: np.ndarray) -> ScanT | None: ...
 
+    async def prepare(
+        self, query: np.ndarray, vis: Visibility, k: int, scan: ScanT | None
+    ) -> PreparedT | None: ...
+
+    async def exact_vectors(self, memory_ids: Sequence[int]) -> dict[int, np.ndarray]: ...
+
     async def nearest(
         self,
         query: np.ndarray,
@@ -51,7 +60,9 @@ class QueryVectors(Protocol[ScanT]):
         k: int,
         also: Sequence[int] = (),
         scan: ScanT | None = None,
+        prepared: PreparedT | None = None,
+        known: dict[int, np.ndarray] | None = None,
     ) -> list[tuple[int, float]]: ...
 
 
-__all__ = ["QueryVectors", "ScanT", "SearchStore"]
+__all__ = ["PreparedT", "QueryVectors", "ScanT", "SearchStore"]

@@ -14,6 +14,7 @@ behind the numbers."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numkong
 import numpy as np
@@ -116,9 +117,19 @@ class QuantisedIndex(VectorIndex):
         """(ids of the about k + RESCORE_EXTRA nearest visible memories by the quantised
         vectors, the visible ones of `also`): the caller re-scores both exactly. `scan`:
         this query's `scan` made earlier (used while no delta has been applied since)."""
-        n = self._size
-        if n == 0 or (k <= 0 and not also):
+        if self._size == 0 or (k <= 0 and not also):
             return [], []
+        listed = self.ranked(query, vis, k, scan)
+        return listed.ids, self.visible_of(listed, also)
+
+    def ranked(
+        self, query: np.ndarray, vis: Visibility, k: int, scan: Scan | None = None
+    ) -> Shortlist:
+        """`shortlist`'s first half, which needs no keyword candidates: a search runs it
+        beside its keyword arm (semantic/in_process_index.py, `prepare`)."""
+        n = self._size
+        if n == 0:
+            return Shortlist(self.generation, [], np.zeros(0, dtype=bool))
         mask = self._mask(vis)
         visible = int(np.count_nonzero(mask))
         ranked: list[int] = []
@@ -143,12 +154,28 @@ class QuantisedIndex(VectorIndex):
             if want < len(pool):
                 pool = pool[np.argpartition(-approx, want - 1)[:want]]
             ranked = self.ids[pool].tolist()
-        visible_also = [
+        return Shortlist(self.generation, ranked, mask)
+
+    def visible_of(self, listed: Shortlist, also: Sequence[int]) -> list[int]:
+        """The memories of `also` that `listed`'s visibility mask lets through (the index
+        at `listed.generation`: a slot may be reused after a delta)."""
+        if not len(listed.mask):
+            return []
+        return [
             memory_id
             for memory_id in also
-            if (slot := self._slot_of.get(memory_id)) is not None and mask[slot]
+            if (slot := self._slot_of.get(memory_id)) is not None and listed.mask[slot]
         ]
-        return ranked, visible_also
+
+
+@dataclass(frozen=True)
+class Shortlist:
+    """A search's quantised candidates (`QuantisedIndex.ranked`) and the visibility mask
+    they were cut under, at the index's `generation`."""
+
+    generation: int
+    ids: list[int]
+    mask: np.ndarray
 
 
 def rescored(

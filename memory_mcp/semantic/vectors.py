@@ -58,6 +58,7 @@ from memory_mcp.semantic import passages
 from memory_mcp.semantic.embeddings import Embedder, EmbeddingUnavailableError
 from memory_mcp.semantic.in_process_index import InProcessIndex as InProcessIndex
 from memory_mcp.semantic.in_process_index import NearestSearch, VectorRows
+from memory_mcp.semantic.in_process_index import Prepared as Prepared
 from memory_mcp.semantic.passages import embed_memories, embed_memory
 from memory_mcp.semantic.vector_index import Scan as Scan
 from memory_mcp.store.rows import content_hash
@@ -164,6 +165,22 @@ class Vectors:
             return await self.search.scan(query)
         return None
 
+    async def prepare(
+        self, query: np.ndarray, vis: Visibility, k: int, scan: Scan | None
+    ) -> Prepared | None:
+        """What `nearest` can do before the keyword candidates are known (a quantised
+        index's shortlist and its exact vectors); None where there is nothing to do."""
+        if isinstance(self.search, InProcessIndex):
+            return await self.search.prepare(query, vis, k, scan)
+        return None
+
+    async def exact_vectors(self, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors `nearest` would read for `memory_ids` ({} where it reads
+        none), for a search's keyword arm to read beside the vector arm."""
+        if isinstance(self.search, InProcessIndex):
+            return await self.search.exact_vectors(memory_ids)
+        return {}
+
     async def nearest(
         self,
         query: np.ndarray,
@@ -171,9 +188,13 @@ class Vectors:
         k: int,
         also: Sequence[int] = (),
         scan: Scan | None = None,
+        prepared: Prepared | None = None,
+        known: dict[int, np.ndarray] | None = None,
     ) -> list[tuple[int, float]]:
-        if scan is not None and isinstance(self.search, InProcessIndex):
-            return await self.search.nearest(query, vis, k, also, scan)
+        """`scan`, `prepared`, `known`: this search's `scan`, `prepare` and
+        `exact_vectors`, made earlier (used where they still hold)."""
+        if isinstance(self.search, InProcessIndex):
+            return await self.search.nearest(query, vis, k, also, scan, prepared, known)
         return await self.search.nearest(query, vis, k, also)
 
     async def memory_vector(self, record: MemoryRecord) -> np.ndarray | None:

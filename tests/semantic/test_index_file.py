@@ -18,6 +18,7 @@ from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.semantic import index_file, quantised_index
 from memory_mcp.semantic.quantised_index import QuantisedIndex
+from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.settings import Settings
 from memory_mcp.store.stored_vectors import StoredVectors
 from tests.conftest import SQLITE_ONLY, opened
@@ -166,3 +167,52 @@ def test_load_reads_the_arrays_back_unchanged(tmp_path: Path) -> None:
     assert loaded.tags[10] == frozenset({"red", "blue"})
     assert loaded._codes._codes == index._codes._codes
     assert index_file.load(store_file, "m1", store_revision=3) is None
+
+
+async def asking(app: OpenedApp, text: str) -> tuple[Vectors, np.ndarray, Visibility]:
+    """The app's vectors caught up, `text` embedded as a search, and its caller's view."""
+    vectors = app.service.vectors
+    await vectors.catch_up()
+    return vectors, await vectors.embed_query(text), Visibility(caller=app.caller, now=2e9)
+
+
+async def test_a_shortlist_made_beside_the_keyword_arm_gives_the_same_answer(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A search cuts its shortlist and reads its exact vectors while the keyword arm
+    runs (Vectors.prepare); the answer is the one `nearest` gives without it, the keyword
+    candidates' cosines included."""
+    settings = make_settings()
+    ids = await filled_store(settings)
+    async with opened(settings) as app:
+        vectors, query, vis = await asking(app, "topic7 detail7")
+        also = [ids["k30"], ids["k31"]]
+        plain = await vectors.nearest(query, vis, 3, also)
+        prepared = await vectors.prepare(query, vis, 3, None)
+        assert prepared is not None
+        known = await vectors.exact_vectors(also)
+        assert sorted(known) == sorted(also)
+        assert await vectors.nearest(query, vis, 3, also, None, prepared, known) == plain
+        assert plain[0][0] == ids["k7"] and {ids["k30"], ids["k31"]} <= {i for i, _ in plain}
+
+
+async def test_a_shortlist_made_before_a_delta_is_not_used(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A memory deleted and one written between a search's shortlist and its ranking (a
+    catch-up applied meanwhile): the deleted one is not returned, the new one is found."""
+    settings = make_settings()
+    ids = await filled_store(settings)
+    async with opened(settings) as app:
+        vectors, query, vis = await asking(app, "topic3 detail3 remark3")
+        prepared = await vectors.prepare(query, vis, 3, None)
+        assert prepared is not None and ids["k3"] in prepared.listed.ids
+        await app.service.delete(app.caller, ids["k3"])
+        new = await app.service.store_memory(
+            app.caller, StoreRequest("again", "topic3 detail3 remark3")
+        )
+        await vectors.embed_pending()
+        await vectors.catch_up()
+        hits = [i for i, _ in await vectors.nearest(query, vis, 3, (), None, prepared)]
+        assert ids["k3"] not in hits
+        assert hits[0] == new.record.id

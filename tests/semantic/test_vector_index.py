@@ -205,6 +205,26 @@ def test_expired_memories_are_there_when_asked_for() -> None:
     assert visible(index, everything(include_expired=True)) == {1, 2}
 
 
+def test_a_kept_mask_ends_when_a_memory_it_lets_through_expires() -> None:
+    """The mask is kept between searches of the same caller and filters; the next search
+    after a visible memory's expiry does not reuse it."""
+    index = index_of(row(1, expires_at=NOW + 10), row(2, expires_at=NOW + 20), row(3))
+    assert visible(index, everything()) == {1, 2, 3}
+    assert visible(index, Visibility(caller=ALICE, now=NOW + 5)) == {1, 2, 3}
+    assert visible(index, Visibility(caller=ALICE, now=NOW + 10)) == {2, 3}
+    assert visible(index, Visibility(caller=ALICE, now=NOW + 25)) == {3}
+    assert visible(index, Visibility(caller=ALICE, now=NOW)) == {1, 2, 3}  # an earlier time
+
+
+def test_a_kept_mask_is_not_used_for_another_caller_filter_or_delta() -> None:
+    index = index_of(row(1), row(2, agent_id="bob"), row(3, source=Source.FILE_INDEX))
+    assert visible(index, everything()) == {1, 3}
+    assert visible(index, everything(Caller("bob", Role.WORKER, "s1"))) == {2}
+    assert visible(index, everything(source=Source.FILE_INDEX)) == {3}
+    index.apply(IndexDelta(revision=2, upserted=[row(4)], deleted=[3]))
+    assert visible(index, everything()) == {1, 4}
+
+
 def test_also_respects_the_mask() -> None:
     index = index_of(row(1), row(2, agent_id="bob"))
     assert ids(index.search(unit(1.0), everything(), 1, also=[2])) == [1]
