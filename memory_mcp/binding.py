@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.settings import Settings
@@ -28,10 +31,26 @@ def is_wildcard(host: str) -> bool:
     return host.strip("[]") in ("0.0.0.0", "::", "")
 
 
-def refuse_open_network(settings: Settings, has_tokens: bool) -> None:
+class _Tokens(Protocol):
+    async def exist(self) -> bool: ...
+
+
+class _WithTokens(Protocol):
+    """What this module needs of an open app (app_context.AppContext, not imported: the
+    web view's access check imports this module, and stays shallow)."""
+
+    @property
+    def tokens(self) -> _Tokens: ...
+
+
+async def refuse_open_network(
+    settings: Settings, open_app: Callable[..., AbstractAsyncContextManager[_WithTokens]]
+) -> None:
     """Without a token nobody can use the server, so binding beyond loopback is a
-    mistake; say so before anything listens. `has_tokens`: the store has one (the server
-    asks its store: `AgentTokens.exist`)."""
+    mistake; say so before anything listens. The store is opened without workers to ask:
+    no model, watcher or worker starts for a server that is about to be refused."""
+    async with open_app(settings, background=False) as app:
+        has_tokens = await app.tokens.exist()
     if has_tokens:
         return
     if not is_loopback(settings.host):

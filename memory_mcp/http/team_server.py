@@ -164,8 +164,8 @@ def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp
 async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts) -> None:
     if settings.oauth:
         issuer_of(settings)  # a bad --public-url fails before anything opens
+    await refuse_open_network(settings, open_app)
     async with open_app(settings) as app:  # one store, model and index for every agent
-        refuse_open_network(settings, await app.tokens.exist())
         config = uvicorn.Config(
             http_app(settings, app, parts),
             host=settings.host,

@@ -57,8 +57,8 @@ def web_app(settings: Settings, app: AppContext) -> Starlette:
 
 async def serve_ui(settings: Settings, port: int, open_app: AppOpener) -> None:
     settings = settings.model_copy(update={"watch": False})
+    await refuse_open_network(settings, open_app)
     async with open_app(settings) as app:
-        refuse_open_network(settings, await app.tokens.exist())
         config = uvicorn.Config(
             web_app(settings, app),
             host=settings.host,
