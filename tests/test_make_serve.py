@@ -10,17 +10,9 @@ import os
 import subprocess
 from pathlib import Path
 
+from tests.conftest import initialize_request
+
 ROOT = Path(__file__).resolve().parent.parent
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "make-serve-test", "version": "1"},
-    },
-}
 
 
 def test_make_serve_writes_only_protocol_messages_to_stdout(tmp_path: Path) -> None:
@@ -37,7 +29,7 @@ def test_make_serve_writes_only_protocol_messages_to_stdout(tmp_path: Path) -> N
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(json.dumps(INITIALIZE) + "\n")
+        proc.stdin.write(json.dumps(initialize_request("make-serve-test")) + "\n")
         proc.stdin.flush()
         first = proc.stdout.readline()
     finally:
