@@ -27,8 +27,8 @@ from memory_mcp.models import (
     Visibility,
 )
 from memory_mcp.permissions import can_see
+from memory_mcp.semantic import coarse_index, quantised_index
 from memory_mcp.semantic import in_process_index as vectors_module
-from memory_mcp.semantic import quantised_index
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import visible_sql
 from memory_mcp.store.sqlite_cursor import cursor_rows
@@ -151,7 +151,29 @@ async def test_the_quantised_index_agrees(
     await rules_agree(caller, make_settings(), quantised=True)
 
 
-async def rules_agree(caller: Caller, settings: Settings, quantised: bool = False) -> None:
+@SQLITE_ONLY
+@pytest.mark.parametrize("caller", CALLERS, ids=CALLER_IDS)
+async def test_the_coarse_index_agrees(
+    caller: Caller, make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same with a big store's coarse index (semantic/coarse_index.py, real faiss),
+    every list probed so that it answers each query itself (no fallback allowed): the
+    mask applied inside its search lets through exactly what the rule does."""
+    monkeypatch.setattr(vectors_module, "QUANTISE_FROM", 1)
+    monkeypatch.setattr(quantised_index, "BITS_FROM", 0)
+    monkeypatch.setattr(coarse_index, "LISTS", 4)
+    monkeypatch.setattr(coarse_index, "PROBES", 4)
+
+    def refuse(*args: object) -> object:
+        raise AssertionError("the coarse index did not answer")
+
+    monkeypatch.setattr(quantised_index.QuantisedIndex, "_exact_pass_candidates", refuse)
+    await rules_agree(caller, make_settings(), quantised=True, coarse=True)
+
+
+async def rules_agree(
+    caller: Caller, settings: Settings, quantised: bool = False, coarse: bool = False
+) -> None:
     async with opened(settings) as app:
         store, vectors = app.service.store, app.service.vectors
         rows = [BatchItem(new, WRITTEN_AT, may_overwrite_others=True) for new in rows_to_write()]
@@ -163,6 +185,8 @@ async def rules_agree(caller: Caller, settings: Settings, quantised: bool = Fals
             search = vectors.search
             assert isinstance(search, vectors_module.InProcessIndex)
             assert isinstance(search.index, quantised_index.QuantisedIndex)
+        if coarse:
+            assert await vectors.build_coarse_index()
         query_vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
 
         answers: set[frozenset[int]] = set()

@@ -1,8 +1,9 @@
 """The in-process nearest search: every vector of the current model in memory, exact below
 QUANTISE_FROM vectors, quantised and persisted beside the store from there on
-(semantic/quantised_index.py, semantic/index_file.py). `Vectors` (semantic/vectors.py)
-holds one unless the database searches itself (pgvector). The sync and lock rules are in
-vectors.py's docstring."""
+(semantic/quantised_index.py, semantic/index_file.py), with a coarse index built in the
+background (semantic/coarse_index.py). `Vectors` (semantic/vectors.py) holds one unless
+the database searches itself (pgvector). The sync and lock rules are in vectors.py's
+docstring."""
 
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ class InProcessIndex:
         self._saved_revision: int | None = None
         self._saved_generation = 0
         self._saved_at = 0.0
+        self._saved_coarse = False
 
     async def catch_up(self) -> None:
         async with self._lock:
@@ -122,6 +124,7 @@ class InProcessIndex:
             )
             if loaded is not None:
                 self.index, self._saved_revision = loaded, loaded.revision
+                self._saved_coarse = loaded.coarse is not None
                 self._opened = True
                 return
         revision = await self.rows.revision()  # changes from here on are caught up after
@@ -146,11 +149,13 @@ class InProcessIndex:
         index, store_file = self.index, self.rows.index_file_base()
         if not isinstance(index, QuantisedIndex) or store_file is None:
             return False
-        if index.revision == self._saved_revision:
+        new_coarse = index.coarse is not None and not self._saved_coarse  # a minute's work
+        if index.revision == self._saved_revision and not new_coarse:
             return False
         behind = index.generation - self._saved_generation
         if (
             self._saved_revision is not None
+            and not new_coarse
             and behind < SAVE_AFTER_CHANGES
             and (now - self._saved_at < SAVE_AFTER_SECONDS)
         ):
@@ -160,11 +165,37 @@ class InProcessIndex:
             self._saved_revision = index.revision
             self._saved_generation = index.generation
             self._saved_at = now
+            self._saved_coarse = index.coarse is not None
+        return True
+
+    async def build_coarse_if_due(self) -> bool:
+        """Give a quantised index that has none its coarse index (semantic/coarse_index.py):
+        built in a worker thread from a snapshot, without holding the index, so searches
+        and deltas go on meanwhile (the Hamming pass answers until it is attached); the
+        slots changed meanwhile are brought up to date when it is. Whether it built one."""
+        index = self.index
+        if not isinstance(index, QuantisedIndex) or index.coarse is not None:
+            return False
+        async with self._lock:
+            build = index.coarse_build_started()
+        try:
+            # abandon_on_cancel: a shutdown does not wait for the build.
+            coarse = await anyio.to_thread.run_sync(build, abandon_on_cancel=True)
+            async with self._lock:
+                if self.index is not index:
+                    return False
+                index.attach_coarse(coarse)
+        finally:
+            index.stop_recording_changes()
+        log.info("coarse vector index built over %d memories", len(coarse))
         return True
 
     async def scan(self, query: np.ndarray) -> Scan | None:
-        if len(self.index) < SCAN_IN_THREAD_FROM:
+        index = self.index
+        if len(index) < SCAN_IN_THREAD_FROM:
             return None
+        if isinstance(index, QuantisedIndex) and index.coarse is not None:
+            return None  # the coarse index searches instead (a scan only if it cannot)
         return await anyio.to_thread.run_sync(self.index.scan, query)
 
     async def prepare(

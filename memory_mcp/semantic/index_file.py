@@ -1,6 +1,8 @@
 """A quantised vector index persisted beside its store (`memory.db` -> `memory.db.vectors/`),
 so a server starts without reading every vector back: each array memory-mapped, checked against
-the store (format, model, and a revision the store has reached) before it is used.
+the store (format, model, and a revision the store has reached) before it is used. Its coarse
+index, once built, is written beside the arrays (`coarse.faiss`, read whole) at the same
+revision.
 
 Written to a new folder that replaces the old one only when complete: a crash leaves the
 old index or none, never half of one. Whatever is wrong with a folder, `load` says None
@@ -16,11 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from memory_mcp.semantic.coarse_index import CoarseIndex
 from memory_mcp.semantic.quantised_index import QuantisedIndex
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
+COARSE = "coarse.faiss"
 _ARRAYS = (
     "bits", "codes", "scales", "ids", "alive", "owner", "session", "scope", "source",
     "expires", "updated",
@@ -41,12 +45,15 @@ def save(index: QuantisedIndex, store_file: Path, model: str) -> None:
     for name in _ARRAYS:
         np.save(fresh / f"{name}.npy", getattr(index, name)[:size])
     np.save(fresh / "thresholds.npy", index.thresholds)
+    if index.coarse is not None:
+        index.coarse.save(fresh / COARSE)
     meta = {
         "format": FORMAT,
         "model": model,
         "revision": index.revision,
         "size": size,
         "dimension": index.dimension,
+        "coarse": index.coarse is not None,
         "codes": list(index._codes._codes),  # in code order (dicts keep insertion order)
         "tags": {str(slot): sorted(tags) for slot, tags in enumerate(index.tags[:size]) if tags},
     }
@@ -105,4 +112,8 @@ def _restore(folder: Path, meta: dict[str, Any]) -> QuantisedIndex:
     index._slot_of = dict(zip(index.ids[live_slots].tolist(), live_slots.tolist(), strict=True))
     index._free = np.flatnonzero(~alive).tolist()
     index.revision = int(meta["revision"])
+    if meta.get("coarse"):  # an index written before coarse indexes has none
+        index.coarse = CoarseIndex.load(folder / COARSE)
+        if len(index.coarse) != len(index._slot_of):
+            raise ValueError(f"coarse index: {len(index.coarse)} vectors for {len(index)} slots")
     return index

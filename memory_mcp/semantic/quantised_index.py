@@ -8,19 +8,27 @@ vector's sign bits to the query's (NumKong's SIMD kernels: a 48 MB pass) keeps t
 SHORTLIST nearest visible slots; the int8 dot product ranks those (or every visible slot
 of a smaller set) and keeps k + RESCORE_EXTRA for the exact re-scoring. Every visible
 memory is a candidate of the first pass, so a filter never loses a visible match after a
-cut, and a reader who sees one memory gets it. docs/VECTOR_INDEX.md has the measurements
-behind the numbers."""
+cut, and a reader who sees one memory gets it.
+
+Once built (in the background: semantic/in_process_index.py), a coarse index
+(semantic/coarse_index.py) replaces the Hamming pass for a big visible set: it probes a
+few inverted lists, the mask applied inside its search, and hands its k + RESCORE_EXTRA
+best to the exact re-scoring; when it finds fewer visible candidates than that, the
+passes above answer instead. docs/VECTOR_INDEX.md has the measurements behind the
+numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numkong
 import numpy as np
 
 from memory_mcp.models import Visibility
+from memory_mcp.semantic.coarse_index import BUILD_CHUNK, CoarseIndex, training_sample
 from memory_mcp.semantic.vector_index import Scan, VectorIndex
+from memory_mcp.store.index_rows import IndexDelta
 
 # A visible set up to this size is ranked by int8 codes directly (gathering 50k codes is
 # 19 MB, a few ms); a bigger one is cut by sign bits first.
@@ -50,6 +58,29 @@ class QuantisedIndex(VectorIndex):
         # bit splits the vectors in half (MiniLM's dimensions are not centred on 0).
         self.thresholds = np.asarray(thresholds, dtype=np.float32)
         super().__init__(len(self.thresholds))
+        self.coarse: CoarseIndex | None = None
+        # A delta's changes to the coarse index, made once at its end (coarse removals
+        # pass over every list: one pass per delta, not per row).
+        self._coarse_adds: dict[int, np.ndarray] = {}
+        self._coarse_removals: set[int] = set()
+        # The slots a delta changed while a coarse index was being built from a snapshot.
+        self._touched_while_building: set[int] | None = None
+
+    def apply(self, delta: IndexDelta) -> None:
+        super().apply(delta)
+        coarse, adds, removals = self.coarse, self._coarse_adds, self._coarse_removals
+        if coarse is not None and (adds or removals):
+            coarse.remove(np.fromiter(removals, np.int64, len(removals)))
+            slots = np.fromiter(adds, np.int64, len(adds))
+            coarse.add(slots, np.stack(list(adds.values())) if adds else np.zeros((0, 0)))
+        adds.clear()
+        removals.clear()
+
+    def _remove(self, memory_id: int) -> None:
+        slot = self._slot_of.get(memory_id)
+        super()._remove(memory_id)
+        if slot is not None:
+            self._changed(slot, None)
 
     def _allocate_vectors(
         self, capacity: int, first: bool, grow: Callable[..., np.ndarray]
@@ -60,10 +91,63 @@ class QuantisedIndex(VectorIndex):
         self.scales = grow(None if first else self.scales, (capacity,), np.float32, 0)
 
     def _put_vector(self, slot: int, vector: np.ndarray) -> None:
+        self._changed(slot, vector)
         self.bits[slot] = np.packbits(vector > self.thresholds)
         codes, scales = quantise(vector)
         self.codes[slot] = codes[0]
         self.scales[slot] = scales[0]
+
+    def _changed(self, slot: int, vector: np.ndarray | None) -> None:
+        """Keep the coarse index (or the one being built) in step with a slot's new
+        vector (None: the slot was freed)."""
+        if self._touched_while_building is not None:
+            self._touched_while_building.add(slot)
+        if self.coarse is None:
+            return
+        if vector is None or self.alive[slot]:  # freed, or a memory's vector replaced
+            self._coarse_removals.add(slot)
+        if vector is None:
+            self._coarse_adds.pop(slot, None)
+        else:
+            self._coarse_adds[slot] = np.asarray(vector, dtype=np.float32)
+
+    def dequantised(self, slots: np.ndarray) -> np.ndarray:
+        """The int8 codes of `slots` back as float32 (what the coarse index is built
+        from: the store's vectors are read for re-scoring only)."""
+        vectors: np.ndarray = self.codes[slots].astype(np.float32) * self.scales[slots, None]
+        return vectors
+
+    def coarse_build_started(self) -> Callable[[], CoarseIndex]:
+        """Start recording the slots deltas change, and hand back the build itself: run
+        it without holding the index (a minute of one core at a million), then
+        `attach_coarse` what it made."""
+        self._touched_while_building = set()
+        size = self._size
+        alive = self.alive[:size].copy()
+
+        def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+            for start in range(0, size, BUILD_CHUNK):
+                slots = np.flatnonzero(alive[start : start + BUILD_CHUNK]) + start
+                yield slots, self.dequantised(slots)
+
+        def build() -> CoarseIndex:
+            sample = training_sample(alive, self.dequantised)
+            return CoarseIndex.build(self.dimension, sample, chunks())
+
+        return build
+
+    def stop_recording_changes(self) -> None:
+        self._touched_while_building = None
+
+    def attach_coarse(self, coarse: CoarseIndex) -> None:
+        """Use `coarse` from now on, once the slots changed during its build are brought
+        up to date in it."""
+        touched = np.fromiter(self._touched_while_building or (), np.int64)
+        self.stop_recording_changes()
+        coarse.remove(touched)
+        live = touched[self.alive[touched]] if len(touched) else touched
+        coarse.add(live, self.dequantised(live))
+        self.coarse = coarse
 
     def _next_capacity(self) -> int:
         # A quarter more, not twice: at a million, doubling would hold ~1.4 GB while copying.
@@ -135,26 +219,48 @@ class QuantisedIndex(VectorIndex):
         ranked: list[int] = []
         want = min(visible, k + RESCORE_EXTRA) if k > 0 else 0
         if want:
-            keep = max(SHORTLIST, want)
-            if visible <= max(BITS_FROM, keep):
-                pool = np.flatnonzero(mask)
-            else:
-                if scan is None or scan.generation != self.generation:
-                    scan = self.scan(query)
-                distance = scan.scores
-                np.putmask(distance, ~mask, np.inf)  # never a candidate: all `keep` are visible
-                pool = np.argpartition(distance, keep - 1)[:keep]
-            codes, _ = quantise(query)
-            approx = (
-                np.asarray(
-                    numkong.cdist(codes, self.codes[pool], metric="dot", out_dtype="float32")
-                )[0]
-                * self.scales[pool]
-            )
-            if want < len(pool):
-                pool = pool[np.argpartition(-approx, want - 1)[:want]]
+            pool = self._coarse_candidates(query, mask, visible, want)
+            if pool is None:
+                pool = self._exact_pass_candidates(query, mask, visible, want, scan)
             ranked = self.ids[pool].tolist()
         return Shortlist(self.generation, ranked, mask)
+
+    def _exact_pass_candidates(
+        self, query: np.ndarray, mask: np.ndarray, visible: int, want: int, scan: Scan | None
+    ) -> np.ndarray:
+        """The `want` best visible slots by the int8 codes, of every visible slot of a
+        small set, else of the SHORTLIST nearest by sign bits."""
+        keep = max(SHORTLIST, want)
+        if visible <= max(BITS_FROM, keep):
+            pool = np.flatnonzero(mask)
+        else:
+            if scan is None or scan.generation != self.generation:
+                scan = self.scan(query)
+            distance = scan.scores
+            np.putmask(distance, ~mask, np.inf)  # never a candidate: all `keep` are visible
+            pool = np.argpartition(distance, keep - 1)[:keep]
+        codes, _ = quantise(query)
+        approx = (
+            np.asarray(numkong.cdist(codes, self.codes[pool], metric="dot", out_dtype="float32"))[0]
+            * self.scales[pool]
+        )
+        if want < len(pool):
+            pool = pool[np.argpartition(-approx, want - 1)[:want]]
+        return pool
+
+    def _coarse_candidates(
+        self, query: np.ndarray, mask: np.ndarray, visible: int, want: int
+    ) -> np.ndarray | None:
+        """The coarse index's `want` best visible slots; None when there is no coarse
+        index, the visible set is small enough for the int8 pass over all of it, or the
+        probed lists hold fewer than `want` visible memories."""
+        if self.coarse is None or visible <= BITS_FROM:
+            return None
+        # Every live slot visible (the usual reader of a team's store): no selector.
+        selector = None if visible == len(self._slot_of) else mask
+        slots = self.coarse.search(query, want, selector)
+        slots = slots[mask[slots]]  # the mask decides, whatever the coarse index holds
+        return slots if len(slots) >= want else None
 
     def visible_of(self, listed: Shortlist, also: Sequence[int]) -> list[int]:
         """The memories of `also` that `listed`'s visibility mask lets through (the index

@@ -48,6 +48,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import anyio
@@ -61,6 +62,7 @@ from memory_mcp.semantic.in_process_index import NearestSearch, VectorRows
 from memory_mcp.semantic.in_process_index import Prepared as Prepared
 from memory_mcp.semantic.passages import embed_memories, embed_memory
 from memory_mcp.semantic.vector_index import Scan as Scan
+from memory_mcp.store.postgres.pgvector_search import NearestHits, PgvectorSearch
 from memory_mcp.store.rows import content_hash
 from memory_mcp.store.stored_vectors import StoredVectors
 
@@ -80,6 +82,15 @@ WRITTEN_VECTOR_CACHE = 16
 EMBED_POLL_SECONDS = 1.0
 EMBED_BATCH_CHARS = 2_000
 EMBED_CALL_CHARS = 1_000
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """`Vectors.prepare`'s answer: the part of `nearest` done beside a search's keyword
+    arm, by whichever search holds the vectors."""
+
+    in_process: Prepared | None = None
+    pgvector: NearestHits | None = None
 
 
 class Vectors:
@@ -157,6 +168,13 @@ class Vectors:
             return await self.search.persist_if_due(self.clock())
         return False
 
+    async def build_coarse_index(self) -> bool:
+        """Build a big in-process index's coarse index if it has none (InProcessIndex);
+        whether it built one."""
+        if isinstance(self.search, InProcessIndex):
+            return await self.search.build_coarse_if_due()
+        return False
+
     async def scan(self, query: np.ndarray) -> Scan | None:
         """Start the part of the vector arm that needs only the query (the in-process
         index's full scan, on a large index); None where there is nothing to start
@@ -167,17 +185,24 @@ class Vectors:
 
     async def prepare(
         self, query: np.ndarray, vis: Visibility, k: int, scan: Scan | None
-    ) -> Prepared | None:
+    ) -> Ahead | None:
         """What `nearest` can do before the keyword candidates are known (a quantised
-        index's shortlist and its exact vectors); None where there is nothing to do."""
-        if isinstance(self.search, InProcessIndex):
-            return await self.search.prepare(query, vis, k, scan)
+        index's shortlist and its exact vectors; pgvector's nearest memories); None where
+        there is nothing to do."""
+        search = self.search
+        if isinstance(search, InProcessIndex):
+            shortlist = await search.prepare(query, vis, k, scan)
+            return None if shortlist is None else Ahead(in_process=shortlist)
+        if isinstance(search, PgvectorSearch):
+            return Ahead(pgvector=await search.prepare(query, vis, k))
         return None
 
     async def exact_vectors(self, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored vectors `nearest` would read for `memory_ids` ({} where it reads
         none), for a search's keyword arm to read beside the vector arm."""
         if isinstance(self.search, InProcessIndex):
+            return await self.search.exact_vectors(memory_ids)
+        if isinstance(self.search, PgvectorSearch):
             return await self.search.exact_vectors(memory_ids)
         return {}
 
@@ -188,14 +213,17 @@ class Vectors:
         k: int,
         also: Sequence[int] = (),
         scan: Scan | None = None,
-        prepared: Prepared | None = None,
+        prepared: Ahead | None = None,
         known: dict[int, np.ndarray] | None = None,
     ) -> list[tuple[int, float]]:
         """`scan`, `prepared`, `known`: this search's `scan`, `prepare` and
         `exact_vectors`, made earlier (used where they still hold)."""
-        if isinstance(self.search, InProcessIndex):
-            return await self.search.nearest(query, vis, k, also, scan, prepared, known)
-        return await self.search.nearest(query, vis, k, also)
+        search, ahead = self.search, prepared or Ahead()
+        if isinstance(search, InProcessIndex):
+            return await search.nearest(query, vis, k, also, scan, ahead.in_process, known)
+        if isinstance(search, PgvectorSearch):
+            return await search.nearest(query, vis, k, also, ahead.pgvector, known)
+        return await search.nearest(query, vis, k, also)
 
     async def memory_vector(self, record: MemoryRecord) -> np.ndarray | None:
         """A stored memory's vector from the current model, or None while it is pending:
@@ -358,6 +386,10 @@ class Vectors:
                                 await self.catch_up()
                                 await self.persist_index()
                                 break
+                    # Not shielded: a shutdown abandons a build (a minute at 1M).
+                    if await self.build_coarse_index():
+                        with anyio.CancelScope(shield=True):
+                            await self.persist_index()
                     checked_revision = revision
             except Exception:  # a top-level loop: log and keep serving
                 log.exception("embedding worker failed; retrying")

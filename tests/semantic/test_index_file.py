@@ -206,7 +206,8 @@ async def test_a_shortlist_made_before_a_delta_is_not_used(
     async with opened(settings) as app:
         vectors, query, vis = await asking(app, "topic3 detail3 remark3")
         prepared = await vectors.prepare(query, vis, 3, None)
-        assert prepared is not None and ids["k3"] in prepared.listed.ids
+        assert prepared is not None and prepared.in_process is not None
+        assert ids["k3"] in prepared.in_process.listed.ids
         await app.service.delete(app.caller, ids["k3"])
         new = await app.service.store_memory(
             app.caller, StoreRequest("again", "topic3 detail3 remark3")

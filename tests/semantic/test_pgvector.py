@@ -83,6 +83,56 @@ async def test_the_vector_query_uses_the_hnsw_index(
     assert hits[0][0] == records[42].id  # the memory itself is nearest to its own vector
 
 
+async def test_nearest_memories_found_beside_the_keyword_arm_are_not_searched_again(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A search runs pgvector's nearest-neighbour query beside its keyword arm
+    (`prepare`); `nearest` then only scores the keyword candidates, and gives the answer
+    it gives without it. One prepared for another view is not used."""
+    rng = np.random.default_rng(8)
+    async with opened(make_settings()) as app:
+        store, caller = app.service.store, app.caller
+        now = app.service.clock()
+        memories = [
+            NewMemory(f"k{i}", f"memory {i}", Scope.AGENT, caller.agent_id, "", Source.MANUAL)
+            for i in range(200)
+        ]
+        await store.upsert_many([BatchItem(m, now) for m in memories], cap=0)
+        vectors = rng.normal(size=(200, 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        records = [r async for r in store.iter_records()]
+        pairs = [(r.content_hash, v) for r, v in zip(records, vectors, strict=True)]
+        await store.vectors.save(MODEL, pairs, now)
+        engines: Any = store._engines
+        search = PgvectorSearch(engines, MODEL)
+        vis = Visibility(caller=caller, now=now)
+        also = [records[150].id, records[42].id]
+        plain = await search.nearest(vectors[42], vis, 5, also)
+
+        ran: list[str] = []
+
+        def record(_c: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            if "<=>" in statement:
+                ran.append(statement)
+
+        prepared = await search.prepare(vectors[42], vis, 5)
+        event.listen(engines.reader.sync_engine, "before_cursor_execute", record)
+        assert await search.nearest(vectors[42], vis, 5, also, prepared) == plain
+        assert len(ran) == 1  # the keyword candidate's score only
+        # With the candidates' vectors read beside (the keyword arm): no pgvector at all.
+        known = await search.exact_vectors(also)
+        beside = await search.nearest(vectors[42], vis, 5, also, prepared, known)
+        assert [i for i, _ in beside] == [i for i, _ in plain]
+        assert [s for _, s in beside] == pytest.approx([s for _, s in plain], abs=1e-5)
+        assert len(ran) == 1
+        # Another view: the prepared answer is not used, and the known vectors of
+        # memories it may not see are not scored.
+        other_view = Visibility(caller=caller, now=now, scope=Scope.SWARM)  # sees none
+        assert await search.nearest(vectors[42], other_view, 5, also, prepared, known) == []
+        event.remove(engines.reader.sync_engine, "before_cursor_execute", record)
+    assert plain[0][0] == records[42].id and plain[-1][0] == records[150].id
+
+
 async def test_a_meaning_only_question_is_answered_through_pgvector(
     make_settings: Callable[..., Settings], real_embedder: Embedder
 ) -> None:

@@ -1,0 +1,126 @@
+"""A big store's coarse vector index: faiss's inverted file (IVF) with int8 codes, keyed by
+the quantised index's slots. A search probes the PROBES lists nearest the query instead of
+passing over every vector, so at a million memories its candidates take ~2 ms instead of
+the ~10-13 ms of a Hamming pass over every sign bit (docs/VECTOR_INDEX.md, "Coarse index").
+
+It only proposes candidates: the caller's visibility mask is applied inside the search (a
+faiss ID selector, before the top-k cut) and the store's float32 vectors re-score them
+(semantic/quantised_index.py). A search it cannot answer in full (fewer visible
+candidates than asked for) goes to the exact passes instead.
+
+faiss is imported when a coarse index is first built or loaded: a store below
+in_process_index.QUANTISE_FROM never pays for it."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Inverted lists: ~1,000 memories in each at a million; k-means trains on TRAIN_PER_LIST
+# vectors per list (faiss wants at least 39).
+LISTS = 1024
+TRAIN_PER_LIST = 64
+# Lists probed per search. At 1M real-text vectors (bench scale), recall@10 after the
+# exact re-scoring: 32 lists 0.986, 48 0.992, 64 0.994, 96 0.995; 64 take ~4 ms of one
+# core, 32 ~2 ms.
+PROBES = 64
+# Rows dequantised and added at a time while building (~75 MB of float32).
+BUILD_CHUNK = 50_000
+# The build takes ~30-60 s of one core at a million: it runs in a background thread, and
+# faiss's own OpenMP threads would take the core searches need.
+THREADS = 1
+
+
+def _faiss() -> Any:
+    # faiss's loader logs each SIMD build it tries at INFO: not a server's business.
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
+    # OpenMP reads this when faiss's own libgomp loads; omp_set_num_threads alone would
+    # set it for the calling thread only, and builds and searches run in worker threads.
+    os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+    import faiss  # 0.1 s of import and 66 MB installed: only for a big store
+
+    faiss.omp_set_num_threads(THREADS)
+    return faiss
+
+
+class CoarseIndex:
+    """faiss IVF-SQ8 over inner product (the vectors are unit length), ids = slots."""
+
+    def __init__(self, ivf: Any) -> None:
+        self._faiss = _faiss()
+        self.ivf = ivf
+
+    def __len__(self) -> int:
+        return int(self.ivf.ntotal)
+
+    @classmethod
+    def build(
+        cls, dimension: int, sample: np.ndarray, chunks: Iterator[tuple[np.ndarray, np.ndarray]]
+    ) -> CoarseIndex:
+        """Trained on `sample` (float32 rows), filled from `chunks` of (slots, vectors)."""
+        faiss = _faiss()
+        quantiser = faiss.IndexFlatIP(dimension)
+        ivf = faiss.IndexIVFScalarQuantizer(
+            quantiser, dimension, LISTS, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+        )
+        ivf.train(np.ascontiguousarray(sample, dtype=np.float32))
+        index = cls(ivf)
+        for slots, vectors in chunks:
+            index.add(slots, vectors)
+        return index
+
+    def add(self, slots: np.ndarray, vectors: np.ndarray) -> None:
+        if len(slots):
+            self.ivf.add_with_ids(
+                np.ascontiguousarray(vectors, dtype=np.float32),
+                np.ascontiguousarray(slots, dtype=np.int64),
+            )
+
+    def remove(self, slots: np.ndarray) -> None:
+        """Forget `slots` (one pass over the lists' ids, ~1 ms at a million: batched per
+        delta by the caller)."""
+        if len(slots):
+            self.ivf.remove_ids(
+                self._faiss.IDSelectorBatch(np.ascontiguousarray(slots, dtype=np.int64))
+            )
+
+    def search(self, query: np.ndarray, k: int, mask: np.ndarray | None) -> np.ndarray:
+        """The slots of the (up to) k best candidates for `query` among those `mask` lets
+        through (None: every slot held), best first."""
+        faiss = self._faiss
+        params = faiss.SearchParametersIVF(nprobe=PROBES)
+        if mask is not None:
+            # Bit i of byte i // 8 is slot i (faiss reads the bitmap little-endian).
+            bitmap = np.packbits(mask, bitorder="little")
+            params.sel = faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bitmap))
+        _, slots = self.ivf.search(
+            np.ascontiguousarray(query, dtype=np.float32)[None], k, params=params
+        )
+        found: np.ndarray = slots[0]
+        return found[found >= 0]
+
+    def save(self, path: Path) -> None:
+        self._faiss.write_index(self.ivf, str(path))
+
+    @classmethod
+    def load(cls, path: Path) -> CoarseIndex:
+        try:
+            ivf = _faiss().read_index(str(path))
+        except RuntimeError as exc:  # faiss says what is wrong with the file
+            raise ValueError(f"coarse index: {exc}") from exc
+        return cls(ivf)
+
+
+def training_sample(
+    alive: np.ndarray, vectors_of: Callable[[np.ndarray], np.ndarray], seed: int = 0
+) -> np.ndarray:
+    """LISTS * TRAIN_PER_LIST live rows, chosen at random (all of them in a smaller set)."""
+    live = np.flatnonzero(alive)
+    want = min(len(live), LISTS * TRAIN_PER_LIST)
+    chosen = np.sort(np.random.default_rng(seed).choice(live, want, replace=False))
+    return vectors_of(chosen)
