@@ -1,6 +1,7 @@
-"""`memory-mcp bench locomo DIR|latency|startup|stress|store DIR` (or `python -m bench ...` from the
-repository's root): tables on stdout, progress on stderr, and with --json the full numbers
-for comparing runs. Settings are the benchmarks' own (bench/settings.py), not the user's."""
+"""`memory-mcp bench locomo DIR|latency|startup|stress|store DIR|scale|scale-data ...` (or
+`python -m bench ...` from the repository's root): tables on stdout, progress on stderr, and
+with --json the full numbers for comparing runs. Settings are the benchmarks' own
+(bench/settings.py), not the user's."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ GROUPS = (
 )
 DEFAULT_SCALE_WORKDIR = Path("bench/results/scale")
 DEFAULT_SCALE_DATA = Path("bench/data/scale")
+DEFAULT_LOCOMO_DATA = Path("../shared/bench-data/locomo-dev")  # as the Makefile's
 
 
 def add_commands(
@@ -272,6 +274,43 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     scale.add_argument("--json", type=Path, help="also write every number to this file")
 
+    scale_data = kinds.add_parser(
+        "scale-data",
+        help="make the data `bench scale` reads: real texts of this machine embedded, and "
+        "the rows made from them (bench/scale_data.py; resumes a stopped run)",
+    )
+    scale_data.add_argument("--out", type=Path, required=True, help="the data folder")
+    scale_data.add_argument(
+        "--texts", type=int, default=103_000, help="corpus texts at most (default 103000)"
+    )
+    scale_data.add_argument(
+        "--rows", type=int, default=1_000_000, help="rows of million.npy (default 1000000)"
+    )
+    scale_data.add_argument(
+        "--held-out", type=int, default=600, help="texts kept out as searches (default 600)"
+    )
+    scale_data.add_argument(
+        "--locomo",
+        type=Path,
+        default=DEFAULT_LOCOMO_DATA,
+        help=f"LoCoMo conversation files (default: {DEFAULT_LOCOMO_DATA})",
+    )
+    scale_data.add_argument(
+        "--apt-lists",
+        type=Path,
+        default=Path("/var/lib/apt/lists"),
+        help="apt's package lists (*_Packages, plain, .lz4, .gz or .xz)",
+    )
+    scale_data.add_argument(
+        "--wordnet",
+        type=Path,
+        default=Path("/usr/share/wordnet"),
+        help="WordNet's database (Debian's wordnet-base)",
+    )
+    scale_data.add_argument(
+        "--man", type=Path, default=Path("/usr/share/man"), help="a man page tree (man1/ ...)"
+    )
+
 
 def _embedder_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -325,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
         return run_store(args)
     if args.bench == "scale":  # the server loads its own model
         return run_scale(args)
+    if args.bench == "scale-data":
+        return run_scale_data(args)
     import anyio
 
     from bench.settings import BenchSettings
@@ -445,4 +486,21 @@ def run_scale(args: argparse.Namespace) -> int:
     )
     print(render(result))
     _write_json(args.json, result)
+    return 0
+
+
+def run_scale_data(args: argparse.Namespace) -> int:
+    import anyio
+
+    from bench.scale_data import make_scale_data
+    from bench.scale_sources import Sources
+    from bench.settings import BenchSettings
+    from memory_mcp.app import embedder_from
+
+    sources = Sources(args.locomo, args.apt_lists, args.wordnet, args.man)
+    embedder = embedder_from(BenchSettings(embedder="onnx"))  # loads at the first text
+    manifest = anyio.run(
+        make_scale_data, args.out, sources, embedder, _say, args.texts, args.rows, args.held_out
+    )
+    print(json.dumps(manifest, indent=2))
     return 0

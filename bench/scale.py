@@ -1,13 +1,14 @@
 """`memory-mcp bench scale --memories N`: a store of N memories of real text with real
 MiniLM vectors, and a real server over it on stdio.
 
-The data (`--data DIR`, default bench/data/scale; docs/VECTOR_INDEX.md says how it is
-made): `million.npy` (float32 unit vectors, one per row, N rows at least), `million_parent.npy`
-and `million_is_real.npy` (the corpus text each row comes from, and whether the row is that
-text's own vector), `corpus.jsonl` (the texts: {"text": ...} per line), and
-`bench_queries.jsonl` + `bench_queries.npy` (search texts never stored, and their vectors as
-the server embeds a search). A row that is not a text's own vector is a new point near it,
-stored as that text plus " (variant ROW)", so every memory has its own content and vector.
+The data (`--data DIR`, default bench/data/scale; made by `bench scale-data`,
+bench/scale_data.py; docs/VECTOR_INDEX.md has the recipe): `million.npy` (float32 unit
+vectors, one per row, N rows at least), `million_parent.npy` and `million_is_real.npy` (the
+corpus text each row comes from, and whether the row is that text's own vector),
+`corpus.jsonl` (the texts: {"text": ...} per line), and `bench_queries.jsonl` +
+`bench_queries.npy` (search texts never stored, and their vectors as the server embeds a
+search). A row that is not a text's own vector is a new point near it, stored as that text
+plus " (variant ROW)", so every memory has its own content and vector.
 
 What it measures:
 - the import of the first N rows without embedding (the import's own batches, then the
