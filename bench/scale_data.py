@@ -2,7 +2,8 @@
 in bench/scale.py's docstring; the recipe in docs/VECTOR_INDEX.md, "How the data is made").
 
 Three steps, each skipped when an earlier run finished it, so a run that stops (embedding
-~100k texts takes hours on two busy cores) continues where it stopped:
+~100k texts took 17 minutes here, alone on two cores; far longer when they are shared)
+continues where it stopped:
 
 1. corpus (`corpus.jsonl`, `bench_queries.jsonl`): the texts of bench/scale_sources.py,
    deduplicated (ignoring case and spacing: the model's vocabulary is lower-case), ordered
@@ -41,7 +42,7 @@ from memory_mcp.semantic.passages import embed_memories
 DEFAULT_TEXTS = 103_000
 DEFAULT_ROWS = 1_000_000
 HELD_OUT = 600
-CHUNK = 1_000  # texts per part: ~15 s of embedding here, so a stop loses little
+CHUNK = 1_000  # texts per part: ~10 s of embedding here, so a stop loses little
 SEED = 26
 MANIFEST = "scale_data.json"
 QUESTION = "locomo-question"
