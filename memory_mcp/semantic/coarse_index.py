@@ -1,5 +1,5 @@
 """A big store's coarse vector index: faiss's inverted file (IVF) with int8 codes, keyed by
-the quantised index's slots. A search probes the PROBES lists nearest the query instead of
+the quantised index's slots. A search probes the few lists nearest the query instead of
 passing over every vector, so at a million memories its candidates take ~2 ms instead of
 the ~10-13 ms of a Hamming pass over every sign bit (docs/VECTOR_INDEX.md, "Coarse index").
 
@@ -14,6 +14,7 @@ in_process_index.QUANTISE_FROM never pays for it."""
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,19 +22,40 @@ from typing import Any
 
 import numpy as np
 
-# Inverted lists: ~1,000 memories in each at a million; k-means trains on TRAIN_PER_LIST
-# vectors per list (faiss wants at least 39).
-LISTS = 1024
-TRAIN_PER_LIST = 64
-# Lists probed per search. At 1M real-text vectors (bench scale), recall@10 after the
-# exact re-scoring: 32 lists 0.986, 48 0.992, 64 0.994, 96 0.995; 64 take ~4 ms of one
-# core, 32 ~2 ms.
-PROBES = 64
+# Inverted lists: about 4 x sqrt(vectors), a power of two (4,096 at a million, 2,048 at
+# 200,000); a search probes about 2 x sqrt(lists) of them (128 of 4,096: 3 % of the
+# vectors). On the 1M bench set (300 queries, 90 candidates re-scored exactly, one
+# thread; docs/VECTOR_INDEX.md): 1,024 lists / 64 probed recall@10 0.985 in 5.5 ms,
+# 2,048 / 96 0.984 in 4.3 ms, 4,096 / 128 0.988 in 3.1 ms. None: derived from the
+# size (tests set small fixed ones).
+LISTS: int | None = None
+PROBES: int | None = None
+MIN_LISTS, MAX_LISTS = 64, 16_384
+# k-means trains on TRAIN_PER_LIST vectors per list (faiss wants at least 39): 4,096
+# lists train in ~60 s of one core, most of the build.
+TRAIN_PER_LIST = 40
 # Rows dequantised and added at a time while building (~75 MB of float32).
 BUILD_CHUNK = 50_000
-# The build takes ~30-60 s of one core at a million: it runs in a background thread, and
-# faiss's own OpenMP threads would take the core searches need.
-THREADS = 1
+# The build takes a minute or two of one core at a million: it runs in a background
+# thread on one OpenMP thread, leaving the other core to searches. A search splits its
+# probed lists over two (1M: 3.1 -> 2.0 ms), by then the keyword arm has mostly ended.
+BUILD_THREADS = 1
+SEARCH_THREADS = 2
+
+
+def lists_for(vectors: int) -> int:
+    """How many inverted lists a coarse index over `vectors` vectors gets."""
+    if LISTS is not None:
+        return LISTS
+    wanted = 4 * math.sqrt(max(vectors, 1))
+    return int(min(MAX_LISTS, max(MIN_LISTS, 2 ** round(math.log2(wanted)))))
+
+
+def probes_for(lists: int) -> int:
+    """How many of `lists` lists a search probes."""
+    if PROBES is not None:
+        return min(PROBES, lists)
+    return min(lists, round(2 * math.sqrt(lists)))
 
 
 def _faiss() -> Any:
@@ -41,10 +63,9 @@ def _faiss() -> Any:
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
     # OpenMP reads this when faiss's own libgomp loads; omp_set_num_threads alone would
     # set it for the calling thread only, and builds and searches run in worker threads.
-    os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+    os.environ.setdefault("OMP_NUM_THREADS", str(BUILD_THREADS))
     import faiss  # 0.1 s of import and 66 MB installed: only for a big store
 
-    faiss.omp_set_num_threads(THREADS)
     return faiss
 
 
@@ -54,19 +75,33 @@ class CoarseIndex:
     def __init__(self, ivf: Any) -> None:
         self._faiss = _faiss()
         self.ivf = ivf
+        # A search with one query splits its probed lists over the threads (faiss's
+        # default splits queries, and there is one).
+        ivf.parallel_mode = 1
 
     def __len__(self) -> int:
         return int(self.ivf.ntotal)
 
+    @property
+    def lists(self) -> int:
+        return int(self.ivf.nlist)
+
     @classmethod
     def build(
-        cls, dimension: int, sample: np.ndarray, chunks: Iterator[tuple[np.ndarray, np.ndarray]]
+        cls,
+        dimension: int,
+        lists: int,
+        sample: np.ndarray,
+        chunks: Iterator[tuple[np.ndarray, np.ndarray]],
     ) -> CoarseIndex:
-        """Trained on `sample` (float32 rows), filled from `chunks` of (slots, vectors)."""
+        """`lists` lists trained on `sample` (float32 rows), filled from `chunks` of
+        (slots, vectors). Runs in the calling thread (OpenMP's thread count is the
+        calling thread's own)."""
         faiss = _faiss()
+        faiss.omp_set_num_threads(BUILD_THREADS)
         quantiser = faiss.IndexFlatIP(dimension)
         ivf = faiss.IndexIVFScalarQuantizer(
-            quantiser, dimension, LISTS, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+            quantiser, dimension, lists, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
         )
         ivf.train(np.ascontiguousarray(sample, dtype=np.float32))
         index = cls(ivf)
@@ -93,7 +128,8 @@ class CoarseIndex:
         """The slots of the (up to) k best candidates for `query` among those `mask` lets
         through (None: every slot held), best first."""
         faiss = self._faiss
-        params = faiss.SearchParametersIVF(nprobe=PROBES)
+        faiss.omp_set_num_threads(SEARCH_THREADS)  # this (worker) thread's searches
+        params = faiss.SearchParametersIVF(nprobe=probes_for(self.lists))
         if mask is not None:
             # Bit i of byte i // 8 is slot i (faiss reads the bitmap little-endian).
             bitmap = np.packbits(mask, bitorder="little")
@@ -117,10 +153,10 @@ class CoarseIndex:
 
 
 def training_sample(
-    alive: np.ndarray, vectors_of: Callable[[np.ndarray], np.ndarray], seed: int = 0
+    alive: np.ndarray, lists: int, vectors_of: Callable[[np.ndarray], np.ndarray], seed: int = 0
 ) -> np.ndarray:
-    """LISTS * TRAIN_PER_LIST live rows, chosen at random (all of them in a smaller set)."""
+    """`lists` * TRAIN_PER_LIST live rows, chosen at random (all of them in a smaller set)."""
     live = np.flatnonzero(alive)
-    want = min(len(live), LISTS * TRAIN_PER_LIST)
+    want = min(len(live), lists * TRAIN_PER_LIST)
     chosen = np.sort(np.random.default_rng(seed).choice(live, want, replace=False))
     return vectors_of(chosen)

@@ -17,6 +17,7 @@ import numpy as np
 
 from memory_mcp.models import Visibility
 from memory_mcp.semantic import index_file
+from memory_mcp.semantic.coarse_index import CoarseIndex
 from memory_mcp.semantic.quantised_index import QuantisedIndex, Shortlist, rescored
 from memory_mcp.semantic.vector_index import Scan, VectorIndex
 from memory_mcp.store.index_rows import IndexDelta
@@ -96,7 +97,7 @@ class InProcessIndex:
         self._saved_revision: int | None = None
         self._saved_generation = 0
         self._saved_at = 0.0
-        self._saved_coarse = False
+        self._saved_coarse: CoarseIndex | None = None  # the coarse index last written
 
     async def catch_up(self) -> None:
         async with self._lock:
@@ -124,7 +125,7 @@ class InProcessIndex:
             )
             if loaded is not None:
                 self.index, self._saved_revision = loaded, loaded.revision
-                self._saved_coarse = loaded.coarse is not None
+                self._saved_coarse = loaded.coarse
                 self._opened = True
                 return
         revision = await self.rows.revision()  # changes from here on are caught up after
@@ -149,7 +150,8 @@ class InProcessIndex:
         index, store_file = self.index, self.rows.index_file_base()
         if not isinstance(index, QuantisedIndex) or store_file is None:
             return False
-        new_coarse = index.coarse is not None and not self._saved_coarse  # a minute's work
+        # A coarse index took a minute or more to build: written at once.
+        new_coarse = index.coarse is not None and index.coarse is not self._saved_coarse
         if index.revision == self._saved_revision and not new_coarse:
             return False
         behind = index.generation - self._saved_generation
@@ -165,16 +167,17 @@ class InProcessIndex:
             self._saved_revision = index.revision
             self._saved_generation = index.generation
             self._saved_at = now
-            self._saved_coarse = index.coarse is not None
+            self._saved_coarse = index.coarse
         return True
 
     async def build_coarse_if_due(self) -> bool:
-        """Give a quantised index that has none its coarse index (semantic/coarse_index.py):
-        built in a worker thread from a snapshot, without holding the index, so searches
-        and deltas go on meanwhile (the Hamming pass answers until it is attached); the
-        slots changed meanwhile are brought up to date when it is. Whether it built one."""
+        """Give a quantised index its coarse index (semantic/coarse_index.py) when it has
+        none or has outgrown it: built in a worker thread from a snapshot, without
+        holding the index, so searches and deltas go on meanwhile (the Hamming pass, or
+        the outgrown coarse index, answers until it is attached); the slots changed
+        meanwhile are brought up to date when it is. Whether it built one."""
         index = self.index
-        if not isinstance(index, QuantisedIndex) or index.coarse is not None:
+        if not isinstance(index, QuantisedIndex) or not index.coarse_is_due():
             return False
         async with self._lock:
             build = index.coarse_build_started()

@@ -26,7 +26,12 @@ import numkong
 import numpy as np
 
 from memory_mcp.models import Visibility
-from memory_mcp.semantic.coarse_index import BUILD_CHUNK, CoarseIndex, training_sample
+from memory_mcp.semantic.coarse_index import (
+    BUILD_CHUNK,
+    CoarseIndex,
+    lists_for,
+    training_sample,
+)
 from memory_mcp.semantic.vector_index import Scan, VectorIndex
 from memory_mcp.store.index_rows import IndexDelta
 
@@ -117,6 +122,12 @@ class QuantisedIndex(VectorIndex):
         vectors: np.ndarray = self.codes[slots].astype(np.float32) * self.scales[slots, None]
         return vectors
 
+    def coarse_is_due(self) -> bool:
+        """Whether a coarse index should be built: there is none, or the store has
+        outgrown it (it has at least twice as many lists, about four times the vectors:
+        lists that long make a search probe that much more)."""
+        return self.coarse is None or lists_for(len(self)) >= 2 * self.coarse.lists
+
     def coarse_build_started(self) -> Callable[[], CoarseIndex]:
         """Start recording the slots deltas change, and hand back the build itself: run
         it without holding the index (a minute of one core at a million), then
@@ -130,9 +141,11 @@ class QuantisedIndex(VectorIndex):
                 slots = np.flatnonzero(alive[start : start + BUILD_CHUNK]) + start
                 yield slots, self.dequantised(slots)
 
+        lists = lists_for(int(np.count_nonzero(alive)))
+
         def build() -> CoarseIndex:
-            sample = training_sample(alive, self.dequantised)
-            return CoarseIndex.build(self.dimension, sample, chunks())
+            sample = training_sample(alive, lists, self.dequantised)
+            return CoarseIndex.build(self.dimension, lists, sample, chunks())
 
         return build
 

@@ -72,6 +72,40 @@ def test_it_finds_what_the_exact_scan_finds(monkeypatch: pytest.MonkeyPatch) -> 
     assert found / 400 >= 0.95
 
 
+def test_its_lists_grow_with_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """About 4 x sqrt(vectors) lists, a power of two, and 2 x sqrt(lists) probed: the
+    sizes measured at a million (docs/VECTOR_INDEX.md)."""
+    monkeypatch.setattr(coarse_index, "LISTS", None)
+    monkeypatch.setattr(coarse_index, "PROBES", None)
+    assert coarse_index.lists_for(1_000_000) == 4096
+    assert coarse_index.lists_for(200_000) == 2048
+    assert coarse_index.lists_for(10) == coarse_index.MIN_LISTS
+    assert coarse_index.probes_for(4096) == 128
+    assert coarse_index.probes_for(1024) == 64
+
+
+def test_an_outgrown_coarse_index_is_built_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store that has grown to twice the lists its coarse index has gets a new one;
+    the old one answers until it is attached."""
+    vectors = unit_rows(2_000, seed=27)
+    _, quantised = both(rows_of(vectors))
+    assert quantised.coarse_is_due()
+    with_coarse(quantised)
+    assert not quantised.coarse_is_due()
+    monkeypatch.setattr(coarse_index, "LISTS", 32)  # what the grown store would get
+    assert quantised.coarse_is_due()
+    old = quantised.coarse
+    build = quantised.coarse_build_started()
+    quantised.apply(IndexDelta(revision=2, upserted=[], deleted=[1]))  # during the build
+    assert quantised.coarse is old
+    quantised.attach_coarse(build())
+    assert quantised.coarse is not None and quantised.coarse.lists == 32
+    assert len(quantised.coarse) == 1_999 and not quantised.coarse_is_due()
+    no_exact_pass(monkeypatch)
+    vis = Visibility(caller=ALICE, now=NOW)
+    assert ids(search(quantised, vectors, vectors[5], vis, 1)) == [6]
+
+
 @pytest.mark.parametrize("probes", [16, 1])
 def test_a_filter_runs_inside_the_coarse_search(
     probes: int, monkeypatch: pytest.MonkeyPatch
