@@ -76,3 +76,21 @@ async def test_a_store_within_the_budget_ranks_every_word(
     settings, ids = await analysed(make_settings, monkeypatch, pg_server, budget=40)
     hits = await keyword_hits(settings, ["harbour", "lighthouse"])
     assert len(hits) == 30 and hits[0][0] == ids["k3"]
+
+
+async def test_analyze_keeps_ten_thousand_common_lexemes(
+    make_settings: Callable[..., Settings], pg_server: object
+) -> None:
+    """search_text's statistics target is 1,000 (store/postgres/ddl.py), so ANALYZE keeps
+    up to 10,000 most common lexemes: with the default's 1,000, a word in ~9,900 of a
+    million real texts counted as rare and was ranked (docs/VECTOR_INDEX.md)."""
+    settings = make_settings()
+    async with opened(settings):
+        pass
+    target = pg_query(
+        pg_server,
+        str(settings.db),
+        "SELECT attstattarget FROM pg_attribute "
+        "WHERE attrelid = 'memories'::regclass AND attname = 'search_text';",
+    )
+    assert "1000" in target

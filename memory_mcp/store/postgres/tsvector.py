@@ -84,8 +84,9 @@ def keyword_search(
 def _counts(conn: Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
     """How many memories there are (counted up to MATCH_BUDGET + 1), and, in a store over
     the budget, about how many hold each term: from the most common lexemes and their
-    frequencies that ANALYZE keeps for search_text (`_CommonLexemes`); a lexeme not
-    among them counts 0 (rarer than every one of them: under ~900 memories of 1M).
+    frequencies that ANALYZE keeps for search_text (`_CommonLexemes`, 10,000 of them:
+    ddl.py); a lexeme not among them counts 0 (rarer than every one of them: under
+    ~1,500 memories of 1M real texts, bench scale).
     ts_rank reads every matching row's tsvector: at 1M memories a search whose words
     matched 47k rows took 130 ms to rank. Counting the matches as SQLite does (up to the
     budget) read ~2,500 rows a common word: 58 ms a search (load 10); asking the planner
