@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 
-import anyio
 import numpy as np
 
 from memory_mcp.semantic.embeddings import Embedder
@@ -112,31 +111,16 @@ async def embed_memories(
 
 async def embed_memory(embedder: Embedder, text: str) -> np.ndarray:
     """One memory's unit vector (what `embed_memories` gives it), in two calls: the whole
-    text, and its passages together. In one call the passages are padded to the whole
+    text, then its passages together. In one call the passages are padded to the whole
     text's length: on LoCoMo's chat turns (2.9 texts each) that cost ~40% more model CPU
-    than the two calls (bench store, issue 26). The two calls run side by side: a store
-    waits for the longer of them, not their sum (each is too small to keep both cores'
-    threads busy on its own; docs/RETRIEVAL.md, "store")."""
+    than the two calls (bench store, issue 26)."""
     parts = passages(text)
-    if len(parts) == 1:
-        return _unit(np.asarray(await embedder.embed(parts), dtype=np.float32)[0])
-    outs: dict[str, np.ndarray] = {}
-
-    async def call(name: str, texts: list[str]) -> None:
-        outs[name] = np.asarray(await embedder.embed(texts), dtype=np.float32)
-
-    async with anyio.create_task_group() as calls:
-        calls.start_soon(call, "whole", parts[:1])
-        calls.start_soon(call, "passages", parts[1:])
-    summed = outs["whole"][0]
-    for passage in outs["passages"]:
-        summed = summed + passage  # in embed_memories' order: the same float32 sums
-    return _unit(summed)
-
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(vector)
-    unit: np.ndarray = vector / (norm if norm > 0 else 1.0)
+    summed = np.asarray(await embedder.embed(parts[:1]), dtype=np.float32)[0]
+    if len(parts) > 1:
+        for passage in np.asarray(await embedder.embed(parts[1:]), dtype=np.float32):
+            summed = summed + passage  # in embed_memories' order: the same float32 sums
+    norm = np.linalg.norm(summed)
+    unit: np.ndarray = summed / (norm if norm > 0 else 1.0)
     return unit
 
 
