@@ -7,7 +7,7 @@ since/until, expiry) applies before either arm's top-k cut."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Generic, Protocol
 
@@ -123,7 +123,7 @@ async def search(
     facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
     scans: list[ScanT | None] = []
     prepared: list[PreparedT | None] = []
-    keyword_vectors: dict[int, np.ndarray] = {}  # the keyword candidates' exact vectors
+    keyword_vectors: list[Mapping[int, np.ndarray]] = []  # the keyword candidates' vectors
 
     lookup = exact_lookup(text)
     keyword_query = KeywordQuery(
@@ -148,7 +148,7 @@ async def search(
         if semantic:  # read now, while the vector arm computes, not after both arms
             candidates = [memory_id for memory_id, _ in finds.hits]
             candidates += exact[0].candidate_ids
-            keyword_vectors.update(await vectors.exact_vectors(candidates))
+            keyword_vectors.append(await vectors.exact_vectors(candidates, vis))
 
     async def vector_arm() -> None:
         async with anyio.create_task_group() as index:  # catch up while the model embeds
@@ -177,7 +177,7 @@ async def search(
             [memory_id for memory_id, _ in keyword_hits],
             scans[0],
             prepared[0],
-            keyword_vectors,
+            keyword_vectors[0] if keyword_vectors else None,
         )
     else:
         notices.append(

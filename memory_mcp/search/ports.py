@@ -5,7 +5,7 @@ neither, so it sits below both."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -51,7 +51,9 @@ class QueryVectors(Protocol[ScanT, PreparedT]):
         self, query: np.ndarray, vis: Visibility, k: int, scan: ScanT | None
     ) -> PreparedT | None: ...
 
-    async def exact_vectors(self, memory_ids: Sequence[int]) -> dict[int, np.ndarray]: ...
+    async def exact_vectors(
+        self, memory_ids: Sequence[int], vis: Visibility
+    ) -> Mapping[int, np.ndarray]: ...
 
     async def nearest(
         self,
@@ -61,7 +63,7 @@ class QueryVectors(Protocol[ScanT, PreparedT]):
         also: Sequence[int] = (),
         scan: ScanT | None = None,
         prepared: PreparedT | None = None,
-        known: dict[int, np.ndarray] | None = None,
+        known: Mapping[int, np.ndarray] | None = None,
     ) -> list[tuple[int, float]]: ...
 
 

@@ -8,7 +8,7 @@ docstring."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -232,7 +232,7 @@ class InProcessIndex:
         also: Sequence[int] = (),
         scan: Scan | None = None,
         prepared: Prepared | None = None,
-        known: dict[int, np.ndarray] | None = None,
+        known: Mapping[int, np.ndarray] | None = None,
     ) -> list[tuple[int, float]]:
         """`prepared`: this search's `prepare`, used while the index is the same and at
         the same generation; `known`: exact vectors read already (`exact_vectors`)."""

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -197,13 +197,16 @@ class Vectors:
             return Ahead(pgvector=await search.prepare(query, vis, k))
         return None
 
-    async def exact_vectors(self, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    async def exact_vectors(
+        self, memory_ids: Sequence[int], vis: Visibility
+    ) -> Mapping[int, np.ndarray]:
         """The stored vectors `nearest` would read for `memory_ids` ({} where it reads
-        none), for a search's keyword arm to read beside the vector arm."""
+        none), for a search's keyword arm to read beside the vector arm; pgvector's
+        are of the memories `vis` lets through only."""
         if isinstance(self.search, InProcessIndex):
             return await self.search.exact_vectors(memory_ids)
         if isinstance(self.search, PgvectorSearch):
-            return await self.search.exact_vectors(memory_ids)
+            return await self.search.exact_vectors(memory_ids, vis)
         return {}
 
     async def nearest(
@@ -214,7 +217,7 @@ class Vectors:
         also: Sequence[int] = (),
         scan: Scan | None = None,
         prepared: Ahead | None = None,
-        known: dict[int, np.ndarray] | None = None,
+        known: Mapping[int, np.ndarray] | None = None,
     ) -> list[tuple[int, float]]:
         """`scan`, `prepared`, `known`: this search's `scan`, `prepare` and
         `exact_vectors`, made earlier (used where they still hold)."""

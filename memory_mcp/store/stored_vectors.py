@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, and_, case, exists, func, insert, select, update
+from sqlalchemy import Connection, and_, case, exists, func, insert, select, true, update
 
+from memory_mcp.models import Visibility
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.index_rows import IndexDelta, IndexRow
-from memory_mcp.store.rows import IN_CHUNK, MEMORIES, M, index_row, next_revision
+from memory_mcp.store.rows import IN_CHUNK, MEMORIES, M, index_row, next_revision, visible_to
 from memory_mcp.store.schema import EmbeddingRow, StoreMetaRow, TombstoneRow
 from memory_mcp.store.sqlite_cursor import cursor_rows
 
@@ -175,12 +176,15 @@ class StoredVectors:
         none): a full build of the index reads the store in such pages, never all at once."""
         return await self._engines.read(_rows_page, model, after_id, limit)
 
-    async def vectors_of(self, model: str, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    async def vectors_of(
+        self, model: str, memory_ids: Sequence[int], vis: Visibility | None = None
+    ) -> dict[int, np.ndarray]:
         """The current `model` vector of each of `memory_ids` that has one (a quantised
-        index re-scores its best candidates with them)."""
+        index re-scores its best candidates with them); with `vis`, of those it lets
+        through only (store/rows.py's rule, in the same statement)."""
         if not memory_ids:
             return {}
-        return await self._engines.read(_vectors_of, model, list(memory_ids))
+        return await self._engines.read(_vectors_of, model, list(memory_ids), vis)
 
     async def changes_since(self, revision: int, model: str) -> IndexDelta:
         """Everything an in-process index at `revision` must apply to catch up, read in one
@@ -238,8 +242,10 @@ _VECTORS_BY_ID_SQLITE = (
 )
 
 
-def _vectors_of(conn: Connection, model: str, memory_ids: list[int]) -> dict[int, np.ndarray]:
-    if conn.dialect.name == "sqlite":
+def _vectors_of(
+    conn: Connection, model: str, memory_ids: list[int], vis: Visibility | None
+) -> dict[int, np.ndarray]:
+    if conn.dialect.name == "sqlite" and vis is None:
         read = cursor_rows(conn, _VECTORS_BY_ID_SQLITE, (model, json.dumps(memory_ids)))
         return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in read}
     found: dict[int, np.ndarray] = {}
@@ -250,7 +256,10 @@ def _vectors_of(conn: Connection, model: str, memory_ids: list[int]) -> dict[int
                 EmbeddingRow,
                 and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
             )
-            .where(M.id.in_(memory_ids[start : start + IN_CHUNK]))
+            .where(
+                M.id.in_(memory_ids[start : start + IN_CHUNK]),
+                true() if vis is None else visible_to(vis),
+            )
         )
         for memory_id, blob in rows:
             found[memory_id] = np.frombuffer(blob, dtype=np.float32)

@@ -190,7 +190,7 @@ async def test_a_shortlist_made_beside_the_keyword_arm_gives_the_same_answer(
         plain = await vectors.nearest(query, vis, 3, also)
         prepared = await vectors.prepare(query, vis, 3, None)
         assert prepared is not None
-        known = await vectors.exact_vectors(also)
+        known = await vectors.exact_vectors(also, vis)
         assert sorted(known) == sorted(also)
         assert await vectors.nearest(query, vis, 3, also, None, prepared, known) == plain
         assert plain[0][0] == ids["k7"] and {ids["k30"], ids["k31"]} <= {i for i, _ in plain}

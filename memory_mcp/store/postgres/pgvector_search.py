@@ -7,7 +7,7 @@ Nothing is cached in the process: every process sees every committed write at on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,11 +133,16 @@ class PgvectorSearch:
         async with self._engines.reader.begin() as conn:
             return NearestHits(query, vis, k, await self._nearest(conn, query, vis, k))
 
-    async def exact_vectors(self, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """The stored vectors of `memory_ids`, for `nearest`'s `known`: a search's keyword
-        arm reads its candidates' while the vector arm runs (an indexed lookup each, ~0.15
-        ms at 1M memories), instead of pgvector scoring them after both arms."""
-        return await self._stored.vectors_of(self.model, memory_ids)
+    async def exact_vectors(self, memory_ids: Sequence[int], vis: Visibility) -> VisibleVectors:
+        """The stored vectors of those of `memory_ids` that `vis` lets through, for
+        `nearest`'s `known`: a search's keyword arm reads its candidates' while the vector
+        arm runs (an indexed lookup each, ~0.15 ms at 1M memories), and the visibility
+        rule is asked in the same statement, so `nearest` need not ask it again after
+        both arms (a round trip, ~5 ms at 1M)."""
+        found: dict[int, np.ndarray] = {}
+        if memory_ids:
+            found = await self._stored.vectors_of(self.model, memory_ids, vis)
+        return VisibleVectors(vis, found)
 
     async def nearest(
         self,
@@ -146,26 +151,37 @@ class PgvectorSearch:
         k: int,
         also: Sequence[int] = (),
         prepared: NearestHits | None = None,
-        known: dict[int, np.ndarray] | None = None,
+        known: Mapping[int, np.ndarray] | None = None,
     ) -> list[tuple[int, float]]:
         """The k visible memories nearest to `query` (cosine similarity), then those of
         `also` that `vis` lets through. `prepared`: this search's `prepare`, used when it
         was asked the same; `known`: stored vectors read already (a search's keyword arm
-        reads its candidates'), scored here once the store says which are visible."""
-        known = known or {}
-        async with self._engines.reader.begin() as conn:
-            if prepared is not None and prepared.answers(query, vis, k):
-                hits = list(prepared.hits)
-            else:
-                hits = await self._nearest(conn, query, vis, k)
-            extra = [i for i in dict.fromkeys(also) if i not in {h[0] for h in hits}]
-            scored: list[tuple[int, float]] = []
-            if have := [i for i in extra if i in known]:
-                visible = await conn.scalars(select(M.id).where(M.id.in_(have), visible_to(vis)))
-                scored += [(i, _cosine(known[i], query)) for i in visible]
-            if rest := [i for i in extra if i not in known]:
-                stmt, distance = self._statement(query, vis, indexed=False)
-                scored += await _hits(conn, stmt.where(M.id.in_(rest)), distance, None)
+        reads its candidates' with `exact_vectors`), scored without a trip to the
+        database when they were read for this `vis`; any others are checked first."""
+        hits = (
+            list(prepared.hits)
+            if prepared is not None and prepared.answers(query, vis, k)
+            else None
+        )
+        seen = {memory_id for memory_id, _ in hits or ()}
+        extra = [i for i in dict.fromkeys(also) if i not in seen]
+        checked = known.vectors if isinstance(known, VisibleVectors) and known.vis == vis else {}
+        scored = [(i, _cosine(checked[i], query)) for i in extra if i in checked]
+        unchecked = {i: v for i, v in (known or {}).items() if i not in checked}
+        have = [i for i in extra if i in unchecked]
+        rest = [i for i in extra if i not in checked and i not in unchecked]
+        if hits is None or have or rest:
+            async with self._engines.reader.begin() as conn:
+                if hits is None:
+                    hits = await self._nearest(conn, query, vis, k)
+                    seen = {memory_id for memory_id, _ in hits}
+                if have:
+                    stmt = select(M.id).where(M.id.in_(have), visible_to(vis))
+                    scored += [(i, _cosine(unchecked[i], query)) for i in await conn.scalars(stmt)]
+                if rest:
+                    stmt, distance = self._statement(query, vis, indexed=False)
+                    scored += await _hits(conn, stmt.where(M.id.in_(rest)), distance, None)
+        scored = [hit for hit in scored if hit[0] not in seen]
         return hits + sorted(scored, key=lambda hit: (-hit[1], hit[0]))
 
     async def _nearest(
@@ -231,6 +247,24 @@ class NearestHits:
         return k == self.k and vis == self.vis and np.array_equal(query, self.query)
 
 
+@dataclass(frozen=True)
+class VisibleVectors(Mapping[int, np.ndarray]):
+    """`PgvectorSearch.exact_vectors`' answer: stored vectors of memories that `vis`
+    lets through, checked as they were read."""
+
+    vis: Visibility
+    vectors: dict[int, np.ndarray]
+
+    def __getitem__(self, memory_id: int) -> np.ndarray:
+        return self.vectors[memory_id]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.vectors)
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+
 def _cosine(vector: np.ndarray, query: np.ndarray) -> float:
     return float(vector @ query / (np.linalg.norm(vector) * np.linalg.norm(query)))
 
@@ -246,6 +280,7 @@ async def _hits(
 
 __all__ = [
     "NearestHits",
+    "VisibleVectors",
     "PgStoredVectors",
     "PgvectorSearch",
     "fill_pgvector_column",
