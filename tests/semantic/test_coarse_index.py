@@ -27,6 +27,7 @@ from tests.semantic.test_quantised_index import (
     NOW,
     both,
     ids,
+    million_with_one_of_bobs,
     rows_of,
     search,
     unit_rows,
@@ -241,3 +242,22 @@ async def test_a_server_builds_it_in_the_background_and_keeps_it(
         query = await app.service.vectors.embed_query("topic7 detail7")
         hits = await app.service.vectors.nearest(query, Visibility(app.caller, now=2e9), 3)
         assert hits[0][0] == stored[7].record.id
+
+
+def test_one_visible_memory_among_a_million_with_the_coarse_index(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same million with a real coarse index built over it: bob, who sees one memory,
+    gets it (a visible set that small never goes to the coarse index); alice's search
+    goes through the coarse index, its mask inside faiss, and never gets bob's. Every list
+    is probed: the million share one vector, so k-means puts them in one list."""
+    monkeypatch.setattr(quantised_index, "BITS_FROM", 50_000)
+    monkeypatch.setattr(coarse_index, "PROBES", 16)
+    index, query, bob = million_with_one_of_bobs()
+    with_coarse(index)
+    assert index.coarse is not None and len(index.coarse) == 1_000_000
+    ranked, _ = index.shortlist(query, Visibility(caller=BOB, now=NOW), 10)
+    assert ranked == [bob]
+    no_exact_pass(monkeypatch)  # alice's answer must come from the coarse index
+    ranked, _ = index.shortlist(query, Visibility(caller=ALICE, now=NOW), 10)
+    assert len(ranked) == 10 + quantised_index.RESCORE_EXTRA and bob not in ranked

@@ -143,10 +143,9 @@ def test_also_lists_the_keyword_candidates_a_reader_may_see() -> None:
     assert ids(hits) == [1, 9]
 
 
-def test_one_visible_memory_among_a_million() -> None:
-    """The issue's case at its size: bob may see one memory of 1,000,000 (alice's are
-    private to her); it is the nearest of all by sign bits and codes, and alice, who sees
-    the other 999,999, never gets it."""
+def million_with_one_of_bobs() -> tuple[QuantisedIndex, np.ndarray, int]:
+    """1,000,000 memories private to alice but one, bob's, the nearest of all to the
+    query by sign bits and codes: (index, query, bob's memory id)."""
     size, bobs_slot = 1_000_000, 777_777
     index = QuantisedIndex(np.zeros(DIMENSION, dtype=np.float32))
     index._allocate(size)
@@ -167,7 +166,14 @@ def test_one_visible_memory_among_a_million() -> None:
     index.codes[bobs_slot] = quantised_index.quantise(query)[0][0]
     index.scales[bobs_slot] = 100.0
     index.owner[bobs_slot] = index._codes.code("agent:bob")
-    bob = bobs_slot + 1
+    return index, query, bobs_slot + 1
+
+
+def test_one_visible_memory_among_a_million() -> None:
+    """The issue's case at its size: bob may see one memory of 1,000,000 (alice's are
+    private to her); it is the nearest of all by sign bits and codes, and alice, who sees
+    the other 999,999, never gets it."""
+    index, query, bob = million_with_one_of_bobs()
     ranked, _ = index.shortlist(query, Visibility(caller=BOB, now=NOW), 10)
     assert ranked == [bob]
     ranked, _ = index.shortlist(query, Visibility(caller=ALICE, now=NOW), 10)
