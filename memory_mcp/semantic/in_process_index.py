@@ -199,7 +199,7 @@ class InProcessIndex:
             return None
         if isinstance(index, QuantisedIndex) and index.coarse is not None:
             return None  # the coarse index searches instead (a scan only if it cannot)
-        return await anyio.to_thread.run_sync(self.index.scan, query)
+        return await anyio.to_thread.run_sync(index.scan, query)
 
     async def prepare(
         self, query: np.ndarray, vis: Visibility, k: int, scan: Scan | None

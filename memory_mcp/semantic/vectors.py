@@ -169,8 +169,8 @@ class Vectors:
         return False
 
     async def build_coarse_index(self) -> bool:
-        """Build a big in-process index's coarse index if it has none (InProcessIndex);
-        whether it built one."""
+        """Build a big in-process index's coarse index if it has none or has outgrown it
+        (InProcessIndex); whether it built one."""
         if isinstance(self.search, InProcessIndex):
             return await self.search.build_coarse_if_due()
         return False

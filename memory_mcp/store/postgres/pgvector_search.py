@@ -157,31 +157,28 @@ class PgvectorSearch:
         `also` that `vis` lets through. `prepared`: this search's `prepare`, used when it
         was asked the same; `known`: stored vectors read already (a search's keyword arm
         reads its candidates' with `exact_vectors`), scored without a trip to the
-        database when they were read for this `vis`; any others are checked first."""
+        database when they were read for this `vis`; any others are scored by the
+        database, which asks the visibility rule in the same statement."""
         hits = (
             list(prepared.hits)
             if prepared is not None and prepared.answers(query, vis, k)
             else None
         )
-        seen = {memory_id for memory_id, _ in hits or ()}
-        extra = [i for i in dict.fromkeys(also) if i not in seen]
         checked = known.vectors if isinstance(known, VisibleVectors) and known.vis == vis else {}
-        scored = [(i, _cosine(checked[i], query)) for i in extra if i in checked]
-        unchecked = {i: v for i, v in (known or {}).items() if i not in checked}
-        have = [i for i in extra if i in unchecked]
-        rest = [i for i in extra if i not in checked and i not in unchecked]
-        if hits is None or have or rest:
+        wanted = list(dict.fromkeys(also))
+        scored: list[tuple[int, float]] = []
+        if hits is None or any(i not in checked for i in wanted):
             async with self._engines.reader.begin() as conn:
                 if hits is None:
                     hits = await self._nearest(conn, query, vis, k)
-                    seen = {memory_id for memory_id, _ in hits}
-                if have:
-                    stmt = select(M.id).where(M.id.in_(have), visible_to(vis))
-                    scored += [(i, _cosine(unchecked[i], query)) for i in await conn.scalars(stmt)]
-                if rest:
+                seen = {memory_id for memory_id, _ in hits}
+                if rest := [i for i in wanted if i not in seen and i not in checked]:
                     stmt, distance = self._statement(query, vis, indexed=False)
                     scored += await _hits(conn, stmt.where(M.id.in_(rest)), distance, None)
-        scored = [hit for hit in scored if hit[0] not in seen]
+        seen = {memory_id for memory_id, _ in hits}
+        scored += [
+            (i, _cosine(checked[i], query)) for i in wanted if i in checked and i not in seen
+        ]
         return hits + sorted(scored, key=lambda hit: (-hit[1], hit[0]))
 
     async def _nearest(
@@ -280,9 +277,9 @@ async def _hits(
 
 __all__ = [
     "NearestHits",
-    "VisibleVectors",
     "PgStoredVectors",
     "PgvectorSearch",
+    "VisibleVectors",
     "fill_pgvector_column",
     "set_pgvectors",
     "vector_literal",
