@@ -124,6 +124,10 @@ class CoarseIndex:
                 self._faiss.IDSelectorBatch(np.ascontiguousarray(slots, dtype=np.int64))
             )
 
+    def remove_from(self, first_slot: int) -> None:
+        """Forget every slot from `first_slot` on (one pass over the lists' ids)."""
+        self.ivf.remove_ids(self._faiss.IDSelectorRange(first_slot, np.iinfo(np.int64).max))
+
     def search(self, query: np.ndarray, k: int, mask: np.ndarray | None) -> np.ndarray:
         """The slots of the (up to) k best candidates for `query` among those `mask` lets
         through (None: every slot held), best first."""

@@ -3,13 +3,20 @@ QUANTISE_FROM vectors, quantised and persisted beside the store from there on
 (semantic/quantised_index.py, semantic/index_file.py), with a coarse index built in the
 background (semantic/coarse_index.py). `Vectors` (semantic/vectors.py) holds one unless
 the database searches itself (pgvector). The sync and lock rules are in vectors.py's
-docstring."""
+docstring.
+
+Neither background job holds the index (`_lock`) for its long part, so searches and
+catch-ups go on meanwhile: the coarse build works on a snapshot and brings the slots changed
+meanwhile up to date when it is attached; the persist (`persist_if_due`) writes a snapshot's
+arrays (0.65-2.3 s at a million), then holds the index only to rewrite the rows changed
+meanwhile and write the coarse index and the meta (index_file.py)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import anyio
@@ -31,14 +38,24 @@ log = logging.getLogger(__name__)
 QUANTISE_FROM = 200_000
 # A full build reads the store this many rows at a time (never every vector at once).
 BUILD_PAGE = 20_000
-# The persisted index is rewritten by the background worker when this many deltas were
-# applied since it was written, or any after this many seconds.
+# The persisted index is rewritten by the background worker when `changes_before_save`
+# deltas were applied since it was written (at least this many), or any after this many
+# seconds.
 SAVE_AFTER_CHANGES = 200
 SAVE_AFTER_SECONDS = 600.0
 # From this many vectors on, a search scans them in a worker thread as soon as its query is
 # embedded, while its keyword arm still reads the store (100k x 384: ~6-15 ms here). Below
 # it the scan is shorter than the hand-over to a thread.
 SCAN_IN_THREAD_FROM = 20_000
+
+
+def changes_before_save(size: int) -> int:
+    """How many deltas the persisted index of an index of `size` memories may be behind
+    before it is rewritten: SAVE_AFTER_CHANGES, or 1 % of the index when that is more. A
+    start reads what the file lacks from the store (1 % of a million: a few seconds,
+    once), while each rewrite at a million writes ~0.8 GB: every 200 deltas, a busy
+    server would spend its disk on rewriting it."""
+    return max(SAVE_AFTER_CHANGES, size // 100)
 
 
 class VectorRows(Protocol):
@@ -98,6 +115,7 @@ class InProcessIndex:
         self._saved_generation = 0
         self._saved_at = 0.0
         self._saved_coarse: CoarseIndex | None = None  # the coarse index last written
+        self._saving = False  # one save at a time: each writes into the same new folder
 
     async def catch_up(self) -> None:
         async with self._lock:
@@ -145,7 +163,7 @@ class InProcessIndex:
 
     async def persist_if_due(self, now: float) -> bool:
         """Write a quantised index beside the store when it is behind the store by enough
-        (SAVE_AFTER_CHANGES, or any change after SAVE_AFTER_SECONDS): the background
+        (`changes_before_save`, or any change after SAVE_AFTER_SECONDS): the background
         worker asks after each catch-up. Whether it wrote."""
         index, store_file = self.index, self.rows.index_file_base()
         if not isinstance(index, QuantisedIndex) or store_file is None:
@@ -158,17 +176,58 @@ class InProcessIndex:
         if (
             self._saved_revision is not None
             and not new_coarse
-            and behind < SAVE_AFTER_CHANGES
+            and behind < changes_before_save(len(index))
             and (now - self._saved_at < SAVE_AFTER_SECONDS)
         ):
             return False
-        async with self._lock:  # no delta applied while the arrays are written
-            await anyio.to_thread.run_sync(index_file.save, index, store_file, self.model)
-            self._saved_revision = index.revision
-            self._saved_generation = index.generation
+        async with self._lock:
+            if self._saving:
+                return False
+            self._saving = True
+            snapshot = index_file.snapshot_of(index)
+            index.save_started()
+        try:
+            fresh = await anyio.to_thread.run_sync(index_file.fresh_folder, store_file)
+            # The big write, without the lock: searches and deltas go on meanwhile.
+            await anyio.to_thread.run_sync(index_file.write_arrays, snapshot, fresh)
+            replaced = await self._finish_save(index, snapshot, fresh, store_file, now)
+            # Removed without the lock either way: the old folder, or the unfinished one.
+            await anyio.to_thread.run_sync(index_file.remove, replaced or fresh)
+        finally:
+            index.save_ended()
+            self._saving = False
+        return replaced is not None
+
+    async def _finish_save(
+        self,
+        index: QuantisedIndex,
+        snapshot: index_file.Snapshot,
+        fresh: Path,
+        store_file: Path,
+        now: float,
+    ) -> Path | None:
+        """index_file.finish with the index held (no delta while the rows changed since the
+        snapshot are rewritten), unless `index` is no longer this search's: the folder it
+        replaced, None when it did not finish."""
+        async with self._lock:
+            if self.index is not index:
+                return None
+            replaced = await anyio.to_thread.run_sync(
+                index_file.finish,
+                index,
+                snapshot,
+                fresh,
+                store_file,
+                self.model,
+                index.changed_while_saving(),
+            )
+            # The file is labelled with the snapshot's revision: the deltas applied since
+            # count towards the next save, as a start catches up on them.
+            self._saved_revision = snapshot.revision
+            self._saved_generation = snapshot.generation
             self._saved_at = now
             self._saved_coarse = index.coarse
-        return True
+        return replaced
 
     async def build_coarse_if_due(self) -> bool:
         """Give a quantised index its coarse index (semantic/coarse_index.py) when it has

@@ -70,6 +70,9 @@ class QuantisedIndex(VectorIndex):
         self._coarse_removals: set[int] = set()
         # The slots a delta changed while a coarse index was being built from a snapshot.
         self._touched_while_building: set[int] | None = None
+        # The slots a delta changed while the index was being written to disk from a
+        # snapshot (semantic/index_file.py): their written rows are brought up to date.
+        self._touched_while_saving: set[int] | None = None
 
     def apply(self, delta: IndexDelta) -> None:
         super().apply(delta)
@@ -103,10 +106,14 @@ class QuantisedIndex(VectorIndex):
         self.scales[slot] = scales[0]
 
     def _changed(self, slot: int, vector: np.ndarray | None) -> None:
-        """Keep the coarse index (or the one being built) in step with a slot's new
-        vector (None: the slot was freed)."""
+        """Keep the coarse index (or the one being built, or the copy being written) in
+        step with a slot's new vector (None: the slot was freed). Every change of a slot
+        comes here: `_put` rewrites the vector of a memory whose tags or expiry alone
+        changed too."""
         if self._touched_while_building is not None:
             self._touched_while_building.add(slot)
+        if self._touched_while_saving is not None:
+            self._touched_while_saving.add(slot)
         if self.coarse is None:
             return
         if vector is None or self.alive[slot]:  # freed, or a memory's vector replaced
@@ -161,6 +168,18 @@ class QuantisedIndex(VectorIndex):
         live = touched[self.alive[touched]] if len(touched) else touched
         coarse.add(live, self.dequantised(live))
         self.coarse = coarse
+
+    def save_started(self) -> None:
+        """Start recording the slots deltas change, while the arrays are written from a
+        snapshot without holding the index (semantic/in_process_index.py, persist_if_due)."""
+        self._touched_while_saving = set()
+
+    def changed_while_saving(self) -> np.ndarray:
+        """The slots changed since `save_started`, in order."""
+        return np.array(sorted(self._touched_while_saving or ()), dtype=np.int64)
+
+    def save_ended(self) -> None:
+        self._touched_while_saving = None
 
     def _next_capacity(self) -> int:
         # A quarter more, not twice: at a million, doubling would hold ~1.4 GB while copying.
