@@ -70,6 +70,10 @@ class MemoryApi(Protocol):
 
     async def similar_to(self, caller: Caller, record: MemoryRecord) -> SimilarCheck: ...
 
+    async def store_and_check(
+        self, caller: Caller, request: StoreRequest
+    ) -> tuple[UpsertOutcome, SimilarCheck]: ...
+
     async def write_batch(
         self, memories: Sequence[tuple[Caller, NewMemory, float | None]]
     ) -> BatchOutcome: ...

@@ -8,7 +8,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from memory_mcp import permissions
@@ -74,17 +74,37 @@ class MemoryService(MemoryLinks, MemoryReads):
     # -- writing ----------------------------------------------------------------------------
 
     async def store_memory(
-        self, caller: Caller, request: StoreRequest, *, embed_now: bool = True
+        self,
+        caller: Caller,
+        request: StoreRequest,
+        *,
+        embed_now: bool = True,
+        then: Callable[[UpsertOutcome], Awaitable[None]] | None = None,
     ) -> UpsertOutcome:
         """Store `request` for `caller` (an upsert on its identity).
-        `embed_now=False` leaves the vector to the background worker.
+        `embed_now=False` leaves the vector to the background worker. `then`: see
+        write_memory.
 
         A swarm memory with this key owned by another agent is updated only by the lead
         (PermissionDeniedError names the owner; memory_mcp/permissions.py)."""
         now = request.written_at if request.written_at is not None else self.clock()
         new = self.prepare_memory(caller, request)
         version = self.check_expected_version(request.expected_version)
-        return await self.write_memory(caller, new, version, now, embed_now=embed_now)
+        return await self.write_memory(caller, new, version, now, embed_now=embed_now, then=then)
+
+    async def store_and_check(
+        self, caller: Caller, request: StoreRequest
+    ) -> tuple[UpsertOutcome, SimilarCheck]:
+        """store_memory, and the near-duplicate check of the memory it wrote (similar_to)
+        made on the way: the check's reads run beside the model and the vector's save
+        instead of after them (Vectors.write_embedded). The memory-store tool's call."""
+        checks: list[SimilarCheck] = []
+
+        async def check(outcome: UpsertOutcome) -> None:
+            checks.append(await self.similar_to(caller, outcome.record))
+
+        outcome = await self.store_memory(caller, request, then=check)
+        return outcome, checks[0]
 
     def prepare_memory(self, caller: Caller, request: StoreRequest) -> NewMemory:
         """Every check of store_memory, without writing: the memory that would be stored.
@@ -131,13 +151,15 @@ class MemoryService(MemoryLinks, MemoryReads):
         embed_now: bool = True,
         origin: Origin = Origin.CALLER,
         take_over: bool = False,
+        then: Callable[[UpsertOutcome], Awaitable[None]] | None = None,
     ) -> UpsertOutcome:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
         embedding it meanwhile if the model is loaded (and `embed_now`; see
         Vectors.write_embedded). Whether it may update a memory another agent holds is
         decided here (permissions.py, with `origin`) and applied by the store to the row it
         reads under its write lock. `take_over`: that memory becomes the caller's
-        (inject_learning)."""
+        (inject_learning). `then(outcome)` runs once the memory is written and its vector
+        known, before this returns (store_and_check's near-duplicate check)."""
         now = now if now is not None else self.clock()
         permissions.check(caller, Target.written(caller, new), Change.UPDATE, origin)
 
@@ -152,9 +174,11 @@ class MemoryService(MemoryLinks, MemoryReads):
             )
 
         if embed_now:
-            outcome = await self.vectors.write_embedded(new.value, upsert)
+            outcome = await self.vectors.write_embedded(new.value, upsert, then)
         else:
             outcome = await upsert()
+            if then is not None:
+                await then(outcome)
         outcome.redactions = list(new.redactions)
         if outcome.evicted_ids:
             log.info("agent %s over its cap: evicted %s", new.agent_id, outcome.evicted_ids)

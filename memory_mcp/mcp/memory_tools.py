@@ -111,8 +111,7 @@ async def store_memory(
             pinned=pinned,
             expected_version=expected_version,
         )
-        outcome = await app.service.store_memory(caller, request)
-        return StoredMemory.of(outcome, await app.service.similar_to(caller, outcome.record))
+        return StoredMemory.of(*await app.service.store_and_check(caller, request))
 
     return await guard(app, store())
 

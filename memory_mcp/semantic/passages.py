@@ -14,7 +14,9 @@ Queries are embedded as they are: they are short, and the model was trained on s
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 
+import anyio
 import numpy as np
 
 from memory_mcp.semantic.embeddings import Embedder
@@ -109,13 +111,29 @@ async def embed_memories(
     return summed / np.where(norms > 0, norms, 1.0)
 
 
-async def embed_memory(embedder: Embedder, text: str) -> np.ndarray:
+async def embed_memory(
+    embedder: Embedder, text: str, needed: Callable[[], Awaitable[bool]] | None = None
+) -> np.ndarray | None:
     """One memory's unit vector (what `embed_memories` gives it), in two calls: the whole
     text, then its passages together. In one call the passages are padded to the whole
     text's length: on LoCoMo's chat turns (2.9 texts each) that cost ~40% more model CPU
-    than the two calls (bench store, issue 26)."""
+    than the two calls (bench store, issue 26).
+
+    `needed` (whether the text still lacks a vector: a store read) is asked beside the
+    whole text's call rather than before it, so a store does not wait for the read before
+    the model starts; when it says no, the passages are not embedded and None is returned."""
     parts = passages(text)
-    summed = np.asarray(await embedder.embed(parts[:1]), dtype=np.float32)[0]
+    wanted = True
+
+    async def ask() -> None:
+        nonlocal wanted
+        wanted = await needed() if needed is not None else True
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        summed = np.asarray(await embedder.embed(parts[:1]), dtype=np.float32)[0]
+    if not wanted:
+        return None
     if len(parts) > 1:
         for passage in np.asarray(await embedder.embed(parts[1:]), dtype=np.float32):
             summed = summed + passage  # in embed_memories' order: the same float32 sums

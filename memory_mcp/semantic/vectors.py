@@ -238,7 +238,12 @@ class Vectors:
 
     # -- writing ----------------------------------------------------------------------------
 
-    async def write_embedded(self, text: str, write: Callable[[], Awaitable[T]]) -> T:
+    async def write_embedded(
+        self,
+        text: str,
+        write: Callable[[], Awaitable[T]],
+        then: Callable[[T], Awaitable[None]] | None = None,
+    ) -> T:
         """`write()` (the transaction that stores a memory whose value is `text`) while the
         model embeds `text`, then the vector saved: what `write()` returned.
 
@@ -250,15 +255,24 @@ class Vectors:
         when the model is not loaded yet (the background worker does it when it is) or the
         text has a vector already; a write that fails saves no vector. A failure to embed
         or to save the vector is logged and leaves it to the background worker: the memory
-        is stored either way."""
+        is stored either way.
+
+        `then(written)` (the near-duplicate check) runs once the vector is known, beside
+        its save, and the index is caught up with the store beside the model: the check's
+        reads are off the store's path (issue 26) and it still reads the vector from
+        memory (`memory_vector`). The vector is saved before this returns: a search after
+        the store finds it by meaning."""
         digest = content_hash(text)
         vector: np.ndarray | None = None
+
+        async def lacks_vector() -> bool:
+            return not await self.rows.has(self.model, digest)
 
         async def embed() -> None:
             nonlocal vector
             try:
-                if self.embedder.is_ready() and not await self.rows.has(self.model, digest):
-                    vector = await embed_memory(self.embedder, text)
+                if self.embedder.is_ready():
+                    vector = await embed_memory(self.embedder, text, needed=lacks_vector)
             except Exception:  # the memory is stored regardless; the worker retries
                 log.exception("embedding a memory as it was written failed")
 
@@ -271,19 +285,36 @@ class Vectors:
                     written = await write()
                 except Exception as exc:  # raised as it is, not in a group; once embed ends
                     failure = exc
+                else:
+                    if then is not None:
+                        await self._catch_up_quietly()
             if failure is not None:
                 raise failure
-            if vector is not None:
-                await self._save_written(digest, vector)
+            async with anyio.create_task_group() as group:
+                if vector is not None:
+                    self._remember_written(digest, vector)
+                    group.start_soon(self._save_written, digest, vector)
+                if then is not None:
+                    await then(written)
         finally:
             self._embedding_now.discard(digest)
         return written
 
-    async def _save_written(self, digest: str, vector: np.ndarray) -> None:
+    async def _catch_up_quietly(self) -> None:
+        """The check's first read, done while the model runs; a failure is logged, and the
+        check reads again (and reports its own error)."""
+        try:
+            await self.catch_up()
+        except Exception:
+            log.exception("catching the index up beside a store failed")
+
+    def _remember_written(self, digest: str, vector: np.ndarray) -> None:
         vector.setflags(write=False)  # handed to the near-duplicate check as it is
         self._written[digest] = vector
         if len(self._written) > WRITTEN_VECTOR_CACHE:
             self._written.popitem(last=False)
+
+    async def _save_written(self, digest: str, vector: np.ndarray) -> None:
         try:
             await self.rows.save(self.model, [(digest, vector)], self.clock(), durable=False)
         except Exception:  # e.g. the store busy: the memory is in, the worker embeds it

@@ -110,7 +110,7 @@ async def test_one_memory_gets_the_vector_a_batch_gives_it(real_embedder: Embedd
     batch = await embed_memories(real_embedder, texts)
     for text, expected in zip(texts, batch, strict=True):
         alone = await embed_memory(real_embedder, text)
-        assert alone.dtype == np.float32
+        assert alone is not None and alone.dtype == np.float32
         assert np.allclose(alone, expected, atol=1e-6)
 
 

@@ -203,3 +203,79 @@ async def test_a_lazy_commit_skips_the_disk_wait_and_a_durable_one_keeps_it(
             run = engines.run_write if durable else engines.run_lazy_write
             said = await run(ask)
             assert said == expected[durable], ("run_write", durable, said)
+
+
+# Three sentences: a whole text and passages (two model calls).
+RELEASE = (
+    "Deploys run on Fridays at noon from the release branch. The branch is cut on "
+    "Thursday evening by whoever is on call. Nobody deploys in the last week of December."
+)
+
+
+async def test_the_model_starts_before_the_vector_read_answers(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Whether the text has a vector already is read beside the model's first call: the
+    read waits here until the model has started, which a read before the model never
+    sees."""
+    embedder = StartedEmbedder()
+    async with opened(full(make_settings), embedder) as app:
+        rows = app.service.vectors.rows
+        has = rows.has
+
+        async def has_once_the_model_runs(model: str, digest: str) -> bool:
+            with anyio.fail_after(DEADLINE):
+                await embedder.started.wait()
+            return await has(model, digest)
+
+        rows.has = has_once_the_model_runs  # type: ignore[method-assign]
+        outcome = await app.service.store_memory(app.caller, StoreRequest("deploys", RELEASE))
+        assert len(embedder.texts) > 1  # the whole text and its passages
+        assert await has(app.service.vectors.model, outcome.record.content_hash)
+
+
+async def test_a_text_with_a_vector_is_not_embedded_again_past_its_first_call(
+    make_settings: Callable[..., Settings],
+) -> None:
+    embedder = StartedEmbedder()
+    async with opened(full(make_settings), embedder) as app:
+        await app.service.store_memory(app.caller, StoreRequest("deploys", RELEASE))
+        before = len(embedder.texts)
+        flags = record_writes(app.service.store._engines)
+        await app.service.store_memory(app.caller, StoreRequest("deploys-copy", RELEASE))
+        assert embedder.texts[before:] == [RELEASE]  # its passages were not embedded
+        assert flags == [True]  # the memory's transaction; no vector saved over the old one
+
+
+async def test_store_and_check_reads_the_index_while_the_model_runs(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The check's catch-up happens while the model embeds (the model here waits for it:
+    after the model it would never come), the check names what similar_to names, and
+    the vector is saved before the call returns."""
+    caught_up = anyio.Event()
+
+    class WaitsForCatchUp(StartedEmbedder):
+        async def embed(self, texts: list[str]) -> np.ndarray:
+            await caught_up.wait()
+            return await super().embed(texts)
+
+    async with opened(full(make_settings), FakeEmbedder()) as app:
+        service = app.service
+        first = await service.store_memory(app.caller, StoreRequest("deploys", DEPLOY))
+        service.vectors.embedder = WaitsForCatchUp()
+        catch_up = service.vectors.catch_up
+
+        async def noted_catch_up() -> None:
+            await catch_up()
+            caught_up.set()
+
+        service.vectors.catch_up = noted_catch_up  # type: ignore[method-assign]
+        with anyio.fail_after(DEADLINE):
+            outcome, check = await service.store_and_check(
+                app.caller, StoreRequest("deploy-2", DEPLOY_AGAIN)
+            )
+        assert check.checked and [m.id for m in check.memories] == [first.record.id]
+        assert check == await service.similar_to(app.caller, outcome.record)
+        vectors = service.vectors
+        assert await vectors.rows.has(vectors.model, outcome.record.content_hash)
