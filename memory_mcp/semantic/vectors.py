@@ -293,9 +293,14 @@ class Vectors:
             async with anyio.create_task_group() as group:
                 if vector is not None:
                     self._remember_written(digest, vector)
-                    group.start_soon(self._save_written, digest, vector)
+                    group.start_soon(self._save_written, digest, vector)  # logs its errors
                 if then is not None:
-                    await then(written)
+                    try:
+                        await then(written)
+                    except Exception as exc:  # raised as it is, once the save ends
+                        failure = exc
+            if failure is not None:
+                raise failure
         finally:
             self._embedding_now.discard(digest)
         return written

@@ -279,3 +279,24 @@ async def test_store_and_check_reads_the_index_while_the_model_runs(
         assert check == await service.similar_to(app.caller, outcome.record)
         vectors = service.vectors
         assert await vectors.rows.has(vectors.model, outcome.record.content_hash)
+
+
+async def test_a_failed_check_raises_its_own_error_and_the_vector_is_still_saved(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The check fails (a read error, say) after the memory is in: the caller gets that
+    error as it is (not wrapped in a task group's), and the vector saved beside it stays."""
+
+    class ReadFailed(Exception):
+        pass
+
+    async with opened(full(make_settings), FakeEmbedder()) as app:
+        service = app.service
+
+        async def failing(*_: Any) -> Any:
+            raise ReadFailed("the index could not be read")
+
+        service.similar_to = failing  # type: ignore[method-assign,assignment]
+        with pytest.raises(ReadFailed):
+            await service.store_and_check(app.caller, StoreRequest("deploys", DEPLOY))
+        assert await service.vectors.unembedded([DEPLOY]) == []
