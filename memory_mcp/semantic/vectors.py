@@ -9,7 +9,8 @@ Who writes vectors
   time, the model's is CPU time), then the vector is
   saved in a transaction that does not wait for the disk (a vector can be made again; the
   memory's own commit did wait), before store_memory returns: a memory is found by meaning
-  at once, and the near-duplicate check uses the vector just computed, not a read of it.
+  at once, and the near-duplicate check uses the vector just computed, not a read of it
+  (memory-store's check runs beside that save: MemoryService.store_and_check).
   Notes never are (`embed_now=False`): a big note's chunks would hold up every note saved
   after it.
 - `embed_pending`, for every stored text with no vector from the current model: texts
@@ -36,7 +37,9 @@ When the index syncs
 What the locks protect
 - `InProcessIndex._lock`: one catch-up at a time. Two overlapping ones would read deltas
   from the same revision, and the older could be applied after the newer, moving the index
-  back.
+  back. A search holds it for its shortlist; the background jobs only for their short
+  ends (a coarse index attached; a persist's snapshot, then the rows changed while its
+  arrays were written), never for their long parts (in_process_index.py).
 - `Vectors._embed_lock`: one `embed_pending` or `embed_texts` at a time in a process (the
   background worker, an import, a test), so no missing text is embedded twice.
 - `_queries_waiting` is a count, not a lock: the model embeds one call at a time, so a query
