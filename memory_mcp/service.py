@@ -42,6 +42,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
+from memory_mcp.note_records import NoteRecords
 from memory_mcp.permissions import Change, Origin, Target, can_see
 from memory_mcp.policy import Policy
 from memory_mcp.reading import MemoryReads
@@ -55,7 +56,7 @@ from memory_mcp.versions import one_version
 log = logging.getLogger(__name__)
 
 
-class MemoryService(MemoryLinks, MemoryReads):
+class MemoryService(MemoryLinks, MemoryReads, NoteRecords):
     def __init__(
         self,
         store: MemoryStore,
@@ -189,7 +190,7 @@ class MemoryService(MemoryLinks, MemoryReads):
         store_memory's `similar` (memory_mcp/semantic/similar.py)."""
         return await find_similar(self.vectors, self.store, caller, record, self.clock())
 
-    # -- notes (memory_mcp/notes/): memories that mirror a file ----------------------------
+    # -- notes (memory_mcp/notes/): a chunk's write; a note's set is note_records.py's ---
 
     async def store_note_chunk(
         self, caller: Caller, chunk: NoteChunk, origin: Origin
@@ -211,51 +212,6 @@ class MemoryService(MemoryLinks, MemoryReads):
             file_path=chunk.file_path,
         )
         return await self.write_memory(caller, new, embed_now=False, origin=origin)
-
-    def _note_owner(self, caller: Caller, scope: Scope) -> str | None:
-        return caller.agent_id if scope is not Scope.SWARM else None
-
-    async def note_records(
-        self, caller: Caller, scope: Scope, file_path: str
-    ) -> list[MemoryRecord]:
-        """The memories mirroring `file_path` in `caller`'s folder of `scope`."""
-        return await self.store.records_for_file(
-            file_path, scope, self._note_owner(caller, scope), Source.FILE_INDEX
-        )
-
-    async def note_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]:
-        """The note files under `prefix` that have memories in `caller`'s folder of `scope`."""
-        return await self.store.file_paths(
-            prefix, scope, self._note_owner(caller, scope), Source.FILE_INDEX
-        )
-
-    def check_note_change(
-        self, caller: Caller, records: Sequence[MemoryRecord], origin: Origin
-    ) -> None:
-        """Refuse, naming the owner, unless `caller` may change or remove every one of a
-        note's memories (`records`, from note_records) with content of `origin`: a note is
-        replaced as a set, so it is checked whole before anything is written."""
-        for record in records:
-            permissions.check(caller, Target.of(record), Change.NOTE, origin)
-
-    async def forget_note_records(
-        self, caller: Caller, records: list[MemoryRecord], origin: Origin
-    ) -> int:
-        """Delete memories that note_records returned (their file or chunk is gone)."""
-        notes = [r for r in records if r.source is Source.FILE_INDEX]
-        self.check_note_change(caller, notes, origin)
-        return await self.store.delete([r.id for r in notes])
-
-    async def set_note_expiry(
-        self,
-        caller: Caller,
-        records: list[MemoryRecord],
-        expires_at: float | None,
-        origin: Origin,
-    ) -> None:
-        notes = [r for r in records if r.source is Source.FILE_INDEX]
-        self.check_note_change(caller, notes, origin)
-        await self.store.set_expiry([r.id for r in notes], expires_at)
 
     async def write_batch(
         self, memories: Sequence[tuple[Caller, NewMemory, float | None]]

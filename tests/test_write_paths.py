@@ -184,6 +184,7 @@ async def _sync_file(world: World) -> Any:
 # over another lead's), which the decision must answer.
 SERVICE_WRITES: dict[str, ServiceCase] = {
     "store_memory": lambda w: w.service.store_memory(WORKER, worker_rewrite(w)),
+    "store_and_check": lambda w: w.service.store_and_check(WORKER, worker_rewrite(w)),
     "prepare_memory": _prepare_memory,
     "write_memory": _write_memory,
     "write_batch": _write_batch,
