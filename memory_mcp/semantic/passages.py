@@ -125,12 +125,13 @@ async def embed_memory(
     parts = passages(text)
     wanted = True
 
-    async def ask() -> None:
+    async def ask(needed: Callable[[], Awaitable[bool]]) -> None:
         nonlocal wanted
-        wanted = await needed() if needed is not None else True
+        wanted = await needed()
 
     async with anyio.create_task_group() as group:
-        group.start_soon(ask)
+        if needed is not None:
+            group.start_soon(ask, needed)
         summed = np.asarray(await embedder.embed(parts[:1]), dtype=np.float32)[0]
     if not wanted:
         return None
