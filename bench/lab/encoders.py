@@ -79,3 +79,31 @@ class CachedEncoder:
         np.savez(partial, digests=digests, vectors=vectors)
         partial.replace(self._path)
         self._dirty = False
+
+
+def minilm_onnx() -> Encode:
+    """The product's default embedder (all-MiniLM-L6-v2 on ONNX Runtime), synchronously."""
+    from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
+    from memory_mcp.semantic.onnx_model import ensure_in_child
+    from memory_mcp.settings import default_data_dir
+
+    embedder = OnnxEmbedder(lambda: ensure_in_child(default_data_dir(), None))
+    embedder.start()
+    embedder._loaded.wait()
+    return embedder.encode
+
+
+def sentence_transformer(path: str, threads: int = 2) -> Encode:
+    """A sentence-transformers model from a local folder (safetensors weights only)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    model = SentenceTransformer(path, device="cpu", model_kwargs={"use_safetensors": True})
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return np.asarray(
+            model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
+        )
+
+    return encode
