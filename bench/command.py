@@ -71,6 +71,12 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "the same recall, but ingest throughput no longer measures the model",
     )
     locomo.add_argument(
+        "--no-sessions",
+        action="store_true",
+        help="write every turn in a session of its own: no write-time context "
+        "(store/write_context.py), the product as it ranked before it",
+    )
+    locomo.add_argument(
         "--db",
         help="an empty PostgreSQL database (postgresql+asyncpg://...) to run every "
         "conversation in, emptied before each (default: a new SQLite file each)",
@@ -405,7 +411,14 @@ def run(args: argparse.Namespace) -> int:
             def progress(run: Any) -> None:
                 _say(f"conversation {run.name}: {run.turns} turns, {len(run.results)} questions")
 
-            report = anyio.run(run_locomo, conversations, cached or embedder, progress, args.db)
+            report = anyio.run(
+                run_locomo,
+                conversations,
+                cached or embedder,
+                progress,
+                args.db,
+                not args.no_sessions,
+            )
             if cached is not None:
                 cached.save()
             report.title = directory.name

@@ -152,10 +152,15 @@ def recall_at(evidence: Iterable[str], retrieved: list[str], k: int) -> float:
 
 
 async def run_conversation(
-    conversation: Conversation, embedder: Embedder, workdir: Path, db: str | None = None
+    conversation: Conversation,
+    embedder: Embedder,
+    workdir: Path,
+    db: str | None = None,
+    sessions: bool = True,
 ) -> ConversationRun:
     """Ingest every turn into a fresh store (or `db`, emptied first), then ask every
-    question."""
+    question. `sessions` False: every turn written in a session of its own, so no memory
+    gets a write-time context (the product before issue 23)."""
     if db is not None:
         await empty_store(db)
     settings = BenchSettings(db=db or str(workdir / "memory.db"), data_dir=workdir)
@@ -166,7 +171,8 @@ async def run_conversation(
         for turn in conversation.turns:
             # Each LoCoMo session is one session of the writing agent (a server process
             # over stdio, an MCP session over HTTP): what store/write_context.py reads.
-            writer = replace(caller, session_id=turn.session or caller.session_id)
+            session = (turn.session or caller.session_id) if sessions else f"turn {turn.key}"
+            writer = replace(caller, session_id=session)
             try:
                 await service.store_memory(writer, StoreRequest(turn.key, turn.value))
             except MemoryMcpError:
@@ -199,12 +205,13 @@ async def run_locomo(
     embedder: Embedder,
     progress: Callable[[ConversationRun], None] | None = None,
     db: str | None = None,
+    sessions: bool = True,
 ) -> LocomoReport:
     await embedder.wait_ready()  # the model's load time is not ingest time
     runs = []
     for conversation in conversations:
         with tempfile.TemporaryDirectory(prefix="memory-mcp-locomo-") as tmp:
-            run = await run_conversation(conversation, embedder, Path(tmp), db)
+            run = await run_conversation(conversation, embedder, Path(tmp), db, sessions)
         runs.append(run)
         if progress:
             progress(run)

@@ -37,7 +37,7 @@ from memory_mcp.checks.safety import redact_field
 from memory_mcp.search.exact_match import IDENTIFIER_MAX_MATCHES, _verbatim, identifier_tokens
 from memory_mcp.settings import Settings
 from memory_mcp.store.keyword import phrase
-from memory_mcp.store.write_context import CONTEXT_MEMORIES, MAX_CONTEXT_CHARS
+from memory_mcp.store.write_context import MAX_CONTEXT_CHARS
 
 DATA = Path("../shared/bench-data")
 SETS = ("locomo-dev", "realtalk-dev", "beam-dev")
@@ -54,7 +54,7 @@ class Context:
     """The context column of the keyword index. Today: the previous 4 of the session at
     weight 0.7, cut to its last 2,000 characters."""
 
-    before: int = CONTEXT_MEMORIES
+    before: int = 4  # issue 23's choice
     after: int = 0
     weight: float = SHIPPED_WEIGHT
     topic: float | None = None  # stop at the first neighbour pair whose cosine is below
@@ -64,6 +64,7 @@ class Context:
     max_chars: int = MAX_CONTEXT_CHARS
     per_memory: int | None = None  # each lender's first this many characters only
     borrow_below: int | None = None  # only memories shorter than this borrow a context
+    before_below: int | None = None  # only memories shorter than this borrow previous ones
 
 
 NO_CONTEXT = Context(before=0, weight=0.0)
@@ -123,8 +124,12 @@ def stored(conv: LabConversation) -> LabConversation:
 
 def make_conv(conv: LabConversation, encoder: CachedEncoder) -> Conv:
     conv = stored(conv)
-    c = Conv(prepare(conv, encoder), conv.dataset, [t.speaker for t in conv.turns],
-             [t.date for t in conv.turns])
+    c = Conv(
+        prepare(conv, encoder),
+        conv.dataset,
+        [t.speaker for t in conv.turns],
+        [t.date for t in conv.turns],
+    )
     _exact(c)
     return c
 
@@ -211,7 +216,10 @@ def context_docs(c: Conv, ctx: Context) -> list[str]:
         if ctx.borrow_below is not None and len(p.values[i]) >= ctx.borrow_below:
             out.append("")
             continue
-        before = "\n".join(values[j] for j in neighbours_before(c, i, ctx))
+        lenders = neighbours_before(c, i, ctx)
+        if ctx.before_below is not None and len(p.values[i]) >= ctx.before_below:
+            lenders = []
+        before = "\n".join(values[j] for j in lenders)
         if len(before) > ctx.max_chars:
             before = before[-ctx.max_chars :]
         parts = [before] if before else []
@@ -261,7 +269,9 @@ class Lab:
         if ctx.weight == 0.0:
             keyword = c.p.keyword
         else:
-            keyword = KeywordIndex([t.key for t in c.p.conv.turns], c.p.values, context_docs(c, ctx))
+            keyword = KeywordIndex(
+                [t.key for t in c.p.conv.turns], c.p.values, context_docs(c, ctx)
+            )
         return [keyword.hits(q, ctx.weight, split=True) for q in c.p.questions]
 
     def mixed(self, c: Conv, texts: list[str | None], weight: float) -> np.ndarray:
@@ -390,8 +400,12 @@ def render(outcomes: Sequence[SetOutcome], base: SetOutcome) -> str:
     for s in sets:
         cats = sorted(set(base.held[s].categories.tolist()), key=str)
         head = ["variant", "n"] + [_cat_name(c) for c in cats]
-        lines += ["", f"{s}, LOO R@5 / R@10 per category", " | ".join(head),
-                  " | ".join("---" for _ in head)]
+        lines += [
+            "",
+            f"{s}, LOO R@5 / R@10 per category",
+            " | ".join(head),
+            " | ".join("---" for _ in head),
+        ]
         for o in outcomes:
             x = o.held[s]
             row = [o.name, str(len(x.r5))]
@@ -534,6 +548,91 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
                 lambda g: lab.ranker(Context(before=g[1], weight=g[2], per_memory=g[0])),
             )
         )
+    if "combo" in names:
+        grid = list(itertools.product([2, 3, 4], [1, 2, 3, 4], [0.7, 1.0], [None, 500, 1000]))
+        out.append(
+            lab.run(
+                "previous k (only below L chars) + following k' at w (k, k', w, L)",
+                grid,
+                lambda g: lab.ranker(
+                    Context(before=g[0], after=g[1], weight=g[2], before_below=g[3])
+                ),
+            )
+        )
+    if "after" in names:
+        grid = list(itertools.product([0, 1, 2, 3, 4], [1, 2, 3, 4], [0.5, 0.7, 1.0]))
+        out.append(
+            lab.run(
+                "previous k + following k' at w (k, k', w)",
+                grid,
+                lambda g: lab.ranker(Context(before=g[0], after=g[1], weight=g[2])),
+            )
+        )
+    if "after2" in names:
+        grid = list(itertools.product([2, 3, 4], [3, 4, 5, 6, 8], [0.7, 1.0, 1.5]))
+        out.append(
+            lab.run(
+                "previous k + following k' at w, wider (k, k', w)",
+                grid,
+                lambda g: lab.ranker(Context(before=g[0], after=g[1], weight=g[2])),
+            )
+        )
+    if "fixed" in names:
+        for g in [(4, 4, 0.7), (4, 4, 1.0), (3, 4, 0.7), (4, 2, 0.7), (4, 3, 0.7), (3, 3, 0.7)]:
+            out.append(
+                lab.run(
+                    f"previous {g[0]} + following {g[1]} at {g[2]} (fixed)",
+                    [g],
+                    lambda g: lab.ranker(Context(before=g[0], after=g[1], weight=g[2])),
+                )
+            )
+    if "stack" in names:
+        base = Context(before=3, after=4, weight=0.7)
+        out.append(lab.run("previous 3 + following 4 at 0.7", [0], lambda _: lab.ranker(base)))
+        out.append(
+            lab.run(
+                "  + the date as words",
+                [0],
+                lambda _: lab.ranker(replace(base, date=True)),
+            )
+        )
+        out.append(
+            lab.run(
+                "  + the run's other messages",
+                [0],
+                lambda _: lab.ranker(replace(base, run=True)),
+            )
+        )
+        out.append(
+            lab.run(
+                "  , vector weight re-chosen (w)",
+                [0.6, 0.7, 0.8],
+                lambda w: lab.ranker(base, vector_weight=w),
+            )
+        )
+        for k in (1, 2, 3):
+            texts = {n: window_texts(cv, k) for n, cv in lab.convs.items()}
+            out.append(
+                lab.run(
+                    f"  + vector + w x vector('previous {k} + this') (w)",
+                    [0.0, 0.2, 0.3, 0.5],
+                    lambda w, texts=texts: lab.ranker(
+                        base, vectors=lambda cv: lab.mixed(cv, texts[cv.name], w)
+                    ),
+                )
+            )
+        texts = {n: run_texts(cv) for n, cv in lab.convs.items()}
+        out.append(
+            lab.run(
+                "  + vector + w x vector(the run as one message) (w)",
+                [0.0, 0.2, 0.3, 0.5],
+                lambda w: lab.ranker(base, vectors=lambda cv: lab.mixed(cv, texts[cv.name], w)),
+            )
+        )
+        grid = list(itertools.product([0.7, 0.8, 0.9, 1.0], [15, 30], [0.5, 0.7]))
+        out.append(
+            lab.run("  + MMR (lambda, n, floor)", grid, lambda g: lab.ranker(base, after=mmr(*g)))
+        )
     if "short" in names:
         grid = list(itertools.product([150, 300, 500, 1000, 2000], [0.5, 0.7, 1.0]))
         out.append(
@@ -595,7 +694,7 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
         )
     if "window" in names:
         for k in (1, 2, 3):
-            texts = {n: window_texts(c, k) for n, c in lab.convs.items()}
+            texts = {n: window_texts(cv, k) for n, cv in lab.convs.items()}
             out.append(
                 lab.run(
                     f"today, vector + w x vector('previous {k} + this') (w)",
@@ -606,7 +705,7 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
                 )
             )
     if "runvec" in names:
-        texts = {n: run_texts(c) for n, c in lab.convs.items()}
+        texts = {n: run_texts(cv) for n, cv in lab.convs.items()}
         out.append(
             lab.run(
                 "today, vector + w x vector(the run as one message) (w)",
