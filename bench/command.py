@@ -34,7 +34,28 @@ GROUPS = (
 )
 DEFAULT_SCALE_WORKDIR = Path("bench/results/scale")
 DEFAULT_SCALE_DATA = Path("bench/data/scale")
-DEFAULT_LOCOMO_DATA = Path("../shared/bench-data/locomo-dev")  # as the Makefile's
+DEFAULT_DATA = Path("../shared/bench-data")
+DEFAULT_LOCOMO_DATA = DEFAULT_DATA / "locomo-dev"  # as the Makefile's
+V3_GROUPS = (
+    "context",
+    "following",
+    "after",
+    "after2",
+    "fixed",
+    "combo",
+    "percap",
+    "short",
+    "topic",
+    "date",
+    "run",
+    "runvec",
+    "window",
+    "mmr",
+    "order",
+    "weight",
+    "stack",
+    "tailmmr",
+)
 
 
 def add_commands(
@@ -102,6 +123,32 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         + ", ".join(GROUPS),
     )
     loo.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_LAB_CACHE,
+        help=f"vectors kept for reuse (default: {DEFAULT_LAB_CACHE})",
+    )
+
+    v3 = kinds.add_parser(
+        "retrieval-loo",
+        help="issue 37's retrieval experiments on LoCoMo, REALTALK and BEAM together, "
+        "leave one conversation out, each set apart (bench/lab/v3.py)",
+    )
+    v3.add_argument(
+        "dir",
+        type=Path,
+        nargs="*",
+        default=[DEFAULT_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev")],
+        help="folders of conversation files, one set each (default: the three "
+        f"development sets in {DEFAULT_DATA})",
+    )
+    v3.add_argument(
+        "--groups",
+        nargs="*",
+        default=[],
+        help="experiment groups beside the baselines (today, no context): " + ", ".join(V3_GROUPS),
+    )
+    v3.add_argument(
         "--cache",
         type=Path,
         default=DEFAULT_LAB_CACHE,
@@ -381,6 +428,13 @@ def run(args: argparse.Namespace) -> int:
         print(run_groups(args.dir, groups, args.cache))
         return 0
 
+    if args.bench == "retrieval-loo":
+        from bench.lab.v3 import Lab, groups, render
+
+        lab = Lab(args.dir, args.cache)
+        outcomes = groups(lab, args.groups)
+        print(render(outcomes, outcomes[1]))
+        return 0
     if args.bench == "store":
         return run_store(args)
     if args.bench == "scale":  # the server loads its own model

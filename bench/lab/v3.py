@@ -253,12 +253,14 @@ def _lazy_minilm() -> Encode:
 
 
 class Lab:
-    def __init__(self, data: Path = DATA, sets: Sequence[str] = SETS, cache_dir: Path = CACHE):
+    def __init__(
+        self, folders: Sequence[Path] = tuple(DATA / s for s in SETS), cache_dir: Path = CACHE
+    ):
         self.encoder = CachedEncoder("minilm", _lazy_minilm(), cache_dir)
         self.convs: dict[str, Conv] = {}
-        for name in sets:
-            for conv in load_all(data / name):
-                print(f"preparing {name}/{conv.name}", file=sys.stderr)
+        for folder in folders:
+            for conv in load_all(folder):
+                print(f"preparing {folder.name}/{conv.name}", file=sys.stderr)
                 self.convs[conv.name] = make_conv(conv, self.encoder)
         self.sets = list(dict.fromkeys(c.dataset for c in self.convs.values()))
         self._mixed: dict[tuple[str, int, float], np.ndarray] = {}
@@ -472,7 +474,9 @@ def mixed_vectors(lab: Lab, c: Conv, texts: list[str | None], weight: float) -> 
     return unit(out)
 
 
-def mmr(lam: float, n: int, floor: float = 0.0) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+def mmr(
+    lam: float, n: int, floor: float = 0.0, keep: int = 0
+) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
     """Maximal marginal relevance over the best `n`: each next result maximises
     lam x relevance - (1 - lam) x its largest cosine above `floor` with those chosen
     (rescaled so that `floor` is 0 and 1 is 1)."""
@@ -482,10 +486,11 @@ def mmr(lam: float, n: int, floor: float = 0.0) -> Callable[..., tuple[np.ndarra
     ) -> tuple[np.ndarray, np.ndarray]:
         top, trel = rows[:n], rel[:n]
         sims = np.clip((v[top] @ v[top].T - floor) / (1.0 - floor), 0.0, None)
-        chosen: list[int] = []
-        penalty = np.zeros(len(top))
+        chosen: list[int] = list(range(min(keep, len(top))))  # the best `keep` stay first
+        penalty = sims[chosen].max(axis=0) if chosen else np.zeros(len(top))
         left = np.ones(len(top), dtype=bool)
-        for _ in range(len(top)):
+        left[chosen] = False
+        for _ in range(len(top) - len(chosen)):
             score = np.where(left, lam * trel - (1 - lam) * penalty, -np.inf)
             i = int(np.argmax(score))
             chosen.append(i)
@@ -617,7 +622,7 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
                     f"  + vector + w x vector('previous {k} + this') (w)",
                     [0.0, 0.2, 0.3, 0.5],
                     lambda w, texts=texts: lab.ranker(
-                        base, vectors=lambda cv: lab.mixed(cv, texts[cv.name], w)
+                        base, vectors=lambda one: lab.mixed(one, texts[one.name], w)
                     ),
                 )
             )
@@ -626,7 +631,7 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
             lab.run(
                 "  + vector + w x vector(the run as one message) (w)",
                 [0.0, 0.2, 0.3, 0.5],
-                lambda w: lab.ranker(base, vectors=lambda cv: lab.mixed(cv, texts[cv.name], w)),
+                lambda w: lab.ranker(base, vectors=lambda one: lab.mixed(one, texts[one.name], w)),
             )
         )
         grid = list(itertools.product([0.7, 0.8, 0.9, 1.0], [15, 30], [0.5, 0.7]))
@@ -725,6 +730,7 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
 
 
 def main(argv: list[str]) -> None:
+    """python -m bench.lab.v3 [GROUP ...]: the three development sets in ../shared."""
     lab = Lab()
     outcomes = groups(lab, argv)
     print(render(outcomes, outcomes[1]))
