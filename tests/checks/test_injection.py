@@ -102,12 +102,13 @@ def test_ordinary_text_is_not_flagged(sample: str) -> None:
 
 def test_text_about_secrets_tools_and_models_is_not_flagged() -> None:
     """The harmless corpora: text that mentions secrets (bench/secrets_corpus.py), and
-    this repository's own README and docs, which talk about memory tools, models,
-    agents and injection. (Paragraphs that show the block's `<memories>` tags are left
-    out: the markup rule flags them, rightly, as before.)"""
+    this repository's own README, changelog and docs (the lab notes too), which talk
+    about memory tools, models, agents and injection. (Paragraphs that show the block's
+    `<memories>` tags are left out: the markup rule flags them, rightly, as before.)"""
+    docs = [REPOSITORY / "README.md", REPOSITORY / "CHANGELOG.md"]
     paragraphs = [
         p
-        for doc in [REPOSITORY / "README.md", *(REPOSITORY / "docs").glob("*.md")]
+        for doc in [*docs, *(REPOSITORY / "docs").rglob("*.md")]
         for p in re.split(r"\n\s*\n", doc.read_text())
         if p.strip() and "<memor" not in p  # the block's own tags: the markup rule's
     ]
