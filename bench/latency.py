@@ -204,7 +204,9 @@ async def measure_size(
             )
             parts["keyword (FTS5)"].append(time.perf_counter() - started)
             started = time.perf_counter()
-            nearest = await service.vectors.nearest(vector, vis, 50, also=[i for i, _ in keyword])
+            nearest = await service.vectors.search.nearest(
+                vector, vis, 50, also=[i for i, _ in keyword]
+            )
             parts["vector scan"].append(time.perf_counter() - started)
             # As the search reads the vector arm's own finds: ranking facts of each, whole
             # records of the 10 most similar (the likely results).

@@ -62,15 +62,15 @@ class MemoryService(MemoryLinks, MemoryReads, NoteRecords):
         store: MemoryStore,
         embedder: Embedder,
         policy: Policy,
+        vectors: Vectors,
         clock: Callable[[], float] = time.time,
-        vectors: Vectors | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.policy = policy
         self.clock = clock
         # Embedding, storing and searching vectors (memory_mcp/semantic/vectors.py tells the story).
-        self.vectors = vectors or Vectors.in_process(store.vectors, embedder, clock)
+        self.vectors = vectors
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -429,7 +429,7 @@ class MemoryService(MemoryLinks, MemoryReads, NoteRecords):
 
     async def sync_index(self) -> None:
         """Bring the vector index up to the store's revision (other processes included)."""
-        await self.vectors.catch_up()
+        await self.vectors.search.catch_up()
 
     async def embed_pending(
         self,
