@@ -30,7 +30,7 @@ When the index syncs
   a numpy matrix with the facts needed to filter it (semantic/vector_index.py). Before each
   search, and after each background pass, `catch_up` reads the rows whose revision is newer than
   the index's plus the tombstones of deleted ones, in one snapshot, and applies them: a
-  write by any process is seen at the next search. On SQLite it first asks whether
+  write by any process is seen at the next search. It first asks whether
   anything was committed at all since it last looked (PRAGMA data_version, microseconds,
   no trip to a thread), so a search over an unchanged store reads nothing for it. On
   PostgreSQL the backend (pgvector) searches inside the database: nothing to catch up.
