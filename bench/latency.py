@@ -182,7 +182,7 @@ async def measure_size(
     async with open_app(store_settings(directory), embedder, background=False) as app:
         service, caller = app.service, app.caller
         started = time.perf_counter()
-        await service.vectors.catch_up()  # what the first search after a start pays
+        await service.vectors.search.catch_up()  # what the first search after a start pays
         result = SizeResult(size, built, time.perf_counter() - started)
         for warm in range(5):
             await service.search(caller, text.query(QUERY_KINDS[warm % 3]))
@@ -204,7 +204,9 @@ async def measure_size(
             )
             parts["keyword (FTS5)"].append(time.perf_counter() - started)
             started = time.perf_counter()
-            nearest = await service.vectors.nearest(vector, vis, 50, also=[i for i, _ in keyword])
+            nearest = await service.vectors.search.nearest(
+                vector, vis, 50, also=[i for i, _ in keyword]
+            )
             parts["vector scan"].append(time.perf_counter() - started)
             # As the search reads the vector arm's own finds: ranking facts of each, whole
             # records of the 10 most similar (the likely results).

@@ -119,15 +119,15 @@ class MemoryService:
         store: MemoryStore,
         embedder: Embedder,
         policy: Policy,
+        vectors: Vectors,
         clock: Callable[[], float] = time.time,
-        vectors: Vectors | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.policy = policy
         self.clock = clock
         # Embedding, storing and searching vectors (semantic/vectors.py tells the story).
-        self.vectors = vectors or Vectors.in_process(store.vectors, embedder, clock)
+        self.vectors = vectors
 
     # -- writing ----------------------------------------------------------------------------
 

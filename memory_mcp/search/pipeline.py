@@ -141,16 +141,16 @@ async def search(
         if semantic:  # read now, while the vector arm computes, not after both arms
             candidates = [memory_id for memory_id, _ in finds.hits]
             candidates += exact[0].candidate_ids
-            keyword_vectors.append(await vectors.exact_vectors(candidates, vis))
+            keyword_vectors.append(await vectors.search.exact_vectors(candidates, vis))
 
     async def vector_arm() -> None:
         async with anyio.create_task_group() as index:  # catch up while the model embeds
-            index.start_soon(vectors.catch_up)
+            index.start_soon(vectors.search.catch_up)
             query_vectors.append(await vectors.embed_query(text))
-        scans.append(await vectors.scan(query_vectors[0]))
+        scans.append(await vectors.search.scan(query_vectors[0]))
         # Everything of the vector arm that needs no keyword candidate, beside the
         # keyword arm: a big index's shortlist and its exact vectors.
-        prepared.append(await vectors.prepare(query_vectors[0], vis, pool, scans[0]))
+        prepared.append(await vectors.search.prepare(query_vectors[0], vis, pool, scans[0]))
 
     # The query embedding (a model thread) and the FTS5 query (a database thread)
     # overlap instead of adding up.
@@ -163,7 +163,7 @@ async def search(
     if semantic:
         query_vector = query_vectors[0]
         # The keyword candidates get their cosine too, so both arms judge each one.
-        vector_hits = await vectors.nearest(
+        vector_hits = await vectors.search.nearest(
             query_vector,
             vis,
             pool,
@@ -298,7 +298,7 @@ class _Expansion(Generic[ScanT, PreparedT]):
         stays exactly as it was."""
         if not new_ids or self.query_vector is None or not vector_hits:
             return {}
-        cosines = await self.vectors.nearest(self.query_vector, self.vis, 0, new_ids)
+        cosines = await self.vectors.search.nearest(self.query_vector, self.vis, 0, new_ids)
         lowest = min(cosine for _, cosine in vector_hits)
         raised = [(memory_id, max(cosine, lowest)) for memory_id, cosine in cosines]
         fused = fuse(keyword_hits, vector_hits + raised, self.config)
