@@ -208,22 +208,23 @@ def _url_flag(parser: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from memory_mcp.checks import validation as v
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.models import Source
+    from memory_mcp.models import SearchRequest, Source
     from memory_mcp.results.explanations import ScoreExplanation
     from memory_mcp.results.memories import SearchHit, SearchResults
 
     scope = v.parse_scope(args.scope, allow_all=True)
     source = v.parse_source(args.source, tuple(Source)) if args.source else None
     explain: bool = args.explain
+    request = SearchRequest(
+        *(args.query, args.limit, scope, args.tags, source, args.include_expired),
+        since=args.since,
+        until=args.until,
+        min_score=args.min_score,
+    )
 
     async def job(app: AppContext) -> SearchResults:
         await _wait_for_model(app)
-        result = await app.service.search(
-            *(app.caller, args.query, args.limit, scope, args.tags, source, args.include_expired),
-            since=args.since,
-            until=args.until,
-            min_score=args.min_score,
-        )
+        result = await app.service.search(app.caller, request)
         max_chars = app.settings.search_value_chars
         hits = [
             SearchHit.of(

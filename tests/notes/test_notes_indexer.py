@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory_mcp.app.context import AppContext
-from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest
+from memory_mcp.models import Caller, MemoryRecord, Role, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, CountingEmbedder, opened
 
@@ -34,7 +34,7 @@ async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> li
 
 
 async def found(app: AppContext, query: str) -> list[str]:
-    result = await app.service.search(app.caller, query, source=Source.FILE_INDEX)
+    result = await app.service.search(app.caller, SearchRequest(query, source=Source.FILE_INDEX))
     return [hit.record.key for hit in result.hits]
 
 
@@ -278,7 +278,7 @@ async def test_shared_folder_is_swarm_scoped_and_secrets_stay_out(
         again = (await app.notes.index_path(note)).report
         assert again is not None and (again.unchanged, again.updated) == (2, 0)
         reader = Caller("reader", Role.WORKER, "s2")
-        hits = await app.service.search(reader, "ruff linting")
+        hits = await app.service.search(reader, SearchRequest("ruff linting"))
         assert [h.record.key for h in hits.hits][0] == stored[0].key
 
 

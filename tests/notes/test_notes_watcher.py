@@ -21,7 +21,7 @@ from memory_mcp.app.root import open_app
 from memory_mcp.cli.common import settings_from
 from memory_mcp.cli.main import build_parser
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import MemoryRecord, Scope
+from memory_mcp.models import MemoryRecord, Scope, SearchRequest
 from memory_mcp.notes import watcher as watcher_module
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call
@@ -113,7 +113,7 @@ async def test_edit_delete_and_rename_follow_the_files(
             return await app.service.store.count() == 0
 
         await eventually(gone)
-        result = await app.service.search(app.caller, "PostgreSQL")
+        result = await app.service.search(app.caller, SearchRequest("PostgreSQL"))
         assert result.hits == []
 
 
@@ -137,7 +137,7 @@ async def test_a_burst_of_saves_indexes_once_and_links_are_ignored(
         (record,) = await note_records(app, note)
         assert record.version == 1, "the burst was indexed once, with its last content"
         assert await note_records(app, memory_dir / "link.md") == []
-        assert (await app.service.search(app.caller, "Private outside")).hits == []
+        assert (await app.service.search(app.caller, SearchRequest("Private outside"))).hits == []
 
 
 async def test_restart_reconciles_changes_made_while_stopped(
