@@ -57,15 +57,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
         default=10,
         help="how many results, 1-50 (default 10)",
     )
-    search.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
-    search.add_argument(
-        "--tag",
-        dest="tags",
-        action="append",
-        default=[],
-        help="only memories with this tag (repeat for several: all must match)",
-    )
-    search.add_argument("--source", choices=SOURCES, help="only memories from this source")
+    _filter_flags(search)
     search.add_argument(
         "--include-expired", action="store_true", help="also expired (not yet purged) ones"
     )
@@ -114,15 +106,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     listing.add_argument(
         "--limit", "-n", type=_bounded(*LIST_LIMIT), default=20, help="per page, 1-100 (default 20)"
     )
-    listing.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
-    listing.add_argument(
-        "--tag",
-        dest="tags",
-        action="append",
-        default=[],
-        help="only memories with this tag (repeat for several: all must match)",
-    )
-    listing.add_argument("--source", choices=SOURCES, help="only memories from this source")
+    _filter_flags(listing)
     listing.add_argument("--owner", help="only memories owned by this agent")
     _time_flags(listing, "updated (or created)")
     listing.add_argument(
@@ -173,6 +157,19 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print JSON (the MCP tool's result shape)"
     )
+
+
+def _filter_flags(parser: argparse.ArgumentParser) -> None:
+    """search's and list's filters, as memory-search and memory-list take them."""
+    parser.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
+    parser.add_argument(
+        "--tag",
+        dest="tags",
+        action="append",
+        default=[],
+        help="only memories with this tag (repeat for several: all must match)",
+    )
+    parser.add_argument("--source", choices=SOURCES, help="only memories from this source")
 
 
 def _time_flags(parser: argparse.ArgumentParser, changed: str) -> None:
