@@ -15,7 +15,14 @@ import anyio
 import numpy as np
 
 from memory_mcp.checks import validation as v
-from memory_mcp.models import Caller, KeywordQuery, MemoryRecord, Ranked, Scope, Source, Visibility
+from memory_mcp.models import (
+    Caller,
+    KeywordQuery,
+    MemoryRecord,
+    Ranked,
+    SearchRequest,
+    Visibility,
+)
 from memory_mcp.search.exact_match import (
     ExactMatches,
     exact_first,
@@ -68,35 +75,21 @@ async def search(
     policy: Policy,
     clock: Callable[[], float],
     caller: Caller,
-    query: str,
-    limit: int = 10,
-    scope: Scope | None = None,
-    tags: list[str] | None = None,
-    source: Source | None = None,
-    include_expired: bool = False,
-    *,
-    since: str | None = None,
-    until: str | None = None,
-    min_score: float | None = None,
-    expand: bool = False,
+    request: SearchRequest,
 ) -> SearchResult:
-    """`scope` None: every scope the caller can see. `since`/`until`: only memories
-    last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
-    (search/time_filters.py); like every filter they apply before either arm's top-k cut.
-    `min_score`: leave out results scoring below it (the same score the results show).
-    `expand`: the memories linked to the strong hits join the candidates
-    (search/expansion.py)."""
-    text = v.clean_query(query)
-    limit = v.clean_limit(limit)
+    """The memories `caller` may see that best answer `request` (models.SearchRequest
+    says what each of its fields does), ranked."""
+    text = v.clean_query(request.query)
+    limit = v.clean_limit(request.limit)
     now = clock()
-    window = parse_time_range(since, until, now)
-    floor = v.clean_min_score(min_score)
+    window = parse_time_range(request.since, request.until, now)
+    floor = v.clean_min_score(request.min_score)
     vis = Visibility(
         caller=caller,
-        scope=scope,
-        tags=tuple(v.clean_tags(tags or [])),
-        source=source,
-        include_expired=include_expired,
+        scope=request.scope,
+        tags=tuple(v.clean_tags(request.tags or [])),
+        source=request.source,
+        include_expired=request.include_expired,
         now=now,
         updated_since=window.since,
         updated_until=window.until,
@@ -204,6 +197,7 @@ async def search(
         record = records.get(memory_id)
         level = matches.level(record) if record is not None else 0
         candidates.append(_Candidate(fact, rel.relevance * parts.value, rel, parts, level))
+    expand = config.expand.on_by_default if request.expand is None else request.expand
     if expand:
         extra = _Expansion(store, vectors, vis, config, query_vectors[0] if semantic else None)
         candidates = await extra.expand(candidates, keyword_hits, vector_hits)
