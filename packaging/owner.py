@@ -38,9 +38,7 @@ CARRIERS: dict[str, tuple[str, ...]] = {
     ),
 }
 # Anything that looks like the owner's place, wherever it is (tests/test_owner.py).
-ANY_CARRIER = re.compile(
-    r"(?:io\.github\.|github\.com/|marketplace add )[^/\s\"]+/memory-mcp"
-)
+ANY_CARRIER = re.compile(r"(?:io\.github\.|github\.com/|marketplace add )[^/\s\"]+/memory-mcp")
 
 
 def owners(root: Path = ROOT) -> dict[str, list[str]]:

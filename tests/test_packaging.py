@@ -168,12 +168,13 @@ def test_claude_code_installs_the_plugin_from_the_marketplace(dist: Path, tmp_pa
     assert "Validation passed" in claude("plugin", "validate", ROOT / "plugins/memory-mcp", env=env)
     claude("plugin", "marketplace", "add", ROOT, env=env)
     claude("plugin", "install", "memory-mcp@memory-mcp", env=env)
-    # What the first start of a published install does: uv fetches and installs once.
+    # What the first start of a published install does: uv fetches and installs once
     # (the plugin's own server command, asked for its version instead of serving).
-    server = json.loads((ROOT / "plugins/memory-mcp/.mcp.json").read_text(encoding="utf-8"))
-    command, *args = server["mcpServers"]["memory"]["command"], *server["mcpServers"]["memory"]["args"]
-    assert (command, args[-1]) == ("uvx", "serve"), server
-    assert f"memory-mcp {__version__}" in run(command, *args[:-1], "--version", env=env)
+    plugin = json.loads((ROOT / "plugins/memory-mcp/.mcp.json").read_text(encoding="utf-8"))
+    server: dict[str, Any] = plugin["mcpServers"]["memory"]
+    args: list[str] = server["args"]
+    assert (server["command"], args[-1]) == ("uvx", "serve"), server
+    assert f"memory-mcp {__version__}" in run("uvx", *args[:-1], "--version", env=env)
     listed = claude("mcp", "list", env=env)
     line = next(line for line in listed.splitlines() if "plugin:memory-mcp:memory" in line)
     assert "✔ Connected" in line, listed

@@ -75,7 +75,11 @@ def test_every_version_is_the_package_version() -> None:
     assert load(PLUGIN / ".claude-plugin" / "plugin.json")["version"] == __version__
     # What the plugin runs is the published package's own command, at this version.
     pinned = f"{project_name()}@{__version__}"
-    assert load(PLUGIN / ".mcp.json")["mcpServers"]["memory"]["args"] == ["--quiet", pinned, "serve"]
+    assert load(PLUGIN / ".mcp.json")["mcpServers"]["memory"]["args"] == [
+        "--quiet",
+        pinned,
+        "serve",
+    ]
     commands = [
         hook["command"]
         for groups in load(PLUGIN / "hooks" / "hooks.json")["hooks"].values()
