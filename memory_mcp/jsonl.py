@@ -18,6 +18,7 @@ from memory_mcp.checks.validation import (
     parse_optional_datetime,
     parse_source,
     parse_store_scope,
+    shown,
 )
 from memory_mcp.errors import CapExceededError, InvalidInputError, MemoryMcpError
 from memory_mcp.memory_api import MemoryApi
@@ -116,16 +117,28 @@ def prepare_lines(
     lines: list[tuple[int, MemoryLine]],
     default: Caller,
     unit: str = "line",
+    keep_owners: bool = False,
 ) -> tuple[list[PreparedLine], list[str]]:
     """Check every line with store_memory's own rules (MemoryService.prepare_memory), writing
     nothing: the memories to write, and one message per bad line (`unit` names what the
-    numbers count in messages: "line 3", "memory 3")."""
+    numbers count in messages: "line 3", "memory 3").
+
+    The memories belong to the importing agent (`default`). A line whose `agent_id` names
+    another agent is a bad line unless `keep_owners` (an operator restoring `export --all`):
+    written as the importer's instead, another agent's private memory would silently
+    become the importer's to read, and two agents' memories of one key would merge."""
     prepared: list[PreparedLine] = []
     errors: list[str] = []
     for number, line in lines:
-        caller = Caller(
-            line.agent_id or default.agent_id, default.role, line.session_id or default.session_id
-        )
+        owner = line.agent_id or default.agent_id
+        if owner != default.agent_id and not keep_owners:
+            errors.append(
+                f"{unit} {number}: agent {shown(owner, 80)}'s memory (its agent_id), and this "
+                f"import writes as {default.agent_id!r}: use --keep-owners to keep the "
+                "file's owners, or remove agent_id to make it yours"
+            )
+            continue
+        caller = Caller(owner, default.role, line.session_id or default.session_id)
         try:
             request = line.store_request()
             memory = service.prepare_memory(caller, request)

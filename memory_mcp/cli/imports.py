@@ -28,6 +28,7 @@ def cmd_import(
     skip_invalid: bool = False,
     file_format: str = "jsonl",
     scope: str = "agent",
+    keep_owners: bool = False,
 ) -> int:
     """Check every line first (store_memory's rules, ownership of swarm keys, and the
     cap), store nothing if one is bad unless `skip_invalid`; then store in batches (one
@@ -35,7 +36,9 @@ def cmd_import(
     (exit 130); running again finishes the job (import_batches.py).
 
     `file_format`: our own JSONL export, or another server's file (importers/), read into
-    the same lines; `scope` is the scope of the memories such a file makes."""
+    the same lines; `scope` is the scope of the memories such a file makes. The memories
+    are the importing agent's; a line naming another owner is a bad line unless
+    `keep_owners` (jsonl.prepare_lines). The summary names the owners."""
     from memory_mcp.import_batches import (
         ImportReport,
         embed_batches,
@@ -54,6 +57,7 @@ def cmd_import(
     lines, errors, unit = source.lines, source.errors, source.unit
     report = ImportReport()
     skipped = 0
+    owners: dict[str, int] = {}
 
     async def job(app: AppContext) -> int:
         nonlocal skipped
@@ -62,7 +66,7 @@ def cmd_import(
         own_lines = lines
         if graph is not None:  # relations between entities become links (graph.py)
             own_lines, relations = await graph.split_relations(lines)
-        prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit)
+        prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit, keep_owners)
         refused = await ownership_problems(app.service, prepared)
         bad = sorted(errors + invalid + refused, key=_line_number)
         for error in bad:
@@ -84,6 +88,8 @@ def cmd_import(
                 )
         refused_numbers = {_line_number(problem) for problem in refused}
         prepared = [line for line in prepared if line.number not in refused_numbers]
+        for line in prepared:
+            owners[line.memory.agent_id] = owners.get(line.memory.agent_id, 0) + 1
         await check_cap(app.service, prepared)
         async with anyio.create_task_group() as loading:
             if await app.service.vectors.unembedded(texts_to_embed(prepared, report)):
@@ -134,10 +140,17 @@ def cmd_import(
         print(
             f"imported {report.stored} memories ({report.unchanged} unchanged, {skipped} bad "
             f"{source.units} skipped, {len(report.refused)} refused by the "
-            f"store), embedded {report.embedded} texts",
+            f"store), embedded {report.embedded} texts; {_owners(owners)}",
             file=sys.stderr,
         )
     return code
+
+
+def _owners(counts: dict[str, int]) -> str:
+    """Whose memories the file's lines are ("owner me", "owners lead 1, me 2")."""
+    if len(counts) <= 1:
+        return f"owner {next(iter(counts), '-')}"
+    return "owners " + ", ".join(f"{agent} {n}" for agent, n in sorted(counts.items()))
 
 
 def _graph(app: AppContext, scope: str) -> KnowledgeGraph:

@@ -66,7 +66,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
         return 2
     return cli_import.cmd_import(
-        settings_from(args), args.file, args.skip_invalid, args.file_format, args.scope or "agent"
+        settings_from(args),
+        args.file,
+        args.skip_invalid,
+        args.file_format,
+        args.scope or "agent",
+        args.keep_owners,
     )
 
 
@@ -283,6 +288,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="store the valid lines and skip the bad ones (still listed on stderr; exit 0). "
         "Without it one bad line means nothing is stored (exit 1)",
+    )
+    imp.add_argument(
+        "--keep-owners",
+        action="store_true",
+        help="keep the owner each line names (agent_id), as in `export --all`: restoring "
+        "or moving a whole store. Without it the memories are the importing agent's "
+        "(--agent-id) and a line owned by another agent is a bad line",
     )
 
     exp = _command(
