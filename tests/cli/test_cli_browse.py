@@ -74,7 +74,7 @@ def db(tmp_path: Path, run: Run) -> str:
     source = tmp_path / "seed.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in LINES))
     path = str(tmp_path / "m.db")
-    seeded = run("import", str(source), "--db", path, "--agent-id", "bob")
+    seeded = run("import", str(source), "--db", path, "--agent-id", "bob", "--keep-owners")
     assert seeded.returncode == 0, seeded.stderr
     return path
 
