@@ -160,6 +160,7 @@ class MemoryApi(Protocol):
         until: str | None = ...,
         min_score: float | None = ...,
         expand: bool | None = ...,
+        explain: bool = ...,
     ) -> SearchResult: ...
 
     # -- links

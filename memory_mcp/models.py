@@ -257,6 +257,9 @@ class KeywordFinds:
     # read in their text. The other hits as facts: ranking needs no more of them.
     records: dict[int, MemoryRecord]
     facts: dict[int, RankFacts]
+    # The hits whose own words (key, value, tags) hold a query word; the others matched
+    # only the words of the memories written before them (store/write_context.py).
+    own_words: set[int] = field(default_factory=set)
 
 
 @dataclass

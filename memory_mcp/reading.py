@@ -166,13 +166,15 @@ class MemoryReads:
         until: str | None = None,
         min_score: float | None = None,
         expand: bool | None = None,
+        explain: bool = False,
     ) -> SearchResult:
         """`scope` None: every scope the caller can see. `since`/`until`: only memories
         last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
         (search/time_filters.py); like every filter they apply before either arm's top-k cut.
         `min_score`: leave out results scoring below it (the same score the results show).
         `expand`: memories linked to the strong hits join the candidates (None: the
-        measured default, search/expansion.py). The pipeline: memory_mcp/search/pipeline.py."""
+        measured default, search/expansion.py). `explain`: name the neighbours that lent a
+        hit its words. The pipeline: memory_mcp/search/pipeline.py."""
         return await pipeline.search(
             self.store,
             self.vectors,
@@ -189,4 +191,5 @@ class MemoryReads:
             until=until,
             min_score=min_score,
             expand=self.policy.ranking.expand.on_by_default if expand is None else expand,
+            explain=explain,
         )

@@ -223,6 +223,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             since=args.since,
             until=args.until,
             min_score=args.min_score,
+            explain=explain,
         )
         max_chars = app.settings.search_value_chars
         hits = [

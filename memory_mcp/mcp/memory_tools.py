@@ -169,7 +169,9 @@ async def memory_search(
 
     A memory whose key is the query, or that holds an identifier from it word for word
     (gen-0042, PaymentService.refund, ERR_CONN_42), comes before the merely similar.
-    Each result has a `score` in [0, 1] and `matched_by` (keyword, vector or both).
+    Each result has a `score` in [0, 1] and `matched_by`: keyword (its own words), vector
+    (meaning), both, or context / context+vector (the query words are only in the memories
+    written just before it, which `explain.context_from` names, not in it).
     Long values are cut (`truncated: true`); read the whole memory with memory-get.
     `semantic: false` means the results come from keyword search only (see notices).
     Filters (scope, tags, source, since, until) apply before ranking, so a narrow filter
@@ -197,6 +199,7 @@ async def memory_search(
             until=until,
             min_score=min_score,
             expand=expand,
+            explain=explain,
         )
 
     result = await guard(app, search())

@@ -35,6 +35,10 @@ class SearchStore(Protocol):
 
     async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]: ...
 
+    async def context_lenders(
+        self, memory_ids: Sequence[int], terms: Sequence[str], vis: Visibility
+    ) -> dict[int, list[tuple[int, str]]]: ...
+
 
 class QueryVectors(Protocol[ScanT, PreparedT]):
     """The vector arm (semantic/vectors.py, Vectors)."""
