@@ -65,14 +65,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return cli_import.cmd_import(
-        settings_from(args),
-        args.file,
-        args.skip_invalid,
-        args.file_format,
-        args.scope or "agent",
-        args.keep_owners,
-    )
+    chosen = (args.skip_invalid, args.file_format, args.scope or "agent", args.keep_owners)
+    return cli_import.cmd_import(settings_from(args), args.file, *chosen)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
