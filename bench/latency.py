@@ -25,7 +25,7 @@ import numpy as np
 
 from bench.settings import store_settings
 from bench.stats import percentile_ms, table
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.semantic.embeddings import Embedder
@@ -164,7 +164,7 @@ async def build_store(
             if progress and (start + BUILD_BATCH) % 10_000 == 0:
                 progress(f"  {start + BUILD_BATCH:,} / {size:,} memories written")
         embedder.ready = True
-        await service.embed_pending(batch_size=2_048)
+        await service.vectors.embed_pending(batch_size=2_048)
     marker.write_text(f"{size}\n")
     return time.perf_counter() - started
 
@@ -182,7 +182,7 @@ async def measure_size(
     async with open_app(store_settings(directory), embedder, background=False) as app:
         service, caller = app.service, app.caller
         started = time.perf_counter()
-        await service.sync_index()  # what the first search after a start pays
+        await service.vectors.catch_up()  # what the first search after a start pays
         result = SizeResult(size, built, time.perf_counter() - started)
         for warm in range(5):
             await service.search(caller, text.query(QUERY_KINDS[warm % 3]))

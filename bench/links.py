@@ -33,7 +33,7 @@ from bench.entities import Extractor
 from bench.locomo import CUTOFFS, SEARCH_LIMIT, Conversation, recall_at
 from bench.settings import BenchSettings
 from bench.stats import mean, table
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.models import StoreRequest
 from memory_mcp.search.ranking_config import ExpandConfig
 from memory_mcp.semantic.embeddings import Embedder
@@ -189,7 +189,7 @@ async def _one_conversation(
         for turn in conversation.turns:
             stored = await service.store_memory(caller, StoreRequest(turn.key, turn.value))
             ids.append(stored.record.id)
-        await service.embed_pending()
+        await service.vectors.embed_pending()
         names = [extract(turn.value) for turn in conversation.turns]
         report.entities[conversation.name] = len(set().union(*names))
 

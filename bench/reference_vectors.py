@@ -84,7 +84,7 @@ EDGE_CASES = [
     "https://example.com/path?query=1&other=%20encoded#fragment",
     "user@example.org, +1 (555) 010-9999, 2026-11-25T05:32:20Z",
     "0x7fffffff 3.14159 -1e-12 1,000,000 50% $12.99 €5",
-    "ERROR 2026-11-25 05:32:20,123 memory_mcp.app: could not load the embedding model",
+    "ERROR 2026-11-25 05:32:20,123 memory_mcp.app.root: could not load the embedding model",
     "We deploy to staging with `make deploy ENV=staging` after the migrations ran. " * 3,
     " ".join(f"word{i} of a very long memory about deployments" for i in range(120)),
     "x" * 5_000,

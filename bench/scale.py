@@ -46,7 +46,7 @@ from bench.scale_postgres import database_url, has_database, load_from_sqlite, p
 from bench.settings import BenchSettings, server_env, store_settings
 from bench.startup import _initialize, _peak_rss_mb, _search, machine, spawn_server
 from bench.stats import percentile_ms
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import content_hash

@@ -327,8 +327,8 @@ class LinkOutcome:
     unchanged: int = 0
 
 
-# Listing pages (store/listing.py, browsing.py). Here rather than in the store: the MCP
-# edge imports browsing.py before the handshake, and the store package pulls in SQLAlchemy.
+# Listing pages (store/listing.py, rules/browsing.py). Here rather than in the store: the MCP
+# edge imports rules/browsing.py before the handshake, and the store package pulls in SQLAlchemy.
 Order = Literal["updated", "created"]
 
 
@@ -342,5 +342,5 @@ class Position:
 
 
 # Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
-# can take a note's identity or be taken over by the indexer (service.py refuses them).
+# can take a note's identity or be taken over by the indexer (rules/service.py refuses them).
 NOTE_KEY_PREFIX = "file:"

@@ -1,4 +1,4 @@
-"""The visibility rule is written three times: `can_see` (reading.py, one record: get,
+"""The visibility rule is written three times: `can_see` (rules/service.py, one record: get,
 delete), SQL `visible_to` (store/rows.py: keyword arm, exact matches, prompt block,
 export) and the numpy mask (semantic/vector_index.py: the vector arm); on SQLite the
 keyword arm runs visible_to's condition compiled to SQL text once per shape
@@ -26,7 +26,7 @@ from memory_mcp.models import (
     Source,
     Visibility,
 )
-from memory_mcp.permissions import can_see
+from memory_mcp.rules.permissions import can_see
 from memory_mcp.semantic import coarse_index, quantised_index
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.settings import Settings

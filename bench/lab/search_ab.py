@@ -19,7 +19,8 @@ import anyio
 
 from bench.locomo import load_conversation
 from bench.settings import BenchSettings
-from memory_mcp.app import OpenedApp, embedder_from, open_app
+from memory_mcp.app.context import AppContext
+from memory_mcp.app.root import embedder_from, open_app
 from memory_mcp.models import StoreRequest
 
 ROUNDS = 3
@@ -47,7 +48,7 @@ async def measure(path: Path) -> None:
                 await alone.service.store_memory(
                     replace(alone.caller, session_id=f"alone-{turn.key}"), request
                 )
-            stores: list[tuple[str, OpenedApp]] = [("context", context), ("no context", alone)]
+            stores: list[tuple[str, AppContext]] = [("context", context), ("no context", alone)]
             times: dict[str, list[float]] = {name: [] for name, _ in stores}
             for round_ in range(ROUNDS):
                 order = stores if round_ % 2 == 0 else stores[::-1]

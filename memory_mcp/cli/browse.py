@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
     from memory_mcp.settings import Settings
 
     Shape = TypeVar("Shape", bound=BaseModel)
@@ -208,9 +208,9 @@ def _url_flag(parser: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from memory_mcp.checks import validation as v
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.explanations import ScoreExplanation
     from memory_mcp.models import Source
-    from memory_mcp.tool_results import SearchHit, SearchResults
+    from memory_mcp.results.explanations import ScoreExplanation
+    from memory_mcp.results.memories import SearchHit, SearchResults
 
     scope = v.parse_scope(args.scope, allow_all=True)
     source = v.parse_source(args.source, tuple(Source)) if args.source else None
@@ -268,7 +268,7 @@ async def _wait_for_model(app: AppContext) -> None:
 
 def cmd_get(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.tool_results import Memory
+    from memory_mcp.results.memories import Memory
 
     async def job(app: AppContext) -> Memory:
         # A read counts as memory-get's does (the shown count includes it): written now,
@@ -283,9 +283,9 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from memory_mcp.browsing import ListFilters
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.tool_results import ListedMemory, MemoryList
+    from memory_mcp.results.memories import ListedMemory, MemoryList
+    from memory_mcp.rules.browsing import ListFilters
 
     async def job(app: AppContext) -> MemoryList:
         filters = ListFilters.parse(
@@ -326,7 +326,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.tool_results import MemoryHistory, Version
+    from memory_mcp.results.memories import MemoryHistory, Version
 
     async def job(app: AppContext) -> MemoryHistory:
         page = await app.service.history(app.caller, args.id, args.limit, args.before)
@@ -342,7 +342,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.tool_results import DeleteResult
+    from memory_mcp.results.memories import DeleteResult
 
     async def job(app: AppContext) -> DeleteResult:
         return DeleteResult(deleted=True, id=await app.service.delete(app.caller, args.id))
@@ -359,14 +359,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
     import dataclasses
 
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.memory_stats import VisibleStats, visible_stats
+    from memory_mcp.rules.stats import VisibleStats, visible_stats
 
     settings = settings_from(args)
 
     async def job(app: AppContext) -> VisibleStats:
         return await visible_stats(app.service, app.caller)
 
-    from memory_mcp.app import run_with_app
+    from memory_mcp.app.root import run_with_app
 
     stats = run_with_app(settings, job, create=False)
     db_size = _file_size(settings.database_file)
@@ -404,7 +404,7 @@ def _answer(
     settings = settings_from(args)
     server = _team_server(args, settings)
     if server is None:
-        from memory_mcp.app import run_with_app
+        from memory_mcp.app.root import run_with_app
 
         return run_with_app(settings, local, create=False)
     return shape.model_validate(_ask_team_server(server, tool, arguments))
@@ -435,7 +435,7 @@ def _team_server(args: argparse.Namespace, settings: Settings) -> tuple[str, str
 
 def _ask_team_server(server: tuple[str, str], tool: str, arguments: dict[str, Any]) -> Any:
     """One tool call on the team server, as the token's agent: its structured result."""
-    from memory_mcp import team_client as team
+    from memory_mcp.app import team_client as team
 
     async def job(client: Any) -> dict[str, Any]:
         return await team.call(client, tool, arguments)

@@ -180,7 +180,7 @@ def _hooks_side(hooks_config: Path | None) -> Side:
 
 
 def _check_store(settings: Settings) -> tuple[str, bool]:
-    from memory_mcp.app import open_app
+    from memory_mcp.app.root import open_app
 
     async def count() -> int:  # the embedder is created but never loaded
         async with open_app(settings, background=False, create=False) as app:

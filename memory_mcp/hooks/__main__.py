@@ -10,7 +10,7 @@ from memory_mcp.hooks.runner import main
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
     from memory_mcp.semantic.embeddings import Embedder
     from memory_mcp.settings import Settings
 
@@ -24,7 +24,7 @@ def open_app_when_called(
     """app.open_app, imported only once a hook has real work: most hook calls (a file
     written outside the memory folders) end before anything heavy is imported.
     cli/launch.py has the same for `memory-mcp hook`: one edge does not import another."""
-    from memory_mcp.app import open_app
+    from memory_mcp.app.root import open_app
 
     return open_app(settings, embedder, background, create)
 

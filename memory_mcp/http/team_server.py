@@ -26,13 +26,13 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from memory_mcp import __version__
-from memory_mcp.app_context import AppContext, AppOpener
-from memory_mcp.binding import (
+from memory_mcp.app.binding import (
     SHUTDOWN_GRACE_SECONDS,
     is_loopback,
     is_wildcard,
     refuse_open_network,
 )
+from memory_mcp.app.context import AppContext, AppOpener
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes

@@ -10,7 +10,21 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from memory_mcp.browsing import (
+from memory_mcp.checks import validation as v
+from memory_mcp.mcp.identity import caller_of
+from memory_mcp.mcp.tool_calls import app_of, guard, one_of
+from memory_mcp.models import Scope, Source, UpsertOutcome
+from memory_mcp.results.links import LinkRecord
+from memory_mcp.results.memories import (
+    BulkDeleted,
+    ListedMemory,
+    MemoryHistory,
+    MemoryList,
+    Reverted,
+    Version,
+    bulk_deleted,
+)
+from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
     DEFAULT_LIST_LIMIT,
@@ -23,22 +37,8 @@ from memory_mcp.browsing import (
     MemoryPage,
     parse_older_than,
 )
-from memory_mcp.checks import validation as v
-from memory_mcp.link_results import LinkRecord
-from memory_mcp.mcp.identity import caller_of
-from memory_mcp.mcp.tool_calls import app_of, guard, one_of
-from memory_mcp.models import Scope, Source, UpsertOutcome
-from memory_mcp.tool_results import (
-    BulkDeleted,
-    ListedMemory,
-    MemoryHistory,
-    MemoryList,
-    Reverted,
-    Version,
-    bulk_deleted,
-)
 
-if TYPE_CHECKING:  # the store is imported after the handshake (app_opening.py)
+if TYPE_CHECKING:  # the store is imported after the handshake (app/background.py)
     pass
 
 

@@ -1,6 +1,6 @@
 """The link tools: memory-link (add or remove a typed link between two memories) and
 memory-related (a memory's neighbours, a few links deep). Translation only, as in
-memory_tools.py: the rules are the service's (linking.py, permissions.py)."""
+memory_tools.py: the rules are the service's (rules/service.py, rules/permissions.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from memory_mcp.limits import LINK_DEPTH_MAX, RELATED_LIMIT_MAX
-from memory_mcp.link_results import LinkChanged, RelatedMemories
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of, guard, one_of
+from memory_mcp.results.links import LinkChanged, RelatedMemories
 
 
 async def memory_link(

@@ -1,7 +1,7 @@
 """The memory tools: memory-store, memory-search, memory-get, memory-delete and
 memory-inject-learning. Translation only: arguments parsed into the service's types
 inside `guard` (a bad value becomes a tool error naming the argument), results as
-pydantic models (tool_results.py, published as each tool's outputSchema)."""
+pydantic models (results/memories.py, published as each tool's outputSchema)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from pydantic import Field
 
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.explanations import ScoreExplanation
-from memory_mcp.link_results import MemoryLink
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of, guard, one_of
 from memory_mcp.models import LearningCategory, Scope, Source, StoreRequest
-from memory_mcp.tool_results import (
+from memory_mcp.results.explanations import ScoreExplanation
+from memory_mcp.results.links import MemoryLink
+from memory_mcp.results.memories import (
     DeleteResult,
     Learning,
     Memory,

@@ -19,12 +19,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from memory_mcp import __version__
-from memory_mcp.app_context import AppContext
-from memory_mcp.browsing import ListFilters
+from memory_mcp.app.context import AppContext
+from memory_mcp.auth.tokens import token_hash
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
 from memory_mcp.models import Caller
-from memory_mcp.tokens import token_hash
+from memory_mcp.rules.browsing import ListFilters
 from memory_mcp.web.access import (
     COOKIE,
     PREFIX,

@@ -20,14 +20,14 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent, TextResourceContents
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main as cli_main
 from memory_mcp.hooks import session_end
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.hooks.transcript import Transcript
 from memory_mcp.mcp.server import build_server
-from memory_mcp.memories_block import render_block
 from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
+from memory_mcp.rules.memories_block import render_block
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, opened
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings

@@ -16,7 +16,8 @@ import pytest
 import watchfiles
 from mcp import Client
 
-from memory_mcp.app import OpenedApp, open_app
+from memory_mcp.app.context import AppContext
+from memory_mcp.app.root import open_app
 from memory_mcp.cli.common import settings_from
 from memory_mcp.cli.main import build_parser
 from memory_mcp.mcp.server import build_server
@@ -42,7 +43,7 @@ async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = DEAD
 
 
 @asynccontextmanager
-async def watching(settings: Settings) -> AsyncIterator[OpenedApp]:
+async def watching(settings: Settings) -> AsyncIterator[AppContext]:
     async with open_app(settings, FakeEmbedder()) as app:
         assert app.watcher is not None
         with anyio.fail_after(5):
@@ -50,7 +51,7 @@ async def watching(settings: Settings) -> AsyncIterator[OpenedApp]:
         yield app
 
 
-async def note_records(app: OpenedApp, path: Path) -> list[MemoryRecord]:
+async def note_records(app: AppContext, path: Path) -> list[MemoryRecord]:
     return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memory_mcp.app import OpenedApp
+from memory_mcp.app.context import AppContext
 from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest, Visibility
 from memory_mcp.search.exact_match import (
     MAX_IDENTIFIERS,
@@ -153,7 +153,7 @@ def test_candidates_join_the_keyword_pool_at_its_lowest_bm25() -> None:
     assert with_candidates([], [7]) == [(7, 0.0)]
 
 
-async def keys(app: OpenedApp, query: str, **filters: Any) -> list[str]:
+async def keys(app: AppContext, query: str, **filters: Any) -> list[str]:
     result = await app.service.search(app.caller, query, **filters)
     return [hit.record.key for hit in result.hits]
 

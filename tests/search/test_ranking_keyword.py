@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_mcp.app import OpenedApp
+from memory_mcp.app.context import AppContext
 from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
@@ -103,7 +103,7 @@ async def test_filters_apply_before_the_keyword_cut(
     assert [hit.record.key for hit in result.hits] == ["tagged"]
 
 
-async def key(app: OpenedApp, memory_id: int) -> str:
+async def key(app: AppContext, memory_id: int) -> str:
     record = await app.service.store.get(memory_id)
     assert record is not None
     return record.key

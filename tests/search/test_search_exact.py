@@ -60,7 +60,7 @@ async def test_a_key_among_2000_generated_ones_comes_first(
         ]
         assert (await service.write_batch(batch)).created == 2000
     async with opened(settings, real_embedder) as app:
-        assert await app.service.embed_pending() == 100
+        assert await app.service.vectors.embed_pending() == 100
 
         hits = (await app.service.search(app.caller, "gen-0042", limit=50)).hits
         assert keys_of(hits)[0] == "gen-0042"

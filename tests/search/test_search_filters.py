@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.checks.validation import iso
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, StoreRequest, Visibility
-from memory_mcp.permissions import can_see
+from memory_mcp.rules.permissions import can_see
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_mcp.app import OpenedApp
+from memory_mcp.app.context import AppContext
 from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.semantic import index_file, quantised_index
@@ -37,13 +37,13 @@ def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(quantised_index, "SHORTLIST", 5)
 
 
-def search_of(app: OpenedApp) -> vectors_module.InProcessIndex:
+def search_of(app: AppContext) -> vectors_module.InProcessIndex:
     search = app.service.vectors.search
     assert isinstance(search, vectors_module.InProcessIndex)
     return search
 
 
-async def nearest(app: OpenedApp, text: str, k: int = 3) -> list[int]:
+async def nearest(app: AppContext, text: str, k: int = 3) -> list[int]:
     vectors = app.service.vectors
     await vectors.catch_up()
     query = await vectors.embed_query(text)
@@ -169,7 +169,7 @@ def test_load_reads_the_arrays_back_unchanged(tmp_path: Path) -> None:
     assert index_file.load(store_file, "m1", store_revision=3) is None
 
 
-async def asking(app: OpenedApp, text: str) -> tuple[Vectors, np.ndarray, Visibility]:
+async def asking(app: AppContext, text: str) -> tuple[Vectors, np.ndarray, Visibility]:
     """The app's vectors caught up, `text` embedded as a search, and its caller's view."""
     vectors = app.service.vectors
     await vectors.catch_up()

@@ -16,7 +16,7 @@ import anyio
 import numpy as np
 import pytest
 
-from memory_mcp.app import OpenedApp
+from memory_mcp.app.context import AppContext
 from memory_mcp.models import StoreRequest, Visibility
 from memory_mcp.semantic import coarse_index, index_file, quantised_index
 from memory_mcp.semantic import in_process_index as vectors_module
@@ -99,7 +99,7 @@ def coarse_ids(index: QuantisedIndex) -> list[int]:
     return sorted(index.ids[slots].tolist())
 
 
-async def answers(app: OpenedApp) -> list[dict[int, float]]:
+async def answers(app: AppContext) -> list[dict[int, float]]:
     """Each of QUERIES' hits, every visible memory asked for (the fake embedder gives many
     equal scores, which an index and its copy read back may order differently): id ->
     cosine."""
@@ -113,7 +113,7 @@ async def answers(app: OpenedApp) -> list[dict[int, float]]:
     return found
 
 
-async def store(app: OpenedApp, key: str, value: str, tags: list[str] | None = None) -> int:
+async def store(app: AppContext, key: str, value: str, tags: list[str] | None = None) -> int:
     """Store (or update) a memory, embed it and catch the index up: one delta."""
     stored = await app.service.store_memory(app.caller, StoreRequest(key, value, tags=tags or []))
     await app.service.vectors.embed_pending()
@@ -121,7 +121,7 @@ async def store(app: OpenedApp, key: str, value: str, tags: list[str] | None = N
     return stored.record.id
 
 
-async def filled(app: OpenedApp) -> dict[str, int]:
+async def filled(app: AppContext) -> dict[str, int]:
     ids = {}
     for i in range(COUNT):
         request = StoreRequest(f"k{i}", f"topic{i} detail{i} remark{i}")

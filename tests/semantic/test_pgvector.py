@@ -13,7 +13,7 @@ from mcp import Client
 from sqlalchemy import event, text
 
 from bench.locomo import load_conversation, run_locomo
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import BatchItem, NewMemory, Scope, Source, Visibility
 from memory_mcp.semantic.embeddings import Embedder

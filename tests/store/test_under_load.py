@@ -19,15 +19,15 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent, TextResourceContents
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.errors import StoreBusyError
-from memory_mcp.jsonl import export_lines
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, StoreRequest
-from memory_mcp.service import MemoryService
+from memory_mcp.rules.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.store import engine
+from memory_mcp.transfer.jsonl import export_lines
 from tests.conftest import FakeEmbedder, call, call_error, opened
 
 pytestmark = pytest.mark.anyio
