@@ -43,8 +43,12 @@ async def store_memory(
             "swarm (alias global): every agent."
         ),
     ] = "agent",
-    tags: Annotated[list[str], Field(description="Labels to filter by later.")] = [],  # noqa: B006
-    metadata: Annotated[dict[str, Any], Field(description="Any JSON object.")] = {},  # noqa: B006
+    tags: Annotated[
+        list[str] | None, Field(description="Labels to filter by later ([] removes them).")
+    ] = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="Any JSON object ({} removes it).")
+    ] = None,
     ttl_seconds: Annotated[
         float | None, Field(strict=True, description="Expire after this many seconds.")
     ] = None,
@@ -53,19 +57,19 @@ async def store_memory(
         Field(description="Expire at this ISO 8601 time, e.g. 2026-12-31T18:00:00Z."),
     ] = None,
     source: Annotated[
-        str,
-        one_of(*v.TOOL_SOURCES),
+        str | None,
+        one_of(*v.TOOL_SOURCES, optional=True),
         Field(
-            description="Where it came from; sets the default lifetime "
+            description="Where it came from (default manual); sets the default lifetime "
             "(task_completion 7 days, session_summary 3 days, manual never)."
         ),
-    ] = "manual",
+    ] = None,
     confidence: Annotated[
         float | None, Field(strict=True, description="0-1, how sure you are.")
     ] = None,
     pinned: Annotated[
-        bool, Field(strict=True, description="Pinned memories are never evicted.")
-    ] = False,
+        bool | None, Field(strict=True, description="Pinned memories are never evicted.")
+    ] = None,
     expected_version: Annotated[
         int | None,
         Field(
@@ -73,8 +77,20 @@ async def store_memory(
             description="Only update if the memory is at this version (0: only create).",
         ),
     ] = None,
+    replace: Annotated[
+        bool,
+        Field(
+            strict=True,
+            description="Rewrite the whole memory: what this call leaves out gets its "
+            "default instead of being kept.",
+        ),
+    ] = False,
 ) -> StoredMemory:
     """Save a memory, or update the one with the same key and scope (an upsert).
+
+    An update changes only the fields the call gives and keeps the others (tags,
+    metadata, pinned, confidence, source, expiry); `tags: []` or `metadata: {}` empty
+    them, and `replace: true` rewrites the whole memory.
 
     Updating bumps `version` and keeps the previous value in history; storing identical
     content changes nothing. A swarm memory may be updated only by the agent that owns
@@ -106,10 +122,11 @@ async def store_memory(
             metadata=metadata,
             ttl_seconds=ttl_seconds,
             expires_at=v.parse_optional_datetime(expires_at, "expires_at"),
-            source=v.parse_source(source, v.TOOL_SOURCES),
+            source=None if source is None else v.parse_source(source, v.TOOL_SOURCES),
             confidence=confidence,
             pinned=pinned,
             expected_version=expected_version,
+            replace=replace,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
 

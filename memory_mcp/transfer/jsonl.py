@@ -7,7 +7,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 # The store's column for a session's name (store/schema.py), as for --session-id.
 MAX_SESSION_CHARS = 128
+# The fields of an exported line that make it a whole memory (export_lines writes them all).
+WHOLE_LINE = frozenset({"tags", "metadata", "source", "pinned", "confidence", "expires_at"})
+T = TypeVar("T")
 
 
 class MemoryLine(BaseModel):
@@ -55,20 +58,30 @@ class MemoryLine(BaseModel):
 
     def store_request(self) -> StoreRequest:
         """The memory to store, dated by the line's `updated_at` (its own time); names the
-        field at fault (InvalidInputError). Every source is allowed: an export holds them."""
+        field at fault (InvalidInputError). Every source is allowed: an export holds them.
+
+        Over a stored memory, as memory-store: the fields the line has are written, those
+        it leaves out are kept (null counts as left out). A line with all of WHOLE_LINE,
+        as `export` writes them, is the whole memory (StoreRequest.replace)."""
+        given = self.model_fields_set
+
+        def named(name: str, value: T) -> T | None:
+            return value if name in given else None
+
         return StoreRequest(
             key=self.key,
             value=self.value,
             scope=parse_store_scope(self.scope),
-            tags=self.tags,
-            metadata=self.metadata,
+            tags=named("tags", self.tags),
+            metadata=named("metadata", self.metadata),
             ttl_seconds=self.ttl_seconds,
             expires_at=parse_optional_datetime(self.expires_at, "expires_at"),
-            source=parse_source(self.source, tuple(Source)),
+            source=named("source", parse_source(self.source, tuple(Source))),
             confidence=self.confidence,
-            pinned=self.pinned,
+            pinned=named("pinned", self.pinned),
             about_agent=self.about_agent,
             written_at=parse_optional_datetime(self.updated_at, "updated_at"),
+            replace=WHOLE_LINE <= given,
         )
 
 

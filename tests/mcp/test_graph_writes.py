@@ -146,8 +146,8 @@ async def test_an_entity_update_keeps_what_the_graph_does_not_hold(
     make_settings: Callable[..., Settings],
 ) -> None:
     """Item 1's rule in the graph profile: adding an observation rewrites the entity's
-    value, its type tag and its name in metadata, and keeps a tag and metadata that
-    memory-store gave the same memory."""
+    value, its type tag and its name in metadata, and keeps a tag, metadata and the pin
+    that memory-store gave the same memory."""
     settings = make_settings(watch=False, profile="knowledge-graph")
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         await call(
@@ -167,6 +167,7 @@ async def test_an_entity_update_keeps_what_the_graph_does_not_hold(
                 value=record.value,
                 tags=[*record.tags, "vip"],
                 metadata={**record.metadata, "ticket": "ABC-1"},
+                pinned=True,
             ),
         )
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
@@ -184,3 +185,4 @@ async def test_an_entity_update_keeps_what_the_graph_does_not_hold(
     assert after is not None and after.version == 3
     assert after.tags == ["entity", "person", "vip"]
     assert after.metadata == {"entity": "Frank", "entity_type": "person", "ticket": "ABC-1"}
+    assert after.pinned, "the rest of its memory is kept (pinned, expiry...)"
