@@ -55,7 +55,7 @@ DECISION_WORDS = (
     "only a lead may",
     "keys starting with 'learning:' are the lead's",
 )
-LEAD_ONLY_TOOL = "inject-learning is for the lead agent"
+LEAD_ONLY_TOOL = "memory-inject-learning is for the lead agent"
 
 
 def refused_by_the_decision(text: str) -> bool:

@@ -317,7 +317,8 @@ class MemoryService:
         refusing would let anyone who once wrote the key block that learning for good."""
         if not caller.is_lead:
             raise PermissionDeniedError(
-                f"inject-learning is for the lead agent; {caller.agent_id!r} is a worker"
+                f"memory-inject-learning is for the lead agent; {caller.agent_id!r} is a "
+                "worker (store what you learned with memory-store, or ask the lead)"
             )
         text, redactions = redact_field(
             v.clean_value(learning, self.policy.max_value_chars, field="learning"), "learning"
@@ -357,13 +358,24 @@ class MemoryService:
     async def delete_by_key(self, caller: Caller, key: str, scope: Scope = Scope.AGENT) -> int:
         """Delete the memory that store_memory(key, scope) by `caller` would update: its
         own in agent and session scope, the one swarm memory of that key in swarm scope."""
-        identity = _memory_at(caller, v.clean_key(key), scope).identity
-        record = await self.store.get_by_identity(identity)
+        clean = v.clean_key(key)
+        record = await self.store.get_by_identity(_memory_at(caller, clean, scope).identity)
         if record is None or not can_see(caller, record):
             raise NotFoundError(
-                f"no {scope.value} memory with key {key.strip()!r} is visible to you"
+                f"no {scope.value} memory with key {v.shown(clean, 80)} is visible to you"
+                + await self._key_elsewhere(caller, clean, scope)
             )
         return await self._delete_record(caller, record)
+
+    async def _key_elsewhere(self, caller: Caller, key: str, scope: Scope) -> str:
+        """A hint when `key` names a memory `caller` can see in another scope."""
+        for other in Scope:
+            if other is scope:
+                continue
+            found = await self.store.get_by_identity(_memory_at(caller, key, other).identity)
+            if found is not None and can_see(caller, found):
+                return f"; there is a {other.value} one (memory {found.id}): scope={other.value!r}"
+        return ""
 
     async def _delete_record(self, caller: Caller, record: MemoryRecord) -> int:
         permissions.check(caller, Target.of(record), Change.DELETE)
