@@ -139,10 +139,10 @@ def clean_tags(tags: list[str]) -> list[str]:
     if len(tags) > MAX_TAGS:
         raise InvalidInputError("tags", f"at most {MAX_TAGS} tags, got {len(tags):,}")
     cleaned: dict[str, None] = {}  # ordered, de-duplicated
-    for index, tag in enumerate(tags):
+    for number, tag in enumerate(tags, start=1):  # counted from 1, as characters are
         tag = tag.strip().lower()
         if not tag or len(tag) > MAX_TAG_CHARS:
-            raise InvalidInputError("tags", f"tag {index} must be 1-{MAX_TAG_CHARS} characters")
+            raise InvalidInputError("tags", f"tag {number} must be 1-{MAX_TAG_CHARS} characters")
         refuse_hidden_characters(tag, "tags")
         cleaned[tag] = None
     return list(cleaned)
