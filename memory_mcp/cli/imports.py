@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,7 +60,8 @@ def cmd_import(
     skipped = 0
     owners: dict[str, int] = {}
 
-    async def job(app: AppContext) -> int:
+    async def job(app: AppContext, write: bool = True) -> int:
+        """The import; `write=False`: its checks only, quiet unless they refuse it."""
         nonlocal skipped
         graph = _graph(app, scope) if file_format == "memory-json" else None
         relations: list[Relation] = []
@@ -69,9 +71,14 @@ def cmd_import(
         prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit, keep_owners)
         refused = await ownership_problems(app.service, prepared)
         bad = sorted(errors + invalid + refused, key=_line_number)
+        refusing = bool(bad) and not skip_invalid
+        if not write and not refusing:
+            refused_numbers = {_line_number(problem) for problem in refused}
+            await check_cap(app.service, [x for x in prepared if x.number not in refused_numbers])
+            return 0
         for error in bad:
             print(f"memory-mcp: {path}: {error}", file=sys.stderr)
-        if bad and not skip_invalid:
+        if refusing:
             print(
                 f"memory-mcp: nothing imported: {len(bad)} bad {source.units} "
                 "(fix them, or use --skip-invalid to import the others)",
@@ -118,7 +125,16 @@ def cmd_import(
         try:
             from memory_mcp.app.root import run_with_app
 
-            code = run_with_app(settings, job)
+            code = 0
+            store = settings.database_file
+            if store is not None and not store.exists():
+                # A new store: the file is checked against an empty scratch store first,
+                # so an import refused as a whole leaves no store behind.
+                with tempfile.TemporaryDirectory(prefix="memory-mcp-import-") as scratch:
+                    checking = settings.model_copy(update={"db": f"{scratch}/check.db"})
+                    code = run_with_app(checking, lambda app: job(app, write=False))
+            if code == 0:
+                code = run_with_app(settings, job)
         except KeyboardInterrupt:  # a second Ctrl-C
             code = 130
         except EmbeddingUnavailableError as exc:

@@ -151,12 +151,19 @@ def test_a_malformed_file_imports_nothing_and_names_the_line(tmp_path: Path, run
     assert "line 3" in result.stderr
     assert "value" in result.stderr
     assert "nothing imported" in result.stderr
+    # Issue 35: a refused import still created an empty store.
+    assert not Path(db).exists() and list(tmp_path.glob("a.db*")) == []
+
+    seeded = tmp_path / "seed.jsonl"
+    seeded.write_text(json.dumps(LINES[0]) + "\n")
+    assert run("import", str(seeded), "--db", db).returncode == 0
+    assert run("import", str(source), "--db", db).returncode == 1
 
     async def count() -> int:
         async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
             return await app.service.store.count()
 
-    assert anyio.run(count) == 0
+    assert anyio.run(count) == 1, "an existing store: nothing more stored"
 
 
 def test_a_missing_file_is_one_clear_line(tmp_path: Path) -> None:
