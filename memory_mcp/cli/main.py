@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memory_mcp import __version__
 from memory_mcp.cli.common import (
     ALL,
+    LIMITS,
     MODEL,
     NOTE_LIMITS,
     NOTES,
@@ -200,7 +201,7 @@ def run_bench(argv: list[str]) -> int:
         )
         return 2
     path = [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "BENCH_PROG": "memory-mcp bench"}
     return subprocess.run([sys.executable, "-m", "bench", *argv], env=env).returncode
 
 
@@ -258,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "import",
         cmd_import,
-        ALL,
+        STORE + MODEL + LIMITS,  # the rest from env and the settings file, as always
         help="import memories from a JSONL export or another memory server's file",
     )
     imp.add_argument("file", type=Path)
