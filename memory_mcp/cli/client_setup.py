@@ -5,8 +5,11 @@ file with the agent id asked for.
 
 Each client file is merged, never replaced: only the `memory` server entry and the
 memory-mcp hook commands are set (an earlier memory-mcp hook is replaced, not doubled),
-every other key stays, and the old file is kept beside it as `<name>.bak`. A file that
-is not a JSON object is refused before anything is written. `--print` writes nothing and
+every other key stays, and the old file is kept beside it as `<name>.bak` (a file that
+already holds all of it, however laid out, is left alone). A file that is not a JSON
+object is refused before anything is written. Every client reads the one settings file
+and so is the agent it names, which setup says; Claude Desktop (no hooks) given another
+`--agent-id` gets it in its server's arguments instead. `--print` writes nothing and
 prints, as one JSON object, what each file would get."""
 
 from __future__ import annotations
@@ -170,7 +173,7 @@ def write_json(path: Path, data: dict[str, Any]) -> str:
     kept in a repository) stays one: its target is written."""
     path = path.resolve() if path.is_symlink() else path
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if path.exists() and path.read_text(encoding="utf-8") == text:
+    if path.exists() and read_json_object(path) == data:  # however it is laid out
         return f"unchanged: {path}"
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = path.with_name(path.name + ".bak")
@@ -184,25 +187,27 @@ def write_json(path: Path, data: dict[str, Any]) -> str:
     return f"wrote {path}" + (f" (the old one: {backup})" if backup.exists() else "")
 
 
-def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None]:
-    """The settings file and the text to create it with (None: it exists and is kept).
-    An existing file that names another agent than the one asked for is refused: the
-    server and the hooks both read it."""
+def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None, str]:
+    """The settings file, the text to create it with (None: it exists and is kept), and
+    the agent id it holds. For Claude Code an existing file that names another agent
+    than the one asked for is refused: its server and its hooks both read the file.
+    Claude Desktop has no hooks: another agent id goes into its server's arguments."""
     from memory_mcp.settings import config_file, read_config_file
 
     path = config_file()
     if not path.exists():
         agent = requested or client
         quoted = json.dumps(agent, ensure_ascii=False)  # a TOML basic string too
-        return path, f"# memory-mcp settings (see `memory-mcp doctor`)\nagent_id = {quoted}\n"
+        text = f"# memory-mcp settings (see `memory-mcp doctor`)\nagent_id = {quoted}\n"
+        return path, text, agent
     current = str(read_config_file(path).get("agent_id", "default"))
-    if requested is not None and requested != current:
+    if client == "claude-code" and requested is not None and requested != current:
         raise InvalidInputError(
             "agent-id",
             f"{path} says agent_id = {current!r}; change it there (the server and the "
             "hooks read it) or leave --agent-id out",
         )
-    return path, None
+    return path, None, current
 
 
 def run(args: argparse.Namespace) -> int:
@@ -212,26 +217,30 @@ def run(args: argparse.Namespace) -> int:
         requested = None if args.agent_id is None else clean_identifier(args.agent_id)
     except ValueError as exc:
         raise InvalidInputError("agent-id", str(exc)) from exc
-    settings_path, settings_text = settings_agent(requested, args.client)
+    settings_path, settings_text, agent = settings_agent(requested, args.client)
     home = Path.home()
     planned: dict[Path, tuple[dict[str, Any], dict[str, Any]]] = {}  # file -> (part, whole)
-    server = {"mcpServers": {SERVER_NAME: server_entry(args.client)}}
+    entry = server_entry(args.client)
+    if requested is not None and requested != agent:  # Claude Desktop: a flag wins
+        entry["args"] = [*entry["args"], "--agent-id", requested]
+    elif settings_text is None and requested is None:
+        print(
+            f"{args.client} will be agent {agent!r} ({settings_path}), as every client set "
+            f"up on this machine without --agent-id: one agent's memories; "
+            f"`--agent-id {args.client}` gives it its own",
+            file=sys.stderr,
+        )
+    server = {"mcpServers": {SERVER_NAME: entry}}
     if args.client == "claude-code":
         mcp_path = args.client_config or home / ".claude.json"
-        planned[mcp_path] = (
-            server,
-            merge_server(read_json_object(mcp_path), server_entry(args.client)),
-        )
+        planned[mcp_path] = (server, merge_server(read_json_object(mcp_path), entry))
         if not args.no_hooks:
             hooks_path = args.hooks_config or home / ".claude" / "settings.json"
             ours = hooks_entries()
             planned[hooks_path] = ({"hooks": ours}, merge_hooks(read_json_object(hooks_path), ours))
     else:
         mcp_path = args.client_config or desktop_config_path()
-        planned[mcp_path] = (
-            server,
-            merge_server(read_json_object(mcp_path), server_entry(args.client)),
-        )
+        planned[mcp_path] = (server, merge_server(read_json_object(mcp_path), entry))
     if args.dry_run:
         print(json.dumps({str(path): part for path, (part, _) in planned.items()}, indent=2))
         if settings_text is not None:
