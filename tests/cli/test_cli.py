@@ -82,6 +82,7 @@ def test_no_flag_given_overrides_nothing() -> None:
         ["search", "query"],
         ["get", "1"],
         ["delete", "1"],
+        ["store", "k", "v"],
         ["stats"],
         ["list"],
         ["history", "1"],
