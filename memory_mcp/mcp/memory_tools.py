@@ -191,8 +191,10 @@ async def memory_search(
     written just before it, which `explain.context_from` names, not in it).
     Long values are cut (`truncated: true`); read the whole memory with memory-get.
     `semantic: false` means the results come from keyword search only (see notices).
-    Filters (scope, tags, source, since, until) apply before ranking, so a narrow filter
-    still returns up to `limit` results. Scores compare results within one search (1.0:
+    Filters (scope, tags, source, since, until) apply before ranking, so other memories
+    never crowd out the ones they select; a result must share a word with the query or
+    relate to it in meaning, so a narrow filter may return fewer or none. Scores compare
+    results within one search (1.0:
     best on both words and meaning), so keep `min_score` low (0.2-0.4) to drop weak
     tails. `explain=true` adds each result's keyword and vector scores, recency,
     source, pinned and exact-match parts, with a one-line `why`. `expand=true` follows
