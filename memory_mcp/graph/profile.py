@@ -37,7 +37,15 @@ from memory_mcp.graph.entities import (
     relation_key,
     relation_of,
 )
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, StoreRequest
+from memory_mcp.models import (
+    Caller,
+    MemoryRecord,
+    NewMemory,
+    Scope,
+    SearchRequest,
+    Source,
+    StoreRequest,
+)
 from memory_mcp.rules import permissions
 from memory_mcp.rules.permissions import Change, Target, can_see
 
@@ -129,14 +137,14 @@ class KnowledgeGraph:
         records, kept = await self._nodes()
         chosen = [record for record in records if _holds(record, query)]
         if not chosen:
-            result = await self.service.search(
-                self.caller,
+            request = SearchRequest(
                 query,
                 limit=SEARCH_LIMIT,
                 scope=self.scope,
                 tags=[ENTITY_TAG],
                 min_score=SEARCH_MIN_SCORE,
             )
+            result = await self.service.search(self.caller, request)
             chosen = [hit.record for hit in result.hits if self._is_entity(hit.record)]
         return await self._subgraph(records, kept, chosen)
 

@@ -15,7 +15,7 @@ from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of, guard, one_of
-from memory_mcp.models import LearningCategory, Scope, Source, StoreRequest
+from memory_mcp.models import LearningCategory, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.results.explanations import ScoreExplanation
 from memory_mcp.results.links import MemoryLink
 from memory_mcp.results.memories import (
@@ -206,20 +206,20 @@ async def memory_search(
     app = await app_of(ctx)
 
     async def search() -> SearchResult:
-        return await app.service.search(
-            caller_of(app),
+        request = SearchRequest(
             query,
             limit,
             v.parse_scope(scope, allow_all=True),
             tags,
             None if source is None else v.parse_source(source, tuple(Source)),
             include_expired,
-            since=since,
-            until=until,
-            min_score=min_score,
-            expand=expand,
-            explain=explain,
+            since,
+            until,
+            min_score,
+            expand,
+            explain,
         )
+        return await app.service.search(caller_of(app), request)
 
     result = await guard(app, search())
     max_chars = app.settings.search_value_chars
