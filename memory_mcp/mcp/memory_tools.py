@@ -60,8 +60,8 @@ async def store_memory(
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
         Field(
-            description="Where it came from (default manual); sets the default lifetime "
-            "(task_completion 7 days, session_summary 3 days, manual never)."
+            description="Where it came from (default manual); sets a new memory's "
+            "lifetime (task_completion 7 days, session_summary 3 days, manual never)."
         ),
     ] = None,
     confidence: Annotated[
