@@ -188,3 +188,26 @@ async def test_a_revert_keeps_what_was_set_since(
         after = await call(by["w1"], "memory-get", id=stored["id"])
     assert (after["value"], after["tags"], after["version"]) == ("v1", ["a"], 4)
     assert (after["pinned"], after["confidence"]) == (True, 0.9)
+
+
+async def test_a_learning_injected_again_keeps_who_it_is_about_and_its_pin(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The learning's own fields (text, category tags, metadata) are given on every
+    inject; the agent it is about is given only when named, and a pin the lead added
+    stays."""
+    lesson = {"learning": "Run migrations before the API tests", "category": "mistake-pattern"}
+    async with agents(make_settings) as by:
+        first = await call(by["lead"], "memory-inject-learning", **lesson, agent_id="w1")
+        key = first["key"]
+        await call(
+            by["lead"],
+            "memory-store",
+            key=key,
+            value=lesson["learning"],
+            scope="swarm",
+            pinned=True,
+        )
+        await call(by["lead"], "memory-inject-learning", **lesson)
+        after = await call(by["w1"], "memory-get", id=first["id"])
+    assert (after["about_agent"], after["pinned"]) == ("w1", True)
