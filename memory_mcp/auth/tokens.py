@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memory_mcp.checks.validation import shown
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
 from memory_mcp.models import Role
 from memory_mcp.store.token_rows import TokenRow, TokenStore
@@ -49,7 +50,7 @@ def checked_role(role: str) -> Role:
     try:
         return Role(role)
     except ValueError:
-        raise InvalidInputError("role", f"{role!r} is not one of worker, lead") from None
+        raise InvalidInputError("role", f"{shown(role)} is not one of worker, lead") from None
 
 
 class AgentTokens:

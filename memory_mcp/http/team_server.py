@@ -38,6 +38,7 @@ from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
 from memory_mcp.http.token_sessions import streamable_app
 from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
+from memory_mcp.notes.folders import say_why_no_personal_folder
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
@@ -189,6 +190,7 @@ async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts
         )
         if settings.oauth:
             log.info("OAuth on: connectors add %s%s", settings.public_base_url, path)
+        say_why_no_personal_folder(settings)
         await uvicorn.Server(config).serve()
 
 

@@ -332,6 +332,17 @@ class MemoryStore:
         candidates, and what ranking needs of them."""
         return await self._engines.read(reads.keyword_finds, self._fulltext, query, vis)
 
+    async def context_lenders(
+        self, memory_ids: Sequence[int], terms: Sequence[str], vis: Visibility
+    ) -> dict[int, list[tuple[int, str]]]:
+        """The memories `vis` shows that lent each of `memory_ids` words of `terms` through
+        its context (record_reads.context_lenders): search's `explain`."""
+        if not memory_ids or not terms:
+            return {}
+        return await self._engines.read(
+            reads.context_lenders, self._fulltext, list(memory_ids), list(terms), vis
+        )
+
     async def iter_records(
         self, vis: Visibility | None = None, batch: int = 500
     ) -> AsyncIterator[MemoryRecord]:
