@@ -34,9 +34,10 @@ from memory_mcp.binding import (
     refuse_open_network,
 )
 from memory_mcp.errors import MemoryMcpError
+from memory_mcp.http.agent_sessions import limit_sse_streams, streamable_app
 from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
-from memory_mcp.http.token_sessions import streamable_app
+from memory_mcp.http.rates import budget_logs
 from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
 from memory_mcp.settings import Settings
 
@@ -148,13 +149,15 @@ def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp
             host=settings.host,
         )
         starlette.router.routes.extend(routes)  # (the SDK adds the resource metadata)
+        per_agent, idle = settings.max_sessions_per_agent, settings.session_idle_seconds
+        limit_sse_streams(starlette, SSE_PATH, per_agent, idle)
         return SseSession(starlette)
     return streamable_app(
         server,
         verifier,
         path=MCP_PATH,
         security=security,
-        per_token=settings.max_sessions_per_token,
+        per_agent=settings.max_sessions_per_agent,
         idle_seconds=settings.session_idle_seconds,
         routes=[*routes, *(oauth.resource_routes if oauth is not None else [])],
         auth=auth,
@@ -174,6 +177,7 @@ async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts
             access_log=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
         )
+        budget_logs()  # uvicorn's handlers exist once its Config is made
         path = SSE_PATH if settings.transport == "sse" else MCP_PATH
         log.info(
             "memory-mcp %s on http://%s:%d%s (%s), store %s",

@@ -24,7 +24,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import call, call_error, initialize_request, pg_database
 from tests.http.team_server import TeamServer, running, token_add, token_revoke
-from tests.http.test_token_sessions import (
+from tests.http.test_agent_sessions import (
     ACCEPT,
     STATELESS_VERSION,
     RawSession,
@@ -48,7 +48,7 @@ def team(
     with pg_database(request.getfixturevalue("pg_server")) as db, ExitStack() as stack:
         tokens = {agent: token_add(db, agent, home=tmp) for agent in ("alice", "bob")}
         tokens["lead"] = token_add(db, "lead", "lead", home=tmp)
-        args = ("--max-sessions-per-token", str(CAP))
+        args = ("--max-sessions-per-agent", str(CAP))
         servers = [
             stack.enter_context(running(tmp, "streamable-http", db, *args))
             for _ in range(PROCESSES)
