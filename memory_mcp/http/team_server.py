@@ -4,8 +4,9 @@ HTTP with one store, one embedding model and one vector index.
 The protocol is the SDK's own (its streamable HTTP app at /mcp, its SSE app at /sse and
 /messages/), run by uvicorn. What this module adds: bearer tokens checked against the store
 on every request (401 without a valid one; the SDK's `RequireAuthMiddleware`), the MCP
-session id handed to `caller_of`, streamable HTTP sessions bounded per token
-(token_sessions.py), `/healthz`, a refusal to listen beyond loopback while no token
+session id handed to `caller_of`, MCP sessions (streamable HTTP sessions, SSE
+connections) bounded per agent (agent_sessions.py), a log that a flood cannot grow
+without bound (rates.py), `/healthz`, a refusal to listen beyond loopback while no token
 exists, and with --oauth the SDK's OAuth authorization server for itself
 (oauth_provider.py) beside the bearer tokens."""
 

@@ -7,7 +7,7 @@ others at once (pgvector searches the committed rows; there is no per-process co
 tokens made or revoked by the CLI count on every process at their next request, and
 ownership and visibility are the store's. What does not: a session of the handshake
 protocol lives in the memory of the process that opened it (another process answers its
-id 404), so the per-token session cap counts per process; the README's proxy keeps each
+id 404), so the per-agent session cap counts per process; the README's proxy keeps each
 token on one process for that reason. Requests of the per-request protocol have no
 session, and any process answers them."""
 
@@ -35,7 +35,7 @@ from tests.http.test_agent_sessions import (
 pytestmark = pytest.mark.anyio
 
 PROCESSES = 3
-CAP = 2  # sessions per token (per process)
+CAP = 2  # sessions per agent (per process)
 CAT = "The office cat is called Miso and sleeps on the printer."
 ABOUT_THE_CAT = "what is the name of our feline?"  # no word in common with CAT
 
