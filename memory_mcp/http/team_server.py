@@ -13,6 +13,7 @@ exists, and with --oauth the SDK's OAuth authorization server for itself
 from __future__ import annotations
 
 import logging
+import resource
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -44,6 +45,9 @@ from memory_mcp.settings import Settings
 
 log = logging.getLogger(__name__)
 
+# Descriptors kept for the store (each SQLite connection holds three files), the model,
+# the notes watcher and the log, whatever the connections take.
+RESERVED_DESCRIPTORS = 128
 MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages/"
@@ -165,6 +169,18 @@ def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp
     )
 
 
+def connection_limit() -> int:
+    """Open connections uvicorn keeps before it answers 503: the process's descriptor
+    limit less RESERVED_DESCRIPTORS. A burst of connections beyond that is refused at the
+    door, instead of taking the descriptors the store needs ("unable to open database
+    file", for every agent) while the per-agent caps (agent_sessions.py) bound what any
+    one agent holds."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 65_536
+    return max(16, soft - RESERVED_DESCRIPTORS)
+
+
 async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts) -> None:
     if settings.oauth:
         issuer_of(settings)  # a bad --public-url fails before anything opens
@@ -177,6 +193,7 @@ async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts
             log_level="info",
             access_log=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+            limit_concurrency=connection_limit(),
         )
         budget_logs()  # uvicorn's handlers exist once its Config is made
         path = SSE_PATH if settings.transport == "sse" else MCP_PATH
