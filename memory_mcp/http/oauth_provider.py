@@ -7,7 +7,7 @@ S256 only, the redirect URI checked against the registration), /token (code and 
 grants, the PKCE verifier and redirect URI checked) and /revoke (RFC 7009), the protected
 resource metadata (RFC 9728), and its bearer middleware, which refuses a token issued for
 another resource (RFC 8707). This module is the SDK's `OAuthAuthorizationServerProvider`
-over the store's grants (memory_mcp/oauth_grants.py: hashing, single use, lifetimes,
+over the store's grants (memory_mcp/auth/oauth.py: hashing, single use, lifetimes,
 who a sign-in is); the sign-in page a person sees is web/authorize_page.py.
 
 The issuer is --public-url (the https address a reverse proxy gives the server: Claude's
@@ -16,7 +16,7 @@ use; the resource is the issuer plus the transport's path (/mcp or /sse).
 
 Two of the SDK's routes are wrapped. /register is anonymous, so it accepts at most
 --oauth-registrations-per-minute registrations a minute (then 429 with Retry-After); the
-store never drops a client in the middle of signing in (oauth_grants.py). /authorize
+store never drops a client in the middle of signing in (auth/oauth.py). /authorize
 answers a bad request with a page that says what was wrong, never with a redirect: with
 open registration anyone can register https://evil.example/cb, and a redirect there
 would make this server an open redirector (RFC 9700 §4.11.2); only the sign-in page,
@@ -60,16 +60,16 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, request_response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memory_mcp.binding import is_loopback
-from memory_mcp.errors import InvalidInputError
-from memory_mcp.http.rates import SlidingWindow
-from memory_mcp.oauth_grants import (
+from memory_mcp.app.binding import is_loopback
+from memory_mcp.auth.oauth import (
     SIGN_IN_PATH,
     AuthorizationRequest,
     IssuedTokens,
     OAuthGrants,
     redirect_uri_problem,
 )
+from memory_mcp.errors import InvalidInputError
+from memory_mcp.http.rates import SlidingWindow
 from memory_mcp.settings import Settings
 
 log = logging.getLogger(__name__)
