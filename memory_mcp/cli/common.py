@@ -62,6 +62,12 @@ FLAG_HELP = {
     "public_url": "HTTP: the https URL clients reach the server at (a reverse proxy's); "
     "the OAuth issuer. Default http://HOST:PORT",
     "oauth_access_token_seconds": "HTTP: lifetime of an OAuth access token (default 3600)",
+    "max_sessions_per_agent": "HTTP: MCP sessions (and OAuth grants) one agent may hold, "
+    "whatever token it uses (default 16)",
+    "session_idle_seconds": "HTTP: a session with no request in flight closes after this "
+    "(default 1800)",
+    "oauth_registrations_per_minute": "HTTP: OAuth client registrations accepted a minute; "
+    "more get 429 (default 60)",
 }
 
 
