@@ -17,6 +17,7 @@ from typing import Any
 
 from memory_mcp import permissions
 from memory_mcp.checks import validation as v
+from memory_mcp.checks.safety import refuse_secret_name
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.limits import LINK_DEPTH_MAX, RELATED_LIMIT_MAX
 from memory_mcp.link_views import Direction, Directions, LinkedMemory, LinkEvent, Neighbour, Related
@@ -96,6 +97,8 @@ class MemoryLinks:
         source = await self._visible_record(caller, memory_id)
         permissions.check(caller, Target.of(source), Change.LINK)
         cleaned_adds = [await self._checked_end(caller, source, to, rel) for to, rel in adds]
+        for _, relation in cleaned_adds:  # a name, shown to whoever sees both ends
+            refuse_secret_name(relation, "relation", "relation")
         cleaned_removes = [await self._checked_end(caller, source, to, rel) for to, rel in removes]
         # Whether the store may go ahead if another agent holds the source when it writes
         # (only a swarm memory can be; the decision's answer for "someone else's").

@@ -20,7 +20,7 @@ from memory_mcp.browsing import (
 )
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.new_memory import checked_memory
-from memory_mcp.checks.safety import redact_field
+from memory_mcp.checks.safety import redact_field, refuse_secret_name
 from memory_mcp.errors import (
     InvalidInputError,
     NotFoundError,
@@ -284,6 +284,8 @@ class MemoryService(MemoryLinks, MemoryReads, NoteRecords):
             v.clean_value(learning, self.policy.max_value_chars, field="learning"), "learning"
         )
         target = None if agent_id in (None, "") else v.clean_key(agent_id, "agent_id")
+        if target is not None:  # kept as the learning's about_agent, shown to every agent
+            refuse_secret_name(target, "agent_id", "agent_id")
         normalised = " ".join(text.lower().split())
         digest = hashlib.sha256(f"{category.value}\x1f{normalised}".encode()).hexdigest()[:16]
         metadata: dict[str, Any] = {"injected_by": caller.agent_id, "category": category.value}

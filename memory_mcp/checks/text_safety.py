@@ -172,6 +172,39 @@ def normalise_for_matching(text: str) -> str:
     return text.casefold()
 
 
+def _ascii_twin(ch: str) -> str:
+    """The ASCII character `ch` is written for, case kept ("ｌ" and "𝐥" are "l", Cyrillic
+    "К" is "K"); "" for an invisible one (format characters: zero-width, soft hyphen,
+    bidi controls); `ch` itself when it stands for nothing in ASCII."""
+    if unicodedata.category(ch) == "Cf":
+        return ""
+    compatible = unicodedata.normalize("NFKC", ch)
+    if len(compatible) == 1 and compatible.isascii():
+        return compatible
+    latin = _CONFUSABLES.get(ord(ch))
+    if isinstance(latin, str):
+        return latin.upper() if ch.isupper() else latin
+    return ch
+
+
+def fold_to_ascii(text: str) -> tuple[str, list[int]] | None:
+    """The text as a scanner for ASCII shapes (secrets) should read it: invisible
+    characters dropped, fullwidth and look-alike letters as the ASCII they look like,
+    case kept; with, for each character of the result, the index in `text` it came
+    from. None when that changes nothing (every ASCII text)."""
+    if text.isascii():
+        return None
+    twins = {ord(ch): _ascii_twin(ch) or "\x00" for ch in set(text) if not ch.isascii()}
+    twins = {code: twin for code, twin in twins.items() if twin != chr(code)}
+    if not twins:
+        return None
+    mapped = text.translate(twins)
+    if "\x00" not in mapped:
+        return mapped, list(range(len(text)))
+    kept = [i for i, ch in enumerate(mapped) if ch != "\x00"]
+    return mapped.replace("\x00", ""), kept
+
+
 def has_hidden_characters(text: str) -> bool:
     """Bidi controls, or zero-width characters splitting a Latin word ("ig\u200bnore")."""
     if text.isascii():
