@@ -1,9 +1,13 @@
 """Flags for memory text that tries to steer a model. Flagged text is still stored (it may
 be a legitimate note about prompt injection); the flags travel with it to every reader.
 
-- `instruction-like`: reads like orders to a model (to drop what it was told; addressed
-  to it by role or name, in a comment a person never sees or not; to run a memory tool
-  over everything it can reach), system-prompt or tool-call syntax.
+- `instruction-like`: reads like orders to a model (to drop what it was told, or that
+  it is void; addressed to it by role or name, in a comment a person never sees or not;
+  a new identity, master or goal; to keep something from the user; to carry secrets or
+  the conversation out; a trigger word for later; to switch a safeguard off; to run a
+  memory tool over everything it can reach), system-prompt or tool-call syntax. Notes
+  that agents leave each other are full of imperatives ("run the migrations first"), so
+  an order alone is not enough: tests/checks/test_injection_corpus.py holds both sides.
 - `remote-image`: a markdown or HTML image with a remote URL; a client that renders it
   fetches the URL, which can carry data out in its query string.
 - `hidden-characters`: bidi controls or zero-width characters inside words, which make
@@ -16,11 +20,12 @@ and the key is checked as well as the value."""
 from __future__ import annotations
 
 import re
+from collections import defaultdict
+
+import ahocorasick
 
 from memory_mcp.checks.text_safety import has_hidden_characters, normalise_for_matching
 
-# (hints, pattern): the pattern runs only when one of its hint words occurs, so a long
-# value without them costs a few substring scans instead of a regex pass per pattern.
 # Who a hidden instruction addresses: an AI model, by role or by name.
 _MODEL = r"(?:assistant|ai|claude|chatgpt|gpt(?:-?\d[\w.]*)?|llm|language model|copilot|gemini)"
 # What such an order starts with.
@@ -32,8 +37,6 @@ _ORDER = (
 # The memory tools that change or destroy memories.
 _MEMORY_TOOL = r"memory[-_ ]?(?:delete(?:[-_]many)?|store|revert|inject[-_]learning)"
 
-# (hints, pattern): the pattern runs only when one of its hint words occurs, so a long
-# value without them costs a few substring scans instead of a regex pass per pattern.
 # Words that end the force of what came before: "... are void", "... no longer apply".
 _VOID = (
     r"(?:no longer appl(?:y|ies)|do(?:es)? not apply any ?more|(?:is|are|were|was) (?:now )?"
@@ -53,6 +56,8 @@ _SINK = (
     r"|(?:a |the )?memor(?:y|ies)\b)"
 )
 
+# (hints, pattern): the pattern runs only when one of its hint words occurs (all found in
+# one pass, `_HINTS`), so a long value without them costs no regex pass per pattern.
 _INSTRUCTION_PATTERNS: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
     # Orders to drop what the model was told: "ignore all previous instructions",
     # "disregard all prior directions", "forget your rules".
@@ -250,11 +255,28 @@ _REMOTE_IMAGE = re.compile(
 )
 
 
+def _hint_finder() -> ahocorasick.Automaton:
+    """Every pattern's hints, found in one pass (a substring scan per hint cost 2 ms on a
+    64 KB value with ~80 hints; this, 0.3-0.7 ms)."""
+    patterns_of: dict[str, set[int]] = defaultdict(set)
+    for index, (hints, _) in enumerate(_INSTRUCTION_PATTERNS):
+        for hint in hints:
+            patterns_of[hint].add(index)
+    finder = ahocorasick.Automaton()
+    for hint, indexes in patterns_of.items():
+        finder.add_word(hint, frozenset(indexes))
+    finder.make_automaton()
+    return finder
+
+
+_HINTS = _hint_finder()
+
+
 def _instruction_like(text: str) -> bool:
-    return any(
-        any(hint in text for hint in hints) and pattern.search(text)
-        for hints, pattern in _INSTRUCTION_PATTERNS
-    )
+    hinted: set[int] = set()
+    for _, indexes in _HINTS.iter(text):
+        hinted |= indexes
+    return any(_INSTRUCTION_PATTERNS[index][1].search(text) for index in sorted(hinted))
 
 
 def content_flags(*texts: str) -> list[str]:

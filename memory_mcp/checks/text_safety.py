@@ -124,6 +124,13 @@ _INVISIBLE = re.compile(f"[{_ZERO_WIDTH}{_BIDI_CONTROLS}]")
 _CONFUSABLE = re.compile("[" + "".join(chr(code) for code in _CONFUSABLES) + "]")
 _LATIN = re.compile("[A-Za-z]")
 _ZERO_WIDTH_RUN = re.compile(f"[{_ZERO_WIDTH}]+")
+# What hides ASCII in other characters: a format character (zero-width, soft hyphen,
+# bidi), a fullwidth or mathematical letter or digit, or a look-alike touching ASCII.
+_LOOKALIKES = "".join(chr(code) for code in _CONFUSABLES)
+_DISGUISE = re.compile(
+    f"[{_ZERO_WIDTH}{_BIDI_CONTROLS}\u2061-\u2064\uff01-\uff5e\U0001d400-\U0001d7ff]"
+    f"|[A-Za-z0-9_][{_LOOKALIKES}]|[{_LOOKALIKES}][A-Za-z0-9_]"
+)
 
 # Markdown images and links, and HTML <img>/<a> tags (after XML escaping they are inert,
 # but a model may copy them into output that a client renders).
@@ -191,8 +198,9 @@ def fold_to_ascii(text: str) -> tuple[str, list[int]] | None:
     """The text as a scanner for ASCII shapes (secrets) should read it: invisible
     characters dropped, fullwidth and look-alike letters as the ASCII they look like,
     case kept; with, for each character of the result, the index in `text` it came
-    from. None when that changes nothing (every ASCII text)."""
-    if text.isascii():
+    from. None when that changes nothing: every ASCII text, and text with nothing that
+    disguises ASCII (ordinary Russian or Greek, whose words are not folded: 5 ms on 64 KB)."""
+    if text.isascii() or not _DISGUISE.search(text):
         return None
     twins = {ord(ch): _ascii_twin(ch) or "\x00" for ch in set(text) if not ch.isascii()}
     twins = {code: twin for code, twin in twins.items() if twin != chr(code)}
