@@ -369,7 +369,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from bench.settings import BenchSettings
-    from memory_mcp.app import embedder_from
+    from memory_mcp.app.root import embedder_from
 
     embedder = embedder_from(BenchSettings(embedder=args.embedder))
     started = time.perf_counter()
@@ -477,7 +477,7 @@ def run_scale(args: argparse.Namespace) -> int:
     from bench.scale import render
     from bench.scale import run_scale as measure
     from bench.settings import BenchSettings
-    from memory_mcp.app import embedder_from
+    from memory_mcp.app.root import embedder_from
 
     model_name = embedder_from(BenchSettings(embedder="onnx")).model_name
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
@@ -495,7 +495,7 @@ def run_scale_data(args: argparse.Namespace) -> int:
     from bench.scale_data import make_scale_data
     from bench.scale_sources import Sources
     from bench.settings import BenchSettings
-    from memory_mcp.app import embedder_from
+    from memory_mcp.app.root import embedder_from
 
     sources = Sources(args.locomo, args.apt_lists, args.wordnet, args.man)
     embedder = embedder_from(BenchSettings(embedder="onnx"))  # loads at the first text

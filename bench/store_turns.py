@@ -40,7 +40,7 @@ from bench.locomo import Conversation
 from bench.settings import server_env, store_settings
 from bench.startup import machine, spawn_server
 from bench.stats import percentile_ms, table
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.models import StoreRequest
 from memory_mcp.semantic import vectors as vectors_module
 

@@ -153,6 +153,31 @@ class StoreRequest:
 
 
 @dataclass(frozen=True)
+class SearchRequest:
+    """One search, as a way in (memory-search, `memory-mcp search`, the web view, the
+    knowledge-graph profile, the <memories> block) parsed it: built once there and passed
+    down whole; the search checks the values (search/pipeline.py).
+
+    `scope` None: every scope the caller can see. `since`/`until`: only memories last
+    changed (updated_at) in that window, an ISO date-time or an age such as "7d"
+    (search/time_filters.py); like every filter they apply before either arm's top-k cut.
+    `min_score`: leave out results scoring below it (the same score the results show).
+    `expand`: the memories linked to the strong hits join the candidates (None: the
+    measured default, search/expansion.py)."""
+
+    query: str
+    limit: int = 10
+    scope: Scope | None = None
+    tags: list[str] | None = None
+    source: Source | None = None
+    include_expired: bool = False
+    since: str | None = None
+    until: str | None = None
+    min_score: float | None = None
+    expand: bool | None = None
+
+
+@dataclass(frozen=True)
 class NoteChunk:
     """One chunk of a note file to mirror as a memory (source file_index): what the notes
     feature hands the service (MemoryService.store_note_chunk). `key` is stable for the
@@ -324,8 +349,8 @@ class LinkOutcome:
     unchanged: int = 0
 
 
-# Listing pages (store/listing.py, browsing.py). Here rather than in the store: the MCP
-# edge imports browsing.py before the handshake, and the store package pulls in SQLAlchemy.
+# Listing pages (store/listing.py, rules/browsing.py). Here rather than in the store: the MCP
+# edge imports rules/browsing.py before the handshake, and the store package pulls in SQLAlchemy.
 Order = Literal["updated", "created"]
 
 
@@ -339,5 +364,5 @@ class Position:
 
 
 # Keys of memories that mirror a note (notes/indexer.py); reserved so that no other memory
-# can take a note's identity or be taken over by the indexer (service.py refuses them).
+# can take a note's identity or be taken over by the indexer (rules/service.py refuses them).
 NOTE_KEY_PREFIX = "file:"

@@ -129,8 +129,11 @@ class Settings(BaseSettings):
     # known by its bearer token (`memory-mcp token add`); see memory_mcp/http/team_server.py.
     transport: Literal["stdio", "streamable-http", "sse"] = "stdio"
     # The tools served: memory-mcp's own, or the reference knowledge-graph server's nine
-    # (create_entities, read_graph, ...: memory_mcp/graph.py) on the same store.
+    # (create_entities, read_graph, ...: memory_mcp/graph/profile.py) on the same store.
     profile: Literal["memory", "knowledge-graph"] = "memory"
+    # The deprecated tool names (store_memory, inject-learning) answer either way; listed in
+    # tools/list only for old clients that pick tools from the list (mcp/tool_names.py).
+    legacy_tool_names: bool = Field(False, description="list the deprecated tool names too")
     graph_scope: Scope = Field(
         Scope.AGENT, description="the scope of the knowledge-graph profile's entities"
     )
@@ -147,7 +150,7 @@ class Settings(BaseSettings):
     # this many closes its oldest; a session with nothing in flight closes after the idle time.
     max_sessions_per_token: int = Field(16, ge=1, le=10_000)
     session_idle_seconds: float = Field(1800.0, gt=0, le=7 * 86_400)
-    # OAuth 2.1 for Claude's custom connectors (memory_mcp/oauth_grants.py, http/oauth_provider.py):
+    # OAuth 2.1 for Claude's custom connectors (memory_mcp/auth/oauth.py, http/oauth_provider.py):
     # off unless asked for; its issuer and resource URLs are built on public_url, the https
     # address clients reach the server at (a reverse proxy's), else http://host:port.
     oauth: bool = False

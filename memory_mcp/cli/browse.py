@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
     from memory_mcp.settings import Settings
 
     Shape = TypeVar("Shape", bound=BaseModel)
@@ -57,15 +57,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
         default=10,
         help="how many results, 1-50 (default 10)",
     )
-    search.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
-    search.add_argument(
-        "--tag",
-        dest="tags",
-        action="append",
-        default=[],
-        help="only memories with this tag (repeat for several: all must match)",
-    )
-    search.add_argument("--source", choices=SOURCES, help="only memories from this source")
+    _filter_flags(search)
     search.add_argument(
         "--include-expired", action="store_true", help="also expired (not yet purged) ones"
     )
@@ -114,15 +106,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     listing.add_argument(
         "--limit", "-n", type=_bounded(*LIST_LIMIT), default=20, help="per page, 1-100 (default 20)"
     )
-    listing.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
-    listing.add_argument(
-        "--tag",
-        dest="tags",
-        action="append",
-        default=[],
-        help="only memories with this tag (repeat for several: all must match)",
-    )
-    listing.add_argument("--source", choices=SOURCES, help="only memories from this source")
+    _filter_flags(listing)
     listing.add_argument("--owner", help="only memories owned by this agent")
     _time_flags(listing, "updated (or created)")
     listing.add_argument(
@@ -175,6 +159,19 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _filter_flags(parser: argparse.ArgumentParser) -> None:
+    """search's and list's filters, as memory-search and memory-list take them."""
+    parser.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
+    parser.add_argument(
+        "--tag",
+        dest="tags",
+        action="append",
+        default=[],
+        help="only memories with this tag (repeat for several: all must match)",
+    )
+    parser.add_argument("--source", choices=SOURCES, help="only memories from this source")
+
+
 def _time_flags(parser: argparse.ArgumentParser, changed: str) -> None:
     parser.add_argument(
         "--since",
@@ -208,22 +205,23 @@ def _url_flag(parser: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from memory_mcp.checks import validation as v
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.explanations import ScoreExplanation
-    from memory_mcp.models import Source
-    from memory_mcp.tool_results import SearchHit, SearchResults
+    from memory_mcp.models import SearchRequest, Source
+    from memory_mcp.results.explanations import ScoreExplanation
+    from memory_mcp.results.memories import SearchHit, SearchResults
 
     scope = v.parse_scope(args.scope, allow_all=True)
     source = v.parse_source(args.source, tuple(Source)) if args.source else None
     explain: bool = args.explain
+    request = SearchRequest(
+        *(args.query, args.limit, scope, args.tags, source, args.include_expired),
+        since=args.since,
+        until=args.until,
+        min_score=args.min_score,
+    )
 
     async def job(app: AppContext) -> SearchResults:
         await _wait_for_model(app)
-        result = await app.service.search(
-            *(app.caller, args.query, args.limit, scope, args.tags, source, args.include_expired),
-            since=args.since,
-            until=args.until,
-            min_score=args.min_score,
-        )
+        result = await app.service.search(app.caller, request)
         max_chars = app.settings.search_value_chars
         hits = [
             SearchHit.of(
@@ -267,7 +265,7 @@ async def _wait_for_model(app: AppContext) -> None:
 
 def cmd_get(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.tool_results import Memory
+    from memory_mcp.results.memories import Memory
 
     async def job(app: AppContext) -> Memory:
         # A read counts as memory-get's does (the shown count includes it): written now,
@@ -282,9 +280,9 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from memory_mcp.browsing import ListFilters
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.tool_results import ListedMemory, MemoryList
+    from memory_mcp.results.memories import ListedMemory, MemoryList
+    from memory_mcp.rules.browsing import ListFilters
 
     async def job(app: AppContext) -> MemoryList:
         filters = ListFilters.parse(
@@ -325,7 +323,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.tool_results import MemoryHistory, Version
+    from memory_mcp.results.memories import MemoryHistory, Version
 
     async def job(app: AppContext) -> MemoryHistory:
         page = await app.service.history(app.caller, args.id, args.limit, args.before)
@@ -341,7 +339,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.tool_results import DeleteResult
+    from memory_mcp.results.memories import DeleteResult
 
     async def job(app: AppContext) -> DeleteResult:
         return DeleteResult(deleted=True, id=await app.service.delete(app.caller, args.id))
@@ -358,14 +356,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
     import dataclasses
 
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.memory_stats import VisibleStats, visible_stats
+    from memory_mcp.rules.stats import VisibleStats, visible_stats
 
     settings = settings_from(args)
 
     async def job(app: AppContext) -> VisibleStats:
         return await visible_stats(app.service, app.caller)
 
-    from memory_mcp.app import run_with_app
+    from memory_mcp.app.root import run_with_app
 
     stats = run_with_app(settings, job, create=False)
     db_size = _file_size(settings.database_file)
@@ -403,7 +401,7 @@ def _answer(
     settings = settings_from(args)
     server = _team_server(args, settings)
     if server is None:
-        from memory_mcp.app import run_with_app
+        from memory_mcp.app.root import run_with_app
 
         return run_with_app(settings, local, create=False)
     return shape.model_validate(_ask_team_server(server, tool, arguments))
@@ -434,7 +432,7 @@ def _team_server(args: argparse.Namespace, settings: Settings) -> tuple[str, str
 
 def _ask_team_server(server: tuple[str, str], tool: str, arguments: dict[str, Any]) -> Any:
     """One tool call on the team server, as the token's agent: its structured result."""
-    from memory_mcp import team_client as team
+    from memory_mcp.app import team_client as team
 
     async def job(client: Any) -> dict[str, Any]:
         return await team.call(client, tool, arguments)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
-from memory_mcp.app_context import AppContext
-from memory_mcp.importers import read_file
+from memory_mcp.app.context import AppContext
 from memory_mcp.settings import Settings
+from memory_mcp.transfer.importers import read_file
 
 if TYPE_CHECKING:  # the service: imported when the command runs
-    from memory_mcp.graph import KnowledgeGraph
-    from memory_mcp.graph_entities import Relation
+    from memory_mcp.graph.entities import Relation
+    from memory_mcp.graph.profile import KnowledgeGraph
 
 
 def cmd_import(
@@ -32,11 +32,12 @@ def cmd_import(
     """Check every line first (store_memory's rules, ownership of swarm keys, and the
     cap), store nothing if one is bad unless `skip_invalid`; then store in batches (one
     transaction each) and embed. Ctrl-C stops between two batches and says how far it got
-    (exit 130); running again finishes the job (import_batches.py).
+    (exit 130); running again finishes the job (transfer/batches.py).
 
     `file_format`: our own JSONL export, or another server's file (importers/), read into
     the same lines; `scope` is the scope of the memories such a file makes."""
-    from memory_mcp.import_batches import (
+    from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
+    from memory_mcp.transfer.batches import (
         ImportReport,
         embed_batches,
         load_model_quietly,
@@ -44,8 +45,7 @@ def cmd_import(
         texts_to_embed,
         write_batches,
     )
-    from memory_mcp.jsonl import check_cap, prepare_lines
-    from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
+    from memory_mcp.transfer.jsonl import check_cap, prepare_lines
 
     try:
         source = read_file(path, file_format, scope)
@@ -60,7 +60,7 @@ def cmd_import(
         graph = _graph(app, scope) if file_format == "memory-json" else None
         relations: list[Relation] = []
         own_lines = lines
-        if graph is not None:  # relations between entities become links (graph.py)
+        if graph is not None:  # relations between entities become links (graph/profile.py)
             own_lines, relations = await graph.split_relations(lines)
         prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit)
         refused = await ownership_problems(app.service, prepared)
@@ -110,7 +110,7 @@ def cmd_import(
 
     with _first_ctrl_c_stops_gently() as interrupt:
         try:
-            from memory_mcp.app import run_with_app
+            from memory_mcp.app.root import run_with_app
 
             code = run_with_app(settings, job)
         except KeyboardInterrupt:  # a second Ctrl-C
@@ -141,7 +141,7 @@ def cmd_import(
 
 
 def _graph(app: AppContext, scope: str) -> KnowledgeGraph:
-    from memory_mcp.graph import KnowledgeGraph
+    from memory_mcp.graph.profile import KnowledgeGraph
     from memory_mcp.models import Scope
 
     return KnowledgeGraph(app.service, app.caller, Scope(scope))

@@ -33,7 +33,7 @@ from memory_mcp.limits import MAX_BLOCK_ITEMS, MODEL_WAIT_SECONDS
 if TYPE_CHECKING:
     import argparse
 
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
 
 T = TypeVar("T")
 Handler = Callable[["argparse.Namespace"], int]
@@ -71,7 +71,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from memory_mcp.jsonl import export_lines
+    from memory_mcp.transfer.jsonl import export_lines
 
     if args.everyone and args.agent_id is not None:
         print("memory-mcp: export takes --all or --agent-id, not both", file=sys.stderr)
@@ -85,7 +85,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        from memory_mcp.app import run_with_app
+        from memory_mcp.app.root import run_with_app
 
         return run_with_app(
             settings_from(args), lambda app: _export_graph(app, args.scope, output), create=False
@@ -104,7 +104,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"exported {count} {noun} {whose}", file=sys.stderr)
         return 0
 
-    from memory_mcp.app import run_with_app
+    from memory_mcp.app.root import run_with_app
 
     return run_with_app(settings_from(args), job, create=False)  # reading never creates one
 
@@ -112,7 +112,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 async def _export_graph(app: AppContext, scope: str, output: Path | None) -> int:
     """The entities and relations `app.caller` may see in `scope`, in the reference
     knowledge-graph server's file format (it loads the file as its memory.jsonl)."""
-    from memory_mcp.graph import KnowledgeGraph
+    from memory_mcp.graph.profile import KnowledgeGraph
     from memory_mcp.models import Scope
 
     graph = await KnowledgeGraph(app.service, app.caller, Scope(scope)).read_graph()
@@ -135,7 +135,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
         print(f"purged {purged} expired memories", file=sys.stderr)
         return 0
 
-    from memory_mcp.app import run_with_app
+    from memory_mcp.app.root import run_with_app
 
     return run_with_app(settings_from(args), job)
 
@@ -418,8 +418,8 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "setup",
         cmd_setup,
-        help="connect Claude Code or Claude Desktop: write its MCP config (and the hooks) "
-        "with this install's paths, and the settings file",
+        help="connect Claude Code, Claude Desktop, Cursor, VS Code or Codex: write its MCP "
+        "config (and Claude Code's hooks) with this install's paths, and the settings file",
     )
     from memory_mcp.cli import client_setup
 

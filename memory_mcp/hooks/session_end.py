@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_mcp.app_context import AppContext, AppOpener
+from memory_mcp.app.context import AppContext
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
 from memory_mcp.hooks.transcript import read_transcript
@@ -16,7 +16,8 @@ from memory_mcp.models import Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from memory_mcp.team_client import Client
+    from memory_mcp.app.opener import AppOpener
+    from memory_mcp.app.team_client import Client
 
 
 def _session_id(payload: dict[str, Any], transcript_path: Path) -> str:
@@ -75,7 +76,7 @@ def run(
 
     settings = settings or Settings()
     if settings.team_server is not None:
-        from memory_mcp import team_client as team
+        from memory_mcp.app import team_client as team
 
         async def remote(client: Client) -> None:
             summary = await summarizer.summarize(transcript)

@@ -21,7 +21,7 @@ from memory_mcp.mcp.tool_calls import app_of
 from memory_mcp.models import Scope
 from memory_mcp.notes.indexer import note_memories
 from memory_mcp.notes.paths import NoteFolder, NotePath, is_note_name
-from memory_mcp.permissions import Origin
+from memory_mcp.rules.permissions import Origin
 
 FOLDERS = {"personal": Scope.AGENT, "shared": Scope.SWARM}
 MAX_PATH_CHARS = 4_096
@@ -80,7 +80,7 @@ def add_note_tool(server: MCPServer[Any]) -> None:
             async with app.turns:
                 # The text is the caller's word, not a file this server read: a shared
                 # note another agent indexed is changed or removed only by that agent or a
-                # lead (memory_mcp/permissions.py).
+                # lead (memory_mcp/rules/permissions.py).
                 report = await app.notes.files.sync_file(
                     caller_of(app),
                     scope,

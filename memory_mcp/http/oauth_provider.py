@@ -7,7 +7,7 @@ S256 only, the redirect URI checked against the registration), /token (code and 
 grants, the PKCE verifier and redirect URI checked) and /revoke (RFC 7009), the protected
 resource metadata (RFC 9728), and its bearer middleware, which refuses a token issued for
 another resource (RFC 8707). This module is the SDK's `OAuthAuthorizationServerProvider`
-over the store's grants (memory_mcp/oauth_grants.py: hashing, single use, lifetimes,
+over the store's grants (memory_mcp/auth/oauth.py: hashing, single use, lifetimes,
 who a sign-in is); the sign-in page a person sees is web/authorize_page.py.
 
 The issuer is --public-url (the https address a reverse proxy gives the server: Claude's
@@ -40,15 +40,15 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl, AnyUrl, ValidationError
 from starlette.routing import Route
 
-from memory_mcp.binding import is_loopback
-from memory_mcp.errors import InvalidInputError
-from memory_mcp.oauth_grants import (
+from memory_mcp.app.binding import is_loopback
+from memory_mcp.auth.oauth import (
     SIGN_IN_PATH,
     AuthorizationRequest,
     IssuedTokens,
     OAuthGrants,
     redirect_uri_problem,
 )
+from memory_mcp.errors import InvalidInputError
 from memory_mcp.settings import Settings
 
 MAX_REDIRECT_URIS = 10

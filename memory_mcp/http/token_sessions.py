@@ -43,8 +43,8 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import BaseRoute, Route
 from starlette.types import Receive, Scope, Send
 
+from memory_mcp.auth.tokens import token_hash
 from memory_mcp.mcp.identity import in_mcp_session
-from memory_mcp.tokens import token_hash
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """What a search answers (search/pipeline.py): its hits, each with the parts of its score.
 Plain data, so whoever shows a search's results (the tools, the CLI, the web view,
-explanations.py) imports these and not the search itself."""
+results/explanations.py) imports these and not the search itself."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The OAuth tables (store/schema.py, `oauth_*`): clients, authorization requests waiting
 for a person, one-time sign-in codes, authorization codes, grants and their tokens. Only
 rows here; the rules (lifetimes, hashing, what a second use means) live in
-memory_mcp/oauth_grants.py, which hands this module hashes, never a secret.
+memory_mcp/auth/oauth.py, which hands this module hashes, never a secret.
 
 A grant is alive while its row exists and, when someone signed in with a bearer token,
 while that token's row does: revoking the token (however it is revoked) ends the grants

@@ -150,7 +150,7 @@ class MemoryStore:
         `new.agent_id` is the writer: the owner of a new memory, `updated_by` of an update.
         An existing memory owned by someone else (a swarm memory: only swarm identities
         leave the owner out) is refused unless `may_overwrite_others`, a decision the
-        service makes (memory_mcp/permissions.py); it is checked here, on the row read
+        service makes (memory_mcp/rules/permissions.py); it is checked here, on the row read
         under the write lock, so no other writer can slip in between the check and the
         write. `take_over` (with `may_overwrite_others`): the writer becomes its owner."""
 

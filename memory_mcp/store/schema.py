@@ -255,7 +255,7 @@ class AgentTokenRow(Base):
     last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
-# -- OAuth 2.1 (memory_mcp/oauth_grants.py): every secret below is kept as its SHA-256 only,
+# -- OAuth 2.1 (memory_mcp/auth/oauth.py): every secret below is kept as its SHA-256 only,
 # except a client's secret, which the SDK's client authentication compares as sent (a
 # client secret alone opens nothing: codes are PKCE-bound, refresh tokens are hashed).
 

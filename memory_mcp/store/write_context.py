@@ -9,7 +9,7 @@ over HTTP, an import run): the `context` column, a fourth column of the keyword 
 a lower weight (search/pipeline.KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own
 (store/fulltext.py, `_PARTS`). Measured on the LoCoMo development split,
 leave-one-conversation-out: R@5 / R@10 0.635 / 0.716 -> 0.689 / 0.759 (docs/RETRIEVAL.md,
-"Issue 23").
+"write-time context").
 
 The rule, one definition that every write recomputes from what is stored:
 - the memories of a session are ordered by when their current version was written

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.checks.safety import redact_text
 from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.errors import InvalidInputError

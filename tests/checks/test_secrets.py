@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.hooks.transcript import user_request
 from memory_mcp.mcp.server import build_server

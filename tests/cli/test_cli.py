@@ -105,7 +105,7 @@ def test_version_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"memory-mcp {__version__}\n"
 
 
-HEAVY = ("pydantic", "anyio", "sqlalchemy", "mcp", "numpy", "memory_mcp.app")
+HEAVY = ("pydantic", "anyio", "sqlalchemy", "mcp", "numpy", "memory_mcp.app.root")
 
 
 def test_loading_the_cli_and_version_import_nothing_heavy() -> None:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from memory_mcp import app as app_module
+from memory_mcp.app import root as app_module
 from memory_mcp.cli.main import main
 from tests.conftest import FakeEmbedder
 

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from memory_mcp import app as app_module
+from memory_mcp.app import root as app_module
 from memory_mcp.cli.main import main
 from memory_mcp.semantic.passages import vector_model
 from memory_mcp.settings import Settings

@@ -22,11 +22,11 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from memory_mcp import app as app_module
+from memory_mcp.app import root as app_module
 from memory_mcp.cli import imports as cli_import
 from memory_mcp.cli.main import main
-from memory_mcp.import_batches import BATCH_LINES
 from memory_mcp.settings import Settings
+from memory_mcp.transfer.batches import BATCH_LINES
 from tests.conftest import FakeEmbedder, call, opened
 from tests.mcp.test_stdio_e2e import server_env, spawned
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import pytest
 from sqlalchemy import Connection
 
-from memory_mcp.app import OpenedApp
-from memory_mcp.models import Caller, Role, Scope, StoreRequest
+from memory_mcp.app.context import AppContext
+from memory_mcp.models import Caller, Role, Scope, SearchRequest, StoreRequest
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
 from tests.conftest import SQLITE_ONLY, FakeEmbedder, opened
@@ -28,12 +28,12 @@ W2 = Caller("w2", Role.WORKER, "s2")
 QUERIES = ("Vandelayindustries", "latex importer", "vandelayindustries latex exporter")
 
 
-async def _reports(app: OpenedApp) -> list[list[tuple[str, float | None, float, float]]]:
+async def _reports(app: AppContext) -> list[list[tuple[str, float | None, float, float]]]:
     """What w2 is told for each query: each result's key, raw BM25, keyword share and
     score, in order."""
     found = []
     for query in QUERIES:
-        result = await app.service.search(W2, query, limit=10)
+        result = await app.service.search(W2, SearchRequest(query, limit=10))
         found.append(
             [
                 (
@@ -48,12 +48,12 @@ async def _reports(app: OpenedApp) -> list[list[tuple[str, float | None, float, 
     return found
 
 
-async def _store(app: OpenedApp, caller: Caller, key: str, value: str, scope: Scope) -> int:
+async def _store(app: AppContext, caller: Caller, key: str, value: str, scope: Scope) -> int:
     outcome = await app.service.store_memory(caller, StoreRequest(key, value, scope=scope))
     return outcome.record.id
 
 
-async def _w2s_memories(app: OpenedApp) -> None:
+async def _w2s_memories(app: AppContext) -> None:
     await _store(app, W2, "vandelay", "Vandelayindustries imports latex", Scope.AGENT)
     await _store(app, W2, "exporter", "The latex exporter ships on Fridays", Scope.AGENT)
     await _store(app, W2, "importer", "Our importer reads latex catalogues", Scope.AGENT)
@@ -108,7 +108,7 @@ async def test_the_counters_follow_every_write(make_settings: Callable[..., Sett
     """keyword_totals (size and length per owner, kept by triggers) equals a recount after
     stores, an update, a scope move, deletes, and in a store opened from before it."""
 
-    async def recount(app: OpenedApp) -> dict[str, tuple[int, int]]:
+    async def recount(app: AppContext) -> dict[str, tuple[int, int]]:
         def read(conn: Connection) -> dict[str, tuple[int, int]]:
             kept = conn.exec_driver_sql(
                 "SELECT owner, memories, chars FROM keyword_totals WHERE memories > 0"

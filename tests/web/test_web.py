@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from memory_mcp.tokens import token_hash
+from memory_mcp.auth.tokens import token_hash
 from memory_mcp.web.access import COOKIE
 from memory_mcp.web.logins import LOGIN_SECONDS
 from tests.http.team_server import EXE, server_env, token_add, token_revoke
