@@ -20,6 +20,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Role, Scope
 
@@ -41,6 +42,8 @@ def clean_identifier(value: str) -> str:
     value = value.strip()
     if not value or len(value) > 128 or any(ord(ch) < 32 for ch in value):
         raise ValueError("must be 1-128 printable characters")
+    if find_secrets(value):  # stored on everything the agent writes, shown to all agents
+        raise ValueError("holds a secret; an agent or session id is a name, shown to others")
     return value
 
 

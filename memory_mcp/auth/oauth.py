@@ -23,7 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from memory_mcp.auth.tokens import AgentTokens, checked_agent_id, checked_role, token_hash
+from memory_mcp.auth.tokens import (
+    AgentTokens,
+    checked_agent_id,
+    checked_role,
+    new_agent_id,
+    token_hash,
+)
 from memory_mcp.models import Role
 from memory_mcp.store.oauth_rows import CodeRow, NewToken, OAuthStore, RequestRow, TokenView
 
@@ -220,7 +226,7 @@ class OAuthGrants:
 
     async def add_login_code(self, agent_id: str, role: str = Role.WORKER.value) -> str:
         """A one-time sign-in code for the agent (shown once, valid LOGIN_CODE_SECONDS)."""
-        agent, checked = checked_agent_id(agent_id), checked_role(role)
+        agent, checked = new_agent_id(agent_id), checked_role(role)
         code = _new(LOGIN_CODE_PREFIX)
         now = self.clock()
         await self._store.add_login_code(

@@ -31,7 +31,7 @@ from typing import Any
 
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.new_memory import checked_memory
-from memory_mcp.checks.safety import redact_field
+from memory_mcp.checks.safety import redact_field, refuse_secret_name
 from memory_mcp.errors import (
     InvalidInputError,
     MemoryNotFoundError,
@@ -325,6 +325,8 @@ class MemoryService:
             v.clean_value(learning, self.policy.max_value_chars, field="learning"), "learning"
         )
         target = None if agent_id in (None, "") else v.clean_key(agent_id, "agent_id")
+        if target is not None:  # kept as the learning's about_agent, shown to every agent
+            refuse_secret_name(target, "agent_id", "agent_id")
         normalised = " ".join(text.lower().split())
         digest = hashlib.sha256(f"{category.value}\x1f{normalised}".encode()).hexdigest()[:16]
         metadata: dict[str, Any] = {"injected_by": caller.agent_id, "category": category.value}
@@ -618,6 +620,8 @@ class MemoryService:
         source = await self._visible_record(caller, memory_id)
         permissions.check(caller, Target.of(source), Change.LINK)
         cleaned_adds = [await self._checked_end(caller, source, to, rel) for to, rel in adds]
+        for _, relation in cleaned_adds:  # a name, shown to whoever sees both ends
+            refuse_secret_name(relation, "relation", "relation")
         cleaned_removes = [await self._checked_end(caller, source, to, rel) for to, rel in removes]
         # Whether the store may go ahead if another agent holds the source when it writes
         # (only a swarm memory can be; the decision's answer for "someone else's").

@@ -51,8 +51,10 @@ from memory_mcp.store.rows import (
     visible_to,
 )
 from memory_mcp.store.schema import (
+    KEYWORD_TOTALS_FILL,
     SQLITE_FTS_DDL,
     SQLITE_FTS_REBUILD,
+    SQLITE_KEYWORD_TOTALS_DDL,
     Base,
     MemoryRow,
     StoreMetaRow,
@@ -114,6 +116,14 @@ class MemoryStore:
                     await conn.exec_driver_sql(ddl)
                 if "memories_fts.context" in added:
                     await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
+                made = await conn.exec_driver_sql(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'keyword_totals'"
+                )
+                fill = made.first() is None  # a store from before the counters
+                for ddl in SQLITE_KEYWORD_TOTALS_DDL:
+                    await conn.exec_driver_sql(ddl)
+                if fill:
+                    await conn.exec_driver_sql(KEYWORD_TOTALS_FILL)
             else:
                 await create_postgres_objects(conn)
                 await fill_pgvector_column(conn)

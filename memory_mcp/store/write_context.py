@@ -7,7 +7,7 @@ relaxing. What are you making first?". So a memory's *context* is the words of t
 writer's `Caller.session_id`, whatever the scope: a stdio server process, an MCP session
 over HTTP, an import run): the `context` column, a fourth column of the keyword index at
 a lower weight (search/pipeline.KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own
-(keyword.match_own_or_context). Measured on the LoCoMo development split,
+(store/fulltext.py, `_PARTS`). Measured on the LoCoMo development split,
 leave-one-conversation-out: R@5 / R@10 0.635 / 0.716 -> 0.689 / 0.759 (docs/RETRIEVAL.md,
 "write-time context").
 
