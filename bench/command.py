@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -389,9 +390,15 @@ def _embedder_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# How the benchmarks were started, for their usage lines: `memory-mcp bench` sets it
+# (memory_mcp/cli/main.py, run_bench); `python -m bench` is the default.
+PROG_VARIABLE = "BENCH_PROG"
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m bench ...`: the same commands without the installed CLI."""
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    prog = os.environ.get(PROG_VARIABLE) or "python -m bench"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     add_arguments(parser)
     return run(parser.parse_args(argv))
 
@@ -444,7 +451,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from bench.settings import BenchSettings
-    from memory_mcp.app import embedder_from
+    from memory_mcp.app.root import embedder_from
 
     embedder = embedder_from(BenchSettings(embedder=args.embedder))
     started = time.perf_counter()
@@ -572,7 +579,7 @@ def run_scale(args: argparse.Namespace) -> int:
     from bench.scale import render
     from bench.scale import run_scale as measure
     from bench.settings import BenchSettings
-    from memory_mcp.app import embedder_from
+    from memory_mcp.app.root import embedder_from
 
     model_name = embedder_from(BenchSettings(embedder="onnx")).model_name
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
@@ -590,7 +597,7 @@ def run_scale_data(args: argparse.Namespace) -> int:
     from bench.scale_data import make_scale_data
     from bench.scale_sources import Sources
     from bench.settings import BenchSettings
-    from memory_mcp.app import embedder_from
+    from memory_mcp.app.root import embedder_from
 
     sources = Sources(args.locomo, args.apt_lists, args.wordnet, args.man)
     embedder = embedder_from(BenchSettings(embedder="onnx"))  # loads at the first text

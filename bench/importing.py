@@ -39,15 +39,15 @@ async def _rows_and_embedding(source: Path, db: Path, embed: bool) -> dict[str, 
     """One in-process import of `source` into a fresh `db`: seconds to check the file,
     to write it, and (with `embed`) to embed it once the model is loaded."""
     from bench.settings import BenchSettings
-    from memory_mcp.app import embedder_from, open_app
-    from memory_mcp.import_batches import (
+    from memory_mcp.app.root import embedder_from, open_app
+    from memory_mcp.transfer.batches import (
         ImportReport,
         embed_batches,
         ownership_problems,
         texts_to_embed,
         write_batches,
     )
-    from memory_mcp.jsonl import check_cap, prepare_lines, read_lines
+    from memory_mcp.transfer.jsonl import check_cap, prepare_lines, read_lines
 
     settings = BenchSettings(
         db=str(_fresh(db)), data_dir=db.parent, watch=False, max_memories_per_agent=0

@@ -31,7 +31,7 @@ import numpy as np
 import memory_mcp.semantic.vectors as vectors_module
 from bench.locomo import load_conversations, run_locomo
 from bench.settings import BenchSettings
-from memory_mcp.app import embedder_from
+from memory_mcp.app.root import embedder_from
 from memory_mcp.semantic import passages
 
 

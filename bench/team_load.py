@@ -95,7 +95,7 @@ def _free_port() -> int:
 
 def make_tokens(options: Options) -> list[str]:
     """One agent per client (the first a lead), through the real CLI's code path."""
-    from memory_mcp.app import open_app
+    from memory_mcp.app.root import open_app
     from memory_mcp.settings import Settings
 
     settings = Settings(db=options.db_arg, data_dir=options.workdir / "data", watch=False)

@@ -25,12 +25,12 @@ HOOK_BUDGET_SECONDS = _hook_budget()
 # Left for start-up and shutdown before the hook runner's watchdog ends the process.
 JOB_BUDGET_SECONDS = HOOK_BUDGET_SECONDS - 2.0
 
-# The most memories a session's <memories> block holds (memories_block.py, `context --limit`).
+# The most memories a session's <memories> block holds (rules/memories_block.py, `context --limit`).
 MAX_BLOCK_ITEMS = 12
 # `context --query`, `search`: how long a command waits for the embedding model before it
 # searches by words only (the model loads in ~5-15 s here).
 MODEL_WAIT_SECONDS = 60.0
 
-# memory-related (linking.py): links followed from the start, memories answered.
+# memory-related (rules/service.py): links followed from the start, memories answered.
 LINK_DEPTH_MAX = 3
 RELATED_LIMIT_MAX = 100

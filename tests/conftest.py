@@ -22,7 +22,8 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from memory_mcp.app import OpenedApp, open_app
+from memory_mcp.app.context import AppContext
+from memory_mcp.app.root import open_app
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
 from memory_mcp.semantic.onnx_model import ensure_in_child
@@ -297,7 +298,7 @@ def make_settings(
 
 
 @asynccontextmanager
-async def opened(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[OpenedApp]:
+async def opened(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[AppContext]:
     """An app without background workers: tests drive embedding explicitly."""
     async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:
         yield app

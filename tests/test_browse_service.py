@@ -10,10 +10,10 @@ from collections.abc import Callable
 import anyio
 import pytest
 
-from memory_mcp.browsing import ListFilters
 from memory_mcp.errors import InvalidInputError, MemoryNotFoundError
 from memory_mcp.models import Caller, Role, Scope, Source, StoreRequest
-from memory_mcp.service import MemoryService
+from memory_mcp.rules.browsing import ListFilters
+from memory_mcp.rules.service import MemoryService
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, opened
 

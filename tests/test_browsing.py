@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memory_mcp.browsing import ListFilters, decode_cursor, encode_cursor
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Position, Scope
+from memory_mcp.rules.browsing import ListFilters, decode_cursor, encode_cursor
 
 T0 = 1_790_000_000.0
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.errors import (
     CapExceededError,
     EmbeddingUnavailableError,

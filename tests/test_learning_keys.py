@@ -1,4 +1,4 @@
-"""The `learning:` key space is the lead's (memory_mcp/permissions.py): a worker may not
+"""The `learning:` key space is the lead's (memory_mcp/rules/permissions.py): a worker may not
 store such a key in any scope, by a tool or an import, nor change or delete a swarm one,
 and memory-inject-learning never adopts a memory it did not create: whatever holds the
 learning's key becomes the injecting lead's.
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from memory_mcp import app as app_module
-from memory_mcp.app import open_app
+from memory_mcp.app import root as app_module
+from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import NewMemory, Scope, Source

@@ -15,8 +15,8 @@ from tests.mcp.test_stdio_e2e import EXE
 
 HEAVY = (
     "memory_mcp.store",
-    "memory_mcp.app",
-    "memory_mcp.service",
+    "memory_mcp.app.root",
+    "memory_mcp.rules.service",
     "memory_mcp.semantic",
     "memory_mcp.mcp",
     "mcp",

@@ -20,8 +20,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from memory_mcp import app as app_module
-from memory_mcp.app import open_app
+from memory_mcp.app import root as app_module
+from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings

@@ -13,9 +13,9 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from memory_mcp.app import open_app
-from memory_mcp.app_context import AppContext
-from memory_mcp.app_opening import OpeningApp
+from memory_mcp.app.background import OpeningApp
+from memory_mcp.app.context import AppContext
+from memory_mcp.app.root import open_app
 from memory_mcp.cli import main as cli
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.mcp.server import build_server

@@ -36,7 +36,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.cli import main as cli
 from memory_mcp.hooks import runner
 from memory_mcp.mcp.server import build_server

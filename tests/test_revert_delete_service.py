@@ -15,7 +15,7 @@ from memory_mcp.errors import (
     VersionConflictError,
 )
 from memory_mcp.models import Caller, Role, Scope, Source, StoreRequest
-from memory_mcp.service import MemoryService
+from memory_mcp.rules.service import MemoryService
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, opened
 

@@ -28,7 +28,7 @@ HEAVY = (
     "tokenizers",
     "sentence_transformers",
     "memory_mcp.store",
-    "memory_mcp.app",
+    "memory_mcp.app.root",
 )
 
 

@@ -1,4 +1,4 @@
-"""The visibility rule is written three times: `can_see` (reading.py, one record: get,
+"""The visibility rule is written three times: `can_see` (rules/service.py, one record: get,
 delete), SQL `visible_to` (store/rows.py: keyword arm, exact matches, prompt block,
 export) and the numpy mask (semantic/vector_index.py: the vector arm); on SQLite the
 keyword arm runs visible_to's condition compiled to SQL text once per shape
@@ -26,7 +26,7 @@ from memory_mcp.models import (
     Source,
     Visibility,
 )
-from memory_mcp.permissions import can_see
+from memory_mcp.rules.permissions import can_see
 from memory_mcp.semantic import coarse_index, quantised_index
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.settings import Settings
@@ -179,14 +179,14 @@ async def rules_agree(
         rows = [BatchItem(new, WRITTEN_AT, may_overwrite_others=True) for new in rows_to_write()]
         assert (await store.upsert_many(rows, cap=0)).created == len(rows)  # one transaction
         await vectors.embed_pending()
-        await vectors.catch_up()
+        await vectors.search.catch_up()
         records = [record async for record in store.iter_records()]
         if quantised:
             search = vectors.search
             assert isinstance(search, vectors_module.InProcessIndex)
             assert isinstance(search.index, quantised_index.QuantisedIndex)
         if coarse:
-            assert await vectors.build_coarse_index()
+            assert await vectors.search.build_coarse_if_due()
         query_vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
 
         answers: set[frozenset[int]] = set()
@@ -197,7 +197,7 @@ async def rules_agree(
         for vis in queries(caller):
             expected = {r.id for r in records if reference(vis, r)}
             by_sql = {r.id async for r in store.iter_records(vis)}
-            by_mask = {i for i, _ in await vectors.nearest(query_vector, vis, len(records))}
+            by_mask = {i for i, _ in await vectors.search.nearest(query_vector, vis, len(records))}
             answers.add(frozenset(expected))
             if sqlite and (by_text := await store._engines.read(ids_by_sql_text, vis)) != expected:
                 text_disagrees.append(

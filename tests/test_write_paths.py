@@ -1,4 +1,4 @@
-"""Every write path asks the one decision (memory_mcp/permissions.py `decide`).
+"""Every write path asks the one decision (memory_mcp/rules/permissions.py `decide`).
 
 The write paths are enumerated, not listed by hand: the tools that are not read-only in a
 real team server's tools/list (index-note included, and the deprecated aliases), the
@@ -25,18 +25,19 @@ import anyio
 import pytest
 from mcp import Client
 
-from memory_mcp import app as app_module
-from memory_mcp import permissions
-from memory_mcp.app import OpenedApp, open_app
+from memory_mcp.app import root as app_module
+from memory_mcp.app.context import AppContext
+from memory_mcp.app.root import open_app
+from memory_mcp.auth.oauth import SIGN_IN_PATH
 from memory_mcp.cli.main import build_parser, main
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, LearningCategory, NoteChunk, Role, Scope, StoreRequest
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.reports import FileMemory
-from memory_mcp.oauth_grants import SIGN_IN_PATH
-from memory_mcp.permissions import Origin
-from memory_mcp.service import MemoryService
+from memory_mcp.rules import permissions
+from memory_mcp.rules.permissions import Origin
+from memory_mcp.rules.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.web.pages import WebPages
 from memory_mcp.web.ui_server import web_routes
@@ -54,7 +55,7 @@ DECISION_WORDS = (
     "only a lead may",
     "keys starting with 'learning:' are the lead's",
 )
-LEAD_ONLY_TOOL = "inject-learning is for the lead agent"
+LEAD_ONLY_TOOL = "memory-inject-learning is for the lead agent"
 
 
 def refused_by_the_decision(text: str) -> bool:
@@ -69,7 +70,7 @@ class World:
     """A store where the lead owns a swarm memory (two versions), a shared note it indexed
     through index-note's path, and a learning; `w1` is the worker who tries."""
 
-    app: OpenedApp
+    app: AppContext
     rule_id: int = 0
     learning_key: str = ""
     learning_id: int = 0
@@ -96,7 +97,7 @@ class World:
         ] + [("link", *link) for link in links]
 
     async def note(self) -> list[Any]:
-        return await self.files.records(WORKER, Scope.SWARM, NOTE_PATH)
+        return await self.service.note_records(WORKER, Scope.SWARM, NOTE_PATH)
 
 
 def note_memories(text: str) -> list[FileMemory]:
@@ -222,8 +223,6 @@ async def _set_note_expiry(world: World) -> Any:
 NOT_A_CALLERS_CHANGE = {
     "purge_expired": "deletes what has expired, whoever owns it: time decides, not a caller",
     "flush_accesses": "writes read counts, not memories",
-    "embed_pending": "embeds stored texts: vectors, not memories",
-    "sync_index": "reads the store's vectors into this process",
     "check_expected_version": "checks an argument",
     "expiry_for": "computes a date",
     "get": "reads (and counts the read)",
@@ -240,8 +239,6 @@ NOT_A_CALLERS_CHANGE = {
     "is_expired": "reads",
     "note_records": "reads",
     "note_paths": "reads",
-    "records": "reads",
-    "indexed_paths": "reads",
     "links_of": "reads",
     "related": "reads",
     "link_history": "reads",
@@ -251,7 +248,7 @@ NOT_A_CALLERS_CHANGE = {
 
 
 def public_methods(cls: type) -> set[str]:
-    """Its own and inherited ones (MemoryService inherits the reads of reading.py)."""
+    """Its own and inherited ones."""
     return {
         name
         for klass in cls.__mro__
@@ -324,7 +321,8 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamWorld]:
     tmp = tmp_path_factory.mktemp("write-paths")
     db = tmp / "team.db"
     tokens = {"w1": token_add(db, "w1"), "lead": token_add(db, "lead", "lead")}
-    with running(tmp, "streamable-http", db) as server:
+    # The deprecated aliases are write paths too: listed, so that the inventory sees them.
+    with running(tmp, "streamable-http", db, "--legacy-tool-names") as server:
         world = TeamWorld(server, tokens)
         anyio.run(_seed_team, world)
         yield world
@@ -458,7 +456,7 @@ def test_each_write_tool_refuses_a_worker_the_leads_memories(team: TeamWorld, to
     assert anyio.run(_team_snapshot, team) == before, f"{tool} changed the store"
 
 
-# -- the knowledge-graph profile's tools (memory_mcp/graph.py, on the service's writes) ----------
+# -- the knowledge-graph profile's tools (memory_mcp/graph/profile.py, on the service's writes) --
 
 GRAPH_ENTITIES = [
     {"name": "Review", "entityType": "rule", "observations": ["Two reviewers"]},
@@ -513,6 +511,7 @@ async def test_each_graph_tool_refuses_a_worker_the_leads_entities(
 # The commands that change memories, and the service paths (above) they go through.
 CLI_WRITES = {
     "delete": "MemoryService.delete",
+    "store": "MemoryService.store_and_check (or the team server's memory-store)",
     "import": "prepare_memory, ownership_refusals, write_batch",
     "index": "the notes indexer: sync_file / remove_file with Origin.FOLDER (it reads the file)",
     "hook": "store_memory (SessionEnd), the notes indexer or index-note (PostToolUse)",
@@ -564,7 +563,7 @@ async def test_the_oauth_sign_in_page_changes_grants_never_memories(
     async with opened(settings) as app:
         routes = web_routes(settings, app, sign_in=True)
     changing = {route.path for route in routes if set(route.methods) - {"GET", "HEAD"}}
-    # its POST answers an authorization request (oauth_grants.py): a code, never a memory
+    # its POST answers an authorization request (auth/oauth.py): a code, never a memory
     assert changing == {"/ui/login", "/ui/logout", SIGN_IN_PATH}
 
 

@@ -19,8 +19,9 @@ import anyio
 
 from bench.locomo import load_conversation
 from bench.settings import BenchSettings
-from memory_mcp.app import OpenedApp, embedder_from, open_app
-from memory_mcp.models import StoreRequest
+from memory_mcp.app.context import AppContext
+from memory_mcp.app.root import embedder_from, open_app
+from memory_mcp.models import SearchRequest, StoreRequest
 
 ROUNDS = 3
 
@@ -47,14 +48,14 @@ async def measure(path: Path) -> None:
                 await alone.service.store_memory(
                     replace(alone.caller, session_id=f"alone-{turn.key}"), request
                 )
-            stores: list[tuple[str, OpenedApp]] = [("context", context), ("no context", alone)]
+            stores: list[tuple[str, AppContext]] = [("context", context), ("no context", alone)]
             times: dict[str, list[float]] = {name: [] for name, _ in stores}
             for round_ in range(ROUNDS):
                 order = stores if round_ % 2 == 0 else stores[::-1]
                 for question in conversation.questions:
                     for name, app in order:
                         started = time.perf_counter()
-                        await app.service.search(app.caller, question.text, limit=10)
+                        await app.service.search(app.caller, SearchRequest(question.text, limit=10))
                         times[name].append((time.perf_counter() - started) * 1000)
     for name, values in times.items():
         values.sort()

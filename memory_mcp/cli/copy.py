@@ -25,8 +25,8 @@ def add_arguments(copy: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
+    from memory_mcp.app.startup import prepare_store_location
     from memory_mcp.settings import Settings
-    from memory_mcp.startup_check import prepare_store_location
     from memory_mcp.store.table_copy import copy_store
 
     data_dir = Path.cwd()  # unused: both stores are named

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memory_mcp import __version__
 from memory_mcp.cli.common import (
     ALL,
+    LIMITS,
     MODEL,
     NOTE_LIMITS,
     NOTES,
@@ -33,7 +34,7 @@ from memory_mcp.limits import MAX_BLOCK_ITEMS, MODEL_WAIT_SECONDS
 if TYPE_CHECKING:
     import argparse
 
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
 
 T = TypeVar("T")
 Handler = Callable[["argparse.Namespace"], int]
@@ -65,13 +66,12 @@ def cmd_import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return cli_import.cmd_import(
-        settings_from(args), args.file, args.skip_invalid, args.file_format, args.scope or "agent"
-    )
+    chosen = (args.skip_invalid, args.file_format, args.scope or "agent", args.keep_owners)
+    return cli_import.cmd_import(settings_from(args), args.file, *chosen)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from memory_mcp.jsonl import export_lines
+    from memory_mcp.transfer.jsonl import export_lines
 
     if args.everyone and args.agent_id is not None:
         print("memory-mcp: export takes --all or --agent-id, not both", file=sys.stderr)
@@ -85,7 +85,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        from memory_mcp.app import run_with_app
+        from memory_mcp.app.root import run_with_app
 
         return run_with_app(
             settings_from(args), lambda app: _export_graph(app, args.scope, output), create=False
@@ -104,7 +104,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"exported {count} {noun} {whose}", file=sys.stderr)
         return 0
 
-    from memory_mcp.app import run_with_app
+    from memory_mcp.app.root import run_with_app
 
     return run_with_app(settings_from(args), job, create=False)  # reading never creates one
 
@@ -112,7 +112,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 async def _export_graph(app: AppContext, scope: str, output: Path | None) -> int:
     """The entities and relations `app.caller` may see in `scope`, in the reference
     knowledge-graph server's file format (it loads the file as its memory.jsonl)."""
-    from memory_mcp.graph import KnowledgeGraph
+    from memory_mcp.graph.profile import KnowledgeGraph
     from memory_mcp.models import Scope
 
     graph = await KnowledgeGraph(app.service, app.caller, Scope(scope)).read_graph()
@@ -135,7 +135,7 @@ def cmd_purge(args: argparse.Namespace) -> int:
         print(f"purged {purged} expired memories", file=sys.stderr)
         return 0
 
-    from memory_mcp.app import run_with_app
+    from memory_mcp.app.root import run_with_app
 
     return run_with_app(settings_from(args), job)
 
@@ -201,7 +201,7 @@ def run_bench(argv: list[str]) -> int:
         )
         return 2
     path = [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "BENCH_PROG": "memory-mcp bench"}
     return subprocess.run([sys.executable, "-m", "bench", *argv], env=env).returncode
 
 
@@ -259,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "import",
         cmd_import,
-        ALL,
+        STORE + MODEL + LIMITS,  # the rest from env and the settings file, as always
         help="import memories from a JSONL export or another memory server's file",
     )
     imp.add_argument("file", type=Path)
@@ -283,6 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="store the valid lines and skip the bad ones (still listed on stderr; exit 0). "
         "Without it one bad line means nothing is stored (exit 1)",
+    )
+    imp.add_argument(
+        "--keep-owners",
+        action="store_true",
+        help="keep the owner each line names (agent_id), as in `export --all`: restoring "
+        "or moving a whole store. Without it the memories are the importing agent's "
+        "(--agent-id) and a line owned by another agent is a bad line",
     )
 
     exp = _command(
@@ -418,8 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "setup",
         cmd_setup,
-        help="connect Claude Code or Claude Desktop: write its MCP config (and the hooks) "
-        "with this install's paths, and the settings file",
+        help="connect Claude Code, Claude Desktop, Cursor, VS Code or Codex: write its MCP "
+        "config (and Claude Code's hooks) with this install's paths, and the settings file",
     )
     from memory_mcp.cli import client_setup
 

@@ -14,7 +14,7 @@ import anyio
 from memory_mcp.limits import MODEL_WAIT_SECONDS
 
 if TYPE_CHECKING:
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
     from memory_mcp.settings import Settings
 
 
@@ -50,7 +50,7 @@ def cmd_index(settings: Settings, path: Path) -> int:
         print(outcome.describe(), file=sys.stderr)
         return 0
 
-    from memory_mcp.app import run_with_app
+    from memory_mcp.app.root import run_with_app
 
     return run_with_app(settings, job)
 
@@ -60,7 +60,7 @@ def cmd_context(settings: Settings, query: str | None, limit: int) -> int:
     (bounded) for the model, then hybrid search; memories a server has not embedded yet
     are found by their words."""
     from memory_mcp.errors import StoreMissingError
-    from memory_mcp.memories_block import MAX_ITEMS, BlockLimits, memories_block
+    from memory_mcp.rules.memories_block import MAX_ITEMS, BlockLimits, memories_block
     from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
 
     limits = BlockLimits(max_items=min(limit, MAX_ITEMS))
@@ -78,7 +78,7 @@ def cmd_context(settings: Settings, query: str | None, limit: int) -> int:
         return await memories_block(app.service, app.caller, query, limits)
 
     try:
-        from memory_mcp.app import run_with_app
+        from memory_mcp.app.root import run_with_app
 
         block = run_with_app(settings, job, create=False)
     except StoreMissingError as exc:

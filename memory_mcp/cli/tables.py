@@ -1,6 +1,6 @@
 """How `memory-mcp search | get | list | history | delete | stats` show their answers: rich
 tables for a person, or the same data as JSON for a script (`--json`, the tools' result
-shapes from tool_results.py).
+shapes from results/memories.py).
 
 Memories are untrusted text: terminal escape sequences and control characters are removed
 before a value is shown, and values go into rich `Text` (never markup), so a memory
@@ -20,8 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from memory_mcp.checks.text_safety import json_text_for_terminal, strip_terminal_controls
-from memory_mcp.memory_stats import VisibleStats
-from memory_mcp.tool_results import Memory, MemoryHistory, MemoryList, SearchResults
+from memory_mcp.results.memories import Memory, MemoryHistory, MemoryList, SearchResults
+from memory_mcp.rules.stats import VisibleStats
 
 # Characters of a value shown in one table row (the whole value: `memory-mcp get ID`).
 ROW_VALUE_CHARS = 160

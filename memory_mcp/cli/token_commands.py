@@ -6,7 +6,7 @@ An agent has one token unless the operator asks for another (`add --another`): a
 apart. Each token has an id, which `list` shows and `revoke --id` takes.
 
 `add --oauth-code` makes a one-time code for the OAuth sign-in page instead (no token);
-`revoke AGENT` also ends the agent's OAuth grants (oauth_grants.py). A grant signed in with
+`revoke AGENT` also ends the agent's OAuth grants (auth/oauth.py). A grant signed in with
 one token ends with that token, so `revoke --id` ends those too."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
     from memory_mcp.settings import Settings
     from memory_mcp.store.token_rows import TokenRow
 
@@ -131,7 +131,7 @@ async def _list(app: AppContext, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from memory_mcp.app import open_app
+    from memory_mcp.app.root import open_app
 
     if args.token_command == "revoke" and (args.agent is None) == (args.id is None):
         print("memory-mcp: token revoke takes an AGENT_ID or --id, one of them", file=sys.stderr)

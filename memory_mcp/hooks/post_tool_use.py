@@ -13,8 +13,9 @@ from memory_mcp.notes.paths import NotePath, locate
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from memory_mcp.app_context import AppContext, AppOpener
-    from memory_mcp.team_client import Client
+    from memory_mcp.app.context import AppContext
+    from memory_mcp.app.opener import AppOpener
+    from memory_mcp.app.team_client import Client
 
 
 def run(
@@ -38,7 +39,7 @@ def run(
 
 def _index_on_team_server(settings: Settings, server: tuple[str, str], note: NotePath) -> int:
     """Send the note to the team server, which indexes it as its watcher would."""
-    from memory_mcp import team_client as team
+    from memory_mcp.app import team_client as team
     from memory_mcp.notes.paths import NoteSkipped, read_note
 
     try:

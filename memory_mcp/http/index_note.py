@@ -15,13 +15,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
+from memory_mcp.checks.validation import shown
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of
 from memory_mcp.models import Scope
 from memory_mcp.notes.indexer import note_memories
 from memory_mcp.notes.paths import NoteFolder, NotePath, is_note_name
-from memory_mcp.permissions import Origin
+from memory_mcp.rules.permissions import Origin
 
 FOLDERS = {"personal": Scope.AGENT, "shared": Scope.SWARM}
 MAX_PATH_CHARS = 4_096
@@ -65,7 +66,7 @@ def add_note_tool(server: MCPServer[Any]) -> None:
         app = await app_of(ctx)
         scope = FOLDERS.get(folder)
         if scope is None:
-            raise ToolError(f"invalid folder: {folder!r} is not one of personal, shared")
+            raise ToolError(f"invalid folder: {shown(folder)} is not one of personal, shared")
         file_path = _checked_path(path)
         if len(content.encode("utf-8", errors="replace")) > app.settings.note_max_bytes:
             raise ToolError(f"invalid content: over {app.settings.note_max_bytes:,} bytes")
@@ -80,7 +81,7 @@ def add_note_tool(server: MCPServer[Any]) -> None:
             async with app.turns:
                 # The text is the caller's word, not a file this server read: a shared
                 # note another agent indexed is changed or removed only by that agent or a
-                # lead (memory_mcp/permissions.py).
+                # lead (memory_mcp/rules/permissions.py).
                 report = await app.notes.files.sync_file(
                     caller_of(app),
                     scope,

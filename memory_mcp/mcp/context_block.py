@@ -1,5 +1,5 @@
 """The memory://context resource and the memory-context prompt: the memories that matter
-most to the caller as a <memories> block to put into a prompt (memories_block.py)."""
+most to the caller as a <memories> block to put into a prompt (rules/memories_block.py)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
 
-from memory_mcp.app_opening import OpeningApp
+from memory_mcp.app.background import OpeningApp
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of, guard, prompt_error
 
 if TYPE_CHECKING:
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
 
 NO_MEMORIES = "<memories></memories>"
 
 
 async def memory_context_prompt(ctx: Context, query: str | None = None) -> str:
-    from memory_mcp.memories_block import memories_block
+    from memory_mcp.rules.memories_block import memories_block
 
     app = await app_of(ctx, prompt_error)
     block = await guard(app, memories_block(app.service, caller_of(app), query), prompt_error)
@@ -41,7 +41,7 @@ def register_context_block(server: MCPServer[Any], openings: list[OpeningApp[App
         mime_type="text/plain",
     )
     async def memory_context_resource() -> str:
-        from memory_mcp.memories_block import memories_block
+        from memory_mcp.rules.memories_block import memories_block
 
         if not openings:
             return NO_MEMORIES

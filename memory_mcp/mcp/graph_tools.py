@@ -1,6 +1,6 @@
 """`serve --profile knowledge-graph`: the nine tools of the reference knowledge-graph
 server (`@modelcontextprotocol/server-memory` 2026.8.31) with its names, arguments and
-results, on memories and links (memory_mcp/graph.py). Translation only, as in
+results, on memories and links (memory_mcp/graph/profile.py). Translation only, as in
 memory_tools.py; prompts written for the reference work unchanged."""
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from memory_mcp.graph_results import (
+from memory_mcp.mcp.identity import caller_of
+from memory_mcp.mcp.tool_calls import app_of, guard
+from memory_mcp.results.graph import (
     AddedObservations,
     Done,
     Entities,
@@ -24,18 +26,16 @@ from memory_mcp.graph_results import (
     Relations,
     RelationShape,
 )
-from memory_mcp.mcp.identity import caller_of
-from memory_mcp.mcp.tool_calls import app_of, guard
 
-if TYPE_CHECKING:  # graph.py pulls the service in: imported once the app is open
-    from memory_mcp.graph import KnowledgeGraph
+if TYPE_CHECKING:  # graph/profile.py pulls the service in: imported once the app is open
+    from memory_mcp.graph.profile import KnowledgeGraph
 
 T = TypeVar("T")
 
 
 async def _on_graph(ctx: Context, work: Callable[[KnowledgeGraph], Coroutine[Any, Any, T]]) -> T:
     app = await app_of(ctx)
-    from memory_mcp.graph import KnowledgeGraph
+    from memory_mcp.graph.profile import KnowledgeGraph
 
     graph = KnowledgeGraph(app.service, caller_of(app), app.settings.graph_scope)
     return await guard(app, work(graph))
@@ -44,7 +44,8 @@ async def _on_graph(ctx: Context, work: Callable[[KnowledgeGraph], Coroutine[Any
 async def create_entities(ctx: Context, entities: list[EntityShape]) -> Entities:
     """Create multiple new entities in the knowledge graph. An entity whose name is taken
     is left as it is; the result lists the ones created. Each entity is a memory (key
-    `entity:<name>`), found by memory-mcp's search."""
+    `entity:<name>`), found by memory-mcp's search. Names are matched exactly; one with
+    spaces around it is refused. A refused item refuses the whole call."""
 
     async def work(graph: KnowledgeGraph) -> Entities:
         made = await graph.create_entities([shape.entity() for shape in entities])
@@ -143,9 +144,10 @@ async def search_nodes(
         ),
     ],
 ) -> GraphShape:
-    """Search for nodes in the knowledge graph based on a query: by meaning and by words
-    (memory-mcp's hybrid search), best first, with every relation touching a node found.
-    "who handles payments" finds the entity whose observations say so in other words."""
+    """Search for nodes in the knowledge graph based on a query: the entities whose name,
+    type or an observation holds it (ignoring case), with every relation touching one.
+    When none does, by meaning (memory-mcp's hybrid search), best first: "who handles
+    payments" finds the entity whose observations say so in other words."""
 
     async def work(graph: KnowledgeGraph) -> GraphShape:
         return GraphShape.of(await graph.search_nodes(query))

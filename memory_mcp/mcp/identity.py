@@ -6,7 +6,7 @@ The SDK's bearer middleware puts the verified token in a context variable
 (`get_access_token`); the SDK hands each message's context variables on to the task that
 handles it, so tools, prompts and the memory://context resource all see the token of the
 request they answer. The MCP session id travels the same way: set by `SseSession` on the
-SSE transport and by `TokenSessions` (http/token_sessions.py) on streamable HTTP."""
+SSE transport and by `AgentSessions` (http/agent_sessions.py) on streamable HTTP."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ from memory_mcp.errors import PermissionDeniedError
 from memory_mcp.models import Caller, Role
 
 if TYPE_CHECKING:  # the stdio server imports this module before it opens the store
-    from memory_mcp.app_context import AppContext
-    from memory_mcp.oauth_grants import OAuthGrants
-    from memory_mcp.tokens import AgentTokens
+    from memory_mcp.app.context import AppContext
+    from memory_mcp.auth.oauth import OAuthGrants
+    from memory_mcp.auth.tokens import AgentTokens
 
 ROLE_CLAIM = "memory_mcp_role"
 SESSION_QUERY = "session_id"  # SSE: POST /messages/?session_id=...
@@ -37,7 +37,7 @@ _mcp_session: ContextVar[str | None] = ContextVar("memory_mcp_session", default=
 
 class StoreTokenVerifier:
     """The SDK's `TokenVerifier`: a bearer token is valid while its hash is in the store;
-    with `oauth`, so is an OAuth access token while its grant lives (oauth_grants.py). Both
+    with `oauth`, so is an OAuth access token while its grant lives (auth/oauth.py). Both
     give the same `AccessToken` shape: the agent as `client_id`, the role as a claim."""
 
     def __init__(
@@ -50,7 +50,7 @@ class StoreTokenVerifier:
         self._resource = resource
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        from memory_mcp.tokens import token_hash  # HTTP only: stdio never loads the store
+        from memory_mcp.auth.tokens import token_hash  # HTTP only: stdio never loads the store
 
         if self._oauth is not None:
             grant = await self._oauth.access_token(token)

@@ -1,5 +1,5 @@
 """The MCP edge: five tools over MemoryService. No rules live here, only translation:
-arguments parsed into the service's types, results as pydantic models (tool_results.py,
+arguments parsed into the service's types, results as pydantic models (results/memories.py,
 published as each tool's outputSchema), project errors turned into tool errors."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
 from memory_mcp import __version__
-from memory_mcp.app_opening import HandshakeGate, OpeningApp, is_initialize_request
+from memory_mcp.app.background import HandshakeGate, OpeningApp, is_initialize_request
 from memory_mcp.mcp.browse_tools import register_browse_tools
 from memory_mcp.mcp.context_block import register_context_block
 from memory_mcp.mcp.graph_tools import register_graph_tools
@@ -30,7 +30,8 @@ from memory_mcp.models import (
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
-    from memory_mcp.app_context import AppContext, AppOpener
+    from memory_mcp.app.context import AppContext
+    from memory_mcp.app.opener import AppOpener
     from memory_mcp.semantic.embeddings import Embedder
 
 T = TypeVar("T")
@@ -57,7 +58,7 @@ def build_server(
     transports: one store, one model, one vector index for all agents; the SDK enters the
     lifespan once per SSE connection). Without one, the server opens its own app with
     `open_app` (app.open_app, passed by cli/launch.py) in the background
-    (app_opening.py): once `handshake` has passed (serve_stdio passes it), or at once
+    (app/background.py): once `handshake` has passed (serve_stdio passes it), or at once
     without one. `sdk_options` go to MCPServer (auth, token_verifier)."""
     if opened is None and open_app is None:
         raise TypeError("build_server needs open_app (to open its own app) or opened")
@@ -96,6 +97,7 @@ def build_server(
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         stdio_lead=settings.transport == "stdio" and settings.role is Role.LEAD,
+        list_aliases=settings.legacy_tool_names,
         **sdk_options,
     )
 

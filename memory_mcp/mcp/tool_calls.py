@@ -14,11 +14,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
 from pydantic import WithJsonSchema
 
-from memory_mcp.app_opening import OpeningApp
+from memory_mcp.app.background import OpeningApp
 from memory_mcp.errors import MemoryMcpError
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
-    from memory_mcp.app_context import AppContext
+    from memory_mcp.app.context import AppContext
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

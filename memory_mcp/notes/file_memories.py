@@ -10,7 +10,7 @@ apply to notes as to any memory; the vectors are left to the background worker, 
 note is keyword-searchable as soon as it is written and never holds up the notes saved
 after it.
 
-Who may change what (memory_mcp/permissions.py decides): the personal folder's memories
+Who may change what (memory_mcp/rules/permissions.py decides): the personal folder's memories
 belong to the agent that indexes them; the shared folder's are swarm memories. A note this
 server read itself from the shared folder (Origin.FOLDER: the watcher, `memory-mcp index`,
 the local hook) is the folder's: any agent watching that folder keeps it in step with the
@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memory_mcp.checks.safety import redact_text
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source, UpsertOutcome
+from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source
 from memory_mcp.notes.reports import FileIndexReport, FileMemory
-from memory_mcp.permissions import Origin
-from memory_mcp.policy import Policy
+from memory_mcp.rules.permissions import Origin
+
+if TYPE_CHECKING:
+    from memory_mcp.rules.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -41,42 +43,8 @@ def _same_text(old: MemoryRecord, memory: FileMemory) -> bool:
     return old.value == memory.value or old.value == redact_text(memory.value)[0]
 
 
-class NoteCalls(Protocol):
-    """What the notes ask of MemoryService (service.py): its policy, its clock and its
-    note calls. A Protocol, so the notes do not import the service they are given."""
-
-    policy: Policy
-    clock: Callable[[], float]
-
-    async def store_note_chunk(
-        self, caller: Caller, chunk: NoteChunk, origin: Origin
-    ) -> UpsertOutcome: ...
-
-    async def note_records(
-        self, caller: Caller, scope: Scope, file_path: str
-    ) -> list[MemoryRecord]: ...
-
-    async def note_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]: ...
-
-    def check_note_change(
-        self, caller: Caller, records: Sequence[MemoryRecord], origin: Origin
-    ) -> None: ...
-
-    async def forget_note_records(
-        self, caller: Caller, records: list[MemoryRecord], origin: Origin
-    ) -> int: ...
-
-    async def set_note_expiry(
-        self,
-        caller: Caller,
-        records: list[MemoryRecord],
-        expires_at: float | None,
-        origin: Origin,
-    ) -> None: ...
-
-
 class FileIndexService:
-    def __init__(self, service: NoteCalls) -> None:
+    def __init__(self, service: MemoryService) -> None:
         self.service = service
 
     def expiry_for(self, modified_at: float) -> float | None:
@@ -85,12 +53,6 @@ class FileIndexService:
         if ttl is None:
             return None
         return float(math.floor(min(modified_at, self.service.clock())) + math.ceil(ttl))
-
-    async def records(self, caller: Caller, scope: Scope, file_path: str) -> list[MemoryRecord]:
-        return await self.service.note_records(caller, scope, file_path)
-
-    async def indexed_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]:
-        return await self.service.note_paths(caller, scope, prefix)
 
     async def sync_file(
         self,

@@ -32,7 +32,7 @@ from memory_mcp.notes.paths import (
     walk_notes,
 )
 from memory_mcp.notes.reports import FileMemory, NoteOutcome, ReconcileReport
-from memory_mcp.permissions import Origin
+from memory_mcp.rules.permissions import Origin
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -44,7 +44,7 @@ MAX_NOTE_BYTES = 1_000_000
 MAX_NOTE_CHUNKS = 1_000
 MAX_FILES_PER_FOLDER = 20_000
 # The indexer reads every note itself, from a folder on this machine's disk: for a shared
-# note, the folder owns it (permissions.py), so any agent's server keeps it in step.
+# note, the folder owns it (rules/permissions.py), so any agent's server keeps it in step.
 READ_HERE = Origin.FOLDER
 
 
@@ -216,7 +216,7 @@ class NoteIndexer:
         if len(on_disk) >= MAX_FILES_PER_FOLDER:
             log.warning("%s holds over %d notes; indexing the first", base, MAX_FILES_PER_FOLDER)
         prefix = str(base) + os.sep
-        indexed = await _whole(self.files.indexed_paths(self.caller, folder.scope, prefix))
+        indexed = await _whole(self.files.service.note_paths(self.caller, folder.scope, prefix))
         present = {str(n.path) for n in on_disk}
         for path in sorted(indexed - present):
             # Through index(): under the file's lock, and a note created since the walk

@@ -1,6 +1,6 @@
 """What a search answers (search/pipeline.py): its hits, each with the parts of its score.
 Plain data, so whoever shows a search's results (the tools, the CLI, the web view,
-explanations.py) imports these and not the search itself."""
+results/explanations.py) imports these and not the search itself."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ class SearchHit:
     prior: PriorParts | None = None
     exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
     via: LinkedFrom | None = None  # a link to a strong hit brought it in, or lifted it
+    # With `explain`: the memories (id, key) in its context that hold query words, i.e.
+    # that lent it the words it matched by (store/write_context.py).
+    context_from: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass

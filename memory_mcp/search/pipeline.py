@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Generic, Protocol
+from typing import TYPE_CHECKING, Generic
 
 import anyio
 import numpy as np
 
 from memory_mcp.checks import validation as v
-from memory_mcp.models import Caller, KeywordQuery, MemoryRecord, Ranked, Scope, Source, Visibility
+from memory_mcp.models import (
+    Caller,
+    KeywordQuery,
+    MemoryRecord,
+    Ranked,
+    SearchRequest,
+    Visibility,
+)
 from memory_mcp.search.exact_match import (
     ExactMatches,
     exact_first,
@@ -37,24 +44,17 @@ from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.search.time_filters import parse_time_range
 from memory_mcp.store.keyword import query_terms
 
+if TYPE_CHECKING:
+    from memory_mcp.rules.policy import Policy
+
 # BM25 column weights for (key, value, tags, context): a hit in the key or a tag says more
 # than one word somewhere in a long value; one in the words of the memories written just
 # before it (store/write_context.py) says less (LOO on the LoCoMo dev split chose 0.7 in
-# four folds, 1.0 in one, of 0.5-2: docs/RETRIEVAL.md, "Issue 23").
+# four folds, 1.0 in one, of 0.5-2: docs/RETRIEVAL.md, "write-time context").
 KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.7)
 # Whole records read with the ranking facts, past `limit`: a prior can lift a candidate
 # over more relevant ones, and one result not read whole costs another read (~1 ms).
 LIKELY_SLACK = 5
-
-
-class SearchPolicy(Protocol):
-    """What a search takes of the service's Policy."""
-
-    @property
-    def ranking(self) -> RankingConfig: ...
-
-    @property
-    def search_model_wait_seconds(self) -> float: ...
 
 
 @dataclass
@@ -72,38 +72,24 @@ class _Candidate:
 async def search(
     store: SearchStore,
     vectors: QueryVectors[ScanT, PreparedT],
-    policy: SearchPolicy,
+    policy: Policy,
     clock: Callable[[], float],
     caller: Caller,
-    query: str,
-    limit: int = 10,
-    scope: Scope | None = None,
-    tags: list[str] | None = None,
-    source: Source | None = None,
-    include_expired: bool = False,
-    *,
-    since: str | None = None,
-    until: str | None = None,
-    min_score: float | None = None,
-    expand: bool = False,
+    request: SearchRequest,
 ) -> SearchResult:
-    """`scope` None: every scope the caller can see. `since`/`until`: only memories
-    last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
-    (search/time_filters.py); like every filter they apply before either arm's top-k cut.
-    `min_score`: leave out results scoring below it (the same score the results show).
-    `expand`: the memories linked to the strong hits join the candidates
-    (search/expansion.py)."""
-    text = v.clean_query(query)
-    limit = v.clean_limit(limit)
+    """The memories `caller` may see that best answer `request` (models.SearchRequest
+    says what each of its fields does), ranked."""
+    text = v.clean_query(request.query)
+    limit = v.clean_limit(request.limit)
     now = clock()
-    window = parse_time_range(since, until, now)
-    floor = v.clean_min_score(min_score)
+    window = parse_time_range(request.since, request.until, now)
+    floor = v.clean_min_score(request.min_score)
     vis = Visibility(
         caller=caller,
-        scope=scope,
-        tags=tuple(v.clean_tags(tags or [])),
-        source=source,
-        include_expired=include_expired,
+        scope=request.scope,
+        tags=tuple(v.clean_tags(request.tags or [])),
+        source=request.source,
+        include_expired=request.include_expired,
         now=now,
         updated_since=window.since,
         updated_until=window.until,
@@ -118,6 +104,7 @@ async def search(
     semantic = await vectors.model_ready(policy.search_model_wait_seconds)
     query_vectors: list[np.ndarray] = []
     exact: list[ExactMatches] = []
+    own_words: set[int] = set()  # keyword hits holding a query word themselves
 
     records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
     facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
@@ -145,19 +132,20 @@ async def search(
         exact.append(exact_matches(lookup, finds.holding, finds.exact_ids))
         records.update(finds.records)
         facts.update(finds.facts)
+        own_words.update(finds.own_words)
         if semantic:  # read now, while the vector arm computes, not after both arms
             candidates = [memory_id for memory_id, _ in finds.hits]
             candidates += exact[0].candidate_ids
-            keyword_vectors.append(await vectors.exact_vectors(candidates, vis))
+            keyword_vectors.append(await vectors.search.exact_vectors(candidates, vis))
 
     async def vector_arm() -> None:
         async with anyio.create_task_group() as index:  # catch up while the model embeds
-            index.start_soon(vectors.catch_up)
+            index.start_soon(vectors.search.catch_up)
             query_vectors.append(await vectors.embed_query(text))
-        scans.append(await vectors.scan(query_vectors[0]))
+        scans.append(await vectors.search.scan(query_vectors[0]))
         # Everything of the vector arm that needs no keyword candidate, beside the
         # keyword arm: a big index's shortlist and its exact vectors.
-        prepared.append(await vectors.prepare(query_vectors[0], vis, pool, scans[0]))
+        prepared.append(await vectors.search.prepare(query_vectors[0], vis, pool, scans[0]))
 
     # The query embedding (a model thread) and the FTS5 query (a database thread)
     # overlap instead of adding up.
@@ -170,7 +158,7 @@ async def search(
     if semantic:
         query_vector = query_vectors[0]
         # The keyword candidates get their cosine too, so both arms judge each one.
-        vector_hits = await vectors.nearest(
+        vector_hits = await vectors.search.nearest(
             query_vector,
             vis,
             pool,
@@ -186,6 +174,10 @@ async def search(
         )
 
     fused = fuse(keyword_hits, vector_hits, config)
+    # An exact candidate holds the query in its own key or words (search/exact_match.py).
+    own_words.update(exact[0].candidate_ids)
+    for memory_id, rel in fused.items():
+        rel.own_words = rel.keyword is None or memory_id in own_words
     # Ranking reads a few facts of each candidate; whole records are read for the
     # results only. In the same read as the vector arm's own finds' facts: the whole
     # records of the likely results, the most relevant candidates of either arm not
@@ -211,6 +203,7 @@ async def search(
         record = records.get(memory_id)
         level = matches.level(record) if record is not None else 0
         candidates.append(_Candidate(fact, rel.relevance * parts.value, rel, parts, level))
+    expand = config.expand.on_by_default if request.expand is None else request.expand
     if expand:
         extra = _Expansion(store, vectors, vis, config, query_vectors[0] if semantic else None)
         candidates = await extra.expand(candidates, keyword_hits, vector_hits)
@@ -219,7 +212,20 @@ async def search(
         # Scores decrease down the list (exact_first), so this keeps a prefix.
         ranked = [candidate for candidate in ranked if candidate.score >= floor]
     hits = await _whole_hits(store, ranked, records, limit)
+    if request.explain:
+        await _name_lenders(store, hits, terms, Visibility(caller, include_expired=True, now=now))
     return SearchResult(hits, notices, semantic)
+
+
+async def _name_lenders(
+    store: SearchStore, hits: list[SearchHit], terms: list[str], vis: Visibility
+) -> None:
+    """The neighbours that lent query words to the hits the keyword arm found, those the
+    caller may see (any caller who sees a memory sees its lenders: write_context.py)."""
+    found = [hit.record.id for hit in hits if hit.parts and hit.parts.keyword is not None]
+    lent = await store.context_lenders(found, terms, vis)
+    for hit in hits:
+        hit.context_from = lent.get(hit.record.id, [])
 
 
 async def _whole_hits(
@@ -305,7 +311,7 @@ class _Expansion(Generic[ScanT, PreparedT]):
         stays exactly as it was."""
         if not new_ids or self.query_vector is None or not vector_hits:
             return {}
-        cosines = await self.vectors.nearest(self.query_vector, self.vis, 0, new_ids)
+        cosines = await self.vectors.search.nearest(self.query_vector, self.vis, 0, new_ids)
         lowest = min(cosine for _, cosine in vector_hits)
         raised = [(memory_id, max(cosine, lowest)) for memory_id, cosine in cosines]
         fused = fuse(keyword_hits, vector_hits + raised, self.config)

@@ -1,6 +1,6 @@
 """The knobs of a search's ranking (search/ranking.py) and of its `expand` step
 (search/expansion.py), with their defaults: plain data, which the policy holds
-(policy.py) without importing the code that ranks."""
+(rules/policy.py) without importing the code that ranks."""
 
 from __future__ import annotations
 

@@ -52,8 +52,10 @@ async def find_similar(
     vector = await vectors.memory_vector(record)
     if vector is None:
         return SimilarCheck(checked=False)
-    await vectors.catch_up()  # other processes' recent writes count too
-    nearest = await vectors.nearest(vector, Visibility(caller=caller, now=now), MAX_SIMILAR + 1)
+    await vectors.search.catch_up()  # other processes' recent writes count too
+    nearest = await vectors.search.nearest(
+        vector, Visibility(caller=caller, now=now), MAX_SIMILAR + 1
+    )
     close = [
         (memory_id, cosine)
         for memory_id, cosine in nearest

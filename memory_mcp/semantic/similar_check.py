@@ -1,5 +1,5 @@
 """What the near-duplicate check at write time answers (semantic/similar.py): plain data,
-so store_memory's result (tool_results.py) names it without importing the check."""
+so store_memory's result (results/memories.py) names it without importing the check."""
 
 from __future__ import annotations
 

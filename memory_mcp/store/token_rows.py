@@ -1,5 +1,5 @@
 """The `agent_tokens` table: bearer-token hashes and the identity each one stands for.
-Hashing, generation and the rules live in memory_mcp/tokens.py; this module only reads
+Hashing, generation and the rules live in memory_mcp/auth/tokens.py; this module only reads
 and writes rows."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ by the long answer written after it. So a memory's *context* is the words of the
 just after it, in the same session (the writer's `Caller.session_id`, whatever the scope:
 a stdio server process, an MCP session over HTTP, an import run): the `context` column,
 a fourth column of the keyword index at a lower weight (search/pipeline.
-KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own (keyword.match_own_or_context).
+KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own (store/fulltext.py, `_PARTS`).
 Measured on three development sets (LoCoMo, REALTALK, BEAM), leave one conversation out
 (docs/lab/retrieval-v3.md).
 
@@ -220,6 +220,43 @@ def neighbours(conn: Connection, ids: Collection[int]) -> set[int]:
     return found - set(ids)
 
 
+def lenders(conn: Connection, ids: Collection[int]) -> dict[int, list[int]]:
+    """The memories whose values make up the context of each of `ids` now, in session
+    order: the CONTEXT_BEFORE before it and the CONTEXT_AFTER after it in its writer's
+    session, those seen at least as widely (the rule `refresh` applies). Search's
+    `explain` names the ones that lent a query's words."""
+    found: dict[int, list[int]] = {}
+    wanted = list(ids)
+    place = tuple_(M.written_order, M.id)
+    for start in range(0, len(wanted), _IN_CHUNK):
+        chunk = wanted[start : start + _IN_CHUNK]
+        rows = conn.execute(select(*_WHERE, *_PLACE[1:4]).where(M.id.in_(chunk)))
+        for row in rows:
+            if not _borrows(row):
+                continue
+            in_session = _session_of(row.updated_by, row.written_session)
+            here = tuple_(row.written_order, row.id)
+            before = conn.execute(
+                select(*_PLACE)
+                .where(*in_session, place < here)
+                .order_by(M.written_order.desc(), M.id.desc())
+                .limit(CONTEXT_BEFORE)
+            )
+            after = conn.execute(
+                select(*_PLACE)
+                .where(*in_session, place > here)
+                .order_by(M.written_order, M.id)
+                .limit(CONTEXT_AFTER)
+            )
+            where = (Scope(row.scope), row.agent_id, row.session_id)
+            found[row.id] = [
+                lender.id
+                for lender in [*reversed(before.all()), *after.all()]
+                if seen_wherever((Scope(lender.scope), lender.agent_id, lender.session_id), where)
+            ]
+    return found
+
+
 def refresh(conn: Connection, ids: Collection[int]) -> None:
     """Recompute the context of `ids` from what is stored now (those gone are skipped):
     per session, one read of the rows from the window before the first of them to the
@@ -302,6 +339,7 @@ __all__ = [
     "batch_contexts",
     "context_for",
     "context_text",
+    "lenders",
     "neighbours",
     "refresh",
     "refresh_all",

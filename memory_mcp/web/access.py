@@ -21,11 +21,11 @@ from urllib.parse import parse_qs, urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from memory_mcp.binding import is_loopback, is_wildcard
+from memory_mcp.app.binding import is_loopback, is_wildcard
+from memory_mcp.auth.tokens import AgentTokens, TokenHolder
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller
 from memory_mcp.settings import Settings
-from memory_mcp.tokens import AgentTokens, TokenHolder
 from memory_mcp.web.logins import LOGIN_SECONDS, WebLogins
 
 COOKIE = "memory_mcp_ui"

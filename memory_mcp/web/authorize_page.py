@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 
 from memory_mcp import __version__
-from memory_mcp.app_context import AppContext
+from memory_mcp.app.context import AppContext
+from memory_mcp.auth.oauth import REQUEST_SECONDS, SIGN_IN_PATH, AuthorizationRequest
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.oauth_grants import REQUEST_SECONDS, SIGN_IN_PATH, AuthorizationRequest
 from memory_mcp.web.access import (
     PREFIX,
     host_allowed,

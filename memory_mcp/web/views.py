@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from memory_mcp.browsing import MemoryVersion
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import MemoryRecord
+from memory_mcp.rules.browsing import MemoryVersion
 from memory_mcp.search.hits import SearchHit
 
 PREVIEW_CHARS = 280  # a list row shows this much of a value; the memory's page shows it all

@@ -13,11 +13,11 @@ from mcp import Client
 
 from bench.secrets_corpus import HARMLESS as MENTIONS_SECRETS
 from bench.secrets_corpus import code_mentions
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.checks.injection import content_flags
 from memory_mcp.mcp.server import build_server
-from memory_mcp.memories_block import render_block
 from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
+from memory_mcp.rules.memories_block import render_block
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call
 
@@ -102,12 +102,13 @@ def test_ordinary_text_is_not_flagged(sample: str) -> None:
 
 def test_text_about_secrets_tools_and_models_is_not_flagged() -> None:
     """The harmless corpora: text that mentions secrets (bench/secrets_corpus.py), and
-    this repository's own README and docs, which talk about memory tools, models,
-    agents and injection. (Paragraphs that show the block's `<memories>` tags are left
-    out: the markup rule flags them, rightly, as before.)"""
+    this repository's own README, changelog and docs (the lab notes too), which talk
+    about memory tools, models, agents and injection. (Paragraphs that show the block's
+    `<memories>` tags are left out: the markup rule flags them, rightly, as before.)"""
+    docs = [REPOSITORY / "README.md", REPOSITORY / "CHANGELOG.md"]
     paragraphs = [
         p
-        for doc in [REPOSITORY / "README.md", *(REPOSITORY / "docs").glob("*.md")]
+        for doc in [*docs, *(REPOSITORY / "docs").rglob("*.md")]
         for p in re.split(r"\n\s*\n", doc.read_text())
         if p.strip() and "<memor" not in p  # the block's own tags: the markup rule's
     ]
@@ -193,8 +194,8 @@ async def test_export_writes_terminal_controls_as_escapes(
     import io
     import json
 
-    from memory_mcp.jsonl import export_lines
     from memory_mcp.models import Caller, Role
+    from memory_mcp.transfer.jsonl import export_lines
     from tests.conftest import opened
 
     value = "a\x9b2J b\x1b[31m c\u202e d\x7f e\u2028 é"

@@ -23,7 +23,7 @@ from bench.secrets_corpus import HARMLESS, Sample, code_mentions, in_context, se
 from memory_mcp.checks.validation import MAX_KEY_CHARS, MAX_TAG_CHARS
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, LearningCategory, NewMemory, Role, StoreRequest
-from memory_mcp.service import MemoryService
+from memory_mcp.rules.service import MemoryService
 from memory_mcp.settings import Settings
 from tests.conftest import opened
 
@@ -142,7 +142,8 @@ def _false_positives(service: MemoryService, text: str) -> list[str]:
             continue
         sent = StoreRequest(**arguments)
         stored = (new.key, new.value, new.tags, new.metadata)
-        if stored != (sent.key.strip(), sent.value, [t.lower() for t in sent.tags], sent.metadata):
+        given = ([t.lower() for t in sent.tags or []], sent.metadata or {})
+        if stored != (sent.key.strip(), sent.value, *given):
             wrong.append(f"{field}: stored as {stored}")
     return wrong
 

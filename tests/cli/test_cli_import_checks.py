@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_mcp import app as app_module
+from memory_mcp.app import root as app_module
 from memory_mcp.cli.main import main
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.models import StoreRequest
@@ -109,7 +109,7 @@ def test_context_query_searches_by_meaning(
                 ("style", "Python code is formatted with ruff"),
             ]:
                 await app.service.store_memory(app.caller, StoreRequest(key, value))
-            await app.service.embed_pending()
+            await app.service.vectors.embed_pending()
 
     anyio.run(store)
 

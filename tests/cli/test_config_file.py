@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.settings import Settings

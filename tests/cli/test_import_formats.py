@@ -13,11 +13,11 @@ from typing import Any, Protocol
 import anyio
 import pytest
 
-from memory_mcp import app as app_module
+from memory_mcp.app import root as app_module
 from memory_mcp.cli.main import IMPORT_FORMATS, main
-from memory_mcp.importers import FORMATS
 from memory_mcp.models import MemoryRecord
 from memory_mcp.settings import Settings
+from memory_mcp.transfer.importers import FORMATS
 from tests.conftest import FakeEmbedder, opened
 
 DATA = Path(__file__).parent.parent / "data"

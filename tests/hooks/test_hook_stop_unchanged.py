@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.models import MemoryRecord
 from tests.conftest import opened

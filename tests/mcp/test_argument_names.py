@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, call_error
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.anyio
 
 STORE_TAKES = (
     "memory-store takes: key (required), value (required), scope, tags, metadata, "
-    "ttl_seconds, expires_at, source, confidence, pinned, expected_version"
+    "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (

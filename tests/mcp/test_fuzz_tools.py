@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.injection import content_flags
 from memory_mcp.checks.secret_scan import find_secrets

@@ -1,4 +1,4 @@
-"""The server answers the MCP handshake before it opens the store (memory_mcp/app_opening.py):
+"""The server answers the MCP handshake before it opens the store (memory_mcp/app/background.py):
 nothing on the way to `initialize` imports SQLAlchemy or numpy or waits for the database,
 a tool call waits for the store, and a store that cannot be opened is named in the error."""
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, call_error
@@ -26,7 +26,7 @@ from tests.mcp.test_stdio_e2e import EXE, server_env
 
 pytestmark = pytest.mark.anyio
 
-STORE_IMPORTS = ("sqlalchemy", "aiosqlite", "numpy", "memory_mcp.app", "memory_mcp.store")
+STORE_IMPORTS = ("sqlalchemy", "aiosqlite", "numpy", "memory_mcp.app.root", "memory_mcp.store")
 PACKAGES_UNDER = tuple(f"{name}." for name in STORE_IMPORTS)
 
 

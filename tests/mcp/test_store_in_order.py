@@ -14,7 +14,7 @@ from mcp import Client
 
 from bench.locomo import load_conversation, recall_at, run_conversation
 from bench.settings import BenchSettings
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS

@@ -12,7 +12,8 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from memory_mcp.app import OpenedApp, open_app
+from memory_mcp.app.context import AppContext
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
@@ -23,7 +24,7 @@ NEW_TOOLS = ("memory-list", "memory-history", "memory-revert", "memory-delete-ma
 
 
 @pytest.fixture
-def server(make_settings: Callable[..., Settings]) -> Callable[..., MCPServer[OpenedApp]]:
+def server(make_settings: Callable[..., Settings]) -> Callable[..., MCPServer[AppContext]]:
     def make(agent_id: str = "w1", role: str = "worker", **overrides: Any) -> Any:
         settings = make_settings(agent_id=agent_id, role=role, watch=False, **overrides)
         return build_server(settings, FakeEmbedder(), open_app=open_app)
@@ -32,7 +33,7 @@ def server(make_settings: Callable[..., Settings]) -> Callable[..., MCPServer[Op
 
 
 async def test_the_new_tools_are_listed_with_hints_and_schemas(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -52,7 +53,7 @@ async def test_the_new_tools_are_listed_with_hints_and_schemas(
 
 
 async def test_list_output_schema_names_the_cursor(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -61,7 +62,7 @@ async def test_list_output_schema_names_the_cursor(
 
 
 async def test_memory_list_pages_through_everything(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         for n in range(25):
@@ -84,7 +85,7 @@ async def test_memory_list_pages_through_everything(
 
 
 async def test_memory_list_cuts_long_values_like_search(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server(search_value_chars=100)) as client:
         await call(client, "store_memory", key="long", value="x" * 500)
@@ -94,7 +95,7 @@ async def test_memory_list_cuts_long_values_like_search(
 
 
 async def test_memory_list_filters_by_tag_and_time(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         await call(client, "store_memory", key="a", value="v", tags=["build"])
@@ -106,7 +107,7 @@ async def test_memory_list_filters_by_tag_and_time(
 
 
 async def test_memory_list_never_shows_another_agents_private_memory(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w2")) as w2:
         await call(w2, "store_memory", key="w2-private", value="mine alone")
@@ -120,7 +121,7 @@ async def test_memory_list_never_shows_another_agents_private_memory(
 
 
 async def test_memory_list_bad_arguments_name_themselves(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         assert "invalid since" in await call_error(client, "memory-list", since="last week")
@@ -130,7 +131,7 @@ async def test_memory_list_bad_arguments_name_themselves(
 
 
 async def test_memory_history_shows_every_version_and_its_writer(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w1")) as w1, Client(server("lead", "lead")) as lead:
         first = await call(w1, "store_memory", key="rule", value="one", scope="swarm")
@@ -148,7 +149,7 @@ async def test_memory_history_shows_every_version_and_its_writer(
 
 
 async def test_memory_history_of_one_version_is_whole(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server(search_value_chars=100)) as client:
         first = await call(client, "store_memory", key="long", value="y" * 300)
@@ -162,7 +163,7 @@ async def test_memory_history_of_one_version_is_whole(
 
 
 async def test_memory_history_pages_through_a_long_history(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         first = await call(client, "store_memory", key="status", value="step 1")
@@ -184,7 +185,7 @@ async def test_memory_history_pages_through_a_long_history(
 
 
 async def test_memory_history_of_a_private_memory_is_not_found_for_others(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w2")) as w2:
         stored = await call(w2, "store_memory", key="diary", value="private")
@@ -194,7 +195,7 @@ async def test_memory_history_of_a_private_memory_is_not_found_for_others(
 
 
 async def test_memory_revert_restores_and_keeps_the_history(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         first = await call(client, "store_memory", key="db", value="SQLite", tags=["storage"])
@@ -208,7 +209,7 @@ async def test_memory_revert_restores_and_keeps_the_history(
 
 
 async def test_memory_revert_refuses_a_stale_expected_version(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         first = await call(client, "store_memory", key="db", value="SQLite")
@@ -222,7 +223,7 @@ async def test_memory_revert_refuses_a_stale_expected_version(
 
 
 async def test_a_worker_cannot_revert_another_agents_swarm_memory(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w1")) as w1, Client(server("w2")) as w2:
         first = await call(w1, "store_memory", key="rule", value="one", scope="swarm")
@@ -233,7 +234,7 @@ async def test_a_worker_cannot_revert_another_agents_swarm_memory(
     assert got["value"] == "two"
 
 
-async def test_memory_delete_by_key(server: Callable[..., MCPServer[OpenedApp]]) -> None:
+async def test_memory_delete_by_key(server: Callable[..., MCPServer[AppContext]]) -> None:
     async with Client(server()) as client:
         mine = await call(client, "store_memory", key="editor", value="vim")
         shared = await call(client, "store_memory", key="editor", value="vim", scope="swarm")
@@ -246,7 +247,7 @@ async def test_memory_delete_by_key(server: Callable[..., MCPServer[OpenedApp]])
 
 
 async def test_memory_delete_by_key_defaults_to_agent_scope(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         mine = await call(client, "store_memory", key="editor", value="vim")
@@ -255,7 +256,7 @@ async def test_memory_delete_by_key_defaults_to_agent_scope(
 
 
 async def test_memory_delete_wants_an_id_or_a_key(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         stored = await call(client, "store_memory", key="editor", value="vim")
@@ -266,17 +267,32 @@ async def test_memory_delete_wants_an_id_or_a_key(
 
 
 async def test_memory_delete_by_key_never_finds_another_agents_private_memory(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w2")) as w2:
         await call(w2, "store_memory", key="editor", value="emacs")
     async with Client(server("lead", "lead")) as lead:
         error = await call_error(lead, "memory-delete", key="editor")
     assert "no agent memory with key 'editor'" in error
+    assert "there is" not in error, "no hint of another agent's private memory"
+
+
+async def test_memory_delete_by_key_names_the_scope_it_is_in(
+    server: Callable[..., MCPServer[AppContext]],
+) -> None:
+    """Issue 35: by key on a swarm memory, the default scope (agent) said only "no agent
+    memory with key ..."."""
+    async with Client(server("w1")) as w1:
+        stored = await call(w1, "memory-store", key="oncall", value="Ann", scope="swarm")
+        error = await call_error(w1, "memory-delete", key="oncall")
+        deleted = await call(w1, "memory-delete", key="oncall", scope="swarm")
+    assert "no agent memory with key 'oncall'" in error
+    assert f"there is a swarm one (memory {stored['id']}): scope='swarm'" in error
+    assert deleted == {"deleted": True, "id": stored["id"]}
 
 
 async def test_delete_many_dry_run_then_real(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         for n in range(4):
@@ -294,7 +310,7 @@ async def test_delete_many_dry_run_then_real(
 
 
 async def test_delete_many_respects_its_limit(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         for n in range(5):
@@ -306,7 +322,7 @@ async def test_delete_many_respects_its_limit(
 
 
 async def test_a_worker_bulk_delete_leaves_others_memories(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w2")) as w2:
         theirs = await call(w2, "store_memory", key="r", value="v", tags=["old"], scope="swarm")
@@ -318,7 +334,7 @@ async def test_a_worker_bulk_delete_leaves_others_memories(
 
 
 async def test_delete_many_needs_something_to_match(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         error = await call_error(client, "memory-delete-many", dry_run=True)
@@ -329,7 +345,7 @@ async def test_delete_many_needs_something_to_match(
 
 
 async def test_delete_many_older_than_an_age(
-    server: Callable[..., MCPServer[OpenedApp]],
+    server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
         await call(client, "store_memory", key="fresh", value="v", tags=["t"])

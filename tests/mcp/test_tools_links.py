@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
 from memory_mcp.settings import Settings
@@ -145,7 +145,7 @@ async def test_bad_links_are_refused_naming_the_argument(
 async def test_a_memory_holds_at_most_so_many_links(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("memory_mcp.linking.MAX_LINKS_PER_MEMORY", 2)
+    monkeypatch.setattr("memory_mcp.rules.service.MAX_LINKS_PER_MEMORY", 2)
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         ids = [await stored(client, f"m{i}", f"memory {i}") for i in range(4)]
         for target in ids[1:3]:

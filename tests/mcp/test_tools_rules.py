@@ -9,9 +9,9 @@ import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 
-from memory_mcp.app import open_app
-from memory_mcp.app_context import AppContext
-from memory_mcp.app_opening import OpeningApp
+from memory_mcp.app.background import OpeningApp
+from memory_mcp.app.context import AppContext
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_mcp.app import OpenedApp
+from memory_mcp.app.context import AppContext
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
-from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
+from memory_mcp.models import MemoryRecord, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, opened
 
@@ -28,8 +28,8 @@ def memory_dir(tmp_path: Path) -> Path:
     return path
 
 
-async def records(app: OpenedApp, path: Path) -> list[MemoryRecord]:
-    return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
+async def records(app: AppContext, path: Path) -> list[MemoryRecord]:
+    return await app.service.note_records(app.caller, Scope.AGENT, str(path.resolve()))
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -54,7 +54,7 @@ async def test_a_hard_link_is_refused_unless_allowed(
         assert "hard links" in outcome.detail
         assert report.indexed == 0
         assert await records(app, linked) == []
-        assert (await app.service.search(app.caller, "ferry passphrase")).hits == []
+        assert (await app.service.search(app.caller, SearchRequest("ferry passphrase"))).hits == []
     assert any("innocent.md" in w and "HARDLINKS" in w for w in warnings_of(caplog))
 
     async with opened(make_settings(note_allow_hardlinks=True)) as app:
@@ -175,12 +175,12 @@ async def test_the_embedding_queue_takes_turns_between_notes_in_short_batches(
     async with opened(make_settings()) as app:
         await app.notes.index_path(big)
         await app.notes.index_path(small)
-        model = app.service.vector_model
+        model = app.service.vectors.model
         (small_memory,) = await records(app, small)
         assert not await app.service.store.vectors.has(model, small_memory.content_hash)
 
         # One short batch, as the background worker takes it: the newest note is in it.
-        done = await app.service.embed_pending(max_batches=1, batch_chars=2_000)
+        done = await app.service.vectors.embed_pending(max_batches=1, batch_chars=2_000)
         assert done <= 2, "about 2,000 characters: the small note and one big chunk at most"
         assert await app.service.store.vectors.has(model, small_memory.content_hash)
-        assert done + await app.service.embed_pending() == len(await records(app, big)) + 1
+        assert done + await app.service.vectors.embed_pending() == len(await records(app, big)) + 1

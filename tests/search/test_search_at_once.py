@@ -1,5 +1,5 @@
 """A client that starts the server and searches at once gets the same answer as one that
-waits for the model: the handshake is answered before the store opens (app_opening.py),
+waits for the model: the handshake is answered before the store opens (app/background.py),
 the first tool call waits for the store, and its search waits for the model (up to
 `search_model_wait_seconds`, generous here so a busy machine cannot turn the test into a
 race; `bench startup` counts keyword-only answers with the default bound). Real model,
@@ -54,7 +54,7 @@ async def test_a_search_sent_at_once_gets_the_answer_of_one_that_waits(
     async with opened(settings, real_embedder) as app:
         for key, value in MEMORIES.items():
             await app.service.store_memory(app.caller, StoreRequest(key, value))
-        while await app.service.embed_pending():
+        while await app.service.vectors.embed_pending():
             pass
     at_once = await _search_results(db, tmp_path / "first", wait_for_model=False)
     waited = await _search_results(db, tmp_path / "second", wait_for_model=True)

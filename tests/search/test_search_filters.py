@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.checks.validation import iso
 from memory_mcp.mcp.server import build_server
 from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, StoreRequest, Visibility
-from memory_mcp.permissions import can_see
+from memory_mcp.rules.permissions import can_see
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 
@@ -201,7 +201,7 @@ async def test_sql_and_the_vector_mask_agree_on_the_window(
                 may_overwrite_others=False,
             )
         await vectors.embed_pending()
-        await vectors.catch_up()
+        await vectors.search.catch_up()
         records = [record async for record in store.iter_records()]
         query = np.ones(384, dtype=np.float32) / np.sqrt(384)
         wrong = []
@@ -215,7 +215,7 @@ async def test_sql_and_the_vector_mask_agree_on_the_window(
                 and (until is None or r.updated_at <= until)
             }
             by_sql = {r.id async for r in store.iter_records(vis)}
-            by_vectors = {i for i, _ in await vectors.nearest(query, vis, len(records))}
+            by_vectors = {i for i, _ in await vectors.search.nearest(query, vis, len(records))}
             if by_sql != expected or by_vectors != expected:
                 wrong.append(f"{since}-{until}: {expected} sql {by_sql} vectors {by_vectors}")
     assert wrong == []

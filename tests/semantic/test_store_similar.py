@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 from mcp import Client
 
-from memory_mcp.app import open_app
+from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.similar import SIMILAR_MIN_COSINE

@@ -13,9 +13,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memory_mcp.app import OpenedApp
-from memory_mcp.models import Role
-from memory_mcp.oauth_grants import (
+from memory_mcp.app.context import AppContext
+from memory_mcp.auth import oauth as oauth_grants
+from memory_mcp.auth.oauth import (
     CLIENT_UNUSED_SECONDS,
     CODE_SECONDS,
     LOGIN_CODE_SECONDS,
@@ -26,6 +26,7 @@ from memory_mcp.oauth_grants import (
     redirect_to,
     redirect_uri_problem,
 )
+from memory_mcp.models import Role
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened
 from tests.store.test_store_migration import build_old_store
@@ -45,13 +46,13 @@ class Clock:
 
 
 @pytest.fixture
-async def app(make_settings: Callable[..., Settings]) -> AsyncIterator[OpenedApp]:
+async def app(make_settings: Callable[..., Settings]) -> AsyncIterator[AppContext]:
     async with opened(make_settings(watch=False)) as opened_app:
         yield opened_app
 
 
 @pytest.fixture
-def clock(app: OpenedApp) -> Clock:
+def clock(app: AppContext) -> Clock:
     ticking = Clock()
     app.oauth.clock = ticking
     return ticking
@@ -80,7 +81,7 @@ async def signed_in_code(oauth: OAuthGrants, credential: str) -> str:
 
 
 async def test_a_sign_in_with_a_token_acts_as_its_agent_and_role(
-    app: OpenedApp, clock: Clock
+    app: AppContext, clock: Clock
 ) -> None:
     lead = await app.tokens.issue("boss", "lead")
     request_id = await app.oauth.open_request(request())
@@ -100,7 +101,7 @@ async def test_a_sign_in_with_a_token_acts_as_its_agent_and_role(
     assert grant.expires_at == clock.now + app.oauth.access_seconds
 
 
-async def test_a_request_is_answered_once(app: OpenedApp, clock: Clock) -> None:
+async def test_a_request_is_answered_once(app: AppContext, clock: Clock) -> None:
     token = await app.tokens.issue("w1")
     request_id = await app.oauth.open_request(request())
     who = await app.oauth.sign_in(token)
@@ -110,7 +111,7 @@ async def test_a_request_is_answered_once(app: OpenedApp, clock: Clock) -> None:
     assert await app.oauth.pending(request_id) is None
 
 
-async def test_a_request_waits_for_its_person_only_so_long(app: OpenedApp, clock: Clock) -> None:
+async def test_a_request_waits_for_its_person_only_so_long(app: AppContext, clock: Clock) -> None:
     token = await app.tokens.issue("w1")
     request_id = await app.oauth.open_request(request())
     clock.now += REQUEST_SECONDS
@@ -120,14 +121,16 @@ async def test_a_request_waits_for_its_person_only_so_long(app: OpenedApp, clock
     assert await app.oauth.approve(request_id, who, ISSUER) is None
 
 
-async def test_a_denied_request_goes_back_with_access_denied(app: OpenedApp) -> None:
+async def test_a_denied_request_goes_back_with_access_denied(app: AppContext) -> None:
     request_id = await app.oauth.open_request(request())
     back = await app.oauth.deny(request_id, ISSUER)
     assert back is not None and "error=access_denied" in back and "state=st%26te%3D1" in back
     assert await app.oauth.pending(request_id) is None
 
 
-async def test_a_code_works_once_even_when_two_exchanges_race(app: OpenedApp, clock: Clock) -> None:
+async def test_a_code_works_once_even_when_two_exchanges_race(
+    app: AppContext, clock: Clock
+) -> None:
     code = await signed_in_code(app.oauth, await app.tokens.issue("w1"))
     results: list[object] = []
 
@@ -141,7 +144,7 @@ async def test_a_code_works_once_even_when_two_exchanges_race(app: OpenedApp, cl
     assert len(winners) == 1 and results.count(None) == 1
 
 
-async def test_a_code_used_again_ends_the_grant_it_made(app: OpenedApp, clock: Clock) -> None:
+async def test_a_code_used_again_ends_the_grant_it_made(app: AppContext, clock: Clock) -> None:
     code = await signed_in_code(app.oauth, await app.tokens.issue("w1"))
     issued = await app.oauth.exchange_code(code)
     assert issued is not None and await app.oauth.access_token(issued.access_token) is not None
@@ -150,13 +153,13 @@ async def test_a_code_used_again_ends_the_grant_it_made(app: OpenedApp, clock: C
     assert await app.oauth.refresh_token(issued.refresh_token) is None
 
 
-async def test_a_code_expires(app: OpenedApp, clock: Clock) -> None:
+async def test_a_code_expires(app: AppContext, clock: Clock) -> None:
     code = await signed_in_code(app.oauth, await app.tokens.issue("w1"))
     clock.now += CODE_SECONDS
     assert await app.oauth.exchange_code(code) is None
 
 
-async def test_a_refresh_rotates_both_tokens_and_works_once(app: OpenedApp, clock: Clock) -> None:
+async def test_a_refresh_rotates_both_tokens_and_works_once(app: AppContext, clock: Clock) -> None:
     code = await signed_in_code(app.oauth, await app.tokens.issue("w1"))
     first = await app.oauth.exchange_code(code)
     assert first is not None
@@ -179,7 +182,7 @@ async def test_a_refresh_rotates_both_tokens_and_works_once(app: OpenedApp, cloc
 
 
 async def test_a_used_refresh_token_presented_again_ends_the_grant(
-    app: OpenedApp, clock: Clock
+    app: AppContext, clock: Clock
 ) -> None:
     code = await signed_in_code(app.oauth, await app.tokens.issue("w1"))
     first = await app.oauth.exchange_code(code)
@@ -191,7 +194,7 @@ async def test_a_used_refresh_token_presented_again_ends_the_grant(
     assert await app.oauth.rotate(second.refresh_token) is None
 
 
-async def test_an_access_token_expires(app: OpenedApp, clock: Clock) -> None:
+async def test_an_access_token_expires(app: AppContext, clock: Clock) -> None:
     code = await signed_in_code(app.oauth, await app.tokens.issue("w1"))
     issued = await app.oauth.exchange_code(code)
     assert issued is not None
@@ -201,7 +204,7 @@ async def test_an_access_token_expires(app: OpenedApp, clock: Clock) -> None:
 
 
 async def test_revoking_the_agent_ends_its_grants_codes_and_sign_in_codes(
-    app: OpenedApp, clock: Clock
+    app: AppContext, clock: Clock
 ) -> None:
     token = await app.tokens.issue("w1")
     other = await app.tokens.issue("w2")
@@ -219,7 +222,7 @@ async def test_revoking_the_agent_ends_its_grants_codes_and_sign_in_codes(
 
 
 async def test_a_grant_lasts_only_while_the_token_it_was_signed_in_with(
-    app: OpenedApp, clock: Clock
+    app: AppContext, clock: Clock
 ) -> None:
     token = await app.tokens.issue("w1")
     issued = await app.oauth.exchange_code(await signed_in_code(app.oauth, token))
@@ -230,7 +233,7 @@ async def test_a_grant_lasts_only_while_the_token_it_was_signed_in_with(
 
 
 async def test_revoking_one_token_by_id_ends_the_grants_made_with_it_only(
-    app: OpenedApp, clock: Clock
+    app: AppContext, clock: Clock
 ) -> None:
     first, second = await app.tokens.issue("w1"), await app.tokens.issue("w1")
     by_first = await app.oauth.exchange_code(await signed_in_code(app.oauth, first))
@@ -242,7 +245,7 @@ async def test_revoking_one_token_by_id_ends_the_grants_made_with_it_only(
     assert await app.oauth.access_token(by_second.access_token) is not None
 
 
-async def test_a_one_time_code_signs_in_once_and_expires(app: OpenedApp, clock: Clock) -> None:
+async def test_a_one_time_code_signs_in_once_and_expires(app: AppContext, clock: Clock) -> None:
     code = await app.oauth.add_login_code("w3", "lead")
     who = await app.oauth.sign_in(code)
     assert who is not None and (who.agent_id, who.role, who.agent_token_hash) == (
@@ -256,7 +259,7 @@ async def test_a_one_time_code_signs_in_once_and_expires(app: OpenedApp, clock: 
     assert await app.oauth.sign_in(late) is None
 
 
-async def test_an_oauth_token_cannot_sign_in(app: OpenedApp, clock: Clock) -> None:
+async def test_an_oauth_token_cannot_sign_in(app: AppContext, clock: Clock) -> None:
     issued = await app.oauth.exchange_code(
         await signed_in_code(app.oauth, await app.tokens.issue("w1"))
     )
@@ -265,7 +268,7 @@ async def test_an_oauth_token_cannot_sign_in(app: OpenedApp, clock: Clock) -> No
     assert await app.oauth.sign_in(issued.refresh_token) is None
 
 
-async def test_clients_that_never_get_a_grant_do_not_pile_up(app: OpenedApp, clock: Clock) -> None:
+async def test_clients_that_never_get_a_grant_do_not_pile_up(app: AppContext, clock: Clock) -> None:
     await app.oauth.register_client("used", "{}", "used")
     await app.oauth.exchange_code(
         await signed_in_code_for(app.oauth, "used", await app.tokens.issue("w1"))
@@ -276,6 +279,52 @@ async def test_clients_that_never_get_a_grant_do_not_pile_up(app: OpenedApp, clo
     assert await app.oauth.client("idle") is None
     assert await app.oauth.client("used") == "{}"  # it has a grant
     assert await app.oauth.client("new") == "{}"
+
+
+async def test_a_client_in_the_middle_of_signing_in_is_never_dropped(
+    app: AppContext, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Registration is open: a flood of registrations must not cost a person who is
+    signing in their sign-in (issue 35: `/token` answered `invalid_client`)."""
+    monkeypatch.setattr(oauth_grants, "MAX_UNUSED_CLIENTS", 3)
+    token = await app.tokens.issue("w1")
+    for client_id in ("waiting", "approved", "idle"):
+        await app.oauth.register_client(client_id, "{}", None)
+    clock.now += 300
+    waiting = await app.oauth.open_request(request("waiting"))  # a person on the page
+    answered = await app.oauth.open_request(request("approved"))
+    clock.now += 350  # all three registered longer ago than a request lives
+    who = await app.oauth.sign_in(token)
+    assert who is not None
+    back = await app.oauth.approve(answered, who, ISSUER)  # the code on its way to the client
+    assert back is not None
+    for n in range(5):  # the flood, each newer than a request lives: none dropped either
+        await app.oauth.register_client(f"flood-{n}", "{}", None)
+    assert await app.oauth.client("idle") is None, "a client that never began still goes"
+    assert [await app.oauth.client(c) for c in ("waiting", "approved")] == ["{}", "{}"]
+    assert all([await app.oauth.client(f"flood-{n}") for n in range(5)])
+    code = back.split("code=", 1)[1].split("&", 1)[0]
+    assert await app.oauth.exchange_code(code) is not None
+    assert await app.oauth.approve(waiting, who, ISSUER) is not None
+
+
+async def test_an_agents_grants_beyond_its_cap_end_oldest_first(
+    app: AppContext, clock: Clock
+) -> None:
+    """Signing in again and again with its own token makes no more room for an agent."""
+    app.oauth.grants_per_agent = 2
+    w1, w2 = await app.tokens.issue("w1"), await app.tokens.issue("w2")
+    others = await app.oauth.exchange_code(await signed_in_code(app.oauth, w2))
+    issued = []
+    for _ in range(3):
+        clock.now += 1
+        tokens = await app.oauth.exchange_code(await signed_in_code(app.oauth, w1))
+        assert tokens is not None
+        issued.append(tokens)
+    alive = [await app.oauth.access_token(tokens.access_token) is not None for tokens in issued]
+    assert alive == [False, True, True]
+    assert await app.oauth.refresh_token(issued[0].refresh_token) is None
+    assert others is not None and await app.oauth.access_token(others.access_token) is not None
 
 
 async def signed_in_code_for(oauth: OAuthGrants, client_id: str, credential: str) -> str:

@@ -14,12 +14,10 @@ from typing import Any
 
 import pytest
 
-from memory_mcp.import_batches import ImportReport, write_batches
-from memory_mcp.jsonl import export_lines, prepare_lines, read_lines
 from memory_mcp.models import Caller, NoteChunk, Role, Scope, StoreRequest, Visibility
-from memory_mcp.permissions import Origin
+from memory_mcp.rules.permissions import Origin
+from memory_mcp.rules.service import MemoryService
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
-from memory_mcp.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.store.keyword import query_terms
 from memory_mcp.store.migrations import CONTEXT_RECIPE
@@ -31,6 +29,8 @@ from memory_mcp.store.write_context import (
     RECIPE,
     context_text,
 )
+from memory_mcp.transfer.batches import ImportReport, write_batches
+from memory_mcp.transfer.jsonl import export_lines, prepare_lines, read_lines
 from tests.conftest import BOTH_BACKENDS, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]

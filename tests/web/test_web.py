@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from memory_mcp.tokens import token_hash
+from memory_mcp.auth.tokens import token_hash
 from memory_mcp.web.access import COOKIE
 from memory_mcp.web.logins import LOGIN_SECONDS
 from tests.http.team_server import EXE, server_env, token_add, token_revoke
@@ -358,6 +358,14 @@ def test_an_id_past_the_stores_integers_is_a_400_naming_the_id(web: WebServer) -
 def test_filters_narrow_a_search(web: WebServer) -> None:
     answer = web.get("/ui/", web.tokens["w1"], params={"q": WORD, "tag": "ops"})
     assert memory_ids(answer.text) == {web.ids["deploy-window"]}
+
+
+def test_the_scope_filter_offers_only_scopes_the_view_shows(web: WebServer) -> None:
+    """Issue 35: it offered `session`, which the view never shows (each request is a new
+    session: web/access.py)."""
+    answer = web.get("/ui/", web.tokens["w1"])
+    select = answer.text.split('name="scope"')[1].split("</select>")[0]
+    assert re.findall(r'<option value="([^"]*)"', select) == ["all", "agent", "swarm"]
 
 
 def test_a_bad_filter_names_the_problem(web: WebServer) -> None:

@@ -1,0 +1,1 @@
+"""Who an HTTP caller is: bearer tokens and OAuth grants."""

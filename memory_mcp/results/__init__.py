@@ -1,0 +1,1 @@
+"""What the ways in show: the tools' result models (published as their outputSchema)."""

@@ -1,0 +1,412 @@
+"""What the MCP tools return: one pydantic model per concept (a memory, a search hit, a
+stored memory, a deleted one, a learning). The SDK publishes each model's JSON schema as
+the tool's `outputSchema` and validates every result against it before sending it as
+`structuredContent`.
+
+Optional extras (flags, about_agent, file_path, truncated...) are left out of a result
+when they are empty, as clients have always seen them; the schema lists them as optional."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_mcp.checks.validation import iso
+from memory_mcp.models import (
+    LearningCategory,
+    MemoryRecord,
+    Redaction,
+    Scope,
+    Source,
+    UpsertOutcome,
+)
+from memory_mcp.results.base import ToolResult
+from memory_mcp.results.explanations import ScoreExplanation
+from memory_mcp.results.links import LinkRecord, MemoryLink
+from memory_mcp.rules.browsing import DeleteManyResult, MemoryVersion
+from memory_mcp.semantic.similar_check import SimilarCheck
+
+
+class SimilarMemory(ToolResult):
+    """A memory the one just stored closely resembles (memory_mcp/semantic/similar.py)."""
+
+    id: int
+    key: str
+    score: float  # cosine similarity of the two memories, >= similar.SIMILAR_MIN_COSINE
+
+
+class RedactedSecret(ToolResult):
+    """A secret that was not stored: its characters [start, end) of `field` as sent
+    (0-based) now read `[REDACTED:<kind>]`. The secret itself is never echoed."""
+
+    field: str  # "value", "learning", or where in the metadata: "metadata.db.url"
+    kind: str  # the detection rule, e.g. "github-pat", "generic-api-key"
+    start: int
+    end: int
+
+    @classmethod
+    def all_of(cls, redactions: list[Redaction]) -> list[RedactedSecret] | None:
+        found = [cls(field=r.field, kind=r.kind, start=r.start, end=r.end) for r in redactions]
+        return found or None
+
+
+class StoredMemory(ToolResult):
+    """memory-store's answer: which memory was written, at which version, and the visible
+    memories it closely resembles (`similar`, most similar first; nothing is merged).
+    `similar_checked: false`: not compared yet (the model is still loading).
+    `redacted`: the secrets replaced before storing (checks/safety.py)."""
+
+    omitted_when_empty = frozenset({"flags", "redacted"})
+
+    id: int
+    key: str
+    scope: Scope
+    version: int
+    created: bool
+    agent_id: str
+    updated_by: str
+    expires_at: str | None
+    flags: list[str] | None = None
+    redacted: list[RedactedSecret] | None = None
+    similar: list[SimilarMemory] = []
+    similar_checked: bool = True
+
+    @classmethod
+    def of(cls, outcome: UpsertOutcome, similar: SimilarCheck | None = None) -> StoredMemory:
+        record = outcome.record
+        check = similar or SimilarCheck(checked=False)
+        return cls(
+            id=record.id,
+            key=record.key,
+            scope=record.scope,
+            version=record.version,
+            created=outcome.created,
+            agent_id=record.agent_id,
+            updated_by=record.updated_by,
+            expires_at=iso(record.expires_at),
+            flags=record.flags or None,
+            redacted=RedactedSecret.all_of(outcome.redactions),
+            similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
+            similar_checked=check.checked,
+        )
+
+
+class Memory(ToolResult):
+    """A whole memory, as memory-get returns it (expired ones too, with `expired: true`),
+    with its links to and from memories the reader may see (`more_links`: more than shown)."""
+
+    omitted_when_empty = frozenset({"about_agent", "flags", "file_path", "links", "more_links"})
+
+    id: int
+    key: str
+    value: str
+    scope: Scope
+    agent_id: str
+    updated_by: str
+    source: Source
+    tags: list[str]
+    metadata: dict[str, Any]
+    confidence: float | None
+    pinned: bool
+    version: int
+    access_count: int
+    created_at: str | None
+    updated_at: str | None
+    last_accessed_at: str | None
+    expires_at: str | None
+    expired: bool
+    about_agent: str | None = None
+    flags: list[str] | None = None
+    file_path: str | None = None
+    links: list[MemoryLink] | None = None
+    more_links: bool | None = None
+
+    @classmethod
+    def of(
+        cls, record: MemoryRecord, expired: bool, links: list[MemoryLink] | None = None
+    ) -> Memory:
+        return cls(
+            id=record.id,
+            key=record.key,
+            value=record.value,
+            scope=record.scope,
+            agent_id=record.agent_id,
+            updated_by=record.updated_by,
+            source=record.source,
+            tags=record.tags,
+            metadata=record.metadata,
+            confidence=record.confidence,
+            pinned=record.pinned,
+            version=record.version,
+            access_count=record.access_count,
+            created_at=iso(record.created_at),
+            updated_at=iso(record.updated_at),
+            last_accessed_at=iso(record.last_accessed_at),
+            expires_at=iso(record.expires_at),
+            expired=expired,
+            about_agent=record.about_agent or None,
+            flags=record.flags or None,
+            file_path=record.file_path or None,
+            links=links or None,
+        )
+
+
+def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
+    """The fields a search hit and a listed memory share: the value cut to `max_chars`,
+    with `truncated`/`full_length` when it was cut; empty extras left out (None)."""
+    cut = len(record.value) > max_chars
+    return {
+        "id": record.id,
+        "key": record.key,
+        "value": record.value[:max_chars],
+        "scope": record.scope,
+        "agent_id": record.agent_id,
+        "updated_by": record.updated_by,
+        "source": record.source,
+        "tags": record.tags,
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+        "expires_at": iso(record.expires_at),
+        "truncated": True if cut else None,
+        "full_length": len(record.value) if cut else None,
+        "about_agent": record.about_agent or None,
+        "flags": record.flags or None,
+    }
+
+
+class SearchHit(ToolResult):
+    """One memory-search result: the memory with its value cut to the configured length."""
+
+    omitted_when_empty = frozenset({"truncated", "full_length", "about_agent", "flags", "explain"})
+
+    id: int
+    key: str
+    value: str
+    scope: Scope
+    agent_id: str
+    updated_by: str
+    source: Source
+    tags: list[str]
+    score: float
+    matched_by: str
+    created_at: str | None
+    updated_at: str | None
+    expires_at: str | None
+    truncated: bool | None = None
+    full_length: int | None = None
+    about_agent: str | None = None
+    flags: list[str] | None = None
+    explain: ScoreExplanation | None = None
+
+    @classmethod
+    def of(
+        cls,
+        record: MemoryRecord,
+        score: float,
+        matched_by: str,
+        max_chars: int,
+        explain: ScoreExplanation | None = None,
+    ) -> SearchHit:
+        return cls(
+            **_cut_summary(record, max_chars),
+            score=round(score, 4),
+            matched_by=matched_by,
+            explain=explain,
+        )
+
+
+class SearchResults(ToolResult):
+    """memory-search's answer. `semantic: false`: keyword search only (see notices)."""
+
+    omitted_when_empty = frozenset({"notices"})
+
+    results: list[SearchHit]
+    semantic: bool
+    notices: list[str] | None = None
+
+
+class DeleteResult(ToolResult):
+    deleted: bool
+    id: int
+
+
+class Learning(ToolResult):
+    """inject-learning's answer: the swarm memory holding the learning, and the secrets
+    redacted from it. `taken_over_from`: the memory at the learning's key was another
+    agent's (a worker's, stored before `learning:` keys were the lead's) and is now this
+    lead's learning."""
+
+    omitted_when_empty = frozenset({"about_agent", "taken_over_from", "redacted"})
+
+    id: int
+    key: str
+    scope: Scope
+    version: int
+    created: bool
+    category: LearningCategory
+    agent_id: str
+    about_agent: str | None = None
+    taken_over_from: str | None = None
+    redacted: list[RedactedSecret] | None = None
+
+    @classmethod
+    def of(cls, outcome: UpsertOutcome, category: LearningCategory) -> Learning:
+        record = outcome.record
+        return cls(
+            id=record.id,
+            key=record.key,
+            scope=record.scope,
+            version=record.version,
+            created=outcome.created,
+            category=category,
+            agent_id=record.agent_id,
+            about_agent=record.about_agent or None,
+            taken_over_from=outcome.taken_over_from,
+            redacted=RedactedSecret.all_of(outcome.redactions),
+        )
+
+
+# -- browsing, history and bulk deletes (memory-list, memory-history, memory-revert,
+# memory-delete-many) --------------------------------------------------------------------
+
+
+class ListedMemory(ToolResult):
+    """One memory-list item: the memory with its value cut like a search result's."""
+
+    omitted_when_empty = frozenset({"truncated", "full_length", "about_agent", "flags"})
+
+    id: int
+    key: str
+    value: str
+    scope: Scope
+    agent_id: str
+    updated_by: str
+    source: Source
+    tags: list[str]
+    version: int
+    pinned: bool
+    created_at: str | None
+    updated_at: str | None
+    expires_at: str | None
+    truncated: bool | None = None
+    full_length: int | None = None
+    about_agent: str | None = None
+    flags: list[str] | None = None
+
+    @classmethod
+    def of(cls, record: MemoryRecord, max_chars: int) -> ListedMemory:
+        return cls(**_cut_summary(record, max_chars), version=record.version, pinned=record.pinned)
+
+
+class MemoryList(ToolResult):
+    """memory-list's answer: one page, newest first. Pass `next_cursor` back as `cursor`
+    for the next page; null means this was the last one."""
+
+    memories: list[ListedMemory]
+    next_cursor: str | None
+
+
+class Version(ToolResult):
+    """One version of a memory: what it held, who wrote it (`written_by`) and when."""
+
+    omitted_when_empty = frozenset({"truncated", "full_length"})
+
+    version: int
+    value: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    source: Source
+    written_by: str
+    written_at: str | None
+    current: bool
+    truncated: bool | None = None
+    full_length: int | None = None
+
+    @classmethod
+    def of(cls, entry: MemoryVersion, max_chars: int | None) -> Version:
+        cut = max_chars is not None and len(entry.value) > max_chars
+        return cls(
+            version=entry.version,
+            value=entry.value[:max_chars] if cut else entry.value,
+            tags=entry.tags,
+            metadata=entry.metadata,
+            source=entry.source,
+            written_by=entry.written_by,
+            written_at=iso(entry.written_at),
+            current=entry.current,
+            truncated=True if cut else None,
+            full_length=len(entry.value) if cut else None,
+        )
+
+
+class MemoryHistory(ToolResult):
+    """memory-history's answer: versions of one memory, oldest first. `earlier`: there are
+    older versions; pass it as `before` to see them (left out when there are none).
+    `links`: its links over time, current and removed, newest first (those whose other
+    end the reader may see)."""
+
+    omitted_when_empty = frozenset({"earlier", "links"})
+
+    id: int
+    versions: list[Version]
+    earlier: int | None = None
+    links: list[LinkRecord] | None = None
+
+
+class Reverted(StoredMemory):
+    """memory-revert's answer: the memory as stored now. `changed: false` when it already
+    held that version's content (nothing was written)."""
+
+    reverted_to: int
+    changed: bool
+
+    @classmethod
+    def of_revert(cls, outcome: UpsertOutcome, reverted_to: int) -> Reverted:
+        stored = StoredMemory.of(outcome)
+        return cls(**stored.__dict__, reverted_to=reverted_to, changed=outcome.changed)
+
+
+class DeletedMemory(ToolResult):
+    id: int
+    key: str
+    scope: Scope
+    agent_id: str
+    source: Source
+    tags: list[str]
+    updated_at: str | None
+
+    @classmethod
+    def of(cls, record: MemoryRecord) -> DeletedMemory:
+        return cls(
+            id=record.id,
+            key=record.key,
+            scope=record.scope,
+            agent_id=record.agent_id,
+            source=record.source,
+            tags=record.tags,
+            updated_at=iso(record.updated_at),
+        )
+
+
+class BulkDeleted(ToolResult):
+    """memory-delete-many's answer. `memories` are the ones deleted (or, with dry_run,
+    that would be), oldest first; `remaining` more matched beyond the limit;
+    `not_allowed` matched but are not yours to delete (other agents' memories: only their
+    owner or the lead may; notes: they follow their files)."""
+
+    dry_run: bool
+    deleted: int
+    matched: int
+    remaining: int
+    not_allowed: int
+    memories: list[DeletedMemory]
+
+
+def bulk_deleted(result: DeleteManyResult) -> BulkDeleted:
+    return BulkDeleted(
+        dry_run=result.dry_run,
+        deleted=result.deleted,
+        matched=result.matched,
+        remaining=result.remaining,
+        not_allowed=result.not_allowed,
+        memories=[DeletedMemory.of(record) for record in result.records],
+    )

@@ -1,0 +1,193 @@
+"""Who may read a memory (`can_see`) and who may change one: the one decision (`decide`)
+every write path asks.
+
+The paths: memory-store and the lines of an import, memory-delete (by id or by key),
+memory-delete-many, memory-revert, memory-inject-learning, memory-link (and the
+knowledge-graph profile's tools, which are stores, deletes and links), a note's memories
+(the notes watcher, `memory-mcp index`, the PostToolUse hook, the team server's
+`index-note`), and the CLI's commands, which call the same MemoryService methods. The
+service asks before it writes; for an upsert (and a change of links) it hands the store
+the answer for "if another agent holds this memory" (`may_overwrite_others`), which the
+store applies to the row it reads under its write lock, so no other writer can slip in
+between; a bulk delete hands the store the answer as which owners and keys it may choose
+(`bulk_rights`).
+`tests/test_write_paths.py` lists every write path and fails when one is added without
+being held to this.
+
+The rules:
+- An agent changes its own memories. Another agent's session and agent memories are
+  invisible to it (can_see), so only a swarm memory can be another agent's.
+- Another agent's swarm memory is changed or deleted by a lead only.
+- A note's memories are changed like any memory, except on one path: a note the server
+  read itself from a shared memory folder on its own disk (Origin.FOLDER: the watcher,
+  `memory-mcp index`, the local PostToolUse hook). There the folder owns the note: the
+  text is the file's, whoever can write the file already decides it, and every agent's
+  server that watches the folder must be able to keep the note's memories in step with
+  it (an edit, a deletion) whichever agent's server indexed it first. Note text that a
+  caller sends (`index-note` on the team server) is only the caller's word: there the
+  rule above holds, so a worker cannot rewrite or remove a note another agent indexed.
+- A link belongs to the memory it starts from (its source): making or removing one changes
+  that memory only, so it is decided as an update of the source, and the target needs only
+  to be visible to the caller. Linking your memory to another agent's swarm memory is
+  allowed (it changes nothing of theirs); linking from another agent's swarm memory takes
+  a lead. Who may see a link: whoever may see both of its ends (rules/service.py).
+- `learning:` keys are the lead's (memory-inject-learning makes them): a worker may not
+  store a memory with such a key in any scope, nor change or delete a swarm one, even
+  one it owns from before this rule; its own private ones from before may be deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from memory_mcp.checks.text_safety import normalise_for_matching
+from memory_mcp.errors import InvalidInputError, MemoryMcpError, PermissionDeniedError
+from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source
+
+LEARNING_KEY_PREFIX = "learning:"
+
+
+def can_see(caller: Caller, record: MemoryRecord) -> bool:
+    """Whether `caller` may read `record`: every swarm memory, its own agent memories and
+    its own session's session memories. Every read path asks this: MemoryService's reads
+    and links (rules/service.py), the knowledge graph (graph/profile.py), deletes."""
+    return can_see_memory_of(caller, record.scope, record.agent_id, record.session_id)
+
+
+def can_see_memory_of(caller: Caller, scope: Scope, owner: str, session_id: str) -> bool:
+    """The rule itself, on what it reads of a memory (a link keeps these of its target)."""
+    if scope is Scope.SWARM:
+        return True
+    if owner != caller.agent_id:
+        return False
+    return scope is Scope.AGENT or session_id == caller.session_id
+
+
+class Origin(StrEnum):
+    """Where the content of a write comes from."""
+
+    CALLER = "caller"  # the caller's own words: tools, CLI, import, hooks, index-note
+    FOLDER = "folder"  # a note this server read itself from a memory folder on its disk
+
+
+class Change(StrEnum):
+    """What a write does to a memory (the verb a refusal uses)."""
+
+    UPDATE = "update"
+    DELETE = "delete"
+    REVERT = "revert"
+    LINK = "link or unlink"  # a memory's links are its own: changed as an update is
+    NOTE = "change or remove"  # a note's memories, replaced as a set
+
+
+@dataclass(frozen=True)
+class Target:
+    """A memory as the decision sees it. `owner` None: whichever agent other than the
+    caller holds the memory when the store writes (it reads that under its lock)."""
+
+    key: str
+    scope: Scope
+    source: Source
+    owner: str | None
+    name: str  # how a refusal names it: "memory 614 ('deploy')", "note /x/deploy.md ..."
+
+    @classmethod
+    def of(cls, record: MemoryRecord) -> Target:
+        if record.source is Source.FILE_INDEX and record.file_path:
+            name = f"note {record.file_path} (memory {record.id})"
+        else:
+            name = f"memory {record.id} ({record.key!r})"
+        return cls(record.key, record.scope, record.source, record.agent_id, name)
+
+    @classmethod
+    def written(cls, caller: Caller, new: NewMemory) -> Target:
+        """The memory a write of `new` by `caller` makes, or updates if it is its own."""
+        return cls(new.key, new.scope, new.source, caller.agent_id, f"key {new.key!r}")
+
+
+def is_learning_key(key: str) -> bool:
+    """Also when written with look-alikes: `ｌearning:` (fullwidth), `lеarning:` (a
+    Cyrillic е) read as `learning:` to a person and a model listing the learnings."""
+    return normalise_for_matching(key.strip()).startswith(LEARNING_KEY_PREFIX)
+
+
+def decide(
+    caller: Caller, target: Target, change: Change, origin: Origin = Origin.CALLER
+) -> MemoryMcpError | None:
+    """May `caller` make `change` to `target`, with content of `origin`? None if it may;
+    otherwise the error to raise, naming the owner or the argument to change."""
+    if target.owner != caller.agent_id and not _may_change_anothers(caller, target, origin):
+        owner = "another agent" if target.owner is None else f"agent {target.owner!r}"
+        return PermissionDeniedError(
+            f"{target.name} is a {target.scope.value} memory of {owner}; "
+            f"only its owner or the lead may {change.value} it"
+        )
+    if is_learning_key(target.key) and not caller.is_lead:
+        if change is Change.UPDATE:  # a write under a key the caller chose
+            return InvalidInputError(
+                "key",
+                f"keys starting with {LEARNING_KEY_PREFIX!r} are the lead's (its "
+                f"memory-inject-learning makes them); {caller.agent_id!r} is a worker and may "
+                "not store one: choose another key",
+            )
+        if change is not Change.DELETE or target.scope is Scope.SWARM:
+            return PermissionDeniedError(
+                f"{target.name} is a learning (its key starts with {LEARNING_KEY_PREFIX!r}); "
+                f"only a lead may {change.value} it"
+            )
+    return None
+
+
+def _may_change_anothers(caller: Caller, target: Target, origin: Origin) -> bool:
+    if target.scope is not Scope.SWARM:
+        return False  # another agent's private memory: not even a lead
+    folder_note = origin is Origin.FOLDER and target.source is Source.FILE_INDEX
+    return caller.is_lead or folder_note
+
+
+def check(caller: Caller, target: Target, change: Change, origin: Origin = Origin.CALLER) -> None:
+    """`decide`, raising its refusal."""
+    refusal = decide(caller, target, change, origin)
+    if refusal is not None:
+        raise refusal
+
+
+def may_overwrite_others(caller: Caller, new: NewMemory, origin: Origin = Origin.CALLER) -> bool:
+    """The decision the store applies under its write lock: may this write update `new`'s
+    memory if another agent holds it? (Only a swarm identity can be another agent's.)"""
+    held_by_another = Target(new.key, new.scope, new.source, None, f"key {new.key!r}")
+    return decide(caller, held_by_another, Change.UPDATE, origin) is None
+
+
+@dataclass(frozen=True)
+class BulkRights:
+    """What a bulk delete may choose besides the caller's own memories (notes never:
+    they follow their files)."""
+
+    others_swarm: bool  # other agents' swarm memories
+    swarm_learnings: bool  # swarm memories keyed `learning:`, the caller's own included
+
+
+def bulk_rights(caller: Caller) -> BulkRights:
+    """The decision for memory-delete-many, which the store turns into SQL."""
+    anothers = Target("", Scope.SWARM, Source.MANUAL, None, "a swarm memory")
+    learning = Target(LEARNING_KEY_PREFIX, Scope.SWARM, Source.MANUAL, caller.agent_id, "")
+    return BulkRights(
+        others_swarm=decide(caller, anothers, Change.DELETE) is None,
+        swarm_learnings=decide(caller, learning, Change.DELETE) is None,
+    )
+
+
+__all__ = [
+    "LEARNING_KEY_PREFIX",
+    "BulkRights",
+    "Change",
+    "Origin",
+    "Target",
+    "bulk_rights",
+    "check",
+    "decide",
+    "is_learning_key",
+    "may_overwrite_others",
+]

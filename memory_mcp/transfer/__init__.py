@@ -1,0 +1,1 @@
+"""Import and export formats: our JSONL, batches of an import, other servers' files."""
