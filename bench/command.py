@@ -55,7 +55,6 @@ V3_GROUPS = (
     "order",
     "weight",
     "stack",
-    "tailmmr",
 )
 
 

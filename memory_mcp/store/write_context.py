@@ -25,7 +25,7 @@ The rule, one definition that every write recomputes from what is stored:
   depend on who that was; and a note's chunk already carries its heading path.
 
 So it is kept exact in the same transaction as the change: a new memory reads the last
-few of its session, and the last `CONTEXT_AFTER` before it are recomputed with its words;
+few of its session, and the last `CONTEXT_AFTER` before it take its words (`written_last`);
 a rewritten one moves to the end of its (new) session, and the memories around its old
 place and before its new one are recomputed; a deleted one's neighbours likewise
 (`neighbours` before the change, `refresh` after). Nothing of a deleted memory's words
@@ -124,6 +124,52 @@ def context_for(conn: Connection, new: NewMemory, owner: str, but: int | None = 
         stmt = stmt.where(M.id != but)
     rows = conn.execute(stmt.order_by(M.written_order.desc(), M.id.desc()).limit(CONTEXT_BEFORE))
     return _borrowed(map(_lender, reversed(rows.all())), new.scope, owner, new.session_id)
+
+
+def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dict[str, Any]]]:
+    """The context of `new`, a memory written now (after every memory of its session, so
+    before none yet), and the contexts the CONTEXT_AFTER memories before it take with its
+    words, for `store_contexts` once it is inserted: one read of the session's last
+    CONTEXT_BEFORE + CONTEXT_AFTER memories, where `neighbours` then `refresh` cost eight
+    (what every `memory-store` pays)."""
+    if not new.written_session or new.source is Source.FILE_INDEX:
+        return None, []
+    rows = conn.execute(
+        select(*_PLACE)
+        .where(*_session_of(new.agent_id, new.written_session))
+        .order_by(M.written_order.desc(), M.id.desc())
+        .limit(CONTEXT_BEFORE + CONTEXT_AFTER)
+    ).all()
+    rows.reverse()
+    sequence = [*map(_lender, rows), _new_lender(new)]
+    at = len(rows)
+    context = _borrowed(
+        sequence[max(0, at - CONTEXT_BEFORE) : at], new.scope, new.agent_id, new.session_id
+    )
+    changed: list[dict[str, Any]] = []
+    for index in range(max(0, at - CONTEXT_AFTER), at):
+        row = rows[index]
+        updated = _borrowed(
+            sequence[max(0, index - CONTEXT_BEFORE) : index],
+            Scope(row.scope),
+            row.agent_id,
+            row.session_id,
+            sequence[index + 1 : index + 1 + CONTEXT_AFTER],
+        )
+        if updated != row.context:
+            changed.append({"row_id": row.id, "new_context": updated})
+    return context, changed
+
+
+def store_contexts(conn: Connection, changed: list[dict[str, Any]]) -> None:
+    """Write the contexts `written_last` or `refresh` computed ({row_id, new_context})."""
+    if changed:
+        conn.execute(
+            update(MEMORIES)
+            .where(M.id == bindparam("row_id"))
+            .values(context=bindparam("new_context")),
+            changed,
+        )
 
 
 def batch_contexts(
@@ -306,13 +352,7 @@ def refresh(conn: Connection, ids: Collection[int]) -> None:
             )
             if context != row.context:
                 changed.append({"row_id": row.id, "new_context": context})
-    if changed:
-        conn.execute(
-            update(MEMORIES)
-            .where(M.id == bindparam("row_id"))
-            .values(context=bindparam("new_context")),
-            changed,
-        )
+    store_contexts(conn, changed)
 
 
 def refresh_all(conn: Connection) -> int:
@@ -343,5 +383,7 @@ __all__ = [
     "neighbours",
     "refresh",
     "refresh_all",
+    "store_contexts",
+    "written_last",
     "written_values",
 ]

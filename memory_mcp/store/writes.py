@@ -129,7 +129,8 @@ def insert_memory(
     if expected_version not in (None, 0):
         raise KeyNotFoundError(new.key, expected_version)
     revision = next_revision(conn)
-    context = write_context.context_for(conn, new, new.agent_id)
+    # Those written just before it borrow its words (store/write_context.py).
+    context, followed = write_context.written_last(conn, new)
     result = conn.execute(
         insert(MEMORIES)
         .values(
@@ -150,8 +151,7 @@ def insert_memory(
         .returning(M.id)
     )
     memory_id = result.scalar_one()
-    # Those written just before it now borrow its words.
-    write_context.refresh(conn, write_context.neighbours(conn, [memory_id]))
+    write_context.store_contexts(conn, followed)
     write_tags(conn, memory_id, new.tags)
     evicted = (
         []
