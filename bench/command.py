@@ -435,11 +435,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     if args.bench == "retrieval-loo":
-        from bench.lab.v3 import Lab, groups, render
+        from bench.lab import v3
 
-        lab = Lab(args.dir, args.cache)
-        outcomes = groups(lab, args.groups)
-        print(render(outcomes, outcomes[1]))
+        lab = v3.Lab(args.dir, args.cache)
+        outcomes = v3.groups(lab, args.groups)
+        print(v3.render(outcomes, outcomes[1]))
         return 0
     if args.bench == "store":
         return run_store(args)

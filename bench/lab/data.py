@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 ANSWERABLE = (1, 2, 3, 4)
-CATEGORY_NAMES = {
+CATEGORY_NAMES: dict[int | str, str] = {
     1: "multi-hop",
     2: "temporal",
     3: "inference / commonsense",

@@ -23,9 +23,9 @@ import sys
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from memory_mcp.store.write_context import MAX_CONTEXT_CHARS
 
 DATA = Path("../shared/bench-data")
 SETS = ("locomo-dev", "realtalk-dev", "beam-dev")
+FOLDERS = tuple(DATA / name for name in SETS)
 CACHE = Path("bench/results/lab")
 MAX_VALUE_CHARS = Settings.model_fields["max_value_chars"].default
 SHIPPED_WEIGHT = 0.7  # search/pipeline.KEYWORD_COLUMN_WEIGHTS' context weight
@@ -254,9 +255,7 @@ def _lazy_minilm() -> Encode:
 
 
 class Lab:
-    def __init__(
-        self, folders: Sequence[Path] = tuple(DATA / s for s in SETS), cache_dir: Path = CACHE
-    ):
+    def __init__(self, folders: Sequence[Path] = FOLDERS, cache_dir: Path = CACHE):
         self.encoder = CachedEncoder("minilm", _lazy_minilm(), cache_dir)
         self.convs: dict[str, Conv] = {}
         for folder in folders:
@@ -288,7 +287,7 @@ class Lab:
         ctx: Context = TODAY,
         vectors: Callable[[Conv], np.ndarray] | None = None,
         vector_weight: float = 0.7,
-        after: Callable[[Conv, int, np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+        after: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> Ranker:
         """The product's search: fusion, then exact matches first; `after` may re-order
         (rows best first, their relevance, the memory vectors) -> rows."""
@@ -324,7 +323,10 @@ class Lab:
             r10.append(recall(order, set(evidence), 10))
         return Scores(c.p.categories, np.array(r5), np.array(r10))
 
-    def run(self, name: str, grid: Sequence[P], ranker_for: Callable[[P], Ranker]) -> SetOutcome:
+    # A grid's points are whatever its ranker_for takes (ints, floats, tuples of both).
+    def run(
+        self, name: str, grid: Sequence[Any], ranker_for: Callable[[Any], Ranker]
+    ) -> SetOutcome:
         rankers = {g: ranker_for(g) for g in grid}
         table = {(c, g): self.scores(self.convs[c], rankers[g]) for c in self.convs for g in grid}
         return leave_one_out(name, {n: c.dataset for n, c in self.convs.items()}, grid, table)
@@ -522,7 +524,23 @@ def time_order(k: int) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
     return after
 
 
+def _mixed_ranker(
+    lab: Lab, ctx: Context, texts: dict[str, list[str | None]]
+) -> Callable[[float], Ranker]:
+    """A ranker per weight w: the vector arm on vector + w x vector(texts[i])."""
+
+    def ranker(w: float) -> Ranker:
+        return lab.ranker(ctx, vectors=lambda one: lab.mixed(one, texts[one.name], w))
+
+    return ranker
+
+
+def _topic_ranker(lab: Lab, mode: str, t: float | None) -> Ranker:
+    return lab.ranker(Context(topic=t, topic_mode=mode))
+
+
 def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
+    grid: list[Any]  # each group's settings
     out = [
         lab.run("no context (2026-11-24)", [0], lambda _: lab.ranker(NO_CONTEXT)),
         lab.run("today: previous 4 at 0.7", [0], lambda _: lab.ranker(TODAY)),
@@ -622,9 +640,7 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
                 lab.run(
                     f"  + vector + w x vector('previous {k} + this') (w)",
                     [0.0, 0.2, 0.3, 0.5],
-                    lambda w, texts=texts: lab.ranker(
-                        base, vectors=lambda one: lab.mixed(one, texts[one.name], w)
-                    ),
+                    _mixed_ranker(lab, base, texts),
                 )
             )
         texts = {n: run_texts(cv) for n, cv in lab.convs.items()}
@@ -655,7 +671,7 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
                 lab.run(
                     f"previous 4 at 0.7, stop at a neighbour cosine below t ({mode}) (t)",
                     [g[0] for g in grid],
-                    lambda t, mode=mode: lab.ranker(Context(topic=t, topic_mode=mode)),
+                    partial(_topic_ranker, lab, mode),
                 )
             )
     if "date" in names:
@@ -705,9 +721,7 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
                 lab.run(
                     f"today, vector + w x vector('previous {k} + this') (w)",
                     [0.0, 0.2, 0.3, 0.5, 0.7, 1.0],
-                    lambda w, texts=texts: lab.ranker(
-                        TODAY, vectors=lambda c: lab.mixed(c, texts[c.name], w)
-                    ),
+                    _mixed_ranker(lab, TODAY, texts),
                 )
             )
     if "runvec" in names:

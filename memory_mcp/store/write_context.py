@@ -134,12 +134,14 @@ def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dic
     (what every `memory-store` pays)."""
     if not new.written_session or new.source is Source.FILE_INDEX:
         return None, []
-    rows = conn.execute(
-        select(*_PLACE)
-        .where(*_session_of(new.agent_id, new.written_session))
-        .order_by(M.written_order.desc(), M.id.desc())
-        .limit(CONTEXT_BEFORE + CONTEXT_AFTER)
-    ).all()
+    rows = list(
+        conn.execute(
+            select(*_PLACE)
+            .where(*_session_of(new.agent_id, new.written_session))
+            .order_by(M.written_order.desc(), M.id.desc())
+            .limit(CONTEXT_BEFORE + CONTEXT_AFTER)
+        )
+    )
     rows.reverse()
     sequence = [*map(_lender, rows), _new_lender(new)]
     at = len(rows)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import update
 
 from memory_mcp.models import Caller, NoteChunk, Role, Scope, StoreRequest, Visibility
 from memory_mcp.rules.permissions import Origin
@@ -314,9 +315,7 @@ async def test_a_store_made_by_the_older_rule_is_recomputed_once(
         await store_all(app.service, ALICE, SESSION)
         async with app.service.store._engines.write() as conn:
             await conn.execute(
-                StoreMetaRow.__table__.update()
-                .where(StoreMetaRow.name == CONTEXT_RECIPE)
-                .values(value=1)
+                update(StoreMetaRow).where(StoreMetaRow.name == CONTEXT_RECIPE).values(value=1)
             )
             await conn.exec_driver_sql("UPDATE memories SET context = NULL")
         assert await keys_found_by_words(app.service, ALICE, "thursdays") == ["pottery"]
