@@ -55,6 +55,7 @@ V3_GROUPS = (
     "order",
     "weight",
     "stack",
+    "distinct",
 )
 
 

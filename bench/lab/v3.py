@@ -67,6 +67,7 @@ class Context:
     per_memory: int | None = None  # each lender's first this many characters only
     borrow_below: int | None = None  # only memories shorter than this borrow a context
     before_below: int | None = None  # only memories shorter than this borrow previous ones
+    distinct: bool = False  # each word of the context once (fewer index places to read)
 
 
 NO_CONTEXT = Context(before=0, weight=0.0)
@@ -233,7 +234,10 @@ def context_docs(c: Conv, ctx: Context) -> list[str]:
             parts.append("\n".join(values[j] for j in mates)[: ctx.max_chars])
         if ctx.date:
             parts.append(date_words(c.dates[i]))
-        out.append("\n".join(x for x in parts if x))
+        text = "\n".join(x for x in parts if x)
+        if ctx.distinct:
+            text = " ".join(dict.fromkeys(re.findall(r"\w+", text.lower())))
+        out.append(text)
     return out
 
 
@@ -654,6 +658,14 @@ def groups(lab: Lab, names: Sequence[str]) -> list[SetOutcome]:
         grid = list(itertools.product([0.7, 0.8, 0.9, 1.0], [15, 30], [0.5, 0.7]))
         out.append(
             lab.run("  + MMR (lambda, n, floor)", grid, lambda g: lab.ranker(base, after=mmr(*g)))
+        )
+    if "distinct" in names:
+        out.append(
+            lab.run(
+                "previous 3 + following 4, each word once, at w (w)",
+                [0.5, 0.7, 1.0, 1.5],
+                lambda w: lab.ranker(Context(before=3, after=4, weight=w, distinct=True)),
+            )
         )
     if "short" in names:
         grid = list(itertools.product([150, 300, 500, 1000, 2000], [0.5, 0.7, 1.0]))
