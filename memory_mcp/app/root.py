@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TypeVar
 
 import anyio
@@ -19,6 +20,7 @@ from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.watcher import NoteWatcher
 from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.projects import current_project
 from memory_mcp.rules.service import MemoryService
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
@@ -60,6 +62,13 @@ def embedder_from(settings: Settings) -> Embedder:
     return OnnxEmbedder(lambda: ensure_in_child(settings.data_dir, settings.model_dir))
 
 
+def project_of(settings: Settings) -> str | None:
+    """The current project of this process: the setting, else (stdio server, CLI, hooks)
+    the git work tree it runs in; a team server's callers choose theirs per connection."""
+    here = Path.cwd() if settings.transport == "stdio" else None
+    return current_project(settings.project, here)
+
+
 def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> NoteIndexer:
     return NoteIndexer(
         FileIndexService(service),
@@ -90,7 +99,7 @@ async def open_app(
     try:
         await store.init_schema()
         service = MemoryService(store, embedder or embedder_from(settings), policy_from(settings))
-        caller = Caller(settings.agent_id, settings.role, settings.session_id)
+        caller = Caller(settings.agent_id, settings.role, settings.session_id, project_of(settings))
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped

@@ -10,7 +10,7 @@ from typing import Any
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.injection import content_flags
 from memory_mcp.checks.safety import redact_field, redact_json, refuse_secret_names
-from memory_mcp.models import Caller, NewMemory, Redaction, Scope, Source
+from memory_mcp.models import EVERY_PROJECT, Caller, NewMemory, Redaction, Scope, Source
 
 
 def checked_memory(
@@ -28,6 +28,8 @@ def checked_memory(
     expires_at: float | None,
     file_path: str | None = None,
     about_agent: str | None = None,
+    project: str = EVERY_PROJECT,
+    task: str | None = None,
 ) -> NewMemory:
     """The rules every stored memory passes: sizes, plain JSON, no secrets (refused in
     the key, tags and metadata keys; redacted in the value and metadata values, see
@@ -60,4 +62,6 @@ def checked_memory(
         redactions=value_redactions + redactions,
         # Notes neither lend nor borrow words (store/write_context.py says why).
         written_session="" if source is Source.FILE_INDEX else caller.session_id,
+        project=project,
+        task=None if task is None else v.clean_key(task, "task"),
     )

@@ -31,7 +31,7 @@ from memory_mcp.graph.entities import (
     relation_key,
     relation_of,
 )
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source, StoreRequest
+from memory_mcp.models import Caller, MemoryRecord, Scope, StoreRequest
 from memory_mcp.rules.permissions import can_see
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class KnowledgeGraph:
         return entities, relations
 
     async def entity_record(self, name: str) -> MemoryRecord | None:
-        record = await self.service.by_identity(self.caller, self._identity(entity_key(name)))
+        record = await self.service.by_key(self.caller, entity_key(name), self.scope)
         if record is None or not self._is_entity(record) or self.service.is_expired(record):
             return None
         return record
@@ -158,12 +158,15 @@ class KnowledgeGraph:
         """Store `entity` whole (an update in place, a new version, if it exists)."""
         if not entity.name:
             raise InvalidInputError("name", "must not be empty")
+        # A new entity goes to the current project; one found in `*` is updated there.
+        existing = await self.entity_record(entity.name)
         request = StoreRequest(
             key=entity_key(entity.name),
             value=entity_value(entity),
             scope=self.scope,
             tags=entity_tags(entity.entity_type),
             metadata=entity_metadata(entity),
+            project=None if existing is None else existing.project,
         )
         return (await self.service.store_memory(self.caller, request)).record
 
@@ -264,18 +267,12 @@ class KnowledgeGraph:
         for relation in relations:
             try:
                 made += len(await self.create_relations([relation]))
-                old = await self.service.by_identity(
-                    self.caller, self._identity(relation_key(relation))
-                )
+                old = await self.service.by_key(self.caller, relation_key(relation), self.scope)
                 if old is not None:
                     await self.service.delete(self.caller, old.id)
             except MemoryMcpError as exc:
                 problems.append(f"{relation_key(relation)}: {exc}")
         return made, problems
-
-    def _identity(self, key: str) -> str:
-        session = self.caller.session_id if self.scope is Scope.SESSION else ""
-        return NewMemory(key, "", self.scope, self.caller.agent_id, session, Source.MANUAL).identity
 
     async def _existing(self, name: str) -> Entity:
         record = await self.entity_record(name)

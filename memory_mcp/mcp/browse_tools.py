@@ -12,7 +12,14 @@ from pydantic import Field
 
 from memory_mcp.checks import validation as v
 from memory_mcp.mcp.identity import caller_of
-from memory_mcp.mcp.tool_calls import app_of, guard, one_of
+from memory_mcp.mcp.tool_calls import (
+    ARCHIVED_FILTER,
+    PROJECT_FILTER,
+    TASK_FILTER,
+    app_of,
+    guard,
+    one_of,
+)
 from memory_mcp.models import Scope, Source, UpsertOutcome
 from memory_mcp.results.links import LinkRecord
 from memory_mcp.results.memories import (
@@ -82,6 +89,9 @@ async def memory_list(
     include_expired: Annotated[
         bool, Field(strict=True, description="Also list expired memories.")
     ] = False,
+    project: Annotated[str | None, PROJECT_FILTER] = None,
+    task: Annotated[str | None, TASK_FILTER] = None,
+    include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
 ) -> MemoryList:
     """Browse memories without a query, newest first, one page at a time.
 
@@ -102,6 +112,9 @@ async def memory_list(
             since=since,
             until=until,
             include_expired=include_expired,
+            project=project,
+            task=task,
+            include_archived=include_archived,
         )
         return await app.service.list_memories(caller_of(app), filters, order, cursor, limit)
 
@@ -213,6 +226,9 @@ async def memory_delete_many(
             description=f"Delete at most this many (oldest first), 1-{MAX_DELETE_MANY_LIMIT}.",
         ),
     ] = DEFAULT_DELETE_MANY_LIMIT,
+    project: Annotated[str | None, PROJECT_FILTER] = None,
+    task: Annotated[str | None, TASK_FILTER] = None,
+    include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
 ) -> BulkDeleted:
     """Delete many memories at once: those with all `tags`, from `source`, and/or not
     updated for `older_than` (give at least one; they combine). Expired ones included.
@@ -235,6 +251,9 @@ async def memory_delete_many(
             scope=v.parse_scope(scope, allow_all=True),
             dry_run=dry_run,
             limit=limit,
+            project=project,
+            task=task,
+            include_archived=include_archived,
         )
 
     return bulk_deleted(await guard(app, delete_many()))

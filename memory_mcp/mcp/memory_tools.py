@@ -1,7 +1,8 @@
-"""The memory tools: memory-store, memory-search, memory-get, memory-delete and
-memory-inject-learning. Translation only: arguments parsed into the service's types
-inside `guard` (a bad value becomes a tool error naming the argument), results as
-pydantic models (results/memories.py, published as each tool's outputSchema)."""
+"""The memory tools: memory-store, memory-search, memory-get, memory-delete,
+memory-inject-learning and memory-complete-task. Translation only: arguments parsed into
+the service's types inside `guard` (a bad value becomes a tool error naming the
+argument), results as pydantic models (results/memories.py, published as each tool's
+outputSchema)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,19 @@ from pydantic import Field
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.identity import caller_of
-from memory_mcp.mcp.tool_calls import app_of, guard, one_of
+from memory_mcp.mcp.tool_calls import (
+    ARCHIVED_FILTER,
+    PROJECT_FILTER,
+    TASK_FILTER,
+    app_of,
+    guard,
+    one_of,
+)
 from memory_mcp.models import LearningCategory, Scope, Source, StoreRequest
 from memory_mcp.results.explanations import ScoreExplanation
 from memory_mcp.results.links import MemoryLink
 from memory_mcp.results.memories import (
+    CompletedTask,
     DeleteResult,
     Learning,
     Memory,
@@ -73,6 +82,12 @@ async def store_memory(
             description="Only update if the memory is at this version (0: only create).",
         ),
     ] = None,
+    project: Annotated[
+        str | None, Field(description="Project name, or * for every project. Default: current.")
+    ] = None,
+    task: Annotated[
+        str | None, Field(description="A task id: a working memory of that task (swarm).")
+    ] = None,
 ) -> StoredMemory:
     """Save a memory, or update the one with the same key and scope (an upsert).
 
@@ -110,6 +125,8 @@ async def store_memory(
             confidence=confidence,
             pinned=pinned,
             expected_version=expected_version,
+            project=project,
+            task=task,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
 
@@ -164,6 +181,9 @@ async def memory_search(
             "explain names the link that brought each in. Default: off.",
         ),
     ] = None,
+    project: Annotated[str | None, PROJECT_FILTER] = None,
+    task: Annotated[str | None, TASK_FILTER] = None,
+    include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
 ) -> SearchResults:
     """Find memories by meaning and by exact words (hybrid search), best first.
 
@@ -197,6 +217,9 @@ async def memory_search(
             until=until,
             min_score=min_score,
             expand=expand,
+            project=project,
+            task=task,
+            include_archived=include_archived,
         )
 
     result = await guard(app, search())
@@ -289,6 +312,9 @@ async def inject_learning(
             "the learning belongs to you, the lead)."
         ),
     ] = None,
+    project: Annotated[
+        str | None, Field(description="Project name, or * for every project. Default: current.")
+    ] = None,
 ) -> Learning:
     """Lead agent only: push a learning into the swarm memory so every worker recalls it.
 
@@ -302,10 +328,38 @@ async def inject_learning(
 
     async def inject() -> Learning:
         parsed = v.parse_learning_category(category)
-        outcome = await app.service.inject_learning(caller_of(app), learning, parsed, agent_id)
+        outcome = await app.service.inject_learning(
+            caller_of(app), learning, parsed, agent_id, project
+        )
         return Learning.of(outcome, parsed)
 
     return await guard(app, inject())
+
+
+async def complete_task(
+    ctx: Context,
+    task: Annotated[str, Field(description="The task id its working memories were stored with.")],
+    handoff_to: Annotated[
+        str | None, Field(description="Move them to this task instead of archiving.")
+    ] = None,
+    project: Annotated[str | None, Field(description="Project name. Default: current.")] = None,
+) -> CompletedTask:
+    """Complete a task: archive its working memories (memory-store with `task`), or hand
+    them to the next task. Archived ones are found only with include_archived.
+    Example: memory-complete-task(task="issue-36", handoff_to="issue-36-review")."""
+    app = await app_of(ctx)
+
+    async def complete() -> CompletedTask:
+        done = await app.service.complete_task(caller_of(app), task, handoff_to, project)
+        return CompletedTask(
+            task=task.strip(),
+            project=done.project,
+            archived=len(done.archived),
+            handed_off=len(done.moved),
+            handoff_to=None if handoff_to is None else handoff_to.strip(),
+        )
+
+    return await guard(app, complete())
 
 
 def register_memory_tools(server: MCPServer[Any]) -> None:
@@ -337,3 +391,9 @@ def register_memory_tools(server: MCPServer[Any]) -> None:
             idempotentHint=True,
         ),
     )(inject_learning)
+    server.tool(
+        name="memory-complete-task",
+        annotations=ToolAnnotations(
+            title="Complete a task", readOnlyHint=False, destructiveHint=False, idempotentHint=True
+        ),
+    )(complete_task)

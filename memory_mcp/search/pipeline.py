@@ -79,8 +79,12 @@ async def search(
     until: str | None = None,
     min_score: float | None = None,
     expand: bool = False,
+    projects: frozenset[str] | None = None,
+    task: str | None = None,
+    include_archived: bool = False,
 ) -> SearchResult:
-    """`scope` None: every scope the caller can see. `since`/`until`: only memories
+    """`scope` None: every scope the caller can see. `projects`, `task`,
+    `include_archived`: as Visibility's (the service chose them). `since`/`until`: only memories
     last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
     (search/time_filters.py); like every filter they apply before either arm's top-k cut.
     `min_score`: leave out results scoring below it (the same score the results show).
@@ -100,6 +104,9 @@ async def search(
         now=now,
         updated_since=window.since,
         updated_until=window.until,
+        projects=projects,
+        task=task,
+        include_archived=include_archived,
     )
     config = policy.ranking
     pool = max(limit * config.candidate_multiplier, config.min_candidates)

@@ -25,6 +25,9 @@ class MemoryRow(Base):
         # A write reads what its writer wrote just before in the same session, and a
         # delete what was written just after (store/write_context.py).
         Index("ix_memories_written", "updated_by", "written_session", "written_order", "id"),
+        # A project's reads (its memories and `*`'s: `project IN (...)`) find its rows
+        # without passing other projects' ones; a project's listing walks it newest first.
+        Index("ix_memories_project", "project", "updated_at", "id"),
         {"sqlite_autoincrement": True},
     )
 
@@ -65,6 +68,11 @@ class MemoryRow(Base):
     written_session: Mapped[str | None] = mapped_column(String(128), nullable=True)
     written_order: Mapped[int | None] = mapped_column(Integer, nullable=True)
     context: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Its project (rules/projects.py), `*` for every project; a task's working memory has
+    # its task id, and once the task is completed the time it was archived (UNIX seconds).
+    project: Mapped[str] = mapped_column(String(100), default="*", server_default="*")
+    task: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class MemoryTagRow(Base):
@@ -103,8 +111,8 @@ class MemoryLinkRow(Base):
     row stays as its history (a link made again is a new row). Its rows go when its source
     memory is deleted (with the source's own history); when its target is deleted the link
     is removed (`removed_by` NULL) and the row stays. The target's scope, owner and session
-    are copied in (`target_*`, never changed for a memory whose visibility depends on them),
-    so who may see a removed link is known after its target is gone."""
+    are copied in (`target_*`; the project follows the target when it is moved to another
+    project), so who may see a removed link is known after its target is gone."""
 
     __tablename__ = "memory_links"
     __table_args__ = (
@@ -134,6 +142,7 @@ class MemoryLinkRow(Base):
     target_scope: Mapped[str] = mapped_column(String(16))
     target_owner: Mapped[str] = mapped_column(String(128))
     target_session: Mapped[str] = mapped_column(String(128), default="")
+    target_project: Mapped[str] = mapped_column(String(100), default="*", server_default="*")
 
 
 class EmbeddingRow(Base):
@@ -213,6 +222,8 @@ class AgentTokenRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[float] = mapped_column(Float)
     last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # The projects it is granted, a JSON list; NULL: every project.
+    projects: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 # -- OAuth 2.1 (memory_mcp/auth/oauth.py): every secret below is kept as its SHA-256 only,
