@@ -47,7 +47,7 @@ from bench.settings import BenchSettings, server_env, store_settings
 from bench.startup import _initialize, _peak_rss_mb, _search, machine, spawn_server
 from bench.stats import percentile_ms
 from memory_mcp.app.root import open_app
-from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import content_hash
 
@@ -140,8 +140,8 @@ async def build_store(
         if last.key != f"m{memories - 1}":
             raise SystemExit("memory-mcp: the store's ids do not follow the rows")
         began = time.perf_counter()
-        await vectors.catch_up()
-        await vectors.persist_index()
+        await vectors.search.catch_up()
+        await vectors.search.persist_if_due(vectors.clock())
         index_seconds = time.perf_counter() - began
     marker.write_text(f"{memories}\n")
     return {
@@ -159,11 +159,11 @@ async def build_coarse(directory: Path, model_name: str) -> float | None:
         store_settings(directory), SyntheticDocumentEmbedder(model_name), background=False
     ) as app:
         vectors = app.service.vectors
-        await vectors.catch_up()
+        await vectors.search.catch_up()
         began = time.perf_counter()
-        if not await vectors.build_coarse_index():
+        if not await vectors.search.build_coarse_if_due():
             return None
-        await vectors.persist_index()
+        await vectors.search.persist_if_due(vectors.clock())
         return round(time.perf_counter() - began, 1)
 
 
@@ -237,9 +237,11 @@ async def recall_at_10(
     found = 0
     async with open_app(settings, SyntheticDocumentEmbedder(model_name), background=False) as app:
         vectors, caller = app.service.vectors, app.caller
-        await vectors.catch_up()
+        await vectors.search.catch_up()
         for query, best in zip(queries, truth, strict=True):
-            hits = await vectors.nearest(query, Visibility(caller=caller, now=time.time()), 10)
+            hits = await vectors.search.nearest(
+                query, Visibility(caller=caller, now=time.time()), 10
+            )
             found += len({memory_id for memory_id, _ in hits} & set(best.tolist()))
     return round(found / (10 * len(queries)), 4)
 
@@ -254,7 +256,7 @@ async def warm_keyword_arm(settings: Settings, queries: list[str], model_name: s
         keyword_only, SyntheticDocumentEmbedder(model_name), background=False
     ) as app:
         for query in queries:
-            await app.service.search(app.caller, query, limit=10)
+            await app.service.search(app.caller, SearchRequest(query, limit=10))
 
 
 async def run_scale(

@@ -168,6 +168,36 @@ class StoreRequest:
 
 
 @dataclass(frozen=True)
+class SearchRequest:
+    """One search, as a way in (memory-search, `memory-mcp search`, the web view, the
+    knowledge-graph profile, the <memories> block) parsed it: built once there and passed
+    down whole; the search checks the values (search/pipeline.py).
+
+    `scope` None: every scope the caller can see. `since`/`until`: only memories last
+    changed (updated_at) in that window, an ISO date-time or an age such as "7d"
+    (search/time_filters.py); like every filter they apply before either arm's top-k cut.
+    `min_score`: leave out results scoring below it (the same score the results show).
+    `expand`: the memories linked to the strong hits join the candidates (None: the
+    measured default, search/expansion.py). `project`: which projects (None: the
+    current one and `*`; rules/permissions.readable_projects); `task`: that task's
+    working memories too; `include_archived`: completed tasks' too."""
+
+    query: str
+    limit: int = 10
+    scope: Scope | None = None
+    tags: list[str] | None = None
+    source: Source | None = None
+    include_expired: bool = False
+    since: str | None = None
+    until: str | None = None
+    min_score: float | None = None
+    expand: bool | None = None
+    project: str | None = None
+    task: str | None = None
+    include_archived: bool = False
+
+
+@dataclass(frozen=True)
 class NoteChunk:
     """One chunk of a note file to mirror as a memory (source file_index): what the notes
     feature hands the service (MemoryService.store_note_chunk). `key` is stable for the

@@ -382,23 +382,29 @@ def test_a_planted_circle_is_caught(tmp_path: Path) -> None:
 
 
 def test_one_component_owns_the_vectors() -> None:
-    """The numpy index and the store's vector statements are reached only through
-    memory_mcp/semantic/vectors.py (the store builds its StoredVectors), so a second
-    vector backend replaces one component."""
+    """The vector backends (search/ports.py's VectorSearch: the numpy index, pgvector) are
+    picked only by the composition root and reached only through the Vectors it builds
+    (semantic/vectors.py), and the store's vector statements only by them, so a new
+    vector backend is one class and one choice in app/root.py."""
     owners = {
         "memory_mcp.semantic.vector_index": {
-            "memory_mcp.semantic.vectors",
-            "memory_mcp.semantic.in_process_index",  # the search Vectors holds
+            "memory_mcp.semantic.in_process_index",  # the in-process backend
             "memory_mcp.semantic.quantised_index",  # a big store's index: the same mask
         },
-        "memory_mcp.semantic.in_process_index": {"memory_mcp.semantic.vectors"},
+        # The backends: the composition root picks one (the store also fills pgvector's
+        # copy of the vectors when a store opens, or a copy from SQLite ends).
+        "memory_mcp.semantic.in_process_index": {"memory_mcp.app.root"},
+        "memory_mcp.store.postgres.pgvector_search": {
+            "memory_mcp.app.root",
+            "memory_mcp.store.repository",
+            "memory_mcp.store.table_copy",
+        },
         "memory_mcp.semantic.quantised_index": {
             "memory_mcp.semantic.in_process_index",
             "memory_mcp.semantic.index_file",  # persisting it beside the store
         },
         "memory_mcp.semantic.index_file": {"memory_mcp.semantic.in_process_index"},
         "memory_mcp.store.stored_vectors": {
-            "memory_mcp.semantic.vectors",
             "memory_mcp.semantic.in_process_index",
             "memory_mcp.store.repository",
             "memory_mcp.store.postgres.pgvector_search",  # its pgvector subclass

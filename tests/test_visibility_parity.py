@@ -296,14 +296,14 @@ async def rules_agree(
             assert chosen
             await store.archive(chosen, WRITTEN_AT)
         await vectors.embed_pending()
-        await vectors.catch_up()
+        await vectors.search.catch_up()
         records = [record async for record in store.iter_records()]
         if quantised:
             search = vectors.search
             assert isinstance(search, vectors_module.InProcessIndex)
             assert isinstance(search.index, quantised_index.QuantisedIndex)
         if coarse:
-            assert await vectors.build_coarse_index()
+            assert await vectors.search.build_coarse_if_due()
         query_vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
 
         answers: set[frozenset[int]] = set()
@@ -314,7 +314,7 @@ async def rules_agree(
         for vis in [vis for caller in callers for vis in queries_of(caller)]:
             expected = {r.id for r in records if expected_of(vis, r)}
             by_sql = {r.id async for r in store.iter_records(vis)}
-            by_mask = {i for i, _ in await vectors.nearest(query_vector, vis, len(records))}
+            by_mask = {i for i, _ in await vectors.search.nearest(query_vector, vis, len(records))}
             answers.add(frozenset(expected))
             if sqlite and (by_text := await store._engines.read(ids_by_sql_text, vis)) != expected:
                 text_disagrees.append(

@@ -100,7 +100,7 @@ class World:
         ] + [("link", *link) for link in links]
 
     async def note(self) -> list[Any]:
-        return await self.files.records(WORKER, Scope.SWARM, NOTE_PATH)
+        return await self.service.note_records(WORKER, Scope.SWARM, NOTE_PATH)
 
 
 def note_memories(text: str) -> list[FileMemory]:
@@ -250,8 +250,6 @@ NOT_A_CALLERS_CHANGE = {
     "is_expired": "reads",
     "note_records": "reads",
     "note_paths": "reads",
-    "records": "reads",
-    "indexed_paths": "reads",
     "links_of": "reads",
     "related": "reads",
     "link_history": "reads",

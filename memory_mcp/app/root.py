@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
@@ -22,11 +23,16 @@ from memory_mcp.notes.watcher import NoteWatcher
 from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.projects import current_project
 from memory_mcp.rules.service import MemoryService
+from memory_mcp.search.ports import VectorSearch
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
+from memory_mcp.semantic.in_process_index import InProcessIndex
+from memory_mcp.semantic.passages import vector_model
+from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.settings import Settings
-from memory_mcp.store.engine import create_engines
+from memory_mcp.store.engine import Engines, create_engines
 from memory_mcp.store.oauth_rows import OAuthStore
+from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
 from memory_mcp.store.repository import MemoryStore
 from memory_mcp.store.token_rows import TokenStore
 
@@ -69,6 +75,18 @@ def project_of(settings: Settings) -> str | None:
     return current_project(settings.project, here)
 
 
+def vectors_for(engines: Engines, store: MemoryStore, embedder: Embedder) -> Vectors:
+    """The vector backend, by the database: on PostgreSQL pgvector searches in it; on
+    SQLite a numpy index in this process (search/ports.py's VectorSearch)."""
+    model = vector_model(embedder.model_name)
+    search: VectorSearch[Any, Any] = (
+        InProcessIndex(store.vectors, model)
+        if engines.is_sqlite
+        else PgvectorSearch(engines, model)
+    )
+    return Vectors(store.vectors, embedder, time.time, search)
+
+
 def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> NoteIndexer:
     return NoteIndexer(
         FileIndexService(service),
@@ -98,7 +116,9 @@ async def open_app(
     oauth = OAuthGrants(OAuthStore(engines), tokens, settings.oauth_access_token_seconds)
     try:
         await store.init_schema()
-        service = MemoryService(store, embedder or embedder_from(settings), policy_from(settings))
+        embedder = embedder or embedder_from(settings)
+        vectors = vectors_for(engines, store, embedder)
+        service = MemoryService(store, embedder, policy_from(settings), vectors)
         caller = Caller(settings.agent_id, settings.role, settings.session_id, project_of(settings))
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)

@@ -57,15 +57,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
         default=10,
         help="how many results, 1-50 (default 10)",
     )
-    search.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
-    search.add_argument(
-        "--tag",
-        dest="tags",
-        action="append",
-        default=[],
-        help="only memories with this tag (repeat for several: all must match)",
-    )
-    search.add_argument("--source", choices=SOURCES, help="only memories from this source")
+    _filter_flags(search)
     search.add_argument(
         "--include-expired", action="store_true", help="also expired (not yet purged) ones"
     )
@@ -114,15 +106,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     listing.add_argument(
         "--limit", "-n", type=_bounded(*LIST_LIMIT), default=20, help="per page, 1-100 (default 20)"
     )
-    listing.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
-    listing.add_argument(
-        "--tag",
-        dest="tags",
-        action="append",
-        default=[],
-        help="only memories with this tag (repeat for several: all must match)",
-    )
-    listing.add_argument("--source", choices=SOURCES, help="only memories from this source")
+    _filter_flags(listing)
     listing.add_argument("--owner", help="only memories owned by this agent")
     _time_flags(listing, "updated (or created)")
     listing.add_argument(
@@ -175,6 +159,19 @@ def _json_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _filter_flags(parser: argparse.ArgumentParser) -> None:
+    """search's and list's filters, as memory-search and memory-list take them."""
+    parser.add_argument("--scope", choices=SCOPES, default="all", help="default: all")
+    parser.add_argument(
+        "--tag",
+        dest="tags",
+        action="append",
+        default=[],
+        help="only memories with this tag (repeat for several: all must match)",
+    )
+    parser.add_argument("--source", choices=SOURCES, help="only memories from this source")
+
+
 def _time_flags(parser: argparse.ArgumentParser, changed: str) -> None:
     parser.add_argument(
         "--since",
@@ -208,22 +205,23 @@ def _url_flag(parser: argparse.ArgumentParser) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     from memory_mcp.checks import validation as v
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.models import Source
+    from memory_mcp.models import SearchRequest, Source
     from memory_mcp.results.explanations import ScoreExplanation
     from memory_mcp.results.memories import SearchHit, SearchResults
 
     scope = v.parse_scope(args.scope, allow_all=True)
     source = v.parse_source(args.source, tuple(Source)) if args.source else None
     explain: bool = args.explain
+    request = SearchRequest(
+        *(args.query, args.limit, scope, args.tags, source, args.include_expired),
+        since=args.since,
+        until=args.until,
+        min_score=args.min_score,
+    )
 
     async def job(app: AppContext) -> SearchResults:
         await _wait_for_model(app)
-        result = await app.service.search(
-            *(app.caller, args.query, args.limit, scope, args.tags, source, args.include_expired),
-            since=args.since,
-            until=args.until,
-            min_score=args.min_score,
-        )
+        result = await app.service.search(app.caller, request)
         max_chars = app.settings.search_value_chars
         hits = [
             SearchHit.of(

@@ -31,7 +31,7 @@ from memory_mcp.graph.entities import (
     relation_key,
     relation_of,
 )
-from memory_mcp.models import Caller, MemoryRecord, Scope, StoreRequest
+from memory_mcp.models import Caller, MemoryRecord, Scope, SearchRequest, StoreRequest
 from memory_mcp.rules.permissions import can_see
 
 if TYPE_CHECKING:
@@ -117,14 +117,14 @@ class KnowledgeGraph:
         """The entities whose memories the hybrid search ranks for `query` (at most
         SEARCH_LIMIT, scoring at least SEARCH_MIN_SCORE), best first, and every relation
         touching one of them."""
-        result = await self.service.search(
-            self.caller,
+        request = SearchRequest(
             query,
             limit=SEARCH_LIMIT,
             scope=self.scope,
             tags=[ENTITY_TAG],
             min_score=SEARCH_MIN_SCORE,
         )
+        result = await self.service.search(self.caller, request)
         chosen = [hit.record for hit in result.hits if self._is_entity(hit.record)]
         records, kept = await self._nodes()
         return await self._subgraph(records, kept, chosen)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_mcp.app.context import AppContext, AppOpener
+from memory_mcp.app.context import AppContext
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
 from memory_mcp.hooks.transcript import read_transcript
@@ -16,6 +16,7 @@ from memory_mcp.models import Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
+    from memory_mcp.app.opener import AppOpener
     from memory_mcp.app.team_client import Client
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import uvicorn
 from mcp.server.auth.settings import AuthSettings
@@ -32,13 +32,16 @@ from memory_mcp.app.binding import (
     is_wildcard,
     refuse_open_network,
 )
-from memory_mcp.app.context import AppContext, AppOpener
+from memory_mcp.app.context import AppContext
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
 from memory_mcp.http.token_sessions import streamable_app
 from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
 from memory_mcp.settings import Settings
+
+if TYPE_CHECKING:
+    from memory_mcp.app.opener import AppOpener
 
 log = logging.getLogger(__name__)
 

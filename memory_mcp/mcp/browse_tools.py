@@ -4,7 +4,7 @@ these through `register_browse_tools`): the rules are MemoryService's."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
@@ -44,10 +44,6 @@ from memory_mcp.rules.browsing import (
     MemoryPage,
     parse_older_than,
 )
-
-if TYPE_CHECKING:  # the store is imported after the handshake (app/background.py)
-    pass
-
 
 SCOPES = ("all", *Scope, *v.SCOPE_ALIASES)
 TIME_HELP = "an ISO 8601 date-time (2026-11-01T09:00:00Z) or an age before now (7d, 12h, 30m)"

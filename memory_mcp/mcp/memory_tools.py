@@ -23,7 +23,7 @@ from memory_mcp.mcp.tool_calls import (
     guard,
     one_of,
 )
-from memory_mcp.models import LearningCategory, Scope, Source, StoreRequest
+from memory_mcp.models import LearningCategory, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.results.explanations import ScoreExplanation
 from memory_mcp.results.links import MemoryLink
 from memory_mcp.results.memories import (
@@ -205,22 +205,22 @@ async def memory_search(
     app = await app_of(ctx)
 
     async def search() -> SearchResult:
-        return await app.service.search(
-            caller_of(app),
+        request = SearchRequest(
             query,
             limit,
             v.parse_scope(scope, allow_all=True),
             tags,
             None if source is None else v.parse_source(source, tuple(Source)),
             include_expired,
-            since=since,
-            until=until,
-            min_score=min_score,
-            expand=expand,
-            project=project,
-            task=task,
-            include_archived=include_archived,
+            since,
+            until,
+            min_score,
+            expand,
+            project,
+            task,
+            include_archived,
         )
+        return await app.service.search(caller_of(app), request)
 
     result = await guard(app, search())
     max_chars = app.settings.search_value_chars

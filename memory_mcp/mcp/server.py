@@ -30,7 +30,8 @@ from memory_mcp.models import (
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
-    from memory_mcp.app.context import AppContext, AppOpener
+    from memory_mcp.app.context import AppContext
+    from memory_mcp.app.opener import AppOpener
     from memory_mcp.semantic.embeddings import Embedder
 
 T = TypeVar("T")

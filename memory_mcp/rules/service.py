@@ -52,6 +52,7 @@ from memory_mcp.models import (
     NoteChunk,
     Placement,
     Scope,
+    SearchRequest,
     Source,
     StoreRequest,
     UpsertOutcome,
@@ -121,15 +122,15 @@ class MemoryService:
         store: MemoryStore,
         embedder: Embedder,
         policy: Policy,
+        vectors: Vectors,
         clock: Callable[[], float] = time.time,
-        vectors: Vectors | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.policy = policy
         self.clock = clock
         # Embedding, storing and searching vectors (semantic/vectors.py tells the story).
-        self.vectors = vectors or Vectors.in_process(store.vectors, embedder, clock)
+        self.vectors = vectors
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -662,52 +663,13 @@ class MemoryService:
     def is_expired(self, record: MemoryRecord) -> bool:
         return record.expires_at is not None and record.expires_at <= self.clock()
 
-    async def search(
-        self,
-        caller: Caller,
-        query: str,
-        limit: int = 10,
-        scope: Scope | None = None,
-        tags: list[str] | None = None,
-        source: Source | None = None,
-        include_expired: bool = False,
-        *,
-        since: str | None = None,
-        until: str | None = None,
-        min_score: float | None = None,
-        expand: bool | None = None,
-        project: str | None = None,
-        task: str | None = None,
-        include_archived: bool = False,
-    ) -> SearchResult:
-        """`scope` None: every scope the caller can see. `project`: which projects (None:
-        the current one and `*`; permissions.readable_projects); `task`: that task's
-        working memories too; `include_archived`: completed tasks' too.
-        `since`/`until`: only memories last changed (updated_at) in that window, an ISO
-        date-time or an age such as "7d" (search/time_filters.py); like every filter they
-        apply before either arm's top-k cut.
-        `min_score`: leave out results scoring below it (the same score the results show).
-        `expand`: memories linked to the strong hits join the candidates (None: the
-        measured default, search/expansion.py). The pipeline: memory_mcp/search/pipeline.py."""
+    async def search(self, caller: Caller, request: SearchRequest) -> SearchResult:
+        """The memories `caller` may see that best answer `request`, ranked: the pipeline
+        is search/pipeline.py; the rule of who may see what is applied inside both arms,
+        over the projects `request.project` covers (permissions.readable_projects)."""
+        projects = permissions.readable_projects(caller, request.project)
         return await pipeline.search(
-            self.store,
-            self.vectors,
-            self.policy,
-            self.clock,
-            caller,
-            query,
-            limit,
-            scope,
-            tags,
-            source,
-            include_expired,
-            since=since,
-            until=until,
-            min_score=min_score,
-            expand=self.policy.ranking.expand.on_by_default if expand is None else expand,
-            projects=permissions.readable_projects(caller, project),
-            task=_task_argument(task),
-            include_archived=include_archived,
+            self.store, self.vectors, self.policy, self.clock, caller, request, projects
         )
 
     # -- changing links (a write: permissions.decide) -------------------------------------

@@ -15,7 +15,14 @@ import anyio
 import numpy as np
 
 from memory_mcp.checks import validation as v
-from memory_mcp.models import Caller, KeywordQuery, MemoryRecord, Ranked, Scope, Source, Visibility
+from memory_mcp.models import (
+    Caller,
+    KeywordQuery,
+    MemoryRecord,
+    Ranked,
+    SearchRequest,
+    Visibility,
+)
 from memory_mcp.search.exact_match import (
     ExactMatches,
     exact_first,
@@ -68,45 +75,29 @@ async def search(
     policy: Policy,
     clock: Callable[[], float],
     caller: Caller,
-    query: str,
-    limit: int = 10,
-    scope: Scope | None = None,
-    tags: list[str] | None = None,
-    source: Source | None = None,
-    include_expired: bool = False,
-    *,
-    since: str | None = None,
-    until: str | None = None,
-    min_score: float | None = None,
-    expand: bool = False,
+    request: SearchRequest,
     projects: frozenset[str] | None = None,
-    task: str | None = None,
-    include_archived: bool = False,
 ) -> SearchResult:
-    """`scope` None: every scope the caller can see. `projects`, `task`,
-    `include_archived`: as Visibility's (the service chose them). `since`/`until`: only memories
-    last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
-    (search/time_filters.py); like every filter they apply before either arm's top-k cut.
-    `min_score`: leave out results scoring below it (the same score the results show).
-    `expand`: the memories linked to the strong hits join the candidates
-    (search/expansion.py)."""
-    text = v.clean_query(query)
-    limit = v.clean_limit(limit)
+    """The memories `caller` may see in `projects` (None: every project it may read)
+    that best answer `request` (models.SearchRequest says what each of its fields does),
+    ranked."""
+    text = v.clean_query(request.query)
+    limit = v.clean_limit(request.limit)
     now = clock()
-    window = parse_time_range(since, until, now)
-    floor = v.clean_min_score(min_score)
+    window = parse_time_range(request.since, request.until, now)
+    floor = v.clean_min_score(request.min_score)
     vis = Visibility(
         caller=caller,
-        scope=scope,
-        tags=tuple(v.clean_tags(tags or [])),
-        source=source,
-        include_expired=include_expired,
+        scope=request.scope,
+        tags=tuple(v.clean_tags(request.tags or [])),
+        source=request.source,
+        include_expired=request.include_expired,
         now=now,
         updated_since=window.since,
         updated_until=window.until,
         projects=projects,
-        task=task,
-        include_archived=include_archived,
+        task=None if request.task is None else v.clean_key(request.task, "task"),
+        include_archived=request.include_archived,
     )
     config = policy.ranking
     pool = max(limit * config.candidate_multiplier, config.min_candidates)
@@ -148,16 +139,16 @@ async def search(
         if semantic:  # read now, while the vector arm computes, not after both arms
             candidates = [memory_id for memory_id, _ in finds.hits]
             candidates += exact[0].candidate_ids
-            keyword_vectors.append(await vectors.exact_vectors(candidates, vis))
+            keyword_vectors.append(await vectors.search.exact_vectors(candidates, vis))
 
     async def vector_arm() -> None:
         async with anyio.create_task_group() as index:  # catch up while the model embeds
-            index.start_soon(vectors.catch_up)
+            index.start_soon(vectors.search.catch_up)
             query_vectors.append(await vectors.embed_query(text))
-        scans.append(await vectors.scan(query_vectors[0]))
+        scans.append(await vectors.search.scan(query_vectors[0]))
         # Everything of the vector arm that needs no keyword candidate, beside the
         # keyword arm: a big index's shortlist and its exact vectors.
-        prepared.append(await vectors.prepare(query_vectors[0], vis, pool, scans[0]))
+        prepared.append(await vectors.search.prepare(query_vectors[0], vis, pool, scans[0]))
 
     # The query embedding (a model thread) and the FTS5 query (a database thread)
     # overlap instead of adding up.
@@ -170,7 +161,7 @@ async def search(
     if semantic:
         query_vector = query_vectors[0]
         # The keyword candidates get their cosine too, so both arms judge each one.
-        vector_hits = await vectors.nearest(
+        vector_hits = await vectors.search.nearest(
             query_vector,
             vis,
             pool,
@@ -211,6 +202,7 @@ async def search(
         record = records.get(memory_id)
         level = matches.level(record) if record is not None else 0
         candidates.append(_Candidate(fact, rel.relevance * parts.value, rel, parts, level))
+    expand = config.expand.on_by_default if request.expand is None else request.expand
     if expand:
         extra = _Expansion(store, vectors, vis, config, query_vectors[0] if semantic else None)
         candidates = await extra.expand(candidates, keyword_hits, vector_hits)
@@ -305,7 +297,7 @@ class _Expansion(Generic[ScanT, PreparedT]):
         stays exactly as it was."""
         if not new_ids or self.query_vector is None or not vector_hits:
             return {}
-        cosines = await self.vectors.nearest(self.query_vector, self.vis, 0, new_ids)
+        cosines = await self.vectors.search.nearest(self.query_vector, self.vis, 0, new_ids)
         lowest = min(cosine for _, cosine in vector_hits)
         raised = [(memory_id, max(cosine, lowest)) for memory_id, cosine in cosines]
         fused = fuse(keyword_hits, vector_hits + raised, self.config)

@@ -1,9 +1,9 @@
 """The in-process nearest search: every vector of the current model in memory, exact below
 QUANTISE_FROM vectors, quantised and persisted beside the store from there on
 (semantic/quantised_index.py, semantic/index_file.py), with a coarse index built in the
-background (semantic/coarse_index.py). `Vectors` (semantic/vectors.py) holds one unless
-the database searches itself (pgvector). The sync and lock rules are in vectors.py's
-docstring.
+background (semantic/coarse_index.py): the vector backend (search/ports.py's VectorSearch)
+on SQLite, which `Vectors` (semantic/vectors.py) holds. The sync and lock rules are in
+vectors.py's docstring.
 
 Neither background job holds the index (`_lock`) for its long part, so searches and
 catch-ups go on meanwhile: the coarse build works on a snapshot and brings the slots changed
@@ -14,10 +14,9 @@ meanwhile and write the coarse index and the meta (index_file.py)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 import anyio
 import numpy as np
@@ -56,46 +55,6 @@ def changes_before_save(size: int) -> int:
     once), while each rewrite at a million writes ~0.8 GB: every 200 deltas, a busy
     server would spend its disk on rewriting it."""
     return max(SAVE_AFTER_CHANGES, size // 100)
-
-
-class VectorRows(Protocol):
-    """Where vectors are kept: store/stored_vectors.py's StoredVectors (SQLite and PostgreSQL
-    bytes); a pgvector table implements the same."""
-
-    async def save(
-        self,
-        model: str,
-        items: Sequence[tuple[str, np.ndarray]],
-        now: float,
-        *,
-        durable: bool = True,
-    ) -> None: ...
-
-    async def has(self, model: str, digest: str) -> bool: ...
-
-    async def vector(self, model: str, digest: str) -> np.ndarray | None: ...
-
-    async def missing(self, model: str, limit: int) -> list[tuple[str, str]]: ...
-
-    async def embedded(self, model: str, digests: Collection[str]) -> set[str]: ...
-
-    async def revision(self) -> int: ...
-
-
-class NearestSearch(Protocol):
-    """Where the vector arm of a search runs."""
-
-    async def catch_up(self) -> None:
-        """See every committed write (of any process) from now on."""
-        ...
-
-    async def nearest(
-        self, query: np.ndarray, vis: Visibility, k: int, also: Sequence[int] = ()
-    ) -> list[tuple[int, float]]:
-        """(memory id, cosine similarity) of the k nearest memories `vis` allows, best
-        first, then those of `also` (the keyword arm's candidates) that `vis` allows and
-        are not among them. A memory with no vector yet is not there."""
-        ...
 
 
 class InProcessIndex:
@@ -275,10 +234,12 @@ class InProcessIndex:
         exact = await self.rows.vectors_of(self.model, listed.ids)
         return Prepared(index, k, listed, exact)
 
-    async def exact_vectors(self, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    async def exact_vectors(
+        self, memory_ids: Sequence[int], vis: Visibility
+    ) -> dict[int, np.ndarray]:
         """The stored vectors of `memory_ids` when a search re-scores with them (a
         quantised index), read by a search's keyword arm for its own candidates; {} on
-        an exact index, which has them."""
+        an exact index, which has them. `nearest` applies `vis` to them itself."""
         if not isinstance(self.index, QuantisedIndex) or not memory_ids:
             return {}
         return await self.rows.vectors_of(self.model, memory_ids)

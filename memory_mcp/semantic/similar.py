@@ -53,14 +53,14 @@ async def find_similar(
     vector = await vectors.memory_vector(record)
     if vector is None:
         return SimilarCheck(checked=False)
-    await vectors.catch_up()  # other processes' recent writes count too
+    await vectors.search.catch_up()  # other processes' recent writes count too
     vis = Visibility(
         caller=caller,
         now=now,
         projects=frozenset({record.project, EVERY_PROJECT}),
         task=record.task,
     )
-    nearest = await vectors.nearest(vector, vis, MAX_SIMILAR + 1)
+    nearest = await vectors.search.nearest(vector, vis, MAX_SIMILAR + 1)
     close = [
         (memory_id, cosine)
         for memory_id, cosine in nearest

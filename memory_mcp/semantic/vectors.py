@@ -1,5 +1,6 @@
 """Vectors: the one component that owns meaning search — embedding memories and queries,
-storing their vectors, and finding the nearest ones. MemoryService holds one
+storing their vectors, and the vector backend that finds the nearest ones (`search`, a
+VectorSearch of search/ports.py, picked by the composition root). MemoryService holds one
 (`service.vectors`) and calls nothing else for vectors.
 
 Who writes vectors
@@ -25,14 +26,14 @@ of tags, metadata or expiry keeps the vector, and a text written twice is embedd
 Saving one bumps the revision of every memory using it, so every process's index sees it.
 
 When the index syncs
-- The search runs on a `NearestSearch`. The default, `InProcessIndex`, keeps every vector in
-  a numpy matrix with the facts needed to filter it (semantic/vector_index.py). Before each search,
-  and after each background pass, `catch_up` reads the rows whose revision is newer than
+- On SQLite the backend is `InProcessIndex` (semantic/in_process_index.py): every vector in
+  a numpy matrix with the facts needed to filter it (semantic/vector_index.py). Before each
+  search, and after each background pass, `catch_up` reads the rows whose revision is newer than
   the index's plus the tombstones of deleted ones, in one snapshot, and applies them: a
-  write by any process is seen at the next search. On SQLite it first asks whether
+  write by any process is seen at the next search. It first asks whether
   anything was committed at all since it last looked (PRAGMA data_version, microseconds,
-  no trip to a thread), so a search over an unchanged store reads nothing for it. A
-  backend that searches inside the database (pgvector) has nothing to catch up.
+  no trip to a thread), so a search over an unchanged store reads nothing for it. On
+  PostgreSQL the backend (pgvector) searches inside the database: nothing to catch up.
 
 What the locks protect
 - `InProcessIndex._lock`: one catch-up at a time. Two overlapping ones would read deltas
@@ -50,24 +51,18 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import numpy as np
 
-from memory_mcp.models import MemoryRecord, Visibility
+from memory_mcp.models import MemoryRecord
+from memory_mcp.search.ports import VectorSearch
 from memory_mcp.semantic import passages
 from memory_mcp.semantic.embeddings import Embedder, EmbeddingUnavailableError
-from memory_mcp.semantic.in_process_index import InProcessIndex as InProcessIndex
-from memory_mcp.semantic.in_process_index import NearestSearch, VectorRows
-from memory_mcp.semantic.in_process_index import Prepared as Prepared
 from memory_mcp.semantic.passages import embed_memories, embed_memory
-from memory_mcp.semantic.vector_index import Scan as Scan
-from memory_mcp.store.postgres.pgvector_search import NearestHits, PgvectorSearch
 from memory_mcp.store.rows import content_hash
-from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -87,13 +82,28 @@ EMBED_BATCH_CHARS = 2_000
 EMBED_CALL_CHARS = 1_000
 
 
-@dataclass(frozen=True)
-class Ahead:
-    """`Vectors.prepare`'s answer: the part of `nearest` done beside a search's keyword
-    arm, by whichever search holds the vectors."""
+class VectorRows(Protocol):
+    """Where vectors are kept: store/stored_vectors.py's StoredVectors (SQLite and PostgreSQL
+    bytes; PgStoredVectors adds the pgvector copy)."""
 
-    in_process: Prepared | None = None
-    pgvector: NearestHits | None = None
+    async def save(
+        self,
+        model: str,
+        items: Sequence[tuple[str, np.ndarray]],
+        now: float,
+        *,
+        durable: bool = True,
+    ) -> None: ...
+
+    async def has(self, model: str, digest: str) -> bool: ...
+
+    async def vector(self, model: str, digest: str) -> np.ndarray | None: ...
+
+    async def missing(self, model: str, limit: int) -> list[tuple[str, str]]: ...
+
+    async def embedded(self, model: str, digests: Collection[str]) -> set[str]: ...
+
+    async def revision(self) -> int: ...
 
 
 class Vectors:
@@ -102,8 +112,9 @@ class Vectors:
         rows: VectorRows,
         embedder: Embedder,
         clock: Callable[[], float],
-        search: NearestSearch,
+        search: VectorSearch[Any, Any],
     ) -> None:
+        """`search`: the vector backend the composition root picked (search/ports.py)."""
         self.rows = rows
         self.embedder = embedder
         self.clock = clock
@@ -115,16 +126,6 @@ class Vectors:
         # Content hashes `write_embedded` is embedding now: the background worker leaves
         # them alone (it would embed the same text again, on the same two cores).
         self._embedding_now: set[str] = set()
-
-    @classmethod
-    def in_process(
-        cls, rows: StoredVectors, embedder: Embedder, clock: Callable[[], float]
-    ) -> Vectors:
-        """Vectors as rows of the store, searched in a numpy index in this process, or in
-        the database where it can (pgvector: store/postgres/pgvector_search.py)."""
-        model = passages.vector_model(embedder.model_name)
-        search = rows.database_search(model) or InProcessIndex(rows, model)
-        return cls(rows, embedder, clock, search)
 
     @property
     def model(self) -> str:
@@ -161,75 +162,6 @@ class Vectors:
         if len(self._query_vectors) > QUERY_VECTOR_CACHE:
             self._query_vectors.popitem(last=False)
         return query
-
-    async def catch_up(self) -> None:
-        await self.search.catch_up()
-
-    async def persist_index(self) -> bool:
-        """Write the in-process index beside the store if it is due (InProcessIndex)."""
-        if isinstance(self.search, InProcessIndex):
-            return await self.search.persist_if_due(self.clock())
-        return False
-
-    async def build_coarse_index(self) -> bool:
-        """Build a big in-process index's coarse index if it has none or has outgrown it
-        (InProcessIndex); whether it built one."""
-        if isinstance(self.search, InProcessIndex):
-            return await self.search.build_coarse_if_due()
-        return False
-
-    async def scan(self, query: np.ndarray) -> Scan | None:
-        """Start the part of the vector arm that needs only the query (the in-process
-        index's full scan, on a large index); None where there is nothing to start
-        (pgvector searches in the database)."""
-        if isinstance(self.search, InProcessIndex):
-            return await self.search.scan(query)
-        return None
-
-    async def prepare(
-        self, query: np.ndarray, vis: Visibility, k: int, scan: Scan | None
-    ) -> Ahead | None:
-        """What `nearest` can do before the keyword candidates are known (a quantised
-        index's shortlist and its exact vectors; pgvector's nearest memories); None where
-        there is nothing to do."""
-        search = self.search
-        if isinstance(search, InProcessIndex):
-            shortlist = await search.prepare(query, vis, k, scan)
-            return None if shortlist is None else Ahead(in_process=shortlist)
-        if isinstance(search, PgvectorSearch):
-            return Ahead(pgvector=await search.prepare(query, vis, k))
-        return None
-
-    async def exact_vectors(
-        self, memory_ids: Sequence[int], vis: Visibility
-    ) -> Mapping[int, np.ndarray]:
-        """The stored vectors `nearest` would read for `memory_ids` ({} where it reads
-        none), for a search's keyword arm to read beside the vector arm; pgvector's
-        are of the memories `vis` lets through only."""
-        if isinstance(self.search, InProcessIndex):
-            return await self.search.exact_vectors(memory_ids)
-        if isinstance(self.search, PgvectorSearch):
-            return await self.search.exact_vectors(memory_ids, vis)
-        return {}
-
-    async def nearest(
-        self,
-        query: np.ndarray,
-        vis: Visibility,
-        k: int,
-        also: Sequence[int] = (),
-        scan: Scan | None = None,
-        prepared: Ahead | None = None,
-        known: Mapping[int, np.ndarray] | None = None,
-    ) -> list[tuple[int, float]]:
-        """`scan`, `prepared`, `known`: this search's `scan`, `prepare` and
-        `exact_vectors`, made earlier (used where they still hold)."""
-        search, ahead = self.search, prepared or Ahead()
-        if isinstance(search, InProcessIndex):
-            return await search.nearest(query, vis, k, also, scan, ahead.in_process, known)
-        if isinstance(search, PgvectorSearch):
-            return await search.nearest(query, vis, k, also, ahead.pgvector, known)
-        return await search.nearest(query, vis, k, also)
 
     async def memory_vector(self, record: MemoryRecord) -> np.ndarray | None:
         """A stored memory's vector from the current model, or None while it is pending:
@@ -312,7 +244,7 @@ class Vectors:
         """The check's first read, done while the model runs; a failure is logged, and the
         check reads again (and reports its own error)."""
         try:
-            await self.catch_up()
+            await self.search.catch_up()
         except Exception:
             log.exception("catching the index up beside a store failed")
 
@@ -425,13 +357,13 @@ class Vectors:
                                 batch_chars=EMBED_BATCH_CHARS,
                                 call_chars=EMBED_CALL_CHARS,
                             ):
-                                await self.catch_up()
-                                await self.persist_index()
+                                await self.search.catch_up()
+                                await self.search.persist_if_due(self.clock())
                                 break
                     # Not shielded: a shutdown abandons a build (a minute at 1M).
-                    if await self.build_coarse_index():
+                    if await self.search.build_coarse_if_due():
                         with anyio.CancelScope(shield=True):
-                            await self.persist_index()
+                            await self.search.persist_if_due(self.clock())
                     checked_revision = revision
             except Exception:  # a top-level loop: log and keep serving
                 log.exception("embedding worker failed; retrying")

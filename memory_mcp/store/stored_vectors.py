@@ -100,11 +100,6 @@ class StoredVectors:
                 )
         return found
 
-    def database_search(self, model: str) -> Any:
-        """A NearestSearch that runs in the database, or None: on SQLite the vectors are
-        searched in a numpy index in the process (PgStoredVectors overrides this)."""
-        return None
-
     async def vector(self, model: str, digest: str) -> np.ndarray | None:
         """The stored vector of one content hash from `model`, or None."""
         found = await self._engines.read(_vector_blob, model, digest)

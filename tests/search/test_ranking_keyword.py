@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from memory_mcp.app.context import AppContext
-from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
@@ -61,7 +61,7 @@ async def test_a_large_store_ranks_by_its_rarer_terms(
         assert [await key(app, i) for i, _ in hits] == ["target", "note-5", "note-4"]
         assert {score for _, score in hits} == {0.0}
 
-        result = await app.service.search(app.caller, "shared", limit=3)
+        result = await app.service.search(app.caller, SearchRequest("shared", limit=3))
         assert len(result.hits) == 3
 
 
@@ -99,7 +99,9 @@ async def test_filters_apply_before_the_keyword_cut(
             app.caller,
             StoreRequest("tagged", "deploy checklist, long and detailed and wordy", tags=["ops"]),
         )
-        result = await app.service.search(app.caller, "deploy", tags=["ops"], limit=5)
+        result = await app.service.search(
+            app.caller, SearchRequest("deploy", tags=["ops"], limit=5)
+        )
     assert [hit.record.key for hit in result.hits] == ["tagged"]
 
 

@@ -201,7 +201,7 @@ async def test_sql_and_the_vector_mask_agree_on_the_window(
                 may_overwrite_others=False,
             )
         await vectors.embed_pending()
-        await vectors.catch_up()
+        await vectors.search.catch_up()
         records = [record async for record in store.iter_records()]
         query = np.ones(384, dtype=np.float32) / np.sqrt(384)
         wrong = []
@@ -215,7 +215,7 @@ async def test_sql_and_the_vector_mask_agree_on_the_window(
                 and (until is None or r.updated_at <= until)
             }
             by_sql = {r.id async for r in store.iter_records(vis)}
-            by_vectors = {i for i, _ in await vectors.nearest(query, vis, len(records))}
+            by_vectors = {i for i, _ in await vectors.search.nearest(query, vis, len(records))}
             if by_sql != expected or by_vectors != expected:
                 wrong.append(f"{since}-{until}: {expected} sql {by_sql} vectors {by_vectors}")
     assert wrong == []

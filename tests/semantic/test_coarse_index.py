@@ -229,18 +229,19 @@ async def test_a_server_builds_it_in_the_background_and_keeps_it(
             stored.append(await app.service.store_memory(app.caller, StoreRequest(f"k{i}", text)))
         vectors = app.service.vectors
         await vectors.embed_pending()
-        await vectors.catch_up()
-        assert await vectors.persist_index()
-        assert await vectors.build_coarse_index()
-        assert not await vectors.build_coarse_index()  # has one
-        assert await vectors.persist_index()  # a new coarse index is written at once
+        await vectors.search.catch_up()
+        assert await vectors.search.persist_if_due(vectors.clock())
+        assert await vectors.search.build_coarse_if_due()
+        assert not await vectors.search.build_coarse_if_due()  # has one
+        # A new coarse index is written at once.
+        assert await vectors.search.persist_if_due(vectors.clock())
     async with opened(settings) as app:
         search = app.service.vectors.search
         assert isinstance(search, vectors_module.InProcessIndex)
-        await app.service.vectors.catch_up()
+        await app.service.vectors.search.catch_up()
         assert isinstance(search.index, QuantisedIndex) and search.index.coarse is not None
         query = await app.service.vectors.embed_query("topic7 detail7")
-        hits = await app.service.vectors.nearest(query, Visibility(app.caller, now=2e9), 3)
+        hits = await app.service.vectors.search.nearest(query, Visibility(app.caller, now=2e9), 3)
         assert hits[0][0] == stored[7].record.id
 
 

@@ -6,6 +6,7 @@ rebuilds from the store when it is of another store, model or format, or damaged
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,9 @@ def search_of(app: AppContext) -> vectors_module.InProcessIndex:
 
 async def nearest(app: AppContext, text: str, k: int = 3) -> list[int]:
     vectors = app.service.vectors
-    await vectors.catch_up()
+    await vectors.search.catch_up()
     query = await vectors.embed_query(text)
-    hits = await vectors.nearest(query, Visibility(caller=app.caller, now=2e9), k)
+    hits = await vectors.search.nearest(query, Visibility(caller=app.caller, now=2e9), k)
     return [memory_id for memory_id, _ in hits]
 
 
@@ -61,10 +62,10 @@ async def filled_store(settings: Settings) -> dict[str, int]:
             )
             ids[f"k{i}"] = stored.record.id
         await app.service.vectors.embed_pending()
-        await app.service.vectors.catch_up()
+        await search_of(app).catch_up()
         assert isinstance(search_of(app).index, QuantisedIndex)
-        assert await app.service.vectors.persist_index()
-        assert not await app.service.vectors.persist_index()  # not behind: not rewritten
+        assert await search_of(app).persist_if_due(time.time())
+        assert not await search_of(app).persist_if_due(time.time())  # not behind: not rewritten
     return ids
 
 
@@ -110,7 +111,7 @@ async def test_a_stale_index_catches_up_and_is_rewritten(
     async with opened(settings) as app:
         assert (await nearest(app, "zebra quartz"))[0] == new.record.id
         assert ids["k3"] not in await nearest(app, "topic3 detail3", k=COUNT + 1)
-        assert await app.service.vectors.persist_index()  # behind the store: rewritten
+        assert await search_of(app).persist_if_due(time.time())  # behind the store: rewritten
         assert written.read_text() != before
     assert pages == []
     async with opened(settings) as app:
@@ -172,7 +173,7 @@ def test_load_reads_the_arrays_back_unchanged(tmp_path: Path) -> None:
 async def asking(app: AppContext, text: str) -> tuple[Vectors, np.ndarray, Visibility]:
     """The app's vectors caught up, `text` embedded as a search, and its caller's view."""
     vectors = app.service.vectors
-    await vectors.catch_up()
+    await vectors.search.catch_up()
     return vectors, await vectors.embed_query(text), Visibility(caller=app.caller, now=2e9)
 
 
@@ -180,19 +181,19 @@ async def test_a_shortlist_made_beside_the_keyword_arm_gives_the_same_answer(
     make_settings: Callable[..., Settings],
 ) -> None:
     """A search cuts its shortlist and reads its exact vectors while the keyword arm
-    runs (Vectors.prepare); the answer is the one `nearest` gives without it, the keyword
+    runs (InProcessIndex.prepare); the answer is the one `nearest` gives without it, the keyword
     candidates' cosines included."""
     settings = make_settings()
     ids = await filled_store(settings)
     async with opened(settings) as app:
         vectors, query, vis = await asking(app, "topic7 detail7")
         also = [ids["k30"], ids["k31"]]
-        plain = await vectors.nearest(query, vis, 3, also)
-        prepared = await vectors.prepare(query, vis, 3, None)
+        plain = await vectors.search.nearest(query, vis, 3, also)
+        prepared = await vectors.search.prepare(query, vis, 3, None)
         assert prepared is not None
-        known = await vectors.exact_vectors(also, vis)
+        known = await vectors.search.exact_vectors(also, vis)
         assert sorted(known) == sorted(also)
-        assert await vectors.nearest(query, vis, 3, also, None, prepared, known) == plain
+        assert await vectors.search.nearest(query, vis, 3, also, None, prepared, known) == plain
         assert plain[0][0] == ids["k7"] and {ids["k30"], ids["k31"]} <= {i for i, _ in plain}
 
 
@@ -205,15 +206,15 @@ async def test_a_shortlist_made_before_a_delta_is_not_used(
     ids = await filled_store(settings)
     async with opened(settings) as app:
         vectors, query, vis = await asking(app, "topic3 detail3 remark3")
-        prepared = await vectors.prepare(query, vis, 3, None)
-        assert prepared is not None and prepared.in_process is not None
-        assert ids["k3"] in prepared.in_process.listed.ids
+        prepared = await vectors.search.prepare(query, vis, 3, None)
+        assert prepared is not None
+        assert ids["k3"] in prepared.listed.ids
         await app.service.delete(app.caller, ids["k3"])
         new = await app.service.store_memory(
             app.caller, StoreRequest("again", "topic3 detail3 remark3")
         )
         await vectors.embed_pending()
-        await vectors.catch_up()
-        hits = [i for i, _ in await vectors.nearest(query, vis, 3, (), None, prepared)]
+        await vectors.search.catch_up()
+        hits = [i for i, _ in await vectors.search.nearest(query, vis, 3, (), None, prepared)]
         assert ids["k3"] not in hits
         assert hits[0] == new.record.id

@@ -104,11 +104,13 @@ async def answers(app: AppContext) -> list[dict[int, float]]:
     equal scores, which an index and its copy read back may order differently): id ->
     cosine."""
     vectors = app.service.vectors
-    await vectors.catch_up()
+    await vectors.search.catch_up()
     found = []
     for text in QUERIES:
         query = await vectors.embed_query(text)
-        hits = await vectors.nearest(query, Visibility(caller=app.caller, now=2e9), 2 * COUNT)
+        hits = await vectors.search.nearest(
+            query, Visibility(caller=app.caller, now=2e9), 2 * COUNT
+        )
         found.append({memory_id: round(score, 5) for memory_id, score in hits})
     return found
 
@@ -117,7 +119,7 @@ async def store(app: AppContext, key: str, value: str, tags: list[str] | None = 
     """Store (or update) a memory, embed it and catch the index up: one delta."""
     stored = await app.service.store_memory(app.caller, StoreRequest(key, value, tags=tags or []))
     await app.service.vectors.embed_pending()
-    await app.service.vectors.catch_up()
+    await app.service.vectors.search.catch_up()
     return stored.record.id
 
 
@@ -127,7 +129,7 @@ async def filled(app: AppContext) -> dict[str, int]:
         request = StoreRequest(f"k{i}", f"topic{i} detail{i} remark{i}")
         ids[f"k{i}"] = (await app.service.store_memory(app.caller, request)).record.id
     await app.service.vectors.embed_pending()
-    await app.service.vectors.catch_up()
+    await app.service.vectors.search.catch_up()
     assert isinstance(search_of(app).index, QuantisedIndex)
     return ids
 
@@ -215,7 +217,7 @@ async def test_slots_changed_during_the_write_are_right_once_read_back(
     async with opened(settings) as app:
         ids = await filled(app)
         search = search_of(app)
-        assert await app.service.vectors.build_coarse_index()
+        assert await app.service.vectors.search.build_coarse_if_due()
         index = search.index
         assert isinstance(index, QuantisedIndex) and not index._free
         size, written_revision = index._size, index.revision
@@ -231,7 +233,7 @@ async def test_slots_changed_during_the_write_are_right_once_read_back(
                 freed = index._slot_of[ids["k9"]]
                 for key in ("k8", "k9"):  # one delta each: k9's slot is the one reused
                     await app.service.delete(app.caller, ids[key])
-                    await app.service.vectors.catch_up()
+                    await app.service.vectors.search.catch_up()
                 reused = await store(app, "reused", "topic17 remark17 again")
                 assert index._slot_of[reused] == freed < size
             held_save.release.set()

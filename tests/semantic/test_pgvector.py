@@ -119,25 +119,25 @@ async def test_nearest_memories_found_beside_the_keyword_arm_are_not_searched_ag
 
         prepared = await search.prepare(vectors[42], vis, 5)
         event.listen(engines.reader.sync_engine, "before_cursor_execute", record)
-        assert await search.nearest(vectors[42], vis, 5, also, prepared) == plain
+        assert await search.nearest(vectors[42], vis, 5, also, None, prepared) == plain
         assert len(pgvector) == 1  # the keyword candidate's score only
         # With the candidates' vectors read beside (the keyword arm), checked for this
         # view as they were read: no trip to the database at all.
         known = await search.exact_vectors(also, vis)
         ran.clear()
-        beside = await search.nearest(vectors[42], vis, 5, also, prepared, known)
+        beside = await search.nearest(vectors[42], vis, 5, also, None, prepared, known)
         assert [i for i, _ in beside] == [i for i, _ in plain]
         assert [s for _, s in beside] == pytest.approx([s for _, s in plain], abs=1e-5)
         assert ran == []
         # Another view: neither the prepared answer nor the vectors checked for the
         # first view are trusted; the memories it may not see are not scored.
         other_view = Visibility(caller=caller, now=now, scope=Scope.SWARM)  # sees none
-        assert await search.nearest(vectors[42], other_view, 5, also, prepared, known) == []
+        assert await search.nearest(vectors[42], other_view, 5, also, None, prepared, known) == []
         assert ran  # it asked the store
         # Vectors that were not checked (a plain dict) are checked before they count.
         ran.clear()
         unchecked = dict(known)
-        assert await search.nearest(vectors[42], other_view, 5, also, None, unchecked) == []
+        assert await search.nearest(vectors[42], other_view, 5, also, None, None, unchecked) == []
         assert dict(await search.exact_vectors(also, other_view)) == {}
         event.remove(engines.reader.sync_engine, "before_cursor_execute", record)
     assert plain[0][0] == records[42].id and plain[-1][0] == records[150].id

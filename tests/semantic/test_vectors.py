@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, Visibility
-from memory_mcp.semantic.vectors import InProcessIndex, Vectors
+from memory_mcp.semantic.in_process_index import InProcessIndex
+from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.settings import Settings
 from memory_mcp.store.engine import create_engines
 from memory_mcp.store.repository import MemoryStore
@@ -199,10 +200,10 @@ async def test_the_index_follows_writes_and_deletes_through_another_store(
             memory_id = await write(other, "elsewhere", "written by another process")
             await vectors.embed_pending()
             query = await vectors.embed_query("written by another process")
-            await vectors.catch_up()
-            assert [i for i, _ in await vectors.nearest(query, everyone(), 5)] == [memory_id]
+            await vectors.search.catch_up()
+            assert [i for i, _ in await vectors.search.nearest(query, everyone(), 5)] == [memory_id]
             await other.delete([memory_id])
-            await vectors.catch_up()
-            assert await vectors.nearest(query, everyone(), 5) == []
+            await vectors.search.catch_up()
+            assert await vectors.search.nearest(query, everyone(), 5) == []
         finally:
             await other.close()

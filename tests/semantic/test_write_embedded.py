@@ -264,13 +264,13 @@ async def test_store_and_check_reads_the_index_while_the_model_runs(
         service = app.service
         first = await service.store_memory(app.caller, StoreRequest("deploys", DEPLOY))
         service.vectors.embedder = WaitsForCatchUp()
-        catch_up = service.vectors.catch_up
+        catch_up = service.vectors.search.catch_up
 
         async def noted_catch_up() -> None:
             await catch_up()
             caught_up.set()
 
-        service.vectors.catch_up = noted_catch_up  # type: ignore[method-assign]
+        service.vectors.search.catch_up = noted_catch_up  # type: ignore[method-assign]
         with anyio.fail_after(DEADLINE):
             outcome, check = await service.store_and_check(
                 app.caller, StoreRequest("deploy-2", DEPLOY_AGAIN)

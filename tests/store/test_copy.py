@@ -60,7 +60,7 @@ async def use_copy(settings: Settings, token: str) -> tuple[Any, list[tuple[int,
         # The vector arm on PostgreSQL reads the copied vectors (pgvector column filled).
         query = (await FakeEmbedder().embed(["cherry v3"]))[0]
         vis = Visibility(caller=app.caller, now=app.service.clock())
-        nearest = await app.service.vectors.nearest(query, vis, 1)
+        nearest = await app.service.vectors.search.nearest(query, vis, 1)
         # A new memory gets an id past every copied (and deleted) one.
         new = await app.service.store_memory(app.caller, StoreRequest("after", "elderberry"))
     return holder, nearest, new.record.id

@@ -104,9 +104,6 @@ class PgStoredVectors(StoredVectors):
                 await conn.exec_driver_sql(hnsw_index_ddl(dimension))
         self._indexed |= dimensions  # committed
 
-    def database_search(self, model: str) -> PgvectorSearch:
-        return PgvectorSearch(self._engines, model)
-
 
 # How many candidates an HNSW scan keeps (pgvector's default is 40). On the 1M bench store
 # (bench scale, 200 queries, 2026-11-25, quiet): 100 -> recall@10 0.663 at 6.5 ms a
@@ -116,7 +113,8 @@ HNSW_EF_SEARCH = 400
 
 
 class PgvectorSearch:
-    """A NearestSearch (memory_mcp/semantic/vectors.py) that runs in PostgreSQL."""
+    """The vector backend on PostgreSQL (search/ports.py's VectorSearch): every step runs
+    in the database; nothing is kept in the process to scan, catch up, persist or build."""
 
     def __init__(self, engines: Engines, model: str) -> None:
         self._engines = engines
@@ -126,7 +124,18 @@ class PgvectorSearch:
     async def catch_up(self) -> None:
         """Nothing to do: the search reads the committed rows themselves."""
 
-    async def prepare(self, query: np.ndarray, vis: Visibility, k: int) -> NearestHits:
+    async def scan(self, query: np.ndarray) -> None:
+        """Nothing to start: the database scans its own index in `prepare`."""
+
+    async def persist_if_due(self, now: float) -> bool:
+        return False  # the database keeps its index
+
+    async def build_coarse_if_due(self) -> bool:
+        return False  # HNSW needs no coarse index
+
+    async def prepare(
+        self, query: np.ndarray, vis: Visibility, k: int, scan: None = None
+    ) -> NearestHits:
         """The k nearest visible memories, which need no keyword candidates: a search
         runs this beside its keyword arm (~7-10 ms at 1M memories that otherwise came
         after both arms) and hands it to `nearest`."""
@@ -150,11 +159,13 @@ class PgvectorSearch:
         vis: Visibility,
         k: int,
         also: Sequence[int] = (),
+        scan: None = None,
         prepared: NearestHits | None = None,
         known: Mapping[int, np.ndarray] | None = None,
     ) -> list[tuple[int, float]]:
         """The k visible memories nearest to `query` (cosine similarity), then those of
-        `also` that `vis` lets through. `prepared`: this search's `prepare`, used when it
+        `also` that `vis` lets through. `scan`: always None (`scan` starts nothing).
+        `prepared`: this search's `prepare`, used when it
         was asked the same; `known`: stored vectors read already (a search's keyword arm
         reads its candidates' with `exact_vectors`), scored without a trip to the
         database when they were read for this `vis`; any others are scored by the
