@@ -165,6 +165,7 @@ class StoreRequest:
     written_at: float | None = None
     project: str | None = None  # a name or `*`; None: the caller's current project
     task: str | None = None  # a working memory of this task (scope swarm)
+    archived_at: float | None = None  # an imported memory of a completed task
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,7 @@ class NoteChunk:
     value: str
     metadata: dict[str, Any]
     expires_at: float | None
+    project: str = EVERY_PROJECT
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,7 @@ class NewMemory:
     written_session: str = ""
     project: str = EVERY_PROJECT
     task: str | None = None
+    archived_at: float | None = None  # kept archived (an import); a store revives it
 
     @property
     def identity(self) -> str:

@@ -30,6 +30,7 @@ def checked_memory(
     about_agent: str | None = None,
     project: str = EVERY_PROJECT,
     task: str | None = None,
+    archived_at: float | None = None,
 ) -> NewMemory:
     """The rules every stored memory passes: sizes, plain JSON, no secrets (refused in
     the key, tags and metadata keys; redacted in the value and metadata values, see
@@ -64,4 +65,5 @@ def checked_memory(
         written_session="" if source is Source.FILE_INDEX else caller.session_id,
         project=project,
         task=None if task is None else v.clean_key(task, "task"),
+        archived_at=archived_at,
     )

@@ -118,3 +118,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
     from memory_mcp.settings import Settings
 
     return Settings(**flag_overrides(args))
+
+
+def whole_store_unless_named(settings: Settings) -> str:
+    """The projects a command over a whole store (export, stats) covers: the one named by
+    --project (MEMORY_MCP_PROJECT, the settings file), else every project (`*`), not the
+    work tree's: a backup taken inside a repository must not leave the others out."""
+    return settings.project if settings.project is not None else "*"

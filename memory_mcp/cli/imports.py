@@ -62,7 +62,10 @@ def cmd_import(
         own_lines = lines
         if graph is not None:  # relations between entities become links (graph/profile.py)
             own_lines, relations = await graph.split_relations(lines)
-        prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit)
+        # --project: every line's project; else each line's own (`*` if it names none).
+        prepared, invalid = prepare_lines(
+            app.service, own_lines, app.caller, unit, settings.project
+        )
         refused = await ownership_problems(app.service, prepared)
         bad = sorted(errors + invalid + refused, key=_line_number)
         for error in bad:

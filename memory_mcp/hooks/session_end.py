@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.app.context import AppContext
-from memory_mcp.hooks.job import run_with_app
+from memory_mcp.hooks.job import run_with_app, settings_for
 from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
 from memory_mcp.hooks.transcript import read_transcript
 from memory_mcp.models import Scope, Source, StoreRequest
@@ -74,7 +74,9 @@ def run(
         )
         await app.service.store_memory(app.caller, request)
 
-    settings = settings or Settings()
+    # The session's project: the work tree it ran in (the transcript's cwd, else the
+    # payload's), as the session-start block's.
+    settings = settings_for({"cwd": transcript.cwd}, settings)
     if settings.team_server is not None:
         from memory_mcp.app import team_client as team
 
@@ -91,7 +93,7 @@ def run(
                 }
                 await team.call(client, "memory-store", arguments)
 
-        team.run_remote(settings.team_server, remote)
+        team.run_remote(settings.team_server, remote, settings.project)
         return 0
     run_with_app(open_app, settings, job)
     return 0

@@ -195,6 +195,7 @@ class MemoryService:
             about_agent=request.about_agent,
             project=project,
             task=request.task,
+            archived_at=request.archived_at,
         )
         permissions.check(caller, Target.written(caller, new), Change.UPDATE)
         return new
@@ -860,6 +861,7 @@ class MemoryService:
             metadata=chunk.metadata,
             expires_at=chunk.expires_at,
             file_path=chunk.file_path,
+            project=chunk.project,
         )
         return await self.write_memory(caller, new, embed_now=False, origin=origin)
 

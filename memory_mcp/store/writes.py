@@ -66,8 +66,9 @@ def content_values(new: NewMemory) -> dict[str, Any]:
         "about_agent": new.about_agent,
         "project": new.project,
         "task": new.task,
-        # Stored again after its task was completed: a working memory again.
-        "archived_at": None,
+        # Stored again after its task was completed: a working memory again (unless an
+        # import brings it archived).
+        "archived_at": new.archived_at,
     }
 
 
