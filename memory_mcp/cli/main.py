@@ -428,8 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "setup",
         cmd_setup,
-        help="connect Claude Code or Claude Desktop: write its MCP config (and the hooks) "
-        "with this install's paths, and the settings file",
+        help="connect Claude Code, Claude Desktop, Cursor, VS Code or Codex: write its MCP "
+        "config (and Claude Code's hooks) with this install's paths, and the settings file",
     )
     from memory_mcp.cli import client_setup
 

@@ -23,10 +23,13 @@ if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the hand
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-# The arguments of the reads that cover projects and tasks (search, list, delete-many).
-PROJECT_FILTER = Field(description="Project name (with *), or * for all. Default: current and *.")
-TASK_FILTER = Field(description="Also this task's working memories.")
-ARCHIVED_FILTER = Field(strict=True, description="Also completed tasks' memories.")
+# The arguments of the reads that cover projects and tasks (search, list, delete-many),
+# and of the writes that choose a project: what `project` means is said once, in the
+# server's instructions (mcp/server.py), which the tool list's budget does not count.
+PROJECT_FILTER = Field()
+TASK_FILTER = Field(description="Plus its working memories.")
+ARCHIVED_FILTER = Field(strict=True)
+PROJECT_ARGUMENT = Field()
 
 INTERNAL_ERROR_MESSAGE = (
     "internal error in the memory server (the details are in its log); "

@@ -1,7 +1,9 @@
-"""`memory-mcp setup claude-code` / `setup claude-desktop`: the configs they print start a
-real server (the command and args, spawned as the client would, answer `initialize`), the
-hooks they print reach the same store, and writing merges into a user's files without
-losing anything of theirs. Every file lives in the test's own HOME (conftest, hermetic)."""
+"""`memory-mcp setup CLIENT` (claude-code, claude-desktop, cursor, vscode, codex): the
+configs they print start a real server (the command and args, spawned as the client
+would, answer `initialize`), the hooks they print reach the same store, writing merges
+into a user's files (JSON, or Codex's TOML with its comments) without losing anything of
+theirs, and `--url` points a client at a team server with the token left in a variable.
+Every file lives in the test's own HOME (conftest, hermetic)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from tests.conftest import call
 pytestmark = pytest.mark.anyio
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
+URL = "https://memory.example.com/mcp"
 SESSION_START = {
     "session_id": "s-1",
     "transcript_path": "/t.jsonl",
@@ -50,20 +54,33 @@ def files_in(home: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("client", ["claude-code", "claude-desktop"])
-async def test_a_printed_config_starts_a_server_that_answers(hermetic: Path, client: str) -> None:
+SERVERS_KEY = {"vscode": "servers", "codex": "mcp_servers"}
+
+
+@pytest.mark.parametrize("client", ["claude-code", "claude-desktop", "cursor", "vscode", "codex"])
+async def test_a_printed_config_starts_a_server_that_answers(
+    hermetic: Path, client: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(hermetic)  # VS Code's file is the workspace's
     files = printed(client)
     assert files_in(hermetic) == {}, "--print wrote something"
-    (config,) = [part for part in files.values() if "mcpServers" in part]
-    entry = config["mcpServers"]["memory"]
+    key = SERVERS_KEY.get(client, "mcpServers")
+    (config,) = [part for part in files.values() if key in part]
+    entry = config[key]["memory"]
     assert Path(entry["command"]).is_absolute()
     params = StdioServerParameters(command=entry["command"], args=entry["args"], env=None)
     async with Client(params, read_timeout_seconds=120) as mcp:
         assert mcp.server_info is not None and mcp.server_info.name == "memory-mcp"
         stored = await call(mcp, "memory-store", key="editor", value="We use Neovim")
     assert stored["version"] == 1
-    if client == "claude-desktop":
-        assert list(files) == [str(hermetic / ".config" / "Claude" / "claude_desktop_config.json")]
+    where = {
+        "claude-desktop": ".config/Claude/claude_desktop_config.json",
+        "cursor": ".cursor/mcp.json",
+        "vscode": ".vscode/mcp.json",
+        "codex": ".codex/config.toml",
+    }
+    if client in where:
+        assert list(files) == [str(hermetic / where[client])]
         return
     hooks = files[str(hermetic / ".claude" / "settings.json")]["hooks"]
     assert sorted(hooks) == ["PostToolUse", "SessionEnd", "SessionStart"]
@@ -203,3 +220,114 @@ def test_an_agent_id_other_than_the_settings_files_is_refused(hermetic: Path) ->
     assert f"{settings} says agent_id = 'claude-code'" in done.stderr
     assert sorted(files_in(hermetic)) == [".config/memory-mcp/config.toml"]
     assert os.environ["HOME"] == str(hermetic)
+
+
+CODEX_CONFIG = """\
+# my Codex settings
+model = "o4-mini"  # the fast one
+
+[mcp_servers.github]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-github"]
+
+[mcp_servers.memory]
+command = "/path/to/old/memory-mcp"
+"""
+
+
+def test_codex_setup_keeps_the_users_toml_comments_and_servers(hermetic: Path) -> None:
+    config = hermetic / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG, encoding="utf-8")
+    done = setup("codex")
+    assert done.returncode == 0, done.stderr
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith('# my Codex settings\nmodel = "o4-mini"  # the fast one\n')
+    assert "/path/to/old/memory-mcp" not in text
+    parsed = tomllib.loads(text)
+    assert parsed["mcp_servers"]["github"]["args"] == ["-y", "@modelcontextprotocol/server-github"]
+    assert parsed["mcp_servers"]["memory"] == {"command": EXE, "args": ["serve"]}
+    assert (hermetic / ".codex" / "config.toml.bak").read_text(encoding="utf-8") == CODEX_CONFIG
+    again = setup("codex")
+    assert again.returncode == 0 and "unchanged" in again.stderr, again.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("model = [unclosed", "cannot read {path}"),
+        ("mcp_servers = 3", "mcp_servers is not a table"),
+    ],
+)
+def test_codex_setup_refuses_a_file_it_cannot_merge(
+    hermetic: Path, text: str, expected: str
+) -> None:
+    config = hermetic / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(text, encoding="utf-8")
+    before = files_in(hermetic)
+    done = setup("codex")
+    assert done.returncode == 1
+    assert expected.format(path=config) in done.stderr
+    assert files_in(hermetic) == before
+
+
+def test_vscode_and_cursor_setups_keep_the_users_entries(
+    hermetic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(hermetic)
+    vscode = hermetic / ".vscode" / "mcp.json"
+    vscode.parent.mkdir()
+    theirs = {
+        "inputs": [{"id": "key", "type": "promptString"}],
+        "servers": {"db": {"command": "d"}},
+    }
+    vscode.write_text(json.dumps(theirs), encoding="utf-8")
+    assert setup("vscode").returncode == 0
+    merged = json.loads(vscode.read_text(encoding="utf-8"))
+    assert merged["inputs"] == theirs["inputs"]
+    assert merged["servers"]["db"] == {"command": "d"}
+    assert merged["servers"]["memory"] == {"type": "stdio", "command": EXE, "args": ["serve"]}
+    cursor = hermetic / ".cursor" / "mcp.json"
+    cursor.parent.mkdir()
+    cursor.write_text('{"mcpServers": {"web": {"url": "https://w.example/mcp"}}}')
+    assert setup("cursor").returncode == 0
+    servers = json.loads(cursor.read_text(encoding="utf-8"))["mcpServers"]
+    assert servers == {
+        "web": {"url": "https://w.example/mcp"},
+        "memory": {"command": EXE, "args": ["serve"]},
+    }
+
+
+@pytest.mark.parametrize(
+    ("client", "entry"),
+    [
+        ("codex", {"url": URL, "bearer_token_env_var": "TEAM_TOKEN"}),
+        (
+            "claude-code",
+            {"type": "http", "url": URL, "headers": {"Authorization": "Bearer ${TEAM_TOKEN}"}},
+        ),
+        ("cursor", {"url": URL, "headers": {"Authorization": "Bearer ${env:TEAM_TOKEN}"}}),
+        (
+            "vscode",
+            {"type": "http", "url": URL, "headers": {"Authorization": "Bearer ${env:TEAM_TOKEN}"}},
+        ),
+    ],
+)
+def test_a_team_server_is_reached_with_the_token_in_a_variable(
+    hermetic: Path, monkeypatch: pytest.MonkeyPatch, client: str, entry: dict[str, Any]
+) -> None:
+    monkeypatch.chdir(hermetic)
+    done = setup(client, "--url", URL, "--token-env", "TEAM_TOKEN", "--print")
+    assert done.returncode == 0, done.stderr
+    parts = list(json.loads(done.stdout).values())
+    assert parts[0][SERVERS_KEY.get(client, "mcpServers")] == {"memory": entry}
+
+
+def test_claude_desktop_is_sent_to_its_connectors_for_a_team_server(hermetic: Path) -> None:
+    done = setup("claude-desktop", "--url", URL)
+    assert done.returncode == 1
+    assert (
+        "invalid url: Claude Desktop connects to a team server as a custom connector" in done.stderr
+    )
+    assert files_in(hermetic) == {}
