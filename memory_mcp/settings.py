@@ -246,10 +246,19 @@ class Settings(BaseSettings):
 
     @property
     def team_server(self) -> tuple[str, str] | None:
-        """(url, token) when the hooks should use a team server."""
-        if self.url and self.token is not None and self.token.get_secret_value():
-            return self.url, self.token.get_secret_value()
-        return None
+        """(url, token) when the hooks should use a team server; None without a url. A url
+        without a token is refused rather than read as "no team server": the hooks would
+        otherwise write to a local store while the client's server is the team's."""
+        if not self.url:
+            return None
+        token = self.token.get_secret_value() if self.token is not None else ""
+        if not token:
+            raise InvalidInputError(
+                "token",
+                f"the team server {self.url} needs this agent's token in MEMORY_MCP_TOKEN "
+                "(or `token` in the settings file)",
+            )
+        return self.url, token
 
     @property
     def database_url(self) -> str:

@@ -89,20 +89,27 @@ def user_env(home: Path) -> dict[str, str]:
 def test_every_published_file_is_under_the_registry_limit(dist: Path) -> None:
     files = {path.name: path.stat().st_size for path in dist.iterdir()}
     assert set(files) == {
-        f"memory_mcp-{__version__}-py3-none-any.whl",
+        f"memory_mcp_server-{__version__}-py3-none-any.whl",
         "memory_mcp_minilm-1.0.0-py3-none-any.whl",
         f"memory-mcp-{__version__}.mcpb",
     }
     assert all(size < PYPI_FILE_LIMIT for size in files.values()), files
     # The weights travel once, in the model's wheel: a release of the server stays small.
-    assert files[f"memory_mcp-{__version__}-py3-none-any.whl"] < 2 * 1024 * 1024, files
+    assert files[f"memory_mcp_server-{__version__}-py3-none-any.whl"] < 2 * 1024 * 1024, files
 
 
 def test_the_installed_wheels_pull_no_torch(installed: Path) -> None:
     listed = run(installed / "bin" / "pip", "list", "--format=json")
     names = {entry["name"] for entry in json.loads(listed.splitlines()[0])}
-    assert {"memory-mcp", "memory-mcp-minilm", "onnxruntime"} <= names
+    assert {"memory-mcp-server", "memory-mcp-minilm", "onnxruntime"} <= names
     assert [name for name in names if HEAVY.match(name)] == []
+
+
+def test_the_installed_wheel_gives_the_command_under_both_names(installed: Path) -> None:
+    """`memory-mcp` (the documented command) and `memory-mcp-server` (the package's name,
+    which `uvx memory-mcp-server` runs) are the same program."""
+    for name in ("memory-mcp", "memory-mcp-server"):
+        assert run(installed / "bin" / name, "--version").strip() == f"memory-mcp {__version__}"
 
 
 async def meaning_hit(exe: Path, home: Path) -> dict[str, Any]:
@@ -161,10 +168,13 @@ def test_claude_code_installs_the_plugin_from_the_marketplace(dist: Path, tmp_pa
     assert "Validation passed" in claude("plugin", "validate", ROOT / "plugins/memory-mcp", env=env)
     claude("plugin", "marketplace", "add", ROOT, env=env)
     claude("plugin", "install", "memory-mcp@memory-mcp", env=env)
-    # What the first start of a published install does: uv fetches and installs once.
-    assert __version__ in run(
-        "uvx", "--quiet", "--from", f"memory-mcp=={__version__}", "memory-mcp", "--version", env=env
-    )
+    # What the first start of a published install does: uv fetches and installs once
+    # (the plugin's own server command, asked for its version instead of serving).
+    plugin = json.loads((ROOT / "plugins/memory-mcp/.mcp.json").read_text(encoding="utf-8"))
+    server: dict[str, Any] = plugin["mcpServers"]["memory"]
+    args: list[str] = server["args"]
+    assert (server["command"], args[-1]) == ("uvx", "serve"), server
+    assert f"memory-mcp {__version__}" in run("uvx", *args[:-1], "--version", env=env)
     listed = claude("mcp", "list", env=env)
     line = next(line for line in listed.splitlines() if "plugin:memory-mcp:memory" in line)
     assert "✔ Connected" in line, listed

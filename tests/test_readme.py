@@ -13,6 +13,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ README = ROOT / "README.md"
 DATA = Path(__file__).parent / "data"
 SERVERS = ("serve", "ui", "bench")
 TEAM_DB = "/srv/team/memory.db"
+# The distribution's name on PyPI (the command is memory-mcp).
+PUBLISHED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
 
 
 def sh_lines(text: str) -> list[str]:
@@ -80,7 +83,7 @@ def test_every_command_is_one_the_readme_test_knows() -> None:
     plugins = {f"{plugin['name']}@{marketplace['name']}" for plugin in marketplace["plugins"]}
     for line in sh_lines(README.read_text()):
         if line.startswith(("uv tool install ", "uvx ")):
-            assert "memory-mcp" in line.split(), line
+            assert PUBLISHED in line.split(), line
             continue
         if line.startswith("claude plugin "):
             words = line.split()
@@ -89,6 +92,31 @@ def test_every_command_is_one_the_readme_test_knows() -> None:
             continue
         known = line.startswith(("make ", "npx @modelcontextprotocol/inspector", "pip install "))
         assert known or memory_mcp_argv(line) is not None, line
+
+
+def install_mentions(text: str) -> list[str]:
+    """Each line of the code blocks and each inline code span (joined when wrapped) that
+    installs or runs something named exactly `memory-mcp` with pip, pipx or uv."""
+    units = [
+        line for block in re.findall(r"```\w*\n(.*?)```", text, re.S) for line in block.splitlines()
+    ]
+    units += [
+        " ".join(span.split())
+        for span in re.findall(r"`([^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    ]
+    taken = re.compile(r"\b(?:(?:pip|pipx|uv tool) install|uvx)(?: +-\S+)* +memory-mcp(?![\w-])")
+    return [unit for unit in units if taken.search(unit)]
+
+
+def test_every_install_names_the_published_package() -> None:
+    """`memory-mcp` on PyPI is another project's: an install by that name (in a block or
+    in the text) would fetch it. The command keeps the name; the package does not."""
+    for path in (README, ROOT / "packaging" / "README.md"):
+        assert install_mentions(path.read_text(encoding="utf-8")) == [], path
+    wrapped = "`uvx memory-mcp-server serve`, `pipx install\nmemory-mcp` and\n```sh\n"
+    wrapped += "uvx --from memory-mcp-server memory-mcp serve\nuvx --quiet memory-mcp\n```\n"
+    assert install_mentions(wrapped) == ["uvx --quiet memory-mcp", "pipx install memory-mcp"]
+    assert f"uv tool install {PUBLISHED}" in README.read_text(encoding="utf-8")
 
 
 def test_the_readme_names_this_releases_artefacts() -> None:

@@ -33,9 +33,13 @@ def validator() -> jsonschema.Draft7Validator:
     )
 
 
-def project_name() -> str:
+def project() -> dict[str, Any]:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return str(pyproject["project"]["name"])
+    return dict(pyproject["project"])
+
+
+def project_name() -> str:
+    return str(project()["name"])
 
 
 def test_server_json_validates_against_the_vendored_schema() -> None:
@@ -69,15 +73,28 @@ def test_every_version_is_the_package_version() -> None:
     assert package["identifier"] == project_name()
     assert server["name"].startswith("io.github.") and server["name"].endswith("/memory-mcp")
     assert load(PLUGIN / ".claude-plugin" / "plugin.json")["version"] == __version__
-    pinned = f"{project_name()}=={__version__}"
-    assert pinned in load(PLUGIN / ".mcp.json")["mcpServers"]["memory"]["args"]
+    # What the plugin runs is the published package's own command, at this version.
+    pinned = f"{project_name()}@{__version__}"
+    assert load(PLUGIN / ".mcp.json")["mcpServers"]["memory"]["args"] == [
+        "--quiet",
+        pinned,
+        "serve",
+    ]
     commands = [
         hook["command"]
         for groups in load(PLUGIN / "hooks" / "hooks.json")["hooks"].values()
         for group in groups
         for hook in group["hooks"]
     ]
-    assert len(commands) == 3 and all(f"--from {pinned} " in c for c in commands), commands
+    events = ["post-tool-use", "session-start", "session-end"]
+    assert commands == [f"uvx --quiet {pinned} hook {event}" for event in events], commands
+
+
+def test_the_package_provides_the_command_named_like_it() -> None:
+    """`uvx memory-mcp-server` (and the registry's `runtimeHint: uvx`) runs the executable
+    named like the package: the same command as `memory-mcp`."""
+    scripts = project()["scripts"]
+    assert scripts[project_name()] == scripts["memory-mcp"] == "memory_mcp.cli.main:main"
 
 
 def test_the_readme_names_the_registry_entry() -> None:

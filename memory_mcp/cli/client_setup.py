@@ -42,7 +42,8 @@ CLIENT_NAMES = {
 }
 # The key a client keeps its servers under.
 SERVERS_KEY = {"vscode": "servers", "codex": "mcp_servers"}
-DEFAULT_TOKEN_ENV = "MEMORY_MCP_TOKEN"
+DEFAULT_TOKEN_ENV = "MEMORY_MCP_TOKEN"  # what the hooks (Settings.token) read
+TOKEN_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HOOK_TIMEOUT_SECONDS = 10
 # Claude Code event -> (the hook's event argument, the tools it fires for)
 HOOK_EVENTS: dict[str, tuple[str, str | None]] = {
@@ -109,11 +110,19 @@ def server_command() -> list[str]:
     return [str(python), "-m", "memory_mcp.cli", "serve"]
 
 
-def hook_command(event: str) -> str:
+def hook_command(event: str, url: str | None = None, token_env: str = DEFAULT_TOKEN_ENV) -> str:
     """A shell command for one hook: this Python running the hooks package (its fast path;
-    it always exits 0)."""
+    it always exits 0). With `url`, the hooks follow the same team server as the MCP
+    server entry: MEMORY_MCP_URL in front of the command, and MEMORY_MCP_TOKEN taken from
+    `token_env` by the shell when the hook runs (the token itself is never written)."""
     python = str(Path(sys.executable).absolute())
-    return shlex.join([python, "-m", "memory_mcp.hooks", event])
+    command = shlex.join([python, "-m", "memory_mcp.hooks", event])
+    if url is None:
+        return command
+    assignments = [f"MEMORY_MCP_URL={shlex.quote(url)}"]
+    if token_env != DEFAULT_TOKEN_ENV:
+        assignments.append(f'{DEFAULT_TOKEN_ENV}="${{{token_env}}}"')
+    return " ".join([*assignments, command])
 
 
 def desktop_config_path() -> Path:
@@ -167,13 +176,25 @@ def server_entry(
     return entry
 
 
-def hooks_entries() -> dict[str, list[dict[str, Any]]]:
+def hooks_entries(
+    url: str | None = None, token_env: str = DEFAULT_TOKEN_ENV
+) -> dict[str, list[dict[str, Any]]]:
     entries: dict[str, list[dict[str, Any]]] = {}
     for event, (argument, matcher) in HOOK_EVENTS.items():
-        hook = {"type": "command", "command": hook_command(argument)}
+        hook = {"type": "command", "command": hook_command(argument, url, token_env)}
         group: dict[str, Any] = {"hooks": [{**hook, "timeout": HOOK_TIMEOUT_SECONDS}]}
         entries[event] = [{"matcher": matcher, **group} if matcher else group]
     return entries
+
+
+def checked_token_env(name: str) -> str:
+    """--token-env names a variable: it goes into shell commands and client configs as a
+    reference, so anything but a variable name is refused."""
+    if not TOKEN_ENV_NAME.fullmatch(name):
+        raise InvalidInputError(
+            "token-env", f"{name!r} is not an environment variable name (letters, digits, _)"
+        )
+    return name
 
 
 def read_toml_document(path: Path) -> Any:
@@ -304,10 +325,11 @@ def run(args: argparse.Namespace) -> int:
         requested = None if args.agent_id is None else clean_identifier(args.agent_id)
     except ValueError as exc:
         raise InvalidInputError("agent-id", str(exc)) from exc
+    token_env = checked_token_env(args.token_env)
     settings_path, settings_text = settings_agent(requested, args.client)
     home = Path.home()
     planned: dict[Path, tuple[dict[str, Any], str]] = {}  # file -> (part, whole text)
-    entry = server_entry(args.client, args.url, args.token_env)
+    entry = server_entry(args.client, args.url, token_env)
     key = SERVERS_KEY.get(args.client, "mcpServers")
     mcp_path = args.client_config or client_config_path(args.client)
     if args.client == "codex":
@@ -317,7 +339,7 @@ def run(args: argparse.Namespace) -> int:
     planned[mcp_path] = ({key: {SERVER_NAME: entry}}, whole)
     if args.client == "claude-code" and not args.no_hooks:
         hooks_path = args.hooks_config or home / ".claude" / "settings.json"
-        ours = hooks_entries()
+        ours = hooks_entries(args.url, token_env)
         merged = merge_hooks(read_json_object(hooks_path), ours)
         planned[hooks_path] = ({"hooks": ours}, json_text(merged))
     if args.dry_run:
@@ -333,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
         print(write_text(path, whole), file=sys.stderr)
     client = CLIENT_NAMES[args.client]
     if args.url is not None:
-        print(f"set {args.token_env} to the agent's token where {client} runs", file=sys.stderr)
+        print(f"set {token_env} to the agent's token where {client} runs", file=sys.stderr)
     print(f"restart {client} to connect; `memory-mcp doctor` shows the settings", file=sys.stderr)
     return 0
 

@@ -136,8 +136,8 @@ def _hook_envs(path: Path) -> list[dict[str, str]]:
                     name, equals, value = word.partition("=")
                     if not equals or not name.isidentifier():
                         break
-                    if name.startswith("MEMORY_MCP_"):
-                        env[name] = os.path.expanduser(value)
+                    if name.startswith("MEMORY_MCP_"):  # `X="${TEAM_TOKEN}"`: as the shell
+                        env[name] = os.path.expanduser(os.path.expandvars(value))
                 envs.append(env)
     return envs
 

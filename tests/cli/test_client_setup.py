@@ -2,7 +2,8 @@
 configs they print start a real server (the command and args, spawned as the client
 would, answer `initialize`), the hooks they print reach the same store, writing merges
 into a user's files (JSON, or Codex's TOML with its comments) without losing anything of
-theirs, and `--url` points a client at a team server with the token left in a variable.
+theirs, and `--url` points a client (and Claude Code's hooks, at a real team server) at
+a team server with the token left in a variable.
 Every file lives in the test's own HOME (conftest, hermetic)."""
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import call
+from tests.http.team_server import running, token_add
 
 pytestmark = pytest.mark.anyio
 
@@ -330,4 +334,79 @@ def test_claude_desktop_is_sent_to_its_connectors_for_a_team_server(hermetic: Pa
     assert (
         "invalid url: Claude Desktop connects to a team server as a custom connector" in done.stderr
     )
+    assert files_in(hermetic) == {}
+
+
+async def test_claude_codes_hooks_follow_the_team_server_of_its_entry(
+    hermetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`setup claude-code --url`: the server entry and the hooks reach the same team server
+    as the same agent, the token read from the variable --token-env names when each runs;
+    no file holds the token. Without that variable a hook says so and falls back to no
+    local store (one is planted, with a memory the hook must not print)."""
+    team = tmp_path / "team"
+    team.mkdir()
+    token = token_add(team / "team.db", "alice")
+    with running(team, "streamable-http", team / "team.db") as server:
+        done = setup("claude-code", "--url", server.url, "--token-env", "TEAM_TOKEN")
+        assert done.returncode == 0, done.stderr
+        names = [".claude.json", ".claude/settings.json", ".config/memory-mcp/config.toml"]
+        written = {name: (hermetic / name).read_text(encoding="utf-8") for name in names}
+        assert [name for name, text in written.items() if token in text] == []
+        local = tmp_path / "local.jsonl"
+        local.write_text('{"key": "local.editor", "value": "Local edits with Nano"}\n')
+        imported = subprocess.run([EXE, "import", str(local)], capture_output=True, timeout=120)
+        assert imported.returncode == 0, imported.stderr
+
+        monkeypatch.setenv("TEAM_TOKEN", token)
+        entry = json.loads(written[".claude.json"])["mcpServers"]["memory"]
+        # As Claude Code connects: its ${VAR} expanded from the environment.
+        headers = {name: os.path.expandvars(value) for name, value in entry["headers"].items()}
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            Client(
+                streamable_http_client(entry["url"], http_client=http),
+                mode="legacy",
+                read_timeout_seconds=120,
+            ) as mcp,
+        ):
+            await call(mcp, "memory-store", key="alice.editor", value="Alice edits with Helix")
+
+        hooks = json.loads(written[".claude/settings.json"])["hooks"]
+        commands = [
+            hook["command"] for groups in hooks.values() for g in groups for hook in g["hooks"]
+        ]
+        prefix = f'MEMORY_MCP_URL={server.url} MEMORY_MCP_TOKEN="${{TEAM_TOKEN}}" '
+        assert len(commands) == 3 and all(c.startswith(prefix) for c in commands), commands
+        monkeypatch.setenv("MEMORY_MCP_HOOK_BUDGET_SECONDS", "60")  # the MCP client's import
+
+        def session_start() -> subprocess.CompletedProcess[str]:
+            (group,) = hooks["SessionStart"]
+            return subprocess.run(
+                group["hooks"][0]["command"],
+                shell=True,
+                input=json.dumps(SESSION_START),
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+
+        found = session_start()
+        assert found.returncode == 0, found.stderr
+        assert "Alice edits with Helix" in found.stdout
+        assert "Local edits with Nano" not in found.stdout
+        monkeypatch.delenv("TEAM_TOKEN")
+        refused = session_start()
+    assert (refused.returncode, refused.stdout) == (0, ""), refused.stderr
+    assert "needs this agent's token in MEMORY_MCP_TOKEN" in refused.stderr
+    context = subprocess.run([EXE, "context"], capture_output=True, text=True, timeout=120)
+    assert "Local edits with Nano" in context.stdout  # the store a fallback would have read
+
+
+def test_a_token_env_that_is_no_variable_name_is_refused(hermetic: Path) -> None:
+    """It goes into the hooks' shell commands: nothing but a name may."""
+    done = setup("claude-code", "--url", URL, "--token-env", "X; rm -rf ~")
+    assert done.returncode == 1
+    assert "invalid token-env: 'X; rm -rf ~' is not an environment variable name" in done.stderr
     assert files_in(hermetic) == {}
