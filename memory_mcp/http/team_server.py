@@ -5,9 +5,10 @@ The protocol is the SDK's own (its streamable HTTP app at /mcp, its SSE app at /
 /messages/), run by uvicorn. What this module adds: bearer tokens checked against the store
 on every request (401 without a valid one; the SDK's `RequireAuthMiddleware`), the MCP
 session id handed to `caller_of`, streamable HTTP sessions bounded per token
-(token_sessions.py), `/healthz`, a refusal to listen beyond loopback while no token
-exists, and with --oauth the SDK's OAuth authorization server for itself
-(oauth_provider.py) beside the bearer tokens."""
+(token_sessions.py), each connection's current project (`X-Memory-Project`, or
+`?project=`: mcp/identity.py, checked against the token's grants), `/healthz`, a refusal
+to listen beyond loopback while no token exists, and with --oauth the SDK's OAuth
+authorization server for itself (oauth_provider.py) beside the bearer tokens."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from memory_mcp.errors import MemoryMcpError
 from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
 from memory_mcp.http.token_sessions import streamable_app
-from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
+from memory_mcp.mcp.identity import ConnectionProject, SseSession, StoreTokenVerifier
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
@@ -151,16 +152,18 @@ def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp
             host=settings.host,
         )
         starlette.router.routes.extend(routes)  # (the SDK adds the resource metadata)
-        return SseSession(starlette)
-    return streamable_app(
-        server,
-        verifier,
-        path=MCP_PATH,
-        security=security,
-        per_token=settings.max_sessions_per_token,
-        idle_seconds=settings.session_idle_seconds,
-        routes=[*routes, *(oauth.resource_routes if oauth is not None else [])],
-        auth=auth,
+        return ConnectionProject(SseSession(starlette))
+    return ConnectionProject(
+        streamable_app(
+            server,
+            verifier,
+            path=MCP_PATH,
+            security=security,
+            per_token=settings.max_sessions_per_token,
+            idle_seconds=settings.session_idle_seconds,
+            routes=[*routes, *(oauth.resource_routes if oauth is not None else [])],
+            auth=auth,
+        )
     )
 
 

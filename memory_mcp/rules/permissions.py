@@ -116,6 +116,21 @@ def readable_projects(caller: Caller, asked: str | None = None) -> frozenset[str
     return frozenset({name, EVERY_PROJECT})
 
 
+def current_project_of(grants: frozenset[str] | None, asked: str | None) -> str | None:
+    """The current project of a team server's connection: the one it asked for (the
+    `X-Memory-Project` header or `?project=`; `*`: none), refused, naming `project`, if
+    the token is not granted it; none asked, a token granted one project works in it."""
+    if asked is None:
+        return next(iter(grants)) if grants is not None and len(grants) == 1 else None
+    name = _project_argument(asked)
+    if name == EVERY_PROJECT:
+        return None
+    if grants is not None and name not in grants:
+        granted = ", ".join(sorted(grants)) or "none"
+        raise PermissionDeniedError(f"project {name!r} is not one of this token's ({granted})")
+    return name
+
+
 def written_project(caller: Caller, asked: str | None = None) -> str:
     """The project a write of `caller` goes to: `asked` (a name or `*`), else its current
     project, else `*`. Refused, naming `project`, where it may not write."""
@@ -296,6 +311,7 @@ __all__ = [
     "check",
     "decide",
     "check_task",
+    "current_project_of",
     "is_learning_key",
     "may_overwrite_others",
     "may_read_project",

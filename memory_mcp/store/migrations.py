@@ -34,6 +34,9 @@ ADDED_COLUMNS = (
     ("memories", "archived_at", "FLOAT"),
     ("memory_links", "target_project", "VARCHAR(100) NOT NULL DEFAULT '*'"),
     ("agent_tokens", "projects", "TEXT"),  # NULL: every project, as every token was
+    ("oauth_login_codes", "projects", "TEXT"),  # and every sign-in and grant
+    ("oauth_codes", "projects", "TEXT"),
+    ("oauth_grants", "projects", "TEXT"),
 )
 # Indexes added since, as idempotent DDL (SQLite and PostgreSQL alike).
 ADDED_INDEXES = (

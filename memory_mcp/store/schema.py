@@ -270,6 +270,7 @@ class OAuthLoginCodeRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float, index=True)
+    projects: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON; NULL: every one
 
 
 class OAuthCodeRow(Base):
@@ -292,6 +293,7 @@ class OAuthCodeRow(Base):
     expires_at: Mapped[float] = mapped_column(Float, index=True)
     used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     grant_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    projects: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON; NULL: every one
 
 
 class OAuthGrantRow(Base):
@@ -311,6 +313,9 @@ class OAuthGrantRow(Base):
     scopes: Mapped[str] = mapped_column(Text)
     resource: Mapped[str] = mapped_column(Text)
     created_at: Mapped[float] = mapped_column(Float)
+    # The projects of the token or one-time code it was signed in with (JSON; NULL: every
+    # project): its tokens act with those grants.
+    projects: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class OAuthTokenRow(Base):

@@ -22,7 +22,12 @@ from memory_mcp import __version__
 from memory_mcp.app.context import AppContext
 from memory_mcp.auth.tokens import token_hash
 from memory_mcp.checks import validation as v
-from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
+from memory_mcp.errors import (
+    InvalidInputError,
+    MemoryMcpError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from memory_mcp.models import Caller, SearchRequest
 from memory_mcp.rules.browsing import ListFilters
 from memory_mcp.web.access import (
@@ -337,6 +342,8 @@ def _status_of(exc: MemoryMcpError) -> int:
         return 400
     if isinstance(exc, NotFoundError):
         return 404
+    if isinstance(exc, PermissionDeniedError):
+        return 403
     return 503  # the store is busy or down: worth a retry
 
 
