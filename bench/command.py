@@ -82,6 +82,14 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     projects.add_argument("--json", type=Path, help="also write every number to this file")
     projects.add_argument("--limit-conversations", type=int, metavar="N")
+    projects.add_argument(
+        "--latency",
+        type=int,
+        metavar="N",
+        help="instead: search p50 over stdio at N memories in 1 project and in 20 "
+        "(stores kept in bench/results/projects)",
+    )
+    projects.add_argument("--searches", type=int, default=150, help="with --latency")
     _embedder_flag(projects)
 
     loo = kinds.add_parser(
@@ -404,6 +412,15 @@ def run(args: argparse.Namespace) -> int:
         report = anyio.run(run_locomo, conversations, embedder, progress, args.db)
         print(report.render())
         _write_json(args.json, report.to_json())
+    elif args.bench == "projects" and args.latency:
+        from bench.projects import render_latency, run_latency
+
+        workdir = Path("bench/results/projects")
+        measured = anyio.run(
+            run_latency, workdir, args.latency, args.searches, args.embedder, embedder, _say
+        )
+        print(render_latency(measured))
+        _write_json(args.json, {"benchmark": "projects-latency", **measured})
     elif args.bench == "projects":
         from bench.projects import load_all, run_projects
 

@@ -17,6 +17,7 @@ the same numbers either way, half the time)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -263,4 +264,134 @@ class ProjectsReport:
         )
 
 
-__all__ = ["load_all", "run_projects"]
+# -- search latency over stdio: 100k memories in one project, and in 20 ------------------
+
+LATENCY_PROJECTS = 20
+LATENCY_BATCH = 500  # memories per transaction, as `memory-mcp import` writes them
+
+
+async def build_latency_store(
+    directory: Path, size: int, projects: int, model_name: str, say: Callable[[str], None]
+) -> None:
+    """`size` synthetic memories (bench/latency.py's text and vectors), memory i in project
+    `p{i % projects}`, unless an earlier run left them in `directory`."""
+    from bench.latency import GENERATOR_VERSION, SyntheticDocumentEmbedder, SyntheticText
+    from bench.settings import store_settings
+
+    marker = directory / f"built-v{GENERATOR_VERSION}-{projects}"
+    if marker.exists():
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("memory.db*"):
+        stale.unlink()
+    text, embedder = SyntheticText(), SyntheticDocumentEmbedder(model_name)
+    async with open_app(store_settings(directory), embedder, background=False) as app:
+        service, caller = app.service, app.caller
+        for start in range(0, size, LATENCY_BATCH):
+            batch = []
+            for i in range(start, min(start + LATENCY_BATCH, size)):
+                writer = replace(caller, project=f"p{i % projects:02d}")
+                request = StoreRequest(f"note-{i}", text.memory())
+                batch.append((writer, service.prepare_memory(writer, request), None))
+            await service.write_batch(batch)
+            if (start + LATENCY_BATCH) % 20_000 == 0:
+                say(f"  {start + LATENCY_BATCH:,} / {size:,} memories in {projects} project(s)")
+        embedder.ready = True
+        await service.vectors.embed_pending(batch_size=2_048)
+    marker.write_text(f"{size}\n")
+
+
+def search_latency(
+    workdir: Path, size: int, searches: int, embedder: str, say: Callable[[str], None]
+) -> dict[str, Any]:
+    """Search p50/p95 over stdio of a server in project p00 of a store of `size` memories
+    in 1 project and of one in LATENCY_PROJECTS: both servers up at once, each query sent
+    to one then the other (the order alternating), so a change of load hits both alike."""
+    import sys
+
+    from bench.latency import QUERY_KINDS, SyntheticText
+    from bench.settings import server_env
+    from bench.startup import _initialize, _search
+
+    exe = str(Path(sys.executable).with_name("memory-mcp"))
+    servers = {}
+    for projects in (1, LATENCY_PROJECTS):
+        db = workdir / f"{size}-in-{projects}" / "memory.db"
+        env = server_env(workdir / "scratch", embedder=embedder, project="p00")
+        servers[projects] = subprocess.Popen(
+            [exe, "serve", "--db", str(db), "--agent-id", "bench"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+    seconds: dict[int, list[float]] = {projects: [] for projects in servers}
+    try:
+        for proc in servers.values():
+            _initialize(proc)
+        text = SyntheticText(seed=size + 1)
+        request_id = 1
+        for proc in servers.values():  # the model loaded, the index caught up
+            while not _search(proc, request_id := request_id + 1, "warm up").get("semantic"):
+                time.sleep(0.2)
+            for i in range(5):
+                _search(proc, request_id := request_id + 1, text.query(QUERY_KINDS[i % 3]))
+        for i in range(searches):
+            query = text.query(QUERY_KINDS[i % len(QUERY_KINDS)])
+            order = list(servers) if i % 2 == 0 else list(reversed(servers))
+            for projects in order:
+                began = time.perf_counter()
+                _search(servers[projects], request_id := request_id + 1, query)
+                seconds[projects].append(time.perf_counter() - began)
+            if (i + 1) % 50 == 0:
+                say(f"  {i + 1} / {searches} searches each")
+    finally:
+        for proc in servers.values():
+            proc.kill()
+            proc.wait(timeout=60)
+    one, many = seconds[1], seconds[LATENCY_PROJECTS]
+    return {
+        "memories": size,
+        "searches": searches,
+        "one_project_ms": {"p50": percentile_ms(one, 50), "p95": percentile_ms(one, 95)},
+        "twenty_projects_ms": {"p50": percentile_ms(many, 50), "p95": percentile_ms(many, 95)},
+        "p50_ratio": percentile_ms(many, 50) / percentile_ms(one, 50),
+    }
+
+
+async def run_latency(
+    workdir: Path,
+    size: int,
+    searches: int,
+    embedder_name: str,
+    embedder: Embedder,
+    say: Callable[[str], None],
+) -> dict[str, Any]:
+    import anyio.to_thread
+
+    for projects in (1, LATENCY_PROJECTS):
+        say(f"building or reusing {size:,} memories in {projects} project(s)")
+        folder = workdir / f"{size}-in-{projects}"
+        await build_latency_store(folder, size, projects, embedder.model_name, say)
+    return await anyio.to_thread.run_sync(
+        search_latency, workdir, size, searches, embedder_name, say
+    )
+
+
+def render_latency(result: dict[str, Any]) -> str:
+    rows = [
+        [f"{result['memories']:,} in 1 project", result["one_project_ms"]["p50"],
+         result["one_project_ms"]["p95"]],
+        [f"{result['memories']:,} in {LATENCY_PROJECTS} projects",
+         result["twenty_projects_ms"]["p50"], result["twenty_projects_ms"]["p95"]],
+    ]  # fmt: skip
+    return "\n".join(
+        [
+            table(["search over stdio, in project p00", "p50 ms", "p95 ms"], rows),
+            f"p50 ratio ({LATENCY_PROJECTS} projects / 1): {result['p50_ratio']:.3f}",
+        ]
+    )
+
+
+__all__ = ["load_all", "render_latency", "run_latency", "run_projects"]

@@ -251,11 +251,27 @@ def test_the_cli_and_the_hooks_take_the_project_of_their_folder(trees: Trees) ->
     block = trees.cli(trees.outside, "hook", "session-start", stdin=payload)
     assert "beta-heron" in block and "alpha-heron" not in block
 
+    # A note in the repository's .memory/ folder is its project's (the PostToolUse hook).
+    note = trees.alpha / ".memory" / "birds.md"
+    note.parent.mkdir()
+    note.write_text("# Birds\nThe heron nests by the alpha weir.\n")
+    payload = json.dumps(
+        {"tool_name": "Write", "tool_input": {"file_path": str(note)}, "cwd": str(trees.alpha)}
+    )
+    trees.cli(trees.outside, "hook", "post-tool-use", stdin=payload)
+
+    def note_hits(tree: Path) -> set[tuple[str, str]]:
+        found = json.loads(trees.cli(tree, "search", "weir", "--json"))["results"]
+        return {(h["project"], h["scope"]) for h in found if h["key"].startswith("file:")}
+
+    assert note_hits(trees.alpha) == {(ALPHA, "swarm")}
+    assert note_hits(trees.beta) == set()
+
     # A move keeps the id and is seen at once.
     moved = trees.cli(trees.outside, "projects", "move", "--to", ALPHA, "--key", "beta-heron")
     assert f"{BETA} -> {ALPHA}" in moved
     found = json.loads(trees.cli(trees.alpha, "search", "heron", "--json"))
-    assert keys(found) == {"alpha-heron", "beta-heron"}
+    assert keys(found) >= {"alpha-heron", "beta-heron"}
 
 
 async def a_tasks_working_memories(w1: Client, w2: Client, lead: Client, elsewhere: Client) -> None:
