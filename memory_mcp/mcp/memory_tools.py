@@ -234,9 +234,10 @@ async def inject_learning(
 async def complete_task(
     ctx: Context,
     task: str,
-    handoff_to: Annotated[str | None, Field(description="Hand them to this task.")] = None,
+    handoff_to: str | None = None,
 ) -> CompletedTask:
-    """Archive a task's working memories (current project), or hand them on."""
+    """Archive a task's working memories, or move them to task handoff_to.
+    Example: memory-complete-task(task="issue-36")"""
     app = await app_of(ctx)
 
     async def complete() -> CompletedTask:
