@@ -191,3 +191,16 @@ def test_the_postgresql_versions_named_are_the_tested_ones(pg_server: Any) -> No
     assert re.search(rf"\b{re.escape(vector)}\b", extension), extension
     images = re.findall(r"pgvector/pgvector:pg(\d+)", (ROOT / "docs" / "GUIDE.md").read_text())
     assert images and set(images) == {major}
+
+
+def test_the_http_example_does_not_reuse_the_name_setup_registers() -> None:
+    """Issue 35: the README's `claude mcp add --transport http memory ...` registered a
+    second server named `memory` beside the one `setup claude-code` adds (Claude Code
+    then warns about conflicting scopes)."""
+    from memory_mcp.cli.client_setup import SERVER_NAME
+
+    for doc in (README, ROOT / "docs" / "GUIDE.md"):
+        text = doc.read_text(encoding="utf-8").replace("\\\n", " ")
+        added = re.findall(r"claude mcp add --transport \S+\s+(\S+)", text)
+        assert added, doc
+        assert SERVER_NAME not in added, (doc, added)

@@ -57,7 +57,7 @@ DECISION_WORDS = (
     "keys starting with 'learning:' are the lead's",
     "only an agent that wrote in it or the lead may",
 )
-LEAD_ONLY_TOOL = "inject-learning is for the lead agent"
+LEAD_ONLY_TOOL = "memory-inject-learning is for the lead agent"
 
 
 def refused_by_the_decision(text: str) -> bool:
@@ -539,6 +539,7 @@ async def test_each_graph_tool_refuses_a_worker_the_leads_entities(
 # The commands that change memories, and the service paths (above) they go through.
 CLI_WRITES = {
     "delete": "MemoryService.delete",
+    "store": "MemoryService.store_and_check (or the team server's memory-store)",
     "import": "prepare_memory, ownership_refusals, write_batch",
     "index": "the notes indexer: sync_file / remove_file with Origin.FOLDER (it reads the file)",
     "hook": "store_memory (SessionEnd), the notes indexer or index-note (PostToolUse)",

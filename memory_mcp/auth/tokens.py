@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memory_mcp.checks.safety import refuse_secret_name
+from memory_mcp.checks.validation import shown
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
 from memory_mcp.models import EVERY_PROJECT, Role
 from memory_mcp.rules.projects import ProjectNameError, check_project
@@ -67,11 +69,19 @@ def checked_projects(projects: list[str] | None) -> list[str] | None:
     return sorted(set(names))
 
 
+def new_agent_id(agent_id: str) -> str:
+    """The name of an agent a token or sign-in code is made for: stored as the owner of
+    everything the agent writes and shown to every agent, so never a secret."""
+    value = checked_agent_id(agent_id)
+    refuse_secret_name(value, "agent id", "agent id")
+    return value
+
+
 def checked_role(role: str) -> Role:
     try:
         return Role(role)
     except ValueError:
-        raise InvalidInputError("role", f"{role!r} is not one of worker, lead") from None
+        raise InvalidInputError("role", f"{shown(role)} is not one of worker, lead") from None
 
 
 class AgentTokens:
@@ -85,7 +95,7 @@ class AgentTokens:
     ) -> str:
         """A new token for the agent (its other tokens stay valid), granted `projects`
         (None: every project); returned once, never stored."""
-        agent, checked = checked_agent_id(agent_id), checked_role(role)
+        agent, checked = new_agent_id(agent_id), checked_role(role)
         granted = checked_projects(projects)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         await self._store.add(token_hash(token), agent, checked.value, self._clock(), granted)

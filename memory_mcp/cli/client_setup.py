@@ -12,9 +12,12 @@ Code the workspace's .vscode/mcp.json (`servers`), Codex ~/.codex/config.toml
 Each client file is merged, never replaced: only the `memory` server entry and the
 memory-mcp hook commands are set (an earlier memory-mcp hook is replaced, not doubled),
 every other key stays (in Codex's TOML its comments and layout too), and the old file is
-kept beside it as `<name>.bak`. A file that is not a JSON object (or a TOML document) is
-refused before anything is written. `--print` writes nothing and prints, as one JSON
-object, what each file would get."""
+kept beside it as `<name>.bak` (a JSON file that already holds all of it, however laid
+out, is left alone). A file that is not a JSON object (or a TOML document) is refused
+before anything is written. Every client started here reads the one settings file and so
+is the agent it names, which setup says; a client without hooks (all but Claude Code)
+given another `--agent-id` gets it in its server's arguments instead. `--print` writes
+nothing and prints, as one JSON object, what each file would get."""
 
 from __future__ import annotations
 
@@ -283,7 +286,7 @@ def write_text(path: Path, text: str) -> str:
     file as `<name>.bak` and its permissions; what was done, in words. A symlink (dotfiles
     kept in a repository) stays one: its target is written."""
     path = path.resolve() if path.is_symlink() else path
-    if path.exists() and path.read_text(encoding="utf-8") == text:
+    if path.exists() and _same_content(path, text):
         return f"unchanged: {path}"
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = path.with_name(path.name + ".bak")
@@ -297,25 +300,39 @@ def write_text(path: Path, text: str) -> str:
     return f"wrote {path}" + (f" (the old one: {backup})" if backup.exists() else "")
 
 
-def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None]:
-    """The settings file and the text to create it with (None: it exists and is kept).
-    An existing file that names another agent than the one asked for is refused: the
-    server and the hooks both read it."""
+def _same_content(path: Path, text: str) -> bool:
+    """Whether `path` already says `text`: word for word, or (JSON) as the same data laid
+    out otherwise, which rewriting would only reformat and back up."""
+    current = path.read_text(encoding="utf-8")
+    if current == text or path.suffix != ".json":
+        return current == text
+    try:
+        return bool(json.loads(current) == json.loads(text))
+    except json.JSONDecodeError:
+        return False
+
+
+def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None, str]:
+    """The settings file, the text to create it with (None: it exists and is kept), and
+    the agent id it holds. For Claude Code an existing file that names another agent
+    than the one asked for is refused: its server and its hooks both read the file. The
+    other clients have no hooks: another agent id goes into their server's arguments."""
     from memory_mcp.settings import config_file, read_config_file
 
     path = config_file()
     if not path.exists():
         agent = requested or client
         quoted = json.dumps(agent, ensure_ascii=False)  # a TOML basic string too
-        return path, f"# memory-mcp settings (see `memory-mcp doctor`)\nagent_id = {quoted}\n"
+        text = f"# memory-mcp settings (see `memory-mcp doctor`)\nagent_id = {quoted}\n"
+        return path, text, agent
     current = str(read_config_file(path).get("agent_id", "default"))
-    if requested is not None and requested != current:
+    if client == "claude-code" and requested is not None and requested != current:
         raise InvalidInputError(
             "agent-id",
             f"{path} says agent_id = {current!r}; change it there (the server and the "
             "hooks read it) or leave --agent-id out",
         )
-    return path, None
+    return path, None, current
 
 
 def run(args: argparse.Namespace) -> int:
@@ -326,10 +343,20 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InvalidInputError("agent-id", str(exc)) from exc
     token_env = checked_token_env(args.token_env)
-    settings_path, settings_text = settings_agent(requested, args.client)
+    settings_path, settings_text, agent = settings_agent(requested, args.client)
     home = Path.home()
     planned: dict[Path, tuple[dict[str, Any], str]] = {}  # file -> (part, whole text)
     entry = server_entry(args.client, args.url, token_env)
+    if args.url is None:  # a team server's agent is its token's
+        if requested is not None and requested != agent:  # no hooks: a flag wins
+            entry["args"] = [*entry["args"], "--agent-id", requested]
+        elif settings_text is None and requested is None:
+            print(
+                f"{args.client} will be agent {agent!r} ({settings_path}), as every client "
+                f"set up here without --agent-id: one agent's memories; "
+                f"`--agent-id {args.client}` gives it its own",
+                file=sys.stderr,
+            )
     key = SERVERS_KEY.get(args.client, "mcpServers")
     mcp_path = args.client_config or client_config_path(args.client)
     if args.client == "codex":

@@ -50,28 +50,39 @@ async def store_memory(
         one_of(*Scope),
         Field(description="session: this session; agent: you, always; swarm: every agent."),
     ] = "agent",
-    tags: Annotated[list[str], Field(description="Labels to filter by later.")] = [],  # noqa: B006
-    metadata: Annotated[dict[str, Any], Field(description="Any JSON object.")] = {},  # noqa: B006
+    tags: Annotated[
+        list[str] | None, Field(description="Labels to filter by later ([] removes them).")
+    ] = None,
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="Any JSON object ({} removes it).")
+    ] = None,
     ttl_seconds: Annotated[float | None, Field(strict=True, description="Expire after.")] = None,
     expires_at: Annotated[str | None, Field(description="Expire at (ISO 8601).")] = None,
     source: Annotated[
-        str,
-        one_of(*v.TOOL_SOURCES),
-        Field(description="Sets the lifetime: task_completion 7 d, session_summary 3 d."),
-    ] = "manual",
+        str | None,
+        one_of(*v.TOOL_SOURCES, optional=True),
+        Field(
+            description="Default manual; a new memory's lifetime: task_completion 7 d, "
+            "session_summary 3 d."
+        ),
+    ] = None,
     confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
-    pinned: Annotated[bool, Field(strict=True, description="Never evicted.")] = False,
+    pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
     expected_version: Annotated[
         int | None,
         Field(strict=True, description="Update only at this version (0: create only)."),
     ] = None,
+    replace: Annotated[
+        bool, Field(strict=True, description="Rewrite it whole: left-out fields get defaults.")
+    ] = False,
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
 ) -> StoredMemory:
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
-    history kept). `similar` lists near-copies you can see: update one of them instead
-    of keeping two. Secrets are stored as [REDACTED:kind].
+    history kept), changing only the fields given: [] or {} empties one, replace=true
+    rewrites it whole. `similar` lists near-copies you can see: update one of them
+    instead of keeping two. Secrets are stored as [REDACTED:kind].
     Example: memory-store(key="test-command", value="Run `make test`", tags=["build"])"""
     app = await app_of(ctx)
 
@@ -85,10 +96,11 @@ async def store_memory(
             metadata=metadata,
             ttl_seconds=ttl_seconds,
             expires_at=v.parse_optional_datetime(expires_at, "expires_at"),
-            source=v.parse_source(source, v.TOOL_SOURCES),
+            source=None if source is None else v.parse_source(source, v.TOOL_SOURCES),
             confidence=confidence,
             pinned=pinned,
             expected_version=expected_version,
+            replace=replace,
             project=project,
             task=task,
         )
@@ -124,7 +136,10 @@ async def memory_search(
 ) -> SearchResults:
     """Search memories by meaning and exact words, best first. Search before starting a
     task and whenever past work may help. Exact keys and identifiers rank first; filters
-    apply before ranking. Long values are cut: memory-get reads one whole.
+    apply before ranking, and a narrow one may return fewer or none (a result shares
+    words or meaning with the query). matched_by "context": the words are only in the
+    memories written just before it (explain.context_from names them). Long values are
+    cut: memory-get reads one whole.
     Example: memory-search(query="how do we deploy to staging?", limit=5)"""
     app = await app_of(ctx)
 
@@ -140,6 +155,7 @@ async def memory_search(
             until,
             min_score,
             expand,
+            explain,
             project,
             task,
             include_archived,

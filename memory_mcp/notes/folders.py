@@ -31,12 +31,6 @@ def note_folders(settings: Settings, cwd: Path | None = None) -> list[NoteFolder
     if settings.transport == "stdio" or settings.memory_dir is not None:
         personal = settings.personal_memory_dir.resolve()
         folders.append(NoteFolder(personal, Scope.AGENT, "personal"))
-    else:
-        log.info(
-            "a team server indexes no personal memory folder unless one is named "
-            "(--memory-dir); not the default %s",
-            settings.personal_memory_dir,
-        )
     if settings.shared_memory_dir is not None:
         shared = settings.shared_memory_dir.expanduser().resolve()
         if shared == personal:
@@ -50,3 +44,14 @@ def note_folders(settings: Settings, cwd: Path | None = None) -> list[NoteFolder
         if own is not None and project is not None and own.resolve() not in (personal, shared):
             folders.append(NoteFolder(own.resolve(), Scope.SWARM, "project", project))
     return folders
+
+
+def say_why_no_personal_folder(settings: Settings) -> None:
+    """A team server's start says why the default folder is not indexed (once: the
+    folders are worked out whenever the app opens, and a server opens it twice)."""
+    if settings.transport != "stdio" and settings.memory_dir is None:
+        log.info(
+            "a team server indexes no personal memory folder unless one is named "
+            "(--memory-dir); not the default %s",
+            settings.personal_memory_dir,
+        )

@@ -7,7 +7,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -18,6 +18,7 @@ from memory_mcp.checks.validation import (
     parse_optional_datetime,
     parse_source,
     parse_store_scope,
+    shown,
 )
 from memory_mcp.errors import CapExceededError, InvalidInputError, MemoryMcpError
 from memory_mcp.models import EVERY_PROJECT, Caller, MemoryRecord, NewMemory, Source, StoreRequest
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 
 # The store's column for a session's name (store/schema.py), as for --session-id.
 MAX_SESSION_CHARS = 128
+# The fields of an exported line that make it a whole memory (export_lines writes them all).
+WHOLE_LINE = frozenset({"tags", "metadata", "source", "pinned", "confidence", "expires_at"})
+T = TypeVar("T")
 
 
 class MemoryLine(BaseModel):
@@ -60,23 +64,33 @@ class MemoryLine(BaseModel):
     def store_request(self, project: str | None = None) -> StoreRequest:
         """The memory to store, dated by the line's `updated_at` (its own time); names the
         field at fault (InvalidInputError). Every source is allowed: an export holds them.
-        `project`: where it goes instead of the line's own (`import --project`)."""
+        `project`: where it goes instead of the line's own (`import --project`).
+
+        Over a stored memory, as memory-store: the fields the line has are written, those
+        it leaves out are kept (null counts as left out). A line with all of WHOLE_LINE,
+        as `export` writes them, is the whole memory (StoreRequest.replace)."""
+        given = self.model_fields_set
+
+        def named(name: str, value: T) -> T | None:
+            return value if name in given else None
+
         return StoreRequest(
             key=self.key,
             value=self.value,
             scope=parse_store_scope(self.scope),
-            tags=self.tags,
-            metadata=self.metadata,
+            tags=named("tags", self.tags),
+            metadata=named("metadata", self.metadata),
             ttl_seconds=self.ttl_seconds,
             expires_at=parse_optional_datetime(self.expires_at, "expires_at"),
-            source=parse_source(self.source, tuple(Source)),
+            source=named("source", parse_source(self.source, tuple(Source))),
             confidence=self.confidence,
-            pinned=self.pinned,
+            pinned=named("pinned", self.pinned),
             about_agent=self.about_agent,
             written_at=parse_optional_datetime(self.updated_at, "updated_at"),
             project=self.project if project is None else project,
             task=self.task,
             archived_at=parse_optional_datetime(self.archived_at, "archived_at"),
+            replace=WHOLE_LINE <= given,
         )
 
 
@@ -127,20 +141,30 @@ def prepare_lines(
     lines: list[tuple[int, MemoryLine]],
     default: Caller,
     unit: str = "line",
+    keep_owners: bool = False,
     project: str | None = None,
 ) -> tuple[list[PreparedLine], list[str]]:
     """Check every line with store_memory's own rules (MemoryService.prepare_memory), writing
     nothing: the memories to write, and one message per bad line (`unit` names what the
     numbers count in messages: "line 3", "memory 3"). `project`: every line's project
-    (None: each line's own)."""
+    (None: each line's own).
+
+    The memories belong to the importing agent (`default`). A line whose `agent_id` names
+    another agent is a bad line unless `keep_owners` (an operator restoring `export --all`):
+    written as the importer's instead, another agent's private memory would silently
+    become the importer's to read, and two agents' memories of one key would merge."""
     prepared: list[PreparedLine] = []
     errors: list[str] = []
     for number, line in lines:
-        caller = replace(
-            default,
-            agent_id=line.agent_id or default.agent_id,
-            session_id=line.session_id or default.session_id,
-        )
+        owner = line.agent_id or default.agent_id
+        if owner != default.agent_id and not keep_owners:
+            errors.append(
+                f"{unit} {number}: agent {shown(owner, 80)}'s memory (its agent_id), and this "
+                f"import writes as {default.agent_id!r}: use --keep-owners to keep the "
+                "file's owners, or remove agent_id to make it yours"
+            )
+            continue
+        caller = replace(default, agent_id=owner, session_id=line.session_id or default.session_id)
         try:
             request = line.store_request(project)
             memory = service.prepare_memory(caller, request)

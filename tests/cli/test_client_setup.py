@@ -216,14 +216,49 @@ def test_setup_refuses_what_it_cannot_merge_and_writes_nothing(
 
 
 def test_an_agent_id_other_than_the_settings_files_is_refused(hermetic: Path) -> None:
+    """Claude Code's server and hooks both read the settings file: another id there would
+    split them."""
     settings = hermetic / ".config" / "memory-mcp" / "config.toml"
     settings.parent.mkdir(parents=True)
-    settings.write_text('agent_id = "claude-code"\n', encoding="utf-8")
-    done = setup("claude-desktop", "--agent-id", "desk")
+    settings.write_text('agent_id = "claude-desktop"\n', encoding="utf-8")
+    done = setup("claude-code", "--agent-id", "coder")
     assert done.returncode == 1
-    assert f"{settings} says agent_id = 'claude-code'" in done.stderr
+    assert f"{settings} says agent_id = 'claude-desktop'" in done.stderr
     assert sorted(files_in(hermetic)) == [".config/memory-mcp/config.toml"]
     assert os.environ["HOME"] == str(hermetic)
+
+
+def test_claude_desktop_says_whose_agent_it_is_or_gets_its_own(hermetic: Path) -> None:
+    """Issue 35: `setup claude-desktop` silently reused the claude-code agent id. It says
+    so now, and `--agent-id` gives Desktop (no hooks) its own in its server's arguments."""
+    assert setup("claude-code", "--no-hooks").returncode == 0
+    desktop = hermetic / "desktop.json"
+    shared = setup("claude-desktop", "--client-config", str(desktop))
+    assert shared.returncode == 0, shared.stderr
+    assert "claude-desktop will be agent 'claude-code'" in shared.stderr
+    assert json.loads(desktop.read_text())["mcpServers"]["memory"]["args"] == ["serve"]
+    own = setup("claude-desktop", "--client-config", str(desktop), "--agent-id", "desk")
+    assert own.returncode == 0, own.stderr
+    entry = json.loads(desktop.read_text())["mcpServers"]["memory"]
+    assert entry["args"] == ["serve", "--agent-id", "desk"]
+    assert (
+        'agent_id = "claude-code"'
+        in (hermetic / ".config" / "memory-mcp" / "config.toml").read_text()
+    )
+
+
+def test_a_file_that_already_holds_it_is_not_rewritten(hermetic: Path) -> None:
+    """Issue 35: setup rewrote a file it had nothing to add to (laid out otherwise) and
+    made a .bak."""
+    desktop = hermetic / "desktop.json"
+    entry = {"command": EXE, "args": ["serve"]}
+    desktop.write_text(json.dumps({"theme": "dark", "mcpServers": {"memory": entry}}))
+    before = desktop.read_text()
+    done = setup("claude-desktop", "--client-config", str(desktop))
+    assert done.returncode == 0, done.stderr
+    assert f"unchanged: {desktop}" in done.stderr
+    assert desktop.read_text() == before
+    assert not desktop.with_name("desktop.json.bak").exists()
 
 
 CODEX_CONFIG = """\

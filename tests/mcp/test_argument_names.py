@@ -19,7 +19,8 @@ pytestmark = pytest.mark.anyio
 
 STORE_TAKES = (
     "memory-store takes: key (required), value (required), scope, tags, metadata, "
-    "ttl_seconds, expires_at, source, confidence, pinned, expected_version, project, task"
+    "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace, "
+    "project, task"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (

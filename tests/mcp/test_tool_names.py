@@ -105,7 +105,8 @@ async def test_a_worker_calling_it_anyway_is_refused(
         error = await call_error(
             client, "memory-inject-learning", learning="x", category="preference"
         )
-    assert "is for the lead agent" in error
+    # Issue 35: it named the old tool ("inject-learning is for the lead agent").
+    assert "memory-inject-learning is for the lead agent" in error
 
 
 async def names_per_token(server: object, tokens: dict[str, str]) -> dict[str, set[str]]:
