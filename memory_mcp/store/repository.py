@@ -55,6 +55,7 @@ from memory_mcp.store.schema import (
     SQLITE_FTS_DDL,
     SQLITE_FTS_REBUILD,
     SQLITE_KEYWORD_TOTALS_DDL,
+    SQLITE_KEYWORD_TOTALS_OLD,
     Base,
     MemoryRow,
     StoreMetaRow,
@@ -116,10 +117,12 @@ class MemoryStore:
                     await conn.exec_driver_sql(ddl)
                 if "memories_fts.context" in added:
                     await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
-                made = await conn.exec_driver_sql(
-                    "SELECT 1 FROM sqlite_master WHERE name = 'keyword_totals'"
-                )
-                fill = made.first() is None  # a store from before the counters
+                made = await conn.exec_driver_sql("PRAGMA table_info(keyword_totals)")
+                columns = {row._mapping["name"] for row in made}
+                if columns and "project" not in columns:  # counted before projects
+                    for ddl in SQLITE_KEYWORD_TOTALS_OLD:
+                        await conn.exec_driver_sql(ddl)
+                fill = "project" not in columns  # a store from before these counters
                 for ddl in SQLITE_KEYWORD_TOTALS_DDL:
                     await conn.exec_driver_sql(ddl)
                 if fill:

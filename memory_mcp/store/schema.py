@@ -213,31 +213,40 @@ def _chars(row: str) -> str:
 
 
 _ADD = (
-    f"INSERT INTO keyword_totals(owner, memories, chars) VALUES ({_owner('new')}, 1, "
-    f"{_chars('new')}) ON CONFLICT(owner) DO UPDATE SET memories = memories + 1, "
-    "chars = chars + excluded.chars;"
+    f"INSERT INTO keyword_totals(owner, project, memories, chars) VALUES ({_owner('new')}, "
+    f"new.project, 1, {_chars('new')}) ON CONFLICT(owner, project) DO UPDATE SET "
+    "memories = memories + 1, chars = chars + excluded.chars;"
 )
 _TAKE = (
     f"UPDATE keyword_totals SET memories = memories - 1, chars = chars - ({_chars('old')}) "
-    f"WHERE owner = {_owner('old')};"
+    f"WHERE owner = {_owner('old')} AND project = old.project;"
 )
-# The size and total length (characters) of each owner's memories ('' for the swarm's):
-# what a caller's keyword statistics count is the swarm's and its own, never another
-# agent's private memories (store/fulltext.py). Kept by triggers in the writing
-# transaction, as the index is; filled from `memories` when made (KEYWORD_TOTALS_FILL).
+# The size and total length (characters) of each owner's memories ('' for the swarm's) in
+# each project: what a caller's keyword statistics count is the swarm's and its own in the
+# projects its search covers, never another agent's private memories nor another
+# project's (store/fulltext.py). Kept by triggers in the writing transaction, as the
+# index is; filled from `memories` when made (KEYWORD_TOTALS_FILL).
 SQLITE_KEYWORD_TOTALS_DDL = [
     """CREATE TABLE IF NOT EXISTS keyword_totals (
-        owner TEXT PRIMARY KEY, memories INTEGER NOT NULL, chars INTEGER NOT NULL)""",
+        owner TEXT NOT NULL, project TEXT NOT NULL, memories INTEGER NOT NULL,
+        chars INTEGER NOT NULL, PRIMARY KEY (owner, project))""",
     f"CREATE TRIGGER IF NOT EXISTS keyword_totals_insert AFTER INSERT ON memories BEGIN {_ADD} END",
     "CREATE TRIGGER IF NOT EXISTS keyword_totals_delete AFTER DELETE ON memories "
     f"BEGIN {_TAKE} END",
     "CREATE TRIGGER IF NOT EXISTS keyword_totals_update AFTER UPDATE OF key, value, tags, "
-    f"context, scope, agent_id ON memories BEGIN {_TAKE} {_ADD} END",
+    f"context, scope, agent_id, project ON memories BEGIN {_TAKE} {_ADD} END",
 ]
 KEYWORD_TOTALS_FILL = (
-    f"INSERT INTO keyword_totals(owner, memories, chars) SELECT {_owner('memories')}, "
-    f"count(*), sum({_chars('memories')}) FROM memories GROUP BY 1"
+    f"INSERT INTO keyword_totals(owner, project, memories, chars) SELECT {_owner('memories')}, "
+    f"project, count(*), sum({_chars('memories')}) FROM memories GROUP BY 1, 2"
 )
+# Counters made before projects (per owner only): dropped, made again and filled.
+SQLITE_KEYWORD_TOTALS_OLD = [
+    "DROP TRIGGER IF EXISTS keyword_totals_insert",
+    "DROP TRIGGER IF EXISTS keyword_totals_delete",
+    "DROP TRIGGER IF EXISTS keyword_totals_update",
+    "DROP TABLE IF EXISTS keyword_totals",
+]
 # A keyword index made before the context column: dropped (migrations.py), then made
 # again by SQLITE_FTS_DDL and filled from `memories` by this.
 SQLITE_FTS_OLD = [
