@@ -23,9 +23,10 @@ import uvicorn
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
 from memory_mcp import __version__
@@ -41,7 +42,12 @@ from memory_mcp.http.agent_sessions import limit_sse_streams, streamable_app
 from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
 from memory_mcp.http.rates import budget_logs
-from memory_mcp.mcp.identity import ConnectionProject, SseSession, StoreTokenVerifier
+from memory_mcp.mcp.identity import (
+    ConnectionProject,
+    ProjectGrant,
+    SseSession,
+    StoreTokenVerifier,
+)
 from memory_mcp.notes.folders import say_why_no_personal_folder
 from memory_mcp.settings import Settings
 
@@ -161,19 +167,28 @@ def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp
         starlette.router.routes.extend(routes)  # (the SDK adds the resource metadata)
         per_agent, idle = settings.max_sessions_per_agent, settings.session_idle_seconds
         limit_sse_streams(starlette, SSE_PATH, per_agent, idle)
+        _granted_projects_only(starlette, (SSE_PATH, MESSAGES_PATH.rstrip("/")))
         return ConnectionProject(SseSession(starlette))
-    return ConnectionProject(
-        streamable_app(
-            server,
-            verifier,
-            path=MCP_PATH,
-            security=security,
-            per_agent=settings.max_sessions_per_agent,
-            idle_seconds=settings.session_idle_seconds,
-            routes=[*routes, *(oauth.resource_routes if oauth is not None else [])],
-            auth=auth,
-        )
+    streamable = streamable_app(
+        server,
+        verifier,
+        path=MCP_PATH,
+        security=security,
+        per_agent=settings.max_sessions_per_agent,
+        idle_seconds=settings.session_idle_seconds,
+        routes=[*routes, *(oauth.resource_routes if oauth is not None else [])],
+        auth=auth,
     )
+    _granted_projects_only(streamable, (MCP_PATH,))
+    return ConnectionProject(streamable)
+
+
+def _granted_projects_only(app: Starlette, paths: tuple[str, ...]) -> None:
+    """Put `ProjectGrant` on the MCP routes at `paths` (behind the app's bearer check:
+    the route knows the token)."""
+    for route in app.router.routes:
+        if isinstance(route, Route | Mount) and route.path in paths:
+            route.app = ProjectGrant(route.app)
 
 
 def connection_limit() -> int:

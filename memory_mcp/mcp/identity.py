@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory_mcp.errors import PermissionDeniedError
@@ -129,6 +130,36 @@ class ConnectionProject:
             _asked_project.reset(reset)
 
 
+class ProjectGrant:
+    """ASGI middleware on the team server's MCP routes, after the bearer check: a
+    connection that asks for a project its token is not granted is answered 403 there, at
+    connect, rather than at each call (`caller_of` refuses those too)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        asked = _asked_project.get()
+        if isinstance(user, AuthenticatedUser) and asked is not None:
+            try:
+                current_project_of(_grants(user.access_token.claims), asked)
+            except PermissionDeniedError as exc:
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": -32000, "message": str(exc)},
+                }
+                await JSONResponse(body, 403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _grants(claims: dict[str, Any] | None) -> frozenset[str] | None:
+    projects = (claims or {}).get(PROJECTS_CLAIM)
+    return None if projects is None else frozenset(projects)
+
+
 def _project_asked(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name.decode("latin-1").lower() == PROJECT_HEADER:
@@ -178,8 +209,7 @@ def caller_of(app: AppContext) -> Caller:
         raise PermissionDeniedError("this request carries no valid bearer token")
     claims = access.claims or {}
     role = Role(claims.get(ROLE_CLAIM, Role.WORKER.value))
-    projects = claims.get(PROJECTS_CLAIM)
-    grants = None if projects is None else frozenset(projects)
+    grants = _grants(claims)
     # A client of the stateless 2026-07-28 protocol has no MCP session: its session
     # scope lasts one request.
     session = _mcp_session.get() or f"request-{uuid.uuid4().hex[:12]}"
@@ -189,6 +219,7 @@ def caller_of(app: AppContext) -> Caller:
 
 __all__ = [
     "ConnectionProject",
+    "ProjectGrant",
     "SseSession",
     "StoreTokenVerifier",
     "caller_of",

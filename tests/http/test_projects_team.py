@@ -10,7 +10,6 @@ import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -183,19 +182,32 @@ def test_every_tool_keeps_a_token_to_its_projects(team: Team, tool: str) -> None
 
 
 def test_the_connections_project_must_be_granted(team: Team) -> None:
-    async def attempt(tool: str, **arguments: Any) -> str:
-        async with team.as_("w-alpha", BETA) as wrong:
-            return await call_error(wrong, tool, **arguments)
-
-    for tool, arguments in (
-        ("memory-search", {"query": "otter"}),
-        ("memory-complete-task", {"task": "t1"}),
-        ("index-note", {"path": "/r/.memory/n.md", "content": "# N\nx", "folder": "project"}),
+    """Refused at connect (403), by header or by the URL's query; a name that is not one,
+    400 before anything else."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}},
+    }  # fmt: skip
+    headers = {
+        "Authorization": f"Bearer {team.tokens['w-alpha']}",
+        "Accept": "application/json, text/event-stream",
+    }
+    for url, extra in (
+        (team.server.url, {"X-Memory-Project": BETA}),
+        (team.server.url + "?project=beta", {}),
     ):
-        error = anyio.run(partial(attempt, tool, **arguments))
-        assert "'beta' is not one of this token's (alpha)" in error, (tool, error)
-    bad = httpx2.post(team.server.url + "?project=-x", timeout=30)
-    assert bad.status_code in (400, 401)
+        answer = httpx2.post(url, json=initialize, headers={**headers, **extra}, timeout=60)
+        assert answer.status_code == 403, answer.text
+        assert "'beta' is not one of this token's (alpha)" in answer.json()["error"]["message"]
+    fine = httpx2.post(
+        team.server.url, json=initialize, headers={**headers, "X-Memory-Project": ALPHA}, timeout=60
+    )
+    assert fine.status_code == 200, fine.text
+    bad = httpx2.post(team.server.url + "?project=-x", json=initialize, headers=headers, timeout=30)
+    assert bad.status_code == 400 and "invalid project" in bad.text
 
 
 def test_a_lead_leads_only_within_its_projects(team: Team) -> None:
