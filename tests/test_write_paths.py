@@ -544,6 +544,7 @@ CLI_WRITES = {
     "index": "the notes indexer: sync_file / remove_file with Origin.FOLDER (it reads the file)",
     "hook": "store_memory (SessionEnd), the notes indexer or index-note (PostToolUse)",
     "serve": "the tools (above)",
+    "projects": "projects move: MemoryService.move_to_project (the decision for each)",
     "ui": "none: the web view only reads (its routes are checked below)",
 }
 CLI_OTHERS = {
@@ -627,5 +628,11 @@ def test_the_cli_write_commands_ask_the_decision(
     assert main(["import", str(rewrite), "--db", db, "--agent-id", "w1"]) == 1
     assert refused_by_the_decision(capsys.readouterr().err)
     assert any(refused for *_, refused in spied), "import did not ask the decision"
+    spied.clear()
+    move = ["projects", "move", "--to", "elsewhere", "--key", RULE_KEY, "--db", db]
+    assert main([*move, "--agent-id", "w1"]) == 1
+    assert refused_by_the_decision(capsys.readouterr().err)
+    assert spied and spied[-1][2], "projects move did not ask the decision"
     assert main(["get", str(rule_id), "--db", db, "--agent-id", "w1", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["value"] == "Two reviewers"
+    got = json.loads(capsys.readouterr().out)
+    assert (got["value"], got["project"]) == ("Two reviewers", "*")
