@@ -37,10 +37,13 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 
 # Real clients from npm, pinned, into .venv/npm: the reference knowledge-graph server for
 # the side-by-side tests of the knowledge-graph profile (tests/mcp/test_graph_profile.py),
-# Claude Code for the plugin test and mcpb for the Claude Desktop bundle (make dist,
-# tests/test_packaging.py).
+# Claude Code for the plugin and `setup claude-code` tests and mcpb for the Claude Desktop
+# bundle (make dist, tests/test_packaging.py), the official MCP conformance suite for the
+# team server (tests/http/test_conformance.py; glob gives it Node 22's fs.globSync on an
+# older Node).
 NPM_PACKAGES := @modelcontextprotocol/server-memory@2026.8.31 \
-	@anthropic-ai/claude-code@2.1.328 @anthropic-ai/mcpb@2.1.2
+	@anthropic-ai/claude-code@2.1.328 @anthropic-ai/mcpb@2.1.2 \
+	@modelcontextprotocol/conformance@0.1.16 glob@14.0.6
 $(VENV)/.installed-npm: Makefile | $(BIN)/python
 	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm $(NPM_PACKAGES)
 	touch $@

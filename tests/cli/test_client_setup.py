@@ -1,6 +1,7 @@
 """`memory-mcp setup CLIENT` (claude-code, claude-desktop, cursor, vscode, codex): the
 configs they print start a real server (the command and args, spawned as the client
-would, answer `initialize`), the hooks they print reach the same store, writing merges
+would, answer `initialize`; Claude Code 2.1.328 itself reports the server it was set up
+for connected, local and team), the hooks they print reach the same store, writing merges
 into a user's files (JSON, or Codex's TOML with its comments) without losing anything of
 theirs, and `--url` points a client (and Claude Code's hooks, at a real team server) at
 a team server with the token left in a variable.
@@ -27,6 +28,8 @@ from tests.http.team_server import running, token_add
 pytestmark = pytest.mark.anyio
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
+# npm @anthropic-ai/claude-code 2.1.328, installed by the Makefile (NPM_PACKAGES).
+CLAUDE = Path(__file__).resolve().parents[2] / ".venv" / "npm" / "node_modules" / ".bin" / "claude"
 URL = "https://memory.example.com/mcp"
 SESSION_START = {
     "session_id": "s-1",
@@ -100,6 +103,35 @@ async def test_a_printed_config_starts_a_server_that_answers(
     )
     assert done.returncode == 0, done.stderr
     assert "We use Neovim" in done.stdout  # the hooks read the store the server wrote
+
+
+def claude_code_sees_memory() -> str:
+    """`claude mcp list` in the test's HOME, no login, no network: Claude Code's own
+    health check of each configured server. Returns the line for the server `memory`."""
+    env = {
+        **os.environ,
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    done = subprocess.run(
+        [CLAUDE, "mcp", "list"],
+        cwd=os.environ["HOME"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("memory: ")]
+    assert len(lines) == 1, done.stdout
+    return lines[0]
+
+
+def test_claude_code_connects_to_the_server_setup_added(hermetic: Path) -> None:
+    done = setup("claude-code")
+    assert done.returncode == 0, done.stderr
+    assert claude_code_sees_memory() == f"memory: {EXE} serve - ✔ Connected"
 
 
 def plant(home: Path) -> dict[str, Any]:
@@ -394,6 +426,7 @@ async def test_claude_codes_hooks_follow_the_team_server_of_its_entry(
         assert imported.returncode == 0, imported.stderr
 
         monkeypatch.setenv("TEAM_TOKEN", token)
+        assert claude_code_sees_memory().endswith(f"{server.url} (HTTP) - ✔ Connected")
         entry = json.loads(written[".claude.json"])["mcpServers"]["memory"]
         # As Claude Code connects: its ${VAR} expanded from the environment.
         headers = {name: os.path.expandvars(value) for name, value in entry["headers"].items()}
