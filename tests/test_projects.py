@@ -186,3 +186,16 @@ def test_a_work_trees_notes_folder(tmp_path: Path) -> None:
     (tree / ".memory").mkdir()
     (tree / "src").mkdir()
     assert notes_folder_of(tree / "src") == (tree / ".memory").resolve()
+
+
+def test_a_secret_is_no_project_or_task_name() -> None:
+    from memory_mcp.checks.new_memory import checked_memory
+
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    for field, project, task in (("project", secret, None), ("task", "*", secret)):
+        with pytest.raises(InvalidInputError) as refused:
+            checked_memory(
+                STDIO, 1000, key="k", value="v", scope=Scope.SWARM, source=Source.MANUAL,
+                tags=[], metadata={}, expires_at=None, project=project, task=task,
+            )  # fmt: skip
+        assert refused.value.field == field and secret not in str(refused.value)

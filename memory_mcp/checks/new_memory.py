@@ -49,6 +49,9 @@ def checked_memory(
     refuse_secret_names(clean_key, [tag.strip() for tag in tags])
     if file_path is not None:  # whole: a long path's key keeps only its first characters
         refuse_secret_name(file_path, "file_path", "file_path")
+    if task is not None:
+        refuse_secret_name(task, "task", "task")
+    refuse_secret_name(project, "project", "project")  # a name every reader sees
     redactions: list[Redaction] = []
     safe_metadata = redact_json(clean_metadata, "metadata", redactions)
     safe_value, value_redactions = redact_field(clean_value, "value")
