@@ -65,6 +65,7 @@ def checked_projects(projects: list[str] | None) -> list[str] | None:
             raise InvalidInputError(
                 "project", "* is every project: leave out --project to grant every one"
             )
+        refuse_secret_name(checked, "project", "project")
         names.append(checked)
     return sorted(set(names))
 
