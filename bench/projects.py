@@ -30,6 +30,7 @@ import numpy as np
 from bench.settings import BenchSettings
 from bench.stats import mean, percentile_ms, table
 from memory_mcp.app.root import open_app
+from memory_mcp.errors import MemoryMcpError
 from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.semantic.embeddings import Embedder
 
@@ -139,6 +140,7 @@ class Run:
     name: str
     retrieved: dict[str, list[list[str]]] = field(default_factory=dict)  # by conversation
     seconds: list[float] = field(default_factory=list)  # each search
+    refused: set[str] = field(default_factory=set)  # turns the store refused
 
 
 async def ingest_and_ask(
@@ -160,7 +162,10 @@ async def ingest_and_ask(
             for index, turn in enumerate(conversation.turns):
                 writer = replace(caller, session_id=turn.session)
                 request = StoreRequest(turn.key, turn.value, written_at=WRITTEN_FROM + index)
-                await service.store_memory(writer, request)
+                try:
+                    await service.store_memory(writer, request)
+                except MemoryMcpError:  # over the value limit (a BEAM turn): as a user's
+                    run.refused.add(f"{conversation.name}/{turn.key}")
             await service.vectors.embed_pending()
             answers = []
             for question in conversation.questions:
@@ -227,6 +232,10 @@ class ProjectsReport:
                 f"recall@{k}": round(v, 4) for k, v in self.recalls(self.together).items()
             },
             "questions_with_another_top10": self.differing(),
+            "refused_turns": {
+                "alone": len(self.alone.refused),
+                "together": len(self.together.refused),
+            },
             "search_ms_p50": {
                 "alone": round(percentile_ms(self.alone.seconds, 50), 2),
                 "together": round(percentile_ms(self.together.seconds, 50), 2),
