@@ -140,6 +140,8 @@ def test_a_token_reads_its_projects_and_every_projects(team: Team) -> None:
             }  # fmt: skip
             error = await call_error(both, "memory-store", key="k", value="v")
             assert "only an agent with every project may write to project '*'" in error
+            error = await call_error(both, "memory-complete-task", task="t1")  # `*`'s tasks
+            assert "only an agent with every project may write to project '*'" in error
         for via in ("header", "query"):
             async with team.as_("w-both", BETA, via) as in_beta:
                 stored = await call(in_beta, "memory-store", key=f"b-{via}", value="v")
