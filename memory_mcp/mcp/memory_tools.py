@@ -80,9 +80,8 @@ async def store_memory(
 ) -> StoredMemory:
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
-    history kept), changing only the fields given: [] or {} empties one, replace=true
-    rewrites it whole. `similar` lists near-copies you can see: update one of them
-    instead of keeping two. Secrets are stored as [REDACTED:kind].
+    history kept), changing only the fields given. `similar` lists near-copies: update
+    one instead of keeping two. Secrets are stored as [REDACTED:kind].
     Example: memory-store(key="test-command", value="Run `make test`", tags=["build"])"""
     app = await app_of(ctx)
 
@@ -135,12 +134,10 @@ async def memory_search(
     include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
 ) -> SearchResults:
     """Search memories by meaning and exact words, best first. Search before starting a
-    task and whenever past work may help. Exact keys and identifiers rank first; filters
-    apply before ranking, and a narrow one may return fewer or none (a result shares
-    words or meaning with the query). matched_by "context": the words are only in the
-    memories written just before it (explain.context_from names them). Long values are
-    cut: memory-get reads one whole.
-    Example: memory-search(query="how do we deploy to staging?", limit=5)"""
+    task and whenever past work may help. Exact keys and identifiers rank first; a
+    narrow filter may return fewer or none. matched_by "context": the words are only in
+    the memories written just before it. Long values are cut: memory-get reads one whole.
+    Example: memory-search(query="how do we deploy?", limit=5)"""
     app = await app_of(ctx)
 
     async def search() -> SearchResult:
@@ -184,8 +181,7 @@ async def memory_get(
     ctx: Context,
     id: Annotated[int, Field(strict=True, description="From memory-search or memory-store.")],
 ) -> Memory:
-    """Read one whole memory by id: value, version, expiry and its links (expired ones
-    too).
+    """Read one whole memory by id, with its links (expired ones too).
     Example: memory-get(id=42)"""
     app = await app_of(ctx)
 
@@ -208,7 +204,7 @@ async def memory_delete(
     scope: Annotated[str, one_of(*Scope)] = "agent",
 ) -> DeleteResult:
     """Delete a memory for good, by id or by key and scope: your own, or (lead) a swarm
-    one. Many at once: memory-delete-many.
+    one.
     Example: memory-delete(id=42)"""
     app = await app_of(ctx)
 
