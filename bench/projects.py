@@ -262,7 +262,7 @@ class ProjectsReport:
         ]
         return "\n".join(
             [
-                table(["20 dev conversations", "questions", "R@5", "R@10"], rows),
+                table([f"{s['conversations']} conversations", "questions", "R@5", "R@10"], rows),
                 "",
                 f"questions whose top 10 differs: {s['questions_with_another_top10']} "
                 f"of {s['questions']}",
