@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -20,6 +21,7 @@ from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.watcher import NoteWatcher
 from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.projects import current_project
 from memory_mcp.rules.service import MemoryService
 from memory_mcp.search.ports import VectorSearch
 from memory_mcp.search.ranking_config import RankingConfig
@@ -64,6 +66,13 @@ def embedder_from(settings: Settings) -> Embedder:
     from memory_mcp.semantic.onnx_model import ensure_in_child
 
     return OnnxEmbedder(lambda: ensure_in_child(settings.data_dir, settings.model_dir))
+
+
+def project_of(settings: Settings) -> str | None:
+    """The current project of this process: the setting, else (stdio server, CLI, hooks)
+    the git work tree it runs in; a team server's callers choose theirs per connection."""
+    here = Path.cwd() if settings.transport == "stdio" else None
+    return current_project(settings.project, here)
 
 
 def vectors_for(engines: Engines, store: MemoryStore, embedder: Embedder) -> Vectors:
@@ -115,7 +124,7 @@ async def open_app(
         embedder = embedder or embedder_from(settings)
         vectors = vectors_for(engines, store, embedder)
         service = MemoryService(store, embedder, policy_from(settings), vectors)
-        caller = Caller(settings.agent_id, settings.role, settings.session_id)
+        caller = Caller(settings.agent_id, settings.role, settings.session_id, project_of(settings))
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped

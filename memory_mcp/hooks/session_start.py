@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_mcp.app.context import AppContext
 from memory_mcp.errors import StoreMissingError
-from memory_mcp.hooks.job import run_with_app
+from memory_mcp.hooks.job import run_with_app, settings_for
 from memory_mcp.rules.memories_block import memories_block
 from memory_mcp.settings import Settings
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def run(payload: dict[str, Any], open_app: AppOpener, settings: Settings | None = None) -> int:
-    settings = settings or Settings()
+    settings = settings_for(payload, settings)
 
     async def job(app: AppContext) -> str:
         return await memories_block(app.service, app.caller)
@@ -24,7 +24,7 @@ def run(payload: dict[str, Any], open_app: AppOpener, settings: Settings | None 
     if settings.team_server is not None:
         from memory_mcp.app import team_client as team
 
-        block = team.run_remote(settings.team_server, team.context_block)
+        block = team.run_remote(settings.team_server, team.context_block, settings.project)
         if block:
             print(block, flush=True)
         return 0

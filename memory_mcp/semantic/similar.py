@@ -5,7 +5,8 @@ dropped: the write is done as asked, and `store_memory` reports what is similar.
 Similar means a cosine similarity of the two memories' stored vectors (all-MiniLM-L6-v2,
 passages recipe: the same vectors the search uses) of at least SIMILAR_MIN_COSINE, among
 the memories the writer can see (its own, its session's, the swarm's; never another
-agent's private ones), expired ones left out. Measured with bench/near_duplicates.py on
+agent's private ones) in the new memory's project and `*` (and, for a task's working
+memory, its task's), expired and archived ones left out. Measured with bench/near_duplicates.py on
 bench/data/near_duplicates.json (docs/RETRIEVAL.md, near-duplicates):
 
     pairs          n    min    p5     median  p95    max      share >= 0.60
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory_mcp.models import Caller, MemoryRecord, Visibility
+from memory_mcp.models import EVERY_PROJECT, Caller, MemoryRecord, Visibility
 from memory_mcp.semantic.similar_check import SimilarCheck, SimilarMemory
 
 if TYPE_CHECKING:  # types only: the service hands in its own
@@ -53,9 +54,13 @@ async def find_similar(
     if vector is None:
         return SimilarCheck(checked=False)
     await vectors.search.catch_up()  # other processes' recent writes count too
-    nearest = await vectors.search.nearest(
-        vector, Visibility(caller=caller, now=now), MAX_SIMILAR + 1
+    vis = Visibility(
+        caller=caller,
+        now=now,
+        projects=frozenset({record.project, EVERY_PROJECT}),
+        task=record.task,
     )
+    nearest = await vectors.search.nearest(vector, vis, MAX_SIMILAR + 1)
     close = [
         (memory_id, cosine)
         for memory_id, cosine in nearest

@@ -83,6 +83,13 @@ def _whole_number(row: Any, name: str) -> int:
     return value
 
 
+def _text(row: Any, name: str) -> str:
+    value = getattr(row, name)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} is not text")
+    return value
+
+
 def _check_damage(row: Any) -> None:
     """Types SQLite lets through (its columns take any value) and json.loads would not catch."""
     for name in ("key", "value", "agent_id", "session_id", "content_hash"):
@@ -137,6 +144,9 @@ def record_from_row(row: Any) -> MemoryRecord:
             updated_by=row.updated_by or row.agent_id,
             about_agent=row.about_agent,
             written_session=row.written_session or "",
+            project=_text(row, "project"),
+            task=row.task if isinstance(row.task, str) else None,
+            archived_at=_timestamp(row, "archived_at", optional=True),
         )
     except ValueError as exc:  # enum values raise ValueError too
         raise DamagedMemoryError(row.id, str(exc)) from None
@@ -198,11 +208,24 @@ def index_row(row: Any) -> IndexRow | None:
         updated_at = cast(float, _timestamp(row, "updated_at"))
         if not isinstance(row.agent_id, str) or not isinstance(row.session_id, str):
             raise ValueError("owner is not text")
+        project = _text(row, "project")
+        archived = row.archived_at is not None
     except ValueError:
         return None
     vector = np.frombuffer(row.vector, dtype=np.float32) if row.vector else None
     return IndexRow(
-        row.id, row.agent_id, scope, row.session_id, source, expires_at, tags, vector, updated_at
+        row.id,
+        row.agent_id,
+        scope,
+        row.session_id,
+        source,
+        expires_at,
+        tags,
+        vector,
+        updated_at,
+        project,
+        row.task if isinstance(row.task, str) else None,
+        archived,
     )
 
 
@@ -216,6 +239,9 @@ class _VisibilityShape:
     updated_since: bool
     updated_until: bool
     tags: int  # distinct tags asked for
+    projects: int | None  # projects shown (None: every project)
+    task: bool | None  # task memories: of one task too (True), of none (False), any (None)
+    include_archived: bool
 
 
 def _shape_and_values(vis: Visibility) -> tuple[_VisibilityShape, dict[str, Any]]:
@@ -239,6 +265,11 @@ def _shape_and_values(vis: Visibility) -> tuple[_VisibilityShape, dict[str, Any]
         values[f"vis_tag_{i}"] = tag
     if tags:
         values["vis_tag_count"] = len(tags)
+    projects = vis.shown_projects
+    for i, project in enumerate(sorted(projects or ())):
+        values[f"vis_project_{i}"] = project
+    if vis.task is not None and not vis.every_task:
+        values["vis_task"] = vis.task
     shape = _VisibilityShape(
         vis.scope,
         vis.include_expired,
@@ -246,6 +277,9 @@ def _shape_and_values(vis: Visibility) -> tuple[_VisibilityShape, dict[str, Any]
         vis.updated_since is not None,
         vis.updated_until is not None,
         len(tags),
+        None if projects is None else len(projects),
+        None if vis.every_task else vis.task is not None,
+        vis.include_archived,
     )
     return shape, values
 
@@ -277,6 +311,14 @@ def _condition(shape: _VisibilityShape, values: dict[str, Any] | None) -> Column
         conditions.append(M.updated_at >= param("vis_since"))
     if shape.updated_until:
         conditions.append(M.updated_at <= param("vis_until"))
+    if shape.projects is not None:  # an empty set shows nothing (`IN ()` is false)
+        conditions.append(M.project.in_([param(f"vis_project_{i}") for i in range(shape.projects)]))
+    if shape.task is False:
+        conditions.append(M.task.is_(None))
+    elif shape.task:
+        conditions.append(or_(M.task.is_(None), M.task == param("vis_task")))
+    if not shape.include_archived:
+        conditions.append(M.archived_at.is_(None))
     if shape.tags:
         tagged = (
             select(MemoryTagRow.memory_id)
