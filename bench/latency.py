@@ -26,7 +26,7 @@ import numpy as np
 from bench.settings import store_settings
 from bench.stats import percentile_ms, table
 from memory_mcp.app.root import open_app
-from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.store.keyword import query_terms
@@ -185,14 +185,14 @@ async def measure_size(
         await service.vectors.search.catch_up()  # what the first search after a start pays
         result = SizeResult(size, built, time.perf_counter() - started)
         for warm in range(5):
-            await service.search(caller, text.query(QUERY_KINDS[warm % 3]))
+            await service.search(caller, SearchRequest(text.query(QUERY_KINDS[warm % 3])))
         vis = Visibility(caller=caller, now=time.time())
         for i in range(queries):
             kind = QUERY_KINDS[i % len(QUERY_KINDS)]
             parts = result.parts.setdefault(kind, {name: [] for name in PARTS})
             query = text.query(kind)
             started = time.perf_counter()
-            await service.search(caller, query, limit=10)
+            await service.search(caller, SearchRequest(query, limit=10))
             result.seconds.setdefault(kind, []).append(time.perf_counter() - started)
             # The same search again, one part at a time.
             started = time.perf_counter()

@@ -34,7 +34,7 @@ from bench.locomo import CUTOFFS, SEARCH_LIMIT, Conversation, recall_at
 from bench.settings import BenchSettings
 from bench.stats import mean, table
 from memory_mcp.app.root import open_app
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.search.ranking_config import ExpandConfig
 from memory_mcp.semantic.embeddings import Embedder
 
@@ -200,7 +200,8 @@ async def _one_conversation(
                 )
             for question in conversation.questions:
                 result = await service.search(
-                    caller, question.text, limit=SEARCH_LIMIT, expand=expand is not None
+                    caller,
+                    SearchRequest(question.text, limit=SEARCH_LIMIT, expand=expand is not None),
                 )
                 keys = [hit.record.key for hit in result.hits]
                 recall = {k: recall_at(question.evidence, keys, k) for k in CUTOFFS}

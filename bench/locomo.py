@@ -26,7 +26,7 @@ from bench.settings import BenchSettings
 from bench.stats import mean, percentile_ms, table
 from memory_mcp.app.root import open_app
 from memory_mcp.errors import MemoryMcpError
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.store.table_copy import empty_store
 
@@ -146,7 +146,7 @@ async def run_conversation(
         )
         for question in conversation.questions:
             started = time.perf_counter()
-            result = await service.search(caller, question.text, limit=SEARCH_LIMIT)
+            result = await service.search(caller, SearchRequest(question.text, limit=SEARCH_LIMIT))
             seconds = time.perf_counter() - started
             retrieved = [hit.record.key for hit in result.hits]
             run.results.append(

@@ -47,7 +47,7 @@ from bench.settings import BenchSettings, server_env, store_settings
 from bench.startup import _initialize, _peak_rss_mb, _search, machine, spawn_server
 from bench.stats import percentile_ms
 from memory_mcp.app.root import open_app
-from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import content_hash
 
@@ -256,7 +256,7 @@ async def warm_keyword_arm(settings: Settings, queries: list[str], model_name: s
         keyword_only, SyntheticDocumentEmbedder(model_name), background=False
     ) as app:
         for query in queries:
-            await app.service.search(app.caller, query, limit=10)
+            await app.service.search(app.caller, SearchRequest(query, limit=10))
 
 
 async def run_scale(

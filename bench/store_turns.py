@@ -290,7 +290,7 @@ async def in_process(conversation: Conversation, run: StoreRun) -> None:
                 if hasattr(rows, read):
                     _time_calls(parts, "vector read", rows, read)
             _time_calls(parts, "similar check", service, "similar_to")
-            _time_calls(parts, "index catch-up", service.vectors, "catch_up")
+            _time_calls(parts, "index catch-up", service.vectors.search, "catch_up")
             cpu = time.process_time()
             for turn in conversation.turns:
                 began = time.perf_counter()

@@ -21,7 +21,7 @@ from bench.locomo import load_conversation
 from bench.settings import BenchSettings
 from memory_mcp.app.context import AppContext
 from memory_mcp.app.root import embedder_from, open_app
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import SearchRequest, StoreRequest
 
 ROUNDS = 3
 
@@ -55,7 +55,7 @@ async def measure(path: Path) -> None:
                 for question in conversation.questions:
                     for name, app in order:
                         started = time.perf_counter()
-                        await app.service.search(app.caller, question.text, limit=10)
+                        await app.service.search(app.caller, SearchRequest(question.text, limit=10))
                         times[name].append((time.perf_counter() - started) * 1000)
     for name, values in times.items():
         values.sort()

@@ -12,7 +12,7 @@ from memory_mcp.errors import InvalidInputError
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from memory_mcp.app.context import AppOpener
+    from memory_mcp.app.opener import AppOpener
 
 log = logging.getLogger(__name__)
 

@@ -1,23 +1,22 @@
-"""What a way in is handed once the app is open (AppContext), and how it asks for one
-(AppOpener). app/root.py builds it; the edges name its parts' types under TYPE_CHECKING
-only, so importing this module loads neither the store, the model nor the search."""
+"""What a way in is handed once the app is open: AppContext. app/root.py builds it; this
+module names its parts' types under TYPE_CHECKING only and imports nothing but the
+standard library, so the hooks' fast path and the servers' start load neither the store,
+the model nor the search by importing it."""
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
-
-import anyio
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import anyio
+
     from memory_mcp.auth.oauth import OAuthGrants
     from memory_mcp.auth.tokens import AgentTokens
     from memory_mcp.models import Caller
     from memory_mcp.notes.indexer import NoteIndexer
     from memory_mcp.notes.watcher import NoteWatcher
     from memory_mcp.rules.service import MemoryService
-    from memory_mcp.semantic.embeddings import Embedder
     from memory_mcp.settings import Settings
 
 
@@ -30,19 +29,11 @@ class AppContext:
     tokens: AgentTokens  # bearer tokens of the HTTP transports (auth/tokens.py)
     oauth: OAuthGrants  # OAuth grants of the HTTP transports (auth/oauth.py)
     # Tool calls worked on at once; the others wait their turn in arrival order.
-    turns: anyio.Semaphore = field(default_factory=lambda: anyio.Semaphore(8))
+    turns: anyio.Semaphore = field(default_factory=lambda: _turns(8))
     watcher: NoteWatcher | None = None  # running when the app has background workers
 
 
-class AppOpener(Protocol):
-    """app.root.open_app's signature: the composition roots (cli/launch.py, the hooks'
-    entry, the tests) pass it, or a wrapper of it, to the servers, which open the app when
-    they start."""
+def _turns(calls: int) -> anyio.Semaphore:
+    import anyio  # here: the hooks' entry imports this module on its fast path
 
-    def __call__(
-        self,
-        settings: Settings,
-        embedder: Embedder | None = ...,
-        background: bool = ...,
-        create: bool = ...,
-    ) -> AbstractAsyncContextManager[AppContext]: ...
+    return anyio.Semaphore(calls)

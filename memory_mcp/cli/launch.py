@@ -9,29 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memory_mcp import __version__
+from memory_mcp.app.opener import open_app_when_called
 from memory_mcp.cli.common import settings_from
 
 if TYPE_CHECKING:
     import argparse
-    from contextlib import AbstractAsyncContextManager
-
-    from memory_mcp.app.context import AppContext
-    from memory_mcp.semantic.embeddings import Embedder
-    from memory_mcp.settings import Settings
-
-
-def open_app_when_called(
-    settings: Settings,
-    embedder: Embedder | None = None,
-    background: bool = True,
-    create: bool = True,
-) -> AbstractAsyncContextManager[AppContext]:
-    """app.open_app, imported when called: the stdio server opens its app once the client
-    has its handshake answer, and a hook only once it has real work, so neither pays for
-    importing the store, numpy and SQLAlchemy before that."""
-    from memory_mcp.app.root import open_app
-
-    return open_app(settings, embedder, background, create)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

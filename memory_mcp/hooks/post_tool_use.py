@@ -13,7 +13,8 @@ from memory_mcp.notes.paths import NotePath, locate
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
-    from memory_mcp.app.context import AppContext, AppOpener
+    from memory_mcp.app.context import AppContext
+    from memory_mcp.app.opener import AppOpener
     from memory_mcp.app.team_client import Client
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from memory_mcp.limits import HOOK_BUDGET_SECONDS
 
 if TYPE_CHECKING:
-    from memory_mcp.app.context import AppOpener
+    from memory_mcp.app.opener import AppOpener
 
 EVENTS = ("post-tool-use", "session-start", "session-end", "stop")
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})

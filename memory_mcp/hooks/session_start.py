@@ -3,13 +3,16 @@ Code adds a hook's stdout to the model's context. Nothing is printed when there 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory_mcp.app.context import AppContext, AppOpener
+from memory_mcp.app.context import AppContext
 from memory_mcp.errors import StoreMissingError
 from memory_mcp.hooks.job import run_with_app
 from memory_mcp.rules.memories_block import memories_block
 from memory_mcp.settings import Settings
+
+if TYPE_CHECKING:
+    from memory_mcp.app.opener import AppOpener
 
 
 def run(payload: dict[str, Any], open_app: AppOpener, settings: Settings | None = None) -> int:

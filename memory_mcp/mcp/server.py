@@ -30,7 +30,8 @@ from memory_mcp.models import (
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the handshake
-    from memory_mcp.app.context import AppContext, AppOpener
+    from memory_mcp.app.context import AppContext
+    from memory_mcp.app.opener import AppOpener
     from memory_mcp.semantic.embeddings import Embedder
 
 T = TypeVar("T")
@@ -96,6 +97,7 @@ def build_server(
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         stdio_lead=settings.transport == "stdio" and settings.role is Role.LEAD,
+        list_aliases=settings.legacy_tool_names,
         **sdk_options,
     )
 

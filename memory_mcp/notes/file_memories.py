@@ -54,12 +54,6 @@ class FileIndexService:
             return None
         return float(math.floor(min(modified_at, self.service.clock())) + math.ceil(ttl))
 
-    async def records(self, caller: Caller, scope: Scope, file_path: str) -> list[MemoryRecord]:
-        return await self.service.note_records(caller, scope, file_path)
-
-    async def indexed_paths(self, caller: Caller, scope: Scope, prefix: str) -> set[str]:
-        return await self.service.note_paths(caller, scope, prefix)
-
     async def sync_file(
         self,
         caller: Caller,

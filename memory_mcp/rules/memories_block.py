@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from memory_mcp.checks.text_safety import for_display, strip_terminal_controls
 from memory_mcp.checks.validation import iso
 from memory_mcp.limits import MAX_BLOCK_ITEMS
-from memory_mcp.models import Caller, MemoryRecord
+from memory_mcp.models import Caller, MemoryRecord, SearchRequest
 from memory_mcp.search.ranking import prior
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ async def select_memories(
     regardless of topic: pinned first, then by the ranking prior (source quality,
     recency, use). Expired memories are never selected."""
     if query and query.strip():
-        result = await service.search(caller, query, limit=min(limit, 50))
+        result = await service.search(caller, SearchRequest(query, limit=min(limit, 50)))
         return [hit.record for hit in result.hits if not service.is_expired(hit.record)]
     now = service.clock()
     pool = await service.recent_visible(caller, POOL)

@@ -15,7 +15,14 @@ import anyio
 import numpy as np
 
 from memory_mcp.checks import validation as v
-from memory_mcp.models import Caller, KeywordQuery, MemoryRecord, Ranked, Scope, Source, Visibility
+from memory_mcp.models import (
+    Caller,
+    KeywordQuery,
+    MemoryRecord,
+    Ranked,
+    SearchRequest,
+    Visibility,
+)
 from memory_mcp.search.exact_match import (
     ExactMatches,
     exact_first,
@@ -68,35 +75,21 @@ async def search(
     policy: Policy,
     clock: Callable[[], float],
     caller: Caller,
-    query: str,
-    limit: int = 10,
-    scope: Scope | None = None,
-    tags: list[str] | None = None,
-    source: Source | None = None,
-    include_expired: bool = False,
-    *,
-    since: str | None = None,
-    until: str | None = None,
-    min_score: float | None = None,
-    expand: bool = False,
+    request: SearchRequest,
 ) -> SearchResult:
-    """`scope` None: every scope the caller can see. `since`/`until`: only memories
-    last changed (updated_at) in that window, an ISO date-time or an age such as "7d"
-    (search/time_filters.py); like every filter they apply before either arm's top-k cut.
-    `min_score`: leave out results scoring below it (the same score the results show).
-    `expand`: the memories linked to the strong hits join the candidates
-    (search/expansion.py)."""
-    text = v.clean_query(query)
-    limit = v.clean_limit(limit)
+    """The memories `caller` may see that best answer `request` (models.SearchRequest
+    says what each of its fields does), ranked."""
+    text = v.clean_query(request.query)
+    limit = v.clean_limit(request.limit)
     now = clock()
-    window = parse_time_range(since, until, now)
-    floor = v.clean_min_score(min_score)
+    window = parse_time_range(request.since, request.until, now)
+    floor = v.clean_min_score(request.min_score)
     vis = Visibility(
         caller=caller,
-        scope=scope,
-        tags=tuple(v.clean_tags(tags or [])),
-        source=source,
-        include_expired=include_expired,
+        scope=request.scope,
+        tags=tuple(v.clean_tags(request.tags or [])),
+        source=request.source,
+        include_expired=request.include_expired,
         now=now,
         updated_since=window.since,
         updated_until=window.until,
@@ -111,6 +104,7 @@ async def search(
     semantic = await vectors.model_ready(policy.search_model_wait_seconds)
     query_vectors: list[np.ndarray] = []
     exact: list[ExactMatches] = []
+    own_words: set[int] = set()  # keyword hits holding a query word themselves
 
     records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
     facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
@@ -138,6 +132,7 @@ async def search(
         exact.append(exact_matches(lookup, finds.holding, finds.exact_ids))
         records.update(finds.records)
         facts.update(finds.facts)
+        own_words.update(finds.own_words)
         if semantic:  # read now, while the vector arm computes, not after both arms
             candidates = [memory_id for memory_id, _ in finds.hits]
             candidates += exact[0].candidate_ids
@@ -179,6 +174,10 @@ async def search(
         )
 
     fused = fuse(keyword_hits, vector_hits, config)
+    # An exact candidate holds the query in its own key or words (search/exact_match.py).
+    own_words.update(exact[0].candidate_ids)
+    for memory_id, rel in fused.items():
+        rel.own_words = rel.keyword is None or memory_id in own_words
     # Ranking reads a few facts of each candidate; whole records are read for the
     # results only. In the same read as the vector arm's own finds' facts: the whole
     # records of the likely results, the most relevant candidates of either arm not
@@ -204,6 +203,7 @@ async def search(
         record = records.get(memory_id)
         level = matches.level(record) if record is not None else 0
         candidates.append(_Candidate(fact, rel.relevance * parts.value, rel, parts, level))
+    expand = config.expand.on_by_default if request.expand is None else request.expand
     if expand:
         extra = _Expansion(store, vectors, vis, config, query_vectors[0] if semantic else None)
         candidates = await extra.expand(candidates, keyword_hits, vector_hits)
@@ -212,7 +212,20 @@ async def search(
         # Scores decrease down the list (exact_first), so this keeps a prefix.
         ranked = [candidate for candidate in ranked if candidate.score >= floor]
     hits = await _whole_hits(store, ranked, records, limit)
+    if request.explain:
+        await _name_lenders(store, hits, terms, Visibility(caller, include_expired=True, now=now))
     return SearchResult(hits, notices, semantic)
+
+
+async def _name_lenders(
+    store: SearchStore, hits: list[SearchHit], terms: list[str], vis: Visibility
+) -> None:
+    """The neighbours that lent query words to the hits the keyword arm found, those the
+    caller may see (any caller who sees a memory sees its lenders: write_context.py)."""
+    found = [hit.record.id for hit in hits if hit.parts and hit.parts.keyword is not None]
+    lent = await store.context_lenders(found, terms, vis)
+    for hit in hits:
+        hit.context_from = lent.get(hit.record.id, [])
 
 
 async def _whole_hits(

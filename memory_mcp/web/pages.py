@@ -23,7 +23,7 @@ from memory_mcp.app.context import AppContext
 from memory_mcp.auth.tokens import token_hash
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
-from memory_mcp.models import Caller
+from memory_mcp.models import Caller, SearchRequest
 from memory_mcp.rules.browsing import ListFilters
 from memory_mcp.web.access import (
     COOKIE,
@@ -185,8 +185,7 @@ class WebPages:
         # The search filters by time itself (before its cut) but has no owner filter: the
         # owner picks from its best MAX_SEARCH_LIMIT results, and the page says so.
         by_owner = listing.agent_id is not None
-        result = await service.search(
-            caller,
+        request = SearchRequest(
             filters.query,
             v.MAX_SEARCH_LIMIT if by_owner else filters.limit,
             listing.scope,
@@ -196,6 +195,7 @@ class WebPages:
             since=filters.since or None,
             until=filters.until or None,
         )
+        result = await service.search(caller, request)
         hits = result.hits
         notices = list(result.notices)
         if by_owner:

@@ -7,6 +7,7 @@ only once the store has a token, the same refusal as the HTTP team server's."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import uvicorn
 from starlette.applications import Starlette
@@ -16,12 +17,15 @@ from starlette.routing import BaseRoute, Route
 
 from memory_mcp import __version__
 from memory_mcp.app.binding import SHUTDOWN_GRACE_SECONDS, refuse_open_network
-from memory_mcp.app.context import AppContext, AppOpener
+from memory_mcp.app.context import AppContext
 from memory_mcp.auth.oauth import SIGN_IN_PATH
 from memory_mcp.settings import Settings
 from memory_mcp.web.access import PREFIX, allowed_host_names
 from memory_mcp.web.authorize_page import SignInPage
 from memory_mcp.web.pages import WebPages, WebRoute
+
+if TYPE_CHECKING:
+    from memory_mcp.app.opener import AppOpener
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from memory_mcp.hooks import session_end
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.hooks.transcript import Transcript
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
+from memory_mcp.models import MemoryRecord, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.rules.memories_block import render_block
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, opened
@@ -96,7 +96,7 @@ def post_tool_use(path: Path, tool: str = "Write") -> dict[str, Any]:
 def file_records(settings: Settings, path: Path) -> list[MemoryRecord]:
     async def read() -> list[MemoryRecord]:
         async with opened(settings) as app:
-            return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
+            return await app.service.note_records(app.caller, Scope.AGENT, str(path.resolve()))
 
     return anyio.run(read)
 
@@ -384,7 +384,9 @@ def test_the_summarizer_is_pluggable(tmp_path: Path) -> None:
 
     async def read() -> list[str]:
         async with opened(settings) as app:
-            result = await app.service.search(app.caller, "requests", source=Source.SESSION_SUMMARY)
+            result = await app.service.search(
+                app.caller, SearchRequest("requests", source=Source.SESSION_SUMMARY)
+            )
             return [hit.record.value for hit in result.hits]
 
     assert anyio.run(read) == ["4 requests"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory_mcp.app.context import AppContext
-from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest
+from memory_mcp.models import Caller, MemoryRecord, Role, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, CountingEmbedder, opened
 
@@ -30,11 +30,11 @@ Staging is refreshed nightly from production.
 
 
 async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list[MemoryRecord]:
-    return await app.notes.files.records(app.caller, scope, str(path.resolve()))
+    return await app.service.note_records(app.caller, scope, str(path.resolve()))
 
 
 async def found(app: AppContext, query: str) -> list[str]:
-    result = await app.service.search(app.caller, query, source=Source.FILE_INDEX)
+    result = await app.service.search(app.caller, SearchRequest(query, source=Source.FILE_INDEX))
     return [hit.record.key for hit in result.hits]
 
 
@@ -238,7 +238,7 @@ async def test_unsafe_files_are_ignored(
     async with opened(make_settings()) as app:
         with caplog.at_level(logging.WARNING):
             report = await app.notes.reconcile(app.notes.folders[0])
-        paths = await app.notes.files.indexed_paths(app.caller, Scope.AGENT, "/")
+        paths = await app.service.note_paths(app.caller, Scope.AGENT, "/")
         assert paths == {str((memory_dir / n).resolve()) for n in ("latin1.md", "real.md")}
         link = await app.notes.index_path(memory_dir / "link.md")
         assert link.action == "skipped"
@@ -278,7 +278,7 @@ async def test_shared_folder_is_swarm_scoped_and_secrets_stay_out(
         again = (await app.notes.index_path(note)).report
         assert again is not None and (again.unchanged, again.updated) == (2, 0)
         reader = Caller("reader", Role.WORKER, "s2")
-        hits = await app.service.search(reader, "ruff linting")
+        hits = await app.service.search(reader, SearchRequest("ruff linting"))
         assert [h.record.key for h in hits.hits][0] == stored[0].key
 
 
@@ -323,3 +323,30 @@ async def test_notes_neither_count_toward_the_cap_nor_get_evicted(
         assert len(await records(app, note)) == 2, "the note's memories stay"
     assert {"second", "third"} <= kept, "manual ones obey the cap"
     assert "first" not in kept, "manual ones obey the cap"
+
+
+async def test_a_reindexed_chunk_keeps_what_the_file_does_not_hold(
+    make_settings: Callable[..., Settings], memory_dir: Path
+) -> None:
+    """Issue 35 (an update keeps what it was not given): the file gives a chunk's text,
+    place and expiry; a pin or a confidence it never held (set on the store, as an operator
+    could) survives an edit of that chunk."""
+    from sqlalchemy import update
+
+    from memory_mcp.store.rows import MEMORIES, M
+
+    note = memory_dir / "deploy.md"
+    note.write_text(NOTE)
+    async with opened(make_settings(agent_id="a1")) as app:
+        await app.notes.index_path(note)
+        first = (await records(app, note))[0]
+        async with app.service.store._engines.write() as conn:
+            await conn.execute(
+                update(MEMORIES).where(M.id == first.id).values(pinned=True, confidence=0.5)
+            )
+        note.write_text(NOTE.replace("blue-green switches", "canary releases"))
+        await app.notes.index_path(note)
+        after = (await records(app, note))[0]
+    assert after.id == first.id and "canary releases" in after.value
+    assert after.version == first.version + 1
+    assert (after.pinned, after.confidence) == (True, 0.5)

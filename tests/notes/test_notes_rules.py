@@ -14,7 +14,7 @@ import pytest
 
 from memory_mcp.app.context import AppContext
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
-from memory_mcp.models import MemoryRecord, Scope, Source, StoreRequest
+from memory_mcp.models import MemoryRecord, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, opened
 
@@ -29,7 +29,7 @@ def memory_dir(tmp_path: Path) -> Path:
 
 
 async def records(app: AppContext, path: Path) -> list[MemoryRecord]:
-    return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
+    return await app.service.note_records(app.caller, Scope.AGENT, str(path.resolve()))
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -54,7 +54,7 @@ async def test_a_hard_link_is_refused_unless_allowed(
         assert "hard links" in outcome.detail
         assert report.indexed == 0
         assert await records(app, linked) == []
-        assert (await app.service.search(app.caller, "ferry passphrase")).hits == []
+        assert (await app.service.search(app.caller, SearchRequest("ferry passphrase"))).hits == []
     assert any("innocent.md" in w and "HARDLINKS" in w for w in warnings_of(caplog))
 
     async with opened(make_settings(note_allow_hardlinks=True)) as app:

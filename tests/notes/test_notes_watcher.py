@@ -21,7 +21,7 @@ from memory_mcp.app.root import open_app
 from memory_mcp.cli.common import settings_from
 from memory_mcp.cli.main import build_parser
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import MemoryRecord, Scope
+from memory_mcp.models import MemoryRecord, Scope, SearchRequest
 from memory_mcp.notes import watcher as watcher_module
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call
@@ -52,7 +52,7 @@ async def watching(settings: Settings) -> AsyncIterator[AppContext]:
 
 
 async def note_records(app: AppContext, path: Path) -> list[MemoryRecord]:
-    return await app.notes.files.records(app.caller, Scope.AGENT, str(path.resolve()))
+    return await app.service.note_records(app.caller, Scope.AGENT, str(path.resolve()))
 
 
 async def test_a_note_written_into_the_folder_becomes_searchable(
@@ -113,7 +113,7 @@ async def test_edit_delete_and_rename_follow_the_files(
             return await app.service.store.count() == 0
 
         await eventually(gone)
-        result = await app.service.search(app.caller, "PostgreSQL")
+        result = await app.service.search(app.caller, SearchRequest("PostgreSQL"))
         assert result.hits == []
 
 
@@ -137,7 +137,7 @@ async def test_a_burst_of_saves_indexes_once_and_links_are_ignored(
         (record,) = await note_records(app, note)
         assert record.version == 1, "the burst was indexed once, with its last content"
         assert await note_records(app, memory_dir / "link.md") == []
-        assert (await app.service.search(app.caller, "Private outside")).hits == []
+        assert (await app.service.search(app.caller, SearchRequest("Private outside"))).hits == []
 
 
 async def test_restart_reconciles_changes_made_while_stopped(
@@ -264,7 +264,7 @@ async def test_a_note_saved_after_a_burst_does_not_wait_for_the_burst(
             return bool(await note_records(app, after))
 
         await eventually(indexed)
-        burst_done = len(await app.notes.files.indexed_paths(app.caller, Scope.AGENT, "/")) - 1
+        burst_done = len(await app.service.note_paths(app.caller, Scope.AGENT, "/")) - 1
         assert burst_done < 150, f"the note waited for {burst_done} of the 300 burst notes"
 
         async def burst_in() -> bool:
@@ -297,5 +297,5 @@ async def test_fifos_links_and_binary_files_are_passed_over(
             return bool(await note_records(app, memory_dir / "later.md"))
 
         await eventually(later)
-        paths = await app.notes.files.indexed_paths(app.caller, Scope.AGENT, "/")
+        paths = await app.service.note_paths(app.caller, Scope.AGENT, "/")
     assert paths == {str((memory_dir / n).resolve()) for n in ("before.md", "later.md")}

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.search.ranking import (
     Relevance,
     fuse,
@@ -106,7 +106,7 @@ async def test_a_small_store_returns_every_related_memory(
     async with opened(make_settings(), FakeEmbedder()) as app:
         for key, value in [("a", "red apples"), ("b", "red cars"), ("c", "red roses")]:
             await app.service.store_memory(app.caller, StoreRequest(key, value))
-        result = await app.service.search(app.caller, "red", limit=10)
+        result = await app.service.search(app.caller, SearchRequest("red", limit=10))
     assert sorted(hit.record.key for hit in result.hits) == ["a", "b", "c"]
     assert all(0.0 <= hit.score <= 1.0 for hit in result.hits)
 
@@ -128,7 +128,7 @@ async def test_hybrid_search_finds_identifiers_and_paraphrases(
             await app.service.store_memory(app.caller, StoreRequest(key, value))
 
         async def top(query: str) -> str:
-            hits = (await app.service.search(app.caller, query, limit=3)).hits
+            hits = (await app.service.search(app.caller, SearchRequest(query, limit=3))).hits
             assert all(0.0 <= h.score <= 1.0 for h in hits)
             assert hits[0].score == max(h.score for h in hits)
             return hits[0].record.key

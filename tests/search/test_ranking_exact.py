@@ -14,7 +14,16 @@ from typing import Any
 import pytest
 
 from memory_mcp.app.context import AppContext
-from memory_mcp.models import Caller, MemoryRecord, Role, Scope, Source, StoreRequest, Visibility
+from memory_mcp.models import (
+    Caller,
+    MemoryRecord,
+    Role,
+    Scope,
+    SearchRequest,
+    Source,
+    StoreRequest,
+    Visibility,
+)
 from memory_mcp.search.exact_match import (
     MAX_IDENTIFIERS,
     ExactMatches,
@@ -154,7 +163,7 @@ def test_candidates_join_the_keyword_pool_at_its_lowest_bm25() -> None:
 
 
 async def keys(app: AppContext, query: str, **filters: Any) -> list[str]:
-    result = await app.service.search(app.caller, query, **filters)
+    result = await app.service.search(app.caller, SearchRequest(query, **filters))
     return [hit.record.key for hit in result.hits]
 
 
@@ -200,7 +209,7 @@ async def test_a_common_identifier_is_ranked_as_usual(
             await app.service.store_memory(
                 app.caller, StoreRequest(f"n{i}", f"node.js note number {i}")
             )
-        result = await app.service.search(app.caller, "node.js upgrade", limit=5)
+        result = await app.service.search(app.caller, SearchRequest("node.js upgrade", limit=5))
         assert max(hit.score for hit in result.hits) <= 2 / 3  # a fresh memory's best
 
 

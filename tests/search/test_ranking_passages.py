@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.passages import (
     MAX_PASSAGES,
@@ -135,5 +135,7 @@ async def test_the_subject_of_a_long_memory_is_found_by_meaning(
             ]
         ):
             await app.service.store_memory(app.caller, StoreRequest(f"other-{i}", other))
-        hits = (await app.service.search(app.caller, "Where did Nate take his pets?")).hits
+        hits = (
+            await app.service.search(app.caller, SearchRequest("Where did Nate take his pets?"))
+        ).hits
     assert hits[0].record.key == "chatty"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.search.hits import SearchHit
 from memory_mcp.semantic.embeddings import SentenceTransformerEmbedder
 from memory_mcp.settings import Settings
@@ -62,15 +62,19 @@ async def test_a_key_among_2000_generated_ones_comes_first(
     async with opened(settings, real_embedder) as app:
         assert await app.service.vectors.embed_pending() == 100
 
-        hits = (await app.service.search(app.caller, "gen-0042", limit=50)).hits
+        hits = (await app.service.search(app.caller, SearchRequest("gen-0042", limit=50))).hits
         assert keys_of(hits)[0] == "gen-0042"
         assert_scores_in_order(hits)
 
-        hits = (await app.service.search(app.caller, "GEN-1234", limit=5)).hits
+        hits = (await app.service.search(app.caller, SearchRequest("GEN-1234", limit=5))).hits
         assert keys_of(hits)[0] == "gen-1234"  # keys match whatever the case
 
         # An identifier inside a question: the memory holding it, then the others.
-        hits = (await app.service.search(app.caller, "what did gen-1999 say about the cache?")).hits
+        hits = (
+            await app.service.search(
+                app.caller, SearchRequest("what did gen-1999 say about the cache?")
+            )
+        ).hits
         assert keys_of(hits)[0] == "gen-1999"
         assert_scores_in_order(hits)
 
@@ -112,11 +116,13 @@ async def test_an_identifier_beats_memories_that_only_mean_the_same(
             "what changed in PaymentService.refund?",  # today's main: 3rd, under refund-flow
             "where is PaymentService.refund called",
         ):
-            hits = (await app.service.search(app.caller, query, limit=3)).hits
+            hits = (await app.service.search(app.caller, SearchRequest(query, limit=3))).hits
             assert keys_of(hits)[0] == "release-3.2", query
             assert hits[0].matched_by == "both"
             assert_scores_in_order(hits)
 
         # Without the identifier, meaning decides as before.
-        hits = (await app.service.search(app.caller, "how do customers get money back?")).hits
+        hits = (
+            await app.service.search(app.caller, SearchRequest("how do customers get money back?"))
+        ).hits
         assert keys_of(hits)[0] == "support-money-back"

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import SQLITE_ONLY, CountingEmbedder, FakeEmbedder, opened
 
@@ -23,8 +23,8 @@ async def test_the_same_query_is_embedded_once(make_settings: Callable[..., Sett
     async with opened(make_settings(), embedder) as app:
         await app.service.store_memory(app.caller, StoreRequest("deploys", "we deploy on fridays"))
         embedder.texts.clear()
-        first = await app.service.search(app.caller, "when do we deploy")
-        second = await app.service.search(app.caller, "when do we deploy")
+        first = await app.service.search(app.caller, SearchRequest("when do we deploy"))
+        second = await app.service.search(app.caller, SearchRequest("when do we deploy"))
         assert embedder.texts == ["when do we deploy"]
         assert [h.record.key for h in second.hits] == [h.record.key for h in first.hits]
 
@@ -39,7 +39,7 @@ async def test_both_arms_find_records_with_their_current_values(
         await service.store_memory(caller, StoreRequest("a", "the lemur migration plan"))
         await service.store_memory(caller, StoreRequest("b", "lemur"))
         await service.store_memory(caller, StoreRequest("a", "the lemur migration plan, revised"))
-        result = await service.search(caller, "lemur migration")
+        result = await service.search(caller, SearchRequest("lemur migration"))
         values = {hit.record.key: hit.record.value for hit in result.hits}
         assert values == {"a": "the lemur migration plan, revised", "b": "lemur"}
 
@@ -59,7 +59,7 @@ async def test_a_vector_not_yet_copied_to_its_pgvector_column_is_skipped(
                 await conn.execute(text("UPDATE embeddings SET embedding = NULL"))
         finally:
             await engine.dispose()
-        result = await app.service.search(app.caller, "lemur migration")
+        result = await app.service.search(app.caller, SearchRequest("lemur migration"))
         assert [hit.record.key for hit in result.hits] == ["k"]
 
 
@@ -75,12 +75,12 @@ async def test_a_result_whose_record_cannot_be_read_is_replaced_by_the_next(
         service, caller = app.service, app.caller
         for i in range(6):
             await service.store_memory(caller, StoreRequest(f"k{i}", f"otter sighting {i}"))
-        everything = await service.search(caller, "otter sighting", limit=6)
+        everything = await service.search(caller, SearchRequest("otter sighting", limit=6))
         top_two = [hit.record.key for hit in everything.hits[:2]]
         assert settings.db is not None
         with sqlite3.connect(settings.db) as conn:
             for key in top_two:
                 conn.execute("UPDATE memories SET tags = '[\"unclosed' WHERE key = ?", (key,))
-        result = await service.search(caller, "otter sighting", limit=3)
+        result = await service.search(caller, SearchRequest("otter sighting", limit=3))
         keys = [hit.record.key for hit in result.hits]
         assert keys == [hit.record.key for hit in everything.hits[2:5]]

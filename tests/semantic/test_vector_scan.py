@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.semantic import in_process_index, vector_index
 from memory_mcp.semantic.vector_index import VectorIndex
 from memory_mcp.settings import Settings
@@ -51,10 +51,10 @@ async def test_a_search_whose_scan_ran_in_a_thread_finds_the_same(
             await service.store_memory(
                 caller, StoreRequest(f"k{i}", f"note {i} about lemur {i % 7}")
             )
-        inline = await service.search(caller, "lemur 3", limit=10)
+        inline = await service.search(caller, SearchRequest("lemur 3", limit=10))
         monkeypatch.setattr(in_process_index, "SCAN_IN_THREAD_FROM", 0)
         service.vectors._query_vectors.clear()  # embed again, scan again
-        threaded = await service.search(caller, "lemur 3", limit=10)
+        threaded = await service.search(caller, SearchRequest("lemur 3", limit=10))
         assert [(h.record.id, h.score) for h in threaded.hits] == [
             (h.record.id, h.score) for h in inline.hits
         ]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Connection, event, select
 
-from memory_mcp.models import KeywordQuery, StoreRequest, Visibility
+from memory_mcp.models import KeywordQuery, SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store.rows import M
@@ -134,13 +134,13 @@ async def test_the_index_reads_the_store_only_when_something_was_committed(
             return await changes_since(revision, model)
 
         monkeypatch.setattr(rows, "changes_since", counted)
-        await service.search(caller, "lemur")
+        await service.search(caller, SearchRequest("lemur"))
         before = len(reads)
-        await service.search(caller, "lemur")
-        await service.search(caller, "migration")
+        await service.search(caller, SearchRequest("lemur"))
+        await service.search(caller, SearchRequest("migration"))
         assert len(reads) == before
         async with opened(settings, FakeEmbedder()) as other:
             await other.service.store_memory(other.caller, StoreRequest("second", "lemur diet"))
-        result = await service.search(caller, "lemur diet")
+        result = await service.search(caller, SearchRequest("lemur diet"))
         assert len(reads) == before + 1
         assert "second" in [hit.record.key for hit in result.hits]

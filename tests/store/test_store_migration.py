@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memory_mcp.errors import PermissionDeniedError
-from memory_mcp.models import Caller, Role, Scope, StoreRequest, Visibility
+from memory_mcp.models import Caller, Role, Scope, SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS as WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store.keyword import query_terms
@@ -148,7 +148,7 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
             assert (learning.agent_id, learning.about_agent) == ("lead", "worker-2")
             assert learning.updated_by == "lead"
             # The words were indexed by the old triggers and still are.
-            found = await service.search(worker, "Thursdays")
+            found = await service.search(worker, SearchRequest("Thursdays"))
             assert [hit.record.id for hit in found.hits] == [1]
     assert {"updated_by", "about_agent", "written_session", "context"} <= set(
         columns(path, "memories")

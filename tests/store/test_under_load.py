@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -23,7 +22,7 @@ from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.errors import StoreBusyError
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import Caller, StoreRequest
+from memory_mcp.models import Caller, SearchRequest, StoreRequest
 from memory_mcp.rules.service import MemoryService
 from memory_mcp.settings import Settings
 from memory_mcp.store import engine
@@ -217,15 +216,15 @@ async def test_tool_calls_take_turns_in_arrival_order(
     started: list[str] = []
 
     async def counting_search(
-        self: MemoryService, caller: Caller, query: str, *args: Any, **kwargs: Any
+        self: MemoryService, caller: Caller, request: SearchRequest
     ) -> object:
         nonlocal running, most_running
         running += 1
         most_running = max(most_running, running)
-        started.append(query)
+        started.append(request.query)
         try:
             await anyio.sleep(0.01)  # hold the turn across a few scheduler rounds
-            return await real_search(self, caller, query, *args, **kwargs)
+            return await real_search(self, caller, request)
         finally:
             running -= 1
 
