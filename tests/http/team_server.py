@@ -135,11 +135,12 @@ class TeamServer:
     def wait_healthy(self, deadline_seconds: float = START_DEADLINE_SECONDS) -> dict[str, Any]:
         """Poll /healthz until store and model are up (the model loads in the background)."""
         deadline = time.monotonic() + deadline_seconds
-        while True:
-            body: dict[str, Any] = self.health().json()
-            if body.get("model") == "up" or time.monotonic() > deadline:
-                return body
-            time.sleep(0.2)
+        with httpx2.Client(timeout=10) as http:  # one for all the polls: see `start`
+            while True:
+                body: dict[str, Any] = http.get(f"{self.base}/healthz").json()
+                if body.get("model") == "up" or time.monotonic() > deadline:
+                    return body
+                time.sleep(0.2)
 
     @asynccontextmanager
     async def client(self, token: str) -> AsyncIterator[Client]:
@@ -157,9 +158,9 @@ class TeamServer:
                 yield client
 
 
-def _listening(base: str) -> bool:
+def _listening(http: httpx2.Client, base: str) -> bool:
     try:
-        httpx2.get(f"{base}/healthz", timeout=5)
+        http.get(f"{base}/healthz", timeout=5)
     except httpx2.TransportError:
         return False
     return True
@@ -180,13 +181,17 @@ def start(
         )
     server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process, tmp, port)
     deadline = time.monotonic() + START_DEADLINE_SECONDS
-    while not _listening(server.base):
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited {process.returncode}: see {tmp}/server-{port}.log")
-        if time.monotonic() > deadline:
-            stop(server)
-            raise RuntimeError("server did not listen in time")
-        time.sleep(0.2)
+    # One client for every poll: a client made per request (httpx2.get) sets up its TLS
+    # context each time, ~20 ms of CPU, and a busy machine polls ~25 times per start.
+    with httpx2.Client() as http:
+        while not _listening(http, server.base):
+            if process.poll() is not None:
+                where = f"{tmp}/server-{port}.log"
+                raise RuntimeError(f"server exited {process.returncode}: see {where}")
+            if time.monotonic() > deadline:
+                stop(server)
+                raise RuntimeError("server did not listen in time")
+            time.sleep(0.2)
     return server
 
 
