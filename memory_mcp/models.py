@@ -95,6 +95,9 @@ class MemoryRecord:
     # The writer's session when this version was written (store/write_context.py).
     written_session: str = ""
 
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
 
 class Ranked(Protocol):
     """What ranking reads of a memory (ranking.prior_parts): a MemoryRecord, or RankFacts

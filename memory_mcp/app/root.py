@@ -11,18 +11,17 @@ from typing import Any, TypeVar
 import anyio
 
 from memory_mcp.app.context import AppContext
+from memory_mcp.app.reads import caller_of, policy_from
 from memory_mcp.app.startup import prepare_store_location
 from memory_mcp.auth.oauth import OAuthGrants
 from memory_mcp.auth.tokens import AgentTokens
-from memory_mcp.models import Caller, Source
+from memory_mcp.models import Caller
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
 from memory_mcp.notes.watcher import NoteWatcher
-from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.service import MemoryService
 from memory_mcp.search.ports import VectorSearch
-from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
 from memory_mcp.semantic.in_process_index import InProcessIndex
 from memory_mcp.semantic.passages import vector_model
@@ -38,22 +37,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ACCESS_FLUSH_SECONDS = 1.0
-
-
-def policy_from(settings: Settings) -> Policy:
-    return Policy(
-        max_memories_per_agent=settings.max_memories_per_agent,
-        max_value_chars=settings.max_value_chars,
-        search_value_chars=settings.search_value_chars,
-        ttl_days={
-            Source.MANUAL: settings.ttl_manual_days,
-            Source.TASK_COMPLETION: settings.ttl_task_completion_days,
-            Source.SESSION_SUMMARY: settings.ttl_session_summary_days,
-            Source.FILE_INDEX: settings.ttl_file_index_days,
-        },
-        ranking=RankingConfig().with_half_life(settings.recency_half_life_days),
-        search_model_wait_seconds=settings.search_model_wait_seconds,
-    )
 
 
 def embedder_from(settings: Settings) -> Embedder:
@@ -110,7 +93,7 @@ async def open_app(
         embedder = embedder or embedder_from(settings)
         vectors = vectors_for(engines, store, embedder)
         service = MemoryService(store, embedder, policy_from(settings), vectors)
-        caller = Caller(settings.agent_id, settings.role, settings.session_id)
+        caller = caller_of(settings)
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped

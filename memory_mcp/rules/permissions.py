@@ -41,7 +41,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memory_mcp.errors import InvalidInputError, MemoryMcpError, PermissionDeniedError
+from memory_mcp.errors import (
+    InvalidInputError,
+    MemoryMcpError,
+    MemoryNotFoundError,
+    PermissionDeniedError,
+)
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source
 
 LEARNING_KEY_PREFIX = "learning:"
@@ -52,6 +57,17 @@ def can_see(caller: Caller, record: MemoryRecord) -> bool:
     its own session's session memories. Every read path asks this: MemoryService's reads
     and links (rules/service.py), the knowledge graph (graph/profile.py), deletes."""
     return can_see_memory_of(caller, record.scope, record.agent_id, record.session_id)
+
+
+def visible_or_not_found(
+    caller: Caller, memory_id: int, record: MemoryRecord | None
+) -> MemoryRecord:
+    """`record`, read by `memory_id` (None: there is none), if `caller` may see it; else
+    MemoryNotFoundError, the same answer whether it is missing or someone else's:
+    existence is private. Every read by id asks this (MemoryService, app/reads.py)."""
+    if record is None or not can_see(caller, record):
+        raise MemoryNotFoundError(memory_id)
+    return record
 
 
 def can_see_memory_of(caller: Caller, scope: Scope, owner: str, session_id: str) -> bool:
@@ -187,4 +203,5 @@ __all__ = [
     "decide",
     "is_learning_key",
     "may_overwrite_others",
+    "visible_or_not_found",
 ]

@@ -23,8 +23,8 @@ from sqlalchemy import Connection
 
 from memory_mcp.models import Visibility
 from memory_mcp.store.keyword import affordable_terms, match_any, match_own_or_context, phrase
-from memory_mcp.store.rows import VisibleSql, visible_sql
 from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.visibility import VisibleSql, visible_sql
 
 # Memories whose BM25 one search may compute: ~1.5 microseconds each here, so ~4 ms, well
 # inside the query embedding that the keyword arm runs beside (20,000 made a search with

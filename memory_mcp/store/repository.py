@@ -57,6 +57,7 @@ from memory_mcp.store.schema import (
     MemoryRow,
     StoreMetaRow,
 )
+from memory_mcp.store.sqlite_file import LARGEST_ID as SQLITE_LARGEST_ID
 from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ class MemoryStore:
     def largest_id(self) -> int:
         """The largest id the `memories` table holds: SQLite's INTEGER is 64-bit, the
         PostgreSQL schema's INTEGER 32-bit (its driver refuses a bigger parameter)."""
-        return 2**63 - 1 if self._engines.is_sqlite else 2**31 - 1
+        return SQLITE_LARGEST_ID if self._engines.is_sqlite else 2**31 - 1
 
     async def close(self) -> None:
         # Reads counted since the last flush; a store too busy to take them within a few
@@ -240,14 +241,7 @@ class MemoryStore:
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
-        async with self._engines.reader.connect() as conn:
-            rows = await conn.execute(
-                select(MEMORIES)
-                .where(visible_to(vis))
-                .order_by(M.pinned.desc(), M.last_used_at.desc(), M.id.desc())
-                .limit(limit)
-            )
-            return readable_records(rows)
+        return await self._engines.read(reads.recent, vis, limit)
 
     # -- file-backed memories (notes) -------------------------------------------------------
 
