@@ -1,12 +1,12 @@
 """The visibility rule is written three times: `can_see` (rules/service.py, one record: get,
-delete), SQL `visible_to` (store/rows.py: keyword arm, exact matches, prompt block,
-export) and the numpy mask (semantic/vector_index.py: the vector arm); on SQLite the
-keyword arm runs the condition's SQL text (store/visibility.py, `visible_sql`) on the
-driver's cursor, and the hooks' reads on the standard library's sqlite3 run it too
-(store/sqlite_reads.py, no SQLAlchemy). This holds them against each other on one real SQLite file (and
-PostgreSQL), over every scope (a private memory, a session memory, a swarm memory, a
-learning) x owner x session x tags x source x expiry, asked by every kind of caller with
-every filter a search can carry."""
+delete), the SQL condition (store/visibility.py; `visible_to` binds it into SQLAlchemy's
+statements: keyword arm, exact matches, prompt block, export) and the numpy mask
+(semantic/vector_index.py: the vector arm); on SQLite the keyword arm runs the condition's
+SQL text (`visible_sql`) on the driver's cursor, and the hooks' reads on the standard
+library's sqlite3 run it too (store/sqlite_reads.py, no SQLAlchemy). This holds them
+against each other on one real SQLite file (and PostgreSQL), over every scope (a private
+memory, a session memory, a swarm memory, a learning) x owner x session x tags x source x
+expiry, asked by every kind of caller with every filter a search can carry."""
 
 from __future__ import annotations
 
