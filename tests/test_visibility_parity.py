@@ -210,9 +210,10 @@ async def rules_agree(
                     f"{describe(vis)}: SQL text also {sorted(by_text - expected)}, "
                     f"misses {sorted(expected - by_text)}"
                 )
-            if reads is not None and (
-                by_reads := {r.id for r in reads.recent(vis, len(records))}
-            ) != expected:
+            if (
+                reads is not None
+                and (by_reads := {r.id for r in reads.recent(vis, len(records))}) != expected
+            ):
                 stdlib_disagrees.append(
                     f"{describe(vis)}: sqlite3 also {sorted(by_reads - expected)}, "
                     f"misses {sorted(expected - by_reads)}"
