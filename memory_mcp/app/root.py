@@ -49,7 +49,9 @@ def embedder_from(settings: Settings) -> Embedder:
     return OnnxEmbedder(lambda: ensure_in_child(settings.data_dir, settings.model_dir))
 
 
-def vectors_for(engines: Engines, store: MemoryStore, embedder: Embedder) -> Vectors:
+def vectors_for(
+    engines: Engines, store: MemoryStore, embedder: Embedder, passages_after_answer: bool = True
+) -> Vectors:
     """The vector backend, by the database: on PostgreSQL pgvector searches in it; on
     SQLite a numpy index in this process (search/ports.py's VectorSearch)."""
     model = vector_model(embedder.model_name)
@@ -58,7 +60,7 @@ def vectors_for(engines: Engines, store: MemoryStore, embedder: Embedder) -> Vec
         if engines.is_sqlite
         else PgvectorSearch(engines, model)
     )
-    return Vectors(store.vectors, embedder, time.time, search)
+    return Vectors(store.vectors, embedder, time.time, search, passages_after_answer)
 
 
 def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> NoteIndexer:
@@ -91,7 +93,8 @@ async def open_app(
     try:
         await store.init_schema()
         embedder = embedder or embedder_from(settings)
-        vectors = vectors_for(engines, store, embedder)
+        after = settings.passage_vectors == "after-answer"
+        vectors = vectors_for(engines, store, embedder, after)
         service = MemoryService(store, embedder, policy_from(settings), vectors)
         caller = caller_of(settings)
         notes = note_indexer(settings, service, caller)
