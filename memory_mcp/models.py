@@ -138,21 +138,50 @@ class StoreRequest:
 
     `expires_at` and `written_at` are UNIX seconds. `written_at` keeps a memory's own time
     instead of now: an exported memory's (import), a transcript's last change (session
-    summaries)."""
+    summaries).
+
+    None is "not given": a new memory gets the default (no tags, no metadata, manual,
+    unpinned, no confidence, the source's lifetime), and an update of a stored one keeps
+    what it has (NewMemory.kept; expiry kept unless ttl_seconds or expires_at is given).
+    An empty list or object is given, and empties the field. `replace`: the call is the
+    whole memory, what it leaves out gets the default as for a new one."""
 
     key: str
     value: str
     scope: Scope = Scope.AGENT
-    tags: list[str] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
     ttl_seconds: float | None = None
     expires_at: float | None = None
-    source: Source = Source.MANUAL
+    source: Source | None = None
     confidence: float | None = None
-    pinned: bool = False
+    pinned: bool | None = None
     expected_version: int | None = None
     about_agent: str | None = None  # a learning, or an imported one: the agent it is about
     written_at: float | None = None
+    replace: bool = False
+
+    def kept(self) -> frozenset[str]:
+        """The fields an update keeps from the stored memory: those not given."""
+        if self.replace:
+            return frozenset()
+        absent = {
+            "tags": self.tags is None,
+            "metadata": self.metadata is None,
+            "source": self.source is None,
+            "confidence": self.confidence is None,
+            "pinned": self.pinned is None,
+            "expires_at": self.ttl_seconds is None and self.expires_at is None,
+            "about_agent": self.about_agent is None,
+        }
+        return frozenset(name for name, missing in absent.items() if missing)
+
+
+# What an update may keep from the stored memory (StoreRequest.kept, NewMemory.kept): the
+# store's column names. Key, value and scope are always given; flags follow the value.
+KEEPABLE = frozenset(
+    {"tags", "metadata", "source", "confidence", "pinned", "expires_at", "about_agent"}
+)
 
 
 @dataclass(frozen=True)
@@ -166,7 +195,8 @@ class SearchRequest:
     (search/time_filters.py); like every filter they apply before either arm's top-k cut.
     `min_score`: leave out results scoring below it (the same score the results show).
     `expand`: the memories linked to the strong hits join the candidates (None: the
-    measured default, search/expansion.py)."""
+    measured default, search/expansion.py). `explain`: each hit the keyword arm found
+    names the neighbours whose words it borrowed (SearchHit.context_from)."""
 
     query: str
     limit: int = 10
@@ -178,6 +208,7 @@ class SearchRequest:
     until: str | None = None
     min_score: float | None = None
     expand: bool | None = None
+    explain: bool = False
 
 
 @dataclass(frozen=True)
@@ -229,6 +260,10 @@ class NewMemory:
     # the memories it wrote just before this one there lend it their words
     # (store/write_context.py). Empty: none (notes; a write with no session).
     written_session: str = ""
+    # Columns (KEEPABLE) an update takes from the stored memory instead of from this one:
+    # what the write was not given. The store reads them under its write lock, so a
+    # change made meanwhile is kept too. A new memory has the defaults above.
+    kept: frozenset[str] = frozenset()
 
     @property
     def identity(self) -> str:
@@ -285,6 +320,9 @@ class KeywordFinds:
     # read in their text. The other hits as facts: ranking needs no more of them.
     records: dict[int, MemoryRecord]
     facts: dict[int, RankFacts]
+    # The hits whose own words (key, value, tags) hold a query word; the others matched
+    # only the words of the memories written before them (store/write_context.py).
+    own_words: set[int] = field(default_factory=set)
 
 
 @dataclass

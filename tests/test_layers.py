@@ -33,7 +33,7 @@ HANDOFFS = {
     ),
     "memory_mcp.http.team_server": ("memory_mcp.mcp.identity",),
     "memory_mcp.http.index_note": ("memory_mcp.mcp.tool_calls", "memory_mcp.mcp.identity"),
-    "memory_mcp.http.token_sessions": ("memory_mcp.mcp.identity",),
+    "memory_mcp.http.agent_sessions": ("memory_mcp.mcp.identity",),
 }
 # The MCP SDK: the MCP edges (the server and its HTTP transports), and the hooks' and the
 # CLI's client of a team server.

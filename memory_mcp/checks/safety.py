@@ -91,7 +91,8 @@ def refuse_secret_name(name: str, where: str, field: str) -> None:
 
 
 def refuse_secret_names(key: str, tags: list[str]) -> None:
-    """The key and every tag, as the caller wrote them (before tags are lower-cased)."""
+    """The key and every tag, as the caller wrote them (before tags are lower-cased).
+    Tags are counted from 1, as the characters are."""
     refuse_secret_name(key, "key", "key")
-    for index, tag in enumerate(tags):
-        refuse_secret_name(tag, f"tag {index}", "tags")
+    for number, tag in enumerate(tags, start=1):
+        refuse_secret_name(tag, f"tag {number}", "tags")

@@ -124,6 +124,13 @@ _INVISIBLE = re.compile(f"[{_ZERO_WIDTH}{_BIDI_CONTROLS}]")
 _CONFUSABLE = re.compile("[" + "".join(chr(code) for code in _CONFUSABLES) + "]")
 _LATIN = re.compile("[A-Za-z]")
 _ZERO_WIDTH_RUN = re.compile(f"[{_ZERO_WIDTH}]+")
+# What hides ASCII in other characters: a format character (zero-width, soft hyphen,
+# bidi), a fullwidth or mathematical letter or digit, or a look-alike touching ASCII.
+_LOOKALIKES = "".join(chr(code) for code in _CONFUSABLES)
+_DISGUISE = re.compile(
+    f"[{_ZERO_WIDTH}{_BIDI_CONTROLS}\u2061-\u2064\uff01-\uff5e\U0001d400-\U0001d7ff]"
+    f"|[A-Za-z0-9_][{_LOOKALIKES}]|[{_LOOKALIKES}][A-Za-z0-9_]"
+)
 
 # Markdown images and links, and HTML <img>/<a> tags (after XML escaping they are inert,
 # but a model may copy them into output that a client renders).
@@ -170,6 +177,40 @@ def normalise_for_matching(text: str) -> str:
     if _LATIN.search(text) and _CONFUSABLE.search(text):
         text = text.translate(_CONFUSABLES)
     return text.casefold()
+
+
+def _ascii_twin(ch: str) -> str:
+    """The ASCII character `ch` is written for, case kept ("ｌ" and "𝐥" are "l", Cyrillic
+    "К" is "K"); "" for an invisible one (format characters: zero-width, soft hyphen,
+    bidi controls); `ch` itself when it stands for nothing in ASCII."""
+    if unicodedata.category(ch) == "Cf":
+        return ""
+    compatible = unicodedata.normalize("NFKC", ch)
+    if len(compatible) == 1 and compatible.isascii():
+        return compatible
+    latin = _CONFUSABLES.get(ord(ch))
+    if isinstance(latin, str):
+        return latin.upper() if ch.isupper() else latin
+    return ch
+
+
+def fold_to_ascii(text: str) -> tuple[str, list[int]] | None:
+    """The text as a scanner for ASCII shapes (secrets) should read it: invisible
+    characters dropped, fullwidth and look-alike letters as the ASCII they look like,
+    case kept; with, for each character of the result, the index in `text` it came
+    from. None when that changes nothing: every ASCII text, and text with nothing that
+    disguises ASCII (ordinary Russian or Greek, whose words are not folded: 5 ms on 64 KB)."""
+    if text.isascii() or not _DISGUISE.search(text):
+        return None
+    twins = {ord(ch): _ascii_twin(ch) or "\x00" for ch in set(text) if not ch.isascii()}
+    twins = {code: twin for code, twin in twins.items() if twin != chr(code)}
+    if not twins:
+        return None
+    mapped = text.translate(twins)
+    if "\x00" not in mapped:
+        return mapped, list(range(len(text)))
+    kept = [i for i, ch in enumerate(mapped) if ch != "\x00"]
+    return mapped.replace("\x00", ""), kept
 
 
 def has_hidden_characters(text: str) -> bool:

@@ -100,7 +100,7 @@ def parse_scope(scope: Any, allow_all: bool = False) -> Scope | None:
         except ValueError:
             pass
     choices = "all, session, agent, swarm" if allow_all else "session, agent, swarm (or global)"
-    raise InvalidInputError("scope", f"{scope!r} is not one of {choices}")
+    raise InvalidInputError("scope", f"{shown(scope)} is not one of {choices}")
 
 
 def parse_source(source: Any, allowed: tuple[Source, ...]) -> Source:
@@ -112,7 +112,7 @@ def parse_source(source: Any, allowed: tuple[Source, ...]) -> Source:
         except ValueError:
             pass
     names = ", ".join(s.value for s in allowed)
-    raise InvalidInputError("source", f"{source!r} is not one of {names}")
+    raise InvalidInputError("source", f"{shown(source)} is not one of {names}")
 
 
 def parse_store_scope(scope: str) -> Scope:
@@ -127,7 +127,7 @@ def parse_learning_category(category: str) -> LearningCategory:
         return LearningCategory(category)
     except ValueError:
         names = ", ".join(c.value for c in LearningCategory)
-        raise InvalidInputError("category", f"{category!r} is not one of {names}") from None
+        raise InvalidInputError("category", f"{shown(category)} is not one of {names}") from None
 
 
 def parse_optional_datetime(value: str | None, field: str) -> float | None:
@@ -139,10 +139,10 @@ def clean_tags(tags: list[str]) -> list[str]:
     if len(tags) > MAX_TAGS:
         raise InvalidInputError("tags", f"at most {MAX_TAGS} tags, got {len(tags):,}")
     cleaned: dict[str, None] = {}  # ordered, de-duplicated
-    for index, tag in enumerate(tags):
+    for number, tag in enumerate(tags, start=1):  # counted from 1, as characters are
         tag = tag.strip().lower()
         if not tag or len(tag) > MAX_TAG_CHARS:
-            raise InvalidInputError("tags", f"tag {index} must be 1-{MAX_TAG_CHARS} characters")
+            raise InvalidInputError("tags", f"tag {number} must be 1-{MAX_TAG_CHARS} characters")
         refuse_hidden_characters(tag, "tags")
         cleaned[tag] = None
     return list(cleaned)
@@ -296,7 +296,7 @@ def clean_min_score(min_score: float | None) -> float | None:
     if min_score is None:
         return None
     if isinstance(min_score, bool) or not isinstance(min_score, int | float):
-        raise InvalidInputError("min_score", f"{min_score!r} is not a number")
+        raise InvalidInputError("min_score", f"{shown(min_score)} is not a number")
     if not 0.0 <= min_score <= 1.0:  # also false for NaN
         raise InvalidInputError("min_score", f"{min_score} is not between 0 and 1")
     return float(min_score)

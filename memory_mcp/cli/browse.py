@@ -1,10 +1,10 @@
-"""`memory-mcp search | get | list | history | delete | stats`: what the agents remember,
-for a person (tables) or a script (`--json`: the MCP tools' result shapes).
+"""`memory-mcp search | get | list | history | store | delete | stats`: what the agents
+remember, for a person (tables) or a script (`--json`: the MCP tools' result shapes).
 
 Each command acts as one agent, as `serve` does (--agent-id, --role, --session-id, or the
 MEMORY_MCP_* variables and the settings file), and goes through MemoryService: it sees,
 and may delete, exactly what that agent's tools would. Reading commands never create a
-store. With `--url`, search, get, list, history and delete ask a running team server
+store. With `--url`, search, get, list, history, store and delete ask a running team server
 instead, as the agent of the token in MEMORY_MCP_TOKEN (its tools, so its rules).
 Loading this module imports nothing heavy (the handlers do), so `memory-mcp --version`
 and the parser stay fast."""
@@ -82,6 +82,35 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     get.add_argument("id", type=int, help="the memory's id (from search or list)")
     _json_flag(get)
     _url_flag(get)
+
+    store = command(
+        commands,
+        "store",
+        cmd_store,
+        STORE + MODEL,
+        help="store one memory, or update the one with its key, as memory-store does",
+        description="An upsert on the key (and scope): an update changes only what the "
+        "command gives (--tag, --metadata, --pinned...) and keeps the rest, unless --replace.",
+    )
+    store.add_argument("key", help="a short unique name, e.g. deploy-preference")
+    store.add_argument("value", help="what to remember (plain text)")
+    store.add_argument("--scope", choices=SCOPES[1:], default="agent", help="default: agent")
+    store.add_argument("--tag", dest="tags", action="append", help="a label (repeat for several)")
+    store.add_argument("--metadata", help='a JSON object, e.g. \'{"ticket": "ABC-1"}\'')
+    store.add_argument("--source", choices=SOURCES[:3], help="default manual (for a new one)")
+    store.add_argument("--confidence", type=float, help="0-1, how sure you are")
+    store.add_argument(
+        "--pinned", action=_boolean_flag(), help="never evicted (--no-pinned: unpin)"
+    )
+    store.add_argument("--ttl-seconds", type=float, help="expire after this many seconds")
+    store.add_argument("--expires-at", help="expire at this ISO 8601 time")
+    store.add_argument(
+        "--replace",
+        action="store_true",
+        help="rewrite the whole memory: what the command leaves out gets its default",
+    )
+    _json_flag(store)
+    _url_flag(store)
 
     delete = command(
         commands,
@@ -218,6 +247,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         since=args.since,
         until=args.until,
         min_score=args.min_score,
+        explain=explain,
     )
 
     async def job(app: AppContext) -> SearchResults:
@@ -351,6 +381,75 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store(args: argparse.Namespace) -> int:
+    import json
+
+    from memory_mcp.cli import tables as cli_tables
+    from memory_mcp.errors import InvalidInputError
+    from memory_mcp.results.memories import StoredMemory
+
+    try:
+        metadata = None if args.metadata is None else json.loads(args.metadata)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError("metadata", f"is not JSON: {exc}") from None
+    given = {
+        "tags": args.tags,
+        "metadata": metadata,
+        "source": args.source,
+        "confidence": args.confidence,
+        "pinned": args.pinned,
+        "ttl_seconds": args.ttl_seconds,
+        "expires_at": args.expires_at,
+    }
+    arguments = {
+        "key": args.key,
+        "value": args.value,
+        "scope": args.scope,
+        **{name: value for name, value in given.items() if value is not None},
+        **({"replace": True} if args.replace else {}),
+    }
+
+    async def job(app: AppContext) -> StoredMemory:
+        from memory_mcp.checks import validation as v
+        from memory_mcp.models import StoreRequest
+
+        await _wait_for_model(app)
+        request = StoreRequest(
+            key=args.key,
+            value=args.value,
+            scope=v.parse_store_scope(args.scope),
+            tags=args.tags,
+            metadata=metadata,
+            ttl_seconds=args.ttl_seconds,
+            expires_at=v.parse_optional_datetime(args.expires_at, "expires_at"),
+            source=None if args.source is None else v.parse_source(args.source, v.TOOL_SOURCES),
+            confidence=args.confidence,
+            pinned=args.pinned,
+            replace=args.replace,
+        )
+        return StoredMemory.of(*await app.service.store_and_check(app.caller, request))
+
+    result = _answer(args, job, "memory-store", arguments, StoredMemory, create=True)
+    if args.json:
+        cli_tables.print_json(result)
+        return 0
+    done = "stored" if result.created else "updated"
+    print(f"{done} memory {result.id} ({result.key!r}, {result.scope}, version {result.version})")
+    for secret in result.redacted or []:
+        print(
+            f"  {secret.field}: {secret.kind} redacted (characters {secret.start + 1}-{secret.end})"
+        )
+    for similar in result.similar:
+        print(f"  similar: memory {similar.id} ({similar.key!r}, {similar.score:.2f})")
+    return 0
+
+
+def _boolean_flag() -> Any:
+    import argparse
+
+    return argparse.BooleanOptionalAction
+
+
 def cmd_delete(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
     from memory_mcp.results.memories import DeleteResult
@@ -411,13 +510,15 @@ def _answer(
     tool: str,
     arguments: dict[str, Any],
     shape: type[Shape],
+    create: bool = False,
 ) -> Shape:
+    """`create`: a command that writes may create the store (the others never do)."""
     settings = settings_from(args)
     server = _team_server(args, settings)
     if server is None:
         from memory_mcp.app.root import run_with_app
 
-        return run_with_app(settings, local, create=False)
+        return run_with_app(settings, local, create=create)
     return shape.model_validate(_ask_team_server(server, tool, arguments))
 
 
@@ -446,13 +547,7 @@ def _team_server(args: argparse.Namespace, settings: Settings) -> tuple[str, str
     the token only from MEMORY_MCP_TOKEN or the settings file (a flag would show in ps)."""
     if getattr(args, "url", None) is None:
         return None
-    if settings.team_server is None:
-        from memory_mcp.errors import InvalidInputError
-
-        raise InvalidInputError(
-            "token", "--url needs this agent's token in MEMORY_MCP_TOKEN (or the settings file)"
-        )
-    return settings.team_server
+    return settings.team_server  # with a url and no token: refused, naming MEMORY_MCP_TOKEN
 
 
 def _ask_team_server(server: tuple[str, str], tool: str, arguments: dict[str, Any]) -> Any:

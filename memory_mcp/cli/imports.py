@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ def cmd_import(
     skip_invalid: bool = False,
     file_format: str = "jsonl",
     scope: str = "agent",
+    keep_owners: bool = False,
 ) -> int:
     """Check every line first (store_memory's rules, ownership of swarm keys, and the
     cap), store nothing if one is bad unless `skip_invalid`; then store in batches (one
@@ -35,7 +37,9 @@ def cmd_import(
     (exit 130); running again finishes the job (transfer/batches.py).
 
     `file_format`: our own JSONL export, or another server's file (importers/), read into
-    the same lines; `scope` is the scope of the memories such a file makes."""
+    the same lines; `scope` is the scope of the memories such a file makes. The memories
+    are the importing agent's; a line naming another owner is a bad line unless
+    `keep_owners` (transfer/jsonl.prepare_lines). The summary names the owners."""
     from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
     from memory_mcp.transfer.batches import (
         ImportReport,
@@ -54,20 +58,27 @@ def cmd_import(
     lines, errors, unit = source.lines, source.errors, source.unit
     report = ImportReport()
     skipped = 0
+    owners: dict[str, int] = {}
 
-    async def job(app: AppContext) -> int:
+    async def job(app: AppContext, write: bool = True) -> int:
+        """The import; `write=False`: its checks only, quiet unless they refuse it."""
         nonlocal skipped
         graph = _graph(app, scope) if file_format == "memory-json" else None
         relations: list[Relation] = []
         own_lines = lines
         if graph is not None:  # relations between entities become links (graph/profile.py)
             own_lines, relations = await graph.split_relations(lines)
-        prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit)
+        prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit, keep_owners)
         refused = await ownership_problems(app.service, prepared)
         bad = sorted(errors + invalid + refused, key=_line_number)
+        refusing = bool(bad) and not skip_invalid
+        if not write and not refusing:
+            refused_numbers = {_line_number(problem) for problem in refused}
+            await check_cap(app.service, [x for x in prepared if x.number not in refused_numbers])
+            return 0
         for error in bad:
             print(f"memory-mcp: {path}: {error}", file=sys.stderr)
-        if bad and not skip_invalid:
+        if refusing:
             print(
                 f"memory-mcp: nothing imported: {len(bad)} bad {source.units} "
                 "(fix them, or use --skip-invalid to import the others)",
@@ -84,6 +95,8 @@ def cmd_import(
                 )
         refused_numbers = {_line_number(problem) for problem in refused}
         prepared = [line for line in prepared if line.number not in refused_numbers]
+        for line in prepared:
+            owners[line.memory.agent_id] = owners.get(line.memory.agent_id, 0) + 1
         await check_cap(app.service, prepared)
         async with anyio.create_task_group() as loading:
             if await app.service.vectors.unembedded(texts_to_embed(prepared, report)):
@@ -112,7 +125,16 @@ def cmd_import(
         try:
             from memory_mcp.app.root import run_with_app
 
-            code = run_with_app(settings, job)
+            code = 0
+            store = settings.database_file
+            if store is not None and not store.exists():
+                # A new store: the file is checked against an empty scratch store first,
+                # so an import refused as a whole leaves no store behind.
+                with tempfile.TemporaryDirectory(prefix="memory-mcp-import-") as scratch:
+                    checking = settings.model_copy(update={"db": f"{scratch}/check.db"})
+                    code = run_with_app(checking, lambda app: job(app, write=False))
+            if code == 0:
+                code = run_with_app(settings, job)
         except KeyboardInterrupt:  # a second Ctrl-C
             code = 130
         except EmbeddingUnavailableError as exc:
@@ -134,10 +156,17 @@ def cmd_import(
         print(
             f"imported {report.stored} memories ({report.unchanged} unchanged, {skipped} bad "
             f"{source.units} skipped, {len(report.refused)} refused by the "
-            f"store), embedded {report.embedded} texts",
+            f"store), embedded {report.embedded} texts; {_owners(owners)}",
             file=sys.stderr,
         )
     return code
+
+
+def _owners(counts: dict[str, int]) -> str:
+    """Whose memories the file's lines are ("owner me", "owners lead 1, me 2")."""
+    if len(counts) <= 1:
+        return f"owner {next(iter(counts), '-')}"
+    return "owners " + ", ".join(f"{agent} {n}" for agent, n in sorted(counts.items()))
 
 
 def _graph(app: AppContext, scope: str) -> KnowledgeGraph:

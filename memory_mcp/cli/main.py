@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memory_mcp import __version__
 from memory_mcp.cli.common import (
     ALL,
+    LIMITS,
     MODEL,
     NOTE_LIMITS,
     NOTES,
@@ -65,9 +66,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return cli_import.cmd_import(
-        settings_from(args), args.file, args.skip_invalid, args.file_format, args.scope or "agent"
-    )
+    chosen = (args.skip_invalid, args.file_format, args.scope or "agent", args.keep_owners)
+    return cli_import.cmd_import(settings_from(args), args.file, *chosen)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -201,7 +201,7 @@ def run_bench(argv: list[str]) -> int:
         )
         return 2
     path = [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "BENCH_PROG": "memory-mcp bench"}
     return subprocess.run([sys.executable, "-m", "bench", *argv], env=env).returncode
 
 
@@ -259,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "import",
         cmd_import,
-        ALL,
+        STORE + MODEL + LIMITS,  # the rest from env and the settings file, as always
         help="import memories from a JSONL export or another memory server's file",
     )
     imp.add_argument("file", type=Path)
@@ -283,6 +283,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="store the valid lines and skip the bad ones (still listed on stderr; exit 0). "
         "Without it one bad line means nothing is stored (exit 1)",
+    )
+    imp.add_argument(
+        "--keep-owners",
+        action="store_true",
+        help="keep the owner each line names (agent_id), as in `export --all`: restoring "
+        "or moving a whole store. Without it the memories are the importing agent's "
+        "(--agent-id) and a line owned by another agent is a bad line",
     )
 
     exp = _command(
@@ -418,8 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "setup",
         cmd_setup,
-        help="connect Claude Code or Claude Desktop: write its MCP config (and the hooks) "
-        "with this install's paths, and the settings file",
+        help="connect Claude Code, Claude Desktop, Cursor, VS Code or Codex: write its MCP "
+        "config (and Claude Code's hooks) with this install's paths, and the settings file",
     )
     from memory_mcp.cli import client_setup
 

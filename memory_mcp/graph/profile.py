@@ -5,9 +5,10 @@ in one scope (graph/entities.py), a relation a link between two of them. Every c
 goes through MemoryService (store_memory, delete, change_links), so the one decision
 (rules/permissions.py) is asked as for any tool, and every read sees only what its caller may.
 
-Where it differs from the reference, on purpose: `search_nodes` is memory-mcp's hybrid
-search (meaning and words) instead of a substring match; a relation needs both entities
-to exist (it is a link between two memories), and an empty relation type is refused."""
+Where it differs from the reference, on purpose: `search_nodes` answers by meaning
+(memory-mcp's hybrid search) where the reference's substring match finds nothing; a
+relation needs both entities to exist (it is a link between two memories); an empty
+relation type, and an empty name or one with surrounding spaces, are refused."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.checks import validation as v
-from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
+from memory_mcp.errors import (
+    InvalidInputError,
+    MemoryMcpError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from memory_mcp.graph.entities import (
     ENTITY_TAG,
     Entity,
@@ -40,7 +46,8 @@ from memory_mcp.models import (
     Source,
     StoreRequest,
 )
-from memory_mcp.rules.permissions import can_see
+from memory_mcp.rules import permissions
+from memory_mcp.rules.permissions import Change, Target, can_see
 
 if TYPE_CHECKING:
     from memory_mcp.rules.service import MemoryService
@@ -122,19 +129,23 @@ class KnowledgeGraph:
         return await self._subgraph(records, kept, chosen)
 
     async def search_nodes(self, query: str) -> Graph:
-        """The entities whose memories the hybrid search ranks for `query` (at most
-        SEARCH_LIMIT, scoring at least SEARCH_MIN_SCORE), best first, and every relation
-        touching one of them."""
-        request = SearchRequest(
-            query,
-            limit=SEARCH_LIMIT,
-            scope=self.scope,
-            tags=[ENTITY_TAG],
-            min_score=SEARCH_MIN_SCORE,
-        )
-        result = await self.service.search(self.caller, request)
-        chosen = [hit.record for hit in result.hits if self._is_entity(hit.record)]
+        """The reference's answer when it has one: every entity whose name, type or an
+        observation holds `query` (ignoring case), in graph order, so a name lookup finds
+        that name and nothing else. When none does, the entities memory-mcp's hybrid search
+        ranks for it by meaning (at most SEARCH_LIMIT, scoring at least SEARCH_MIN_SCORE),
+        best first, where the reference finds nothing. With every relation touching one."""
         records, kept = await self._nodes()
+        chosen = [record for record in records if _holds(record, query)]
+        if not chosen:
+            request = SearchRequest(
+                query,
+                limit=SEARCH_LIMIT,
+                scope=self.scope,
+                tags=[ENTITY_TAG],
+                min_score=SEARCH_MIN_SCORE,
+            )
+            result = await self.service.search(self.caller, request)
+            chosen = [hit.record for hit in result.hits if self._is_entity(hit.record)]
         return await self._subgraph(records, kept, chosen)
 
     async def _subgraph(
@@ -148,75 +159,111 @@ class KnowledgeGraph:
         return Graph(entities, await self.relations_among(records, kept, names))
 
     # -- changing (each a write through MemoryService: permissions.decide) ---------------
+    # A call is checked whole before anything is written: every item's arguments, and
+    # the one decision (permissions.py) for every memory and link it changes. So a call
+    # that mixes allowed and refused items writes nothing (the reference's file is
+    # rewritten whole or not at all). Only another agent's change in between the check
+    # and the write can still refuse an item then, and that refusal names it.
 
     async def create_entities(self, entities: Sequence[Entity]) -> list[Entity]:
         """The entities not in the graph yet, stored; those whose name is taken are left
         as they are (the reference's rule). Returns the ones stored."""
         for entity in entities:
-            if not entity.name:
-                raise InvalidInputError("name", "an entity's name must not be empty")
-        made = []
+            _check_new_name(entity.name)
+        made: list[Entity] = []
+        requests: list[StoreRequest] = []
         for entity in entities:
-            if await self.entity_record(entity.name) is None:
-                await self.put(entity)
-                made.append(entity)
+            taken = {e.name for e in made}
+            if entity.name in taken or await self.entity_record(entity.name) is not None:
+                continue
+            requests.append(await self._checked(entity))
+            made.append(entity)
+        for request in requests:
+            await self.service.store_memory(self.caller, request)
         return made
 
-    async def put(self, entity: Entity) -> MemoryRecord:
-        """Store `entity` whole (an update in place, a new version, if it exists)."""
+    async def _checked(self, entity: Entity, record: MemoryRecord | None = None) -> StoreRequest:
+        """The write of `entity` (over `record`, its memory, if it has one), checked as
+        store_memory will check it, nothing written. Over a memory it keeps what the
+        graph does not hold: tags and metadata others gave it are merged, not replaced
+        (pinned, confidence, source and expiry are kept by store_memory itself)."""
         if not entity.name:
-            raise InvalidInputError("name", "must not be empty")
+            raise InvalidInputError("name", "an entity's name must not be empty")
+        tags = entity_tags(entity.entity_type)
+        metadata = entity_metadata(entity)
+        if record is not None:
+            old_type = entity_tags(str(record.metadata.get("entity_type", "")))
+            tags += [tag for tag in record.tags if tag not in tags and tag not in old_type]
+            metadata = {**record.metadata, **metadata}
         request = StoreRequest(
             key=entity_key(entity.name),
             value=entity_value(entity),
             scope=self.scope,
-            tags=entity_tags(entity.entity_type),
-            metadata=entity_metadata(entity),
+            tags=tags,
+            metadata=metadata,
         )
-        return (await self.service.store_memory(self.caller, request)).record
+        new = self.service.prepare_memory(self.caller, request)
+        refused = await self.service.ownership_refusals([(self.caller, new)])
+        if refused:
+            raise PermissionDeniedError(refused[0])
+        return request
 
     async def add_observations(self, additions: Sequence[tuple[str, list[str]]]) -> list[list[str]]:
         """Per (entity name, contents): the contents it did not hold yet, added. An unknown
         entity fails the call before anything is written (the reference's message)."""
-        entities = {name: await self._existing(name) for name, _ in additions}
+        found = {name: await self._existing(name) for name, _ in additions}
         added, changed = [], set()
         for name, contents in additions:
-            entity = entities[name]
+            entity = found[name][1]
             new = [text for text in contents if text not in entity.observations]
             entity.observations.extend(new)
             added.append(new)
             if new:
                 changed.add(name)
-        for name in changed:
-            await self.put(entities[name])
+        await self._put_all([found[name] for name in changed])
         return added
 
     async def delete_observations(self, deletions: Sequence[tuple[str, list[str]]]) -> None:
+        changed: dict[str, tuple[MemoryRecord, Entity]] = {}
         for name, observations in deletions:
             record = await self.entity_record(name)
             if record is None:
                 continue  # the reference ignores unknown entities here
-            entity = entity_of(record.key, record.value, record.metadata)
+            _, entity = changed.get(name) or (
+                record,
+                entity_of(record.key, record.value, record.metadata),
+            )
             kept = [text for text in entity.observations if text not in observations]
             if kept != entity.observations:
                 entity.observations = kept
-                await self.put(entity)
+                changed[name] = (record, entity)
+        await self._put_all(list(changed.values()))
+
+    async def _put_all(self, changes: Sequence[tuple[MemoryRecord, Entity]]) -> None:
+        requests = [await self._checked(entity, record) for record, entity in changes]
+        for request in requests:
+            await self.service.store_memory(self.caller, request)
 
     async def delete_entities(self, names: Sequence[str]) -> None:
         """Delete the named entities (their links go with them: rules/service.py), and the
         relation memories an import kept that name one of them."""
         doomed = set(names)
-        for name in names:
-            record = await self.entity_record(name)
-            if record is not None:
-                await self.service.delete(self.caller, record.id)
-        for record, relation in (await self._nodes())[1]:
-            if relation.source in doomed or relation.target in doomed:
-                await self.service.delete(self.caller, record.id)
+        records = [r for r in [await self.entity_record(name) for name in names] if r]
+        records += [
+            record
+            for record, relation in (await self._nodes())[1]
+            if relation.source in doomed or relation.target in doomed
+        ]
+        for record in records:
+            permissions.check(self.caller, Target.of(record), Change.DELETE)
+        for record_id in dict.fromkeys(record.id for record in records):
+            await self.service.delete(self.caller, record_id)
 
     async def create_relations(self, relations: Sequence[Relation]) -> list[Relation]:
         """The relations not in the graph yet, made as links; returns those made."""
         ends = [await self._ends(relation) for relation in relations]  # all, before writing
+        for source, _ in ends:
+            permissions.check(self.caller, Target.of(source), Change.LINK)
         made = []
         for relation, (source, target) in zip(relations, ends, strict=True):
             outcome = await self.service.change_links(
@@ -228,17 +275,23 @@ class KnowledgeGraph:
 
     async def delete_relations(self, relations: Sequence[Relation]) -> None:
         doomed = set(relations)
-        for record, kept in (await self._nodes())[1]:
-            if kept in doomed:
-                await self.service.delete(self.caller, record.id)
+        kept = [record for record, relation in (await self._nodes())[1] if relation in doomed]
+        unlinks: list[tuple[MemoryRecord, MemoryRecord, str]] = []
         for relation in relations:
+            v.clean_relation(relation.relation_type, "relationType")
             source = await self.entity_record(relation.source)
             target = await self.entity_record(relation.target)
-            if source is None or target is None:
-                continue  # no such relation: nothing to delete, as in the reference
-            v.clean_relation(relation.relation_type, "relationType")
+            if source is not None and target is not None:  # else: nothing to delete
+                unlinks.append((source, target, relation.relation_type))
+        for record in kept:
+            permissions.check(self.caller, Target.of(record), Change.DELETE)
+        for source, _, _ in unlinks:
+            permissions.check(self.caller, Target.of(source), Change.LINK)
+        for record in kept:
+            await self.service.delete(self.caller, record.id)
+        for source, target, relation_type in unlinks:
             await self.service.change_links(
-                self.caller, source.id, [], [(target.id, relation.relation_type)]
+                self.caller, source.id, [], [(target.id, relation_type)]
             )
 
     # -- `import --from memory-json` (cli/imports.py) ----------------------------------------
@@ -285,11 +338,11 @@ class KnowledgeGraph:
         session = self.caller.session_id if self.scope is Scope.SESSION else ""
         return NewMemory(key, "", self.scope, self.caller.agent_id, session, Source.MANUAL).identity
 
-    async def _existing(self, name: str) -> Entity:
+    async def _existing(self, name: str) -> tuple[MemoryRecord, Entity]:
         record = await self.entity_record(name)
         if record is None:
             raise NotFoundError(f"Entity with name {name} not found")
-        return entity_of(record.key, record.value, record.metadata)
+        return record, entity_of(record.key, record.value, record.metadata)
 
     async def _ends(self, relation: Relation) -> tuple[MemoryRecord, MemoryRecord]:
         v.clean_relation(relation.relation_type, "relationType")
@@ -303,6 +356,29 @@ class KnowledgeGraph:
                 )
             ends.append(record)
         return ends[0], ends[1]
+
+
+def _holds(record: MemoryRecord, query: str) -> bool:
+    """The reference's match: the name, type or an observation contains the query, both
+    lower-cased."""
+    entity = entity_of(record.key, record.value, record.metadata)
+    wanted = query.lower()
+    texts = [entity.name, entity.entity_type, *entity.observations]
+    return any(wanted in text.lower() for text in texts)
+
+
+def _check_new_name(name: str) -> None:
+    """A new entity's name. The reference tells names apart exactly ("Frank " and "Frank"
+    are two entities); a memory key has no surrounding spaces, so such a name would be
+    stored as, and overwrite, the other one: it is refused instead. Empty is refused too."""
+    if not name:
+        raise InvalidInputError("name", "an entity's name must not be empty")
+    if name != name.strip():
+        raise InvalidInputError(
+            "name",
+            f"{v.shown(name, 80)} starts or ends with spaces; entity names are told apart "
+            "exactly, and a memory key has none: give the name without them",
+        )
 
 
 __all__ = ["KnowledgeGraph", "SEARCH_LIMIT"]

@@ -44,6 +44,11 @@ def run(
         transcript.cwd = payload["cwd"]
     session = _session_id(payload, path)
     summarizer = summarizer or ExtractiveSummarizer()
+    settings = settings or Settings()
+    # Given on every write: an update keeps what it is not given, and a summary lives its
+    # days from the session's last change, not from the first Stop (None: for ever).
+    days = settings.ttl_session_summary_days
+    ttl_seconds = days * 86_400 if days else None
 
     def _metadata() -> dict[str, Any]:
         metadata: dict[str, Any] = {
@@ -67,6 +72,7 @@ def run(
             tags=["session-summary"],
             metadata=metadata,
             source=Source.SESSION_SUMMARY,
+            ttl_seconds=ttl_seconds,
             # Dated by the transcript's last change, not by this run: a Stop hook on an
             # unchanged transcript then writes exactly what is stored, and the store
             # leaves it alone (same version) instead of bumping it for a new expiry.
@@ -74,7 +80,6 @@ def run(
         )
         await app.service.store_memory(app.caller, request)
 
-    settings = settings or Settings()
     if settings.team_server is not None:
         from memory_mcp.app import team_client as team
 
@@ -88,6 +93,7 @@ def run(
                     "tags": ["session-summary"],
                     "metadata": _metadata(),
                     "source": "session_summary",
+                    **({"ttl_seconds": ttl_seconds} if ttl_seconds else {}),
                 }
                 await team.call(client, "memory-store", arguments)
 

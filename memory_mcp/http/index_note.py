@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
+from memory_mcp.checks.validation import shown
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of
@@ -65,7 +66,7 @@ def add_note_tool(server: MCPServer[Any]) -> None:
         app = await app_of(ctx)
         scope = FOLDERS.get(folder)
         if scope is None:
-            raise ToolError(f"invalid folder: {folder!r} is not one of personal, shared")
+            raise ToolError(f"invalid folder: {shown(folder)} is not one of personal, shared")
         file_path = _checked_path(path)
         if len(content.encode("utf-8", errors="replace")) > app.settings.note_max_bytes:
             raise ToolError(f"invalid content: over {app.settings.note_max_bytes:,} bytes")

@@ -12,14 +12,28 @@ who a sign-in is); the sign-in page a person sees is web/authorize_page.py.
 
 The issuer is --public-url (the https address a reverse proxy gives the server: Claude's
 connectors reach it from Anthropic's cloud), or http://HOST:PORT on loopback for local
-use; the resource is the issuer plus the transport's path (/mcp or /sse)."""
+use; the resource is the issuer plus the transport's path (/mcp or /sse).
+
+Two of the SDK's routes are wrapped. /register is anonymous, so it accepts at most
+--oauth-registrations-per-minute registrations a minute (then 429 with Retry-After); the
+store never drops a client in the middle of signing in (auth/oauth.py). /authorize
+answers a bad request with a page that says what was wrong, never with a redirect: with
+open registration anyone can register https://evil.example/cb, and a redirect there
+would make this server an open redirector (RFC 9700 §4.11.2); only the sign-in page,
+once a person has answered, sends the browser to the client."""
 
 from __future__ import annotations
 
+import html
+import json
+import logging
+import math
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -31,14 +45,20 @@ from mcp.server.auth.provider import (
     TokenError,
 )
 from mcp.server.auth.routes import (
+    AUTHORIZATION_PATH,
+    REGISTRATION_PATH,
     create_auth_routes,
     create_protected_resource_routes,
     validate_issuer_url,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl, AnyUrl, ValidationError
-from starlette.routing import Route
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route, request_response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory_mcp.app.binding import is_loopback
 from memory_mcp.auth.oauth import (
@@ -49,7 +69,10 @@ from memory_mcp.auth.oauth import (
     redirect_uri_problem,
 )
 from memory_mcp.errors import InvalidInputError
+from memory_mcp.http.rates import SlidingWindow
 from memory_mcp.settings import Settings
+
+log = logging.getLogger(__name__)
 
 MAX_REDIRECT_URIS = 10
 MAX_REGISTRATION_CHARS = 16_000  # a registration is kept in the store: small and bounded
@@ -57,6 +80,37 @@ MAX_CLIENT_ID_CHARS = 64  # ours are UUIDs
 # BASE64URL(SHA-256(verifier)) without padding: always 43 characters. An empty or other
 # challenge would make a code no verifier can redeem: refused up front (OAuth 2.1 §4.1.1).
 S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
+MAX_SHOWN_CHARS = 300  # of an error's description on the refusal page (it may quote input)
+# The refusal page: no script, nothing framed, no form, the web view's stylesheet.
+REFUSAL_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+        "form-action 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+REFUSAL_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>sign-in refused · memory-mcp</title>
+<link rel="stylesheet" href="{stylesheet}">
+</head>
+<body>
+<main>
+<h1>This sign-in request was refused</h1>
+<p class="error" role="alert"><code>{error}</code>: {description}</p>
+<p>Nothing was sent back to the application that opened this page. Close this tab and
+connect again from the application; if this keeps happening, its request is wrong as
+said above.</p>
+</main>
+</body>
+</html>
+"""
 
 
 def _issued(tokens: IssuedTokens) -> OAuthToken:
@@ -219,6 +273,73 @@ class OAuthRoutes:
     resource_routes: list[Route]  # the protected resource metadata
 
 
+class RegistrationLimit:
+    """ASGI middleware for /register: a registration beyond the window's limit gets 429
+    with Retry-After, before the SDK reads it or the store is touched."""
+
+    def __init__(self, app: ASGIApp, window: SlidingWindow) -> None:
+        self.app = app
+        self.window = window
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        wait = self.window.wait() if scope.get("method") == "POST" else 0.0
+        if not wait:
+            await self.app(scope, receive, send)
+            return
+        seconds = max(1, math.ceil(wait))
+        log.warning("refused a client registration: over %d a minute", self.window.limit)
+        body = {
+            "error": "temporarily_unavailable",
+            "error_description": f"this server accepts {self.window.limit} client "
+            f"registrations a minute (--oauth-registrations-per-minute); try again in "
+            f"{seconds} s",
+        }
+        # CORS as the SDK's own answers on this route: browser-based clients read it too
+        headers = {"Retry-After": str(seconds), "Access-Control-Allow-Origin": "*"}
+        await JSONResponse(body, 429, headers=headers)(scope, receive, send)
+
+
+def _refusal_of(response: Response, sign_in_url: str) -> tuple[str, str] | None:
+    """(error, description) of the SDK's answer to /authorize when it refused: a redirect
+    to the client's redirect URI with `error`, or its JSON 400. None: the request goes on
+    to the sign-in page."""
+    location = response.headers.get("location")
+    if location is not None:
+        if location.startswith(sign_in_url + "?"):
+            return None
+        query = parse_qs(urlsplit(location).query)
+        return query.get("error", ["invalid_request"])[0], query.get("error_description", [""])[0]
+    if response.status_code >= 400 and isinstance(response, JSONResponse):
+        body = json.loads(bytes(response.body))
+        return str(body.get("error", "invalid_request")), str(body.get("error_description", ""))
+    return None
+
+
+def refusal_page(error: str, description: str) -> HTMLResponse:
+    page = REFUSAL_PAGE.format(
+        stylesheet=html.escape(SIGN_IN_PATH.rsplit("/", 1)[0] + "/style.css"),
+        error=html.escape(error[:64]),
+        description=html.escape(description[:MAX_SHOWN_CHARS]),
+    )
+    return HTMLResponse(page, 400, headers=REFUSAL_HEADERS)
+
+
+def authorize_endpoint(provider: StoreOAuthProvider) -> ASGIApp:
+    """The SDK's /authorize (its checks, then the provider's `authorize`), with every
+    refusal shown as a page (400) instead of sent to the client's redirect URI."""
+    handle: Callable[[Request], Awaitable[Response]] = AuthorizationHandler(provider).handle
+
+    async def authorize(request: Request) -> Response:
+        response = await handle(request)
+        refusal = _refusal_of(response, provider.sign_in_url)
+        if refusal is None:
+            return response
+        log.info("/authorize refused: %s: %s", refusal[0][:64], refusal[1][:MAX_SHOWN_CHARS])
+        return refusal_page(*refusal)
+
+    return RequestBodyLimitMiddleware(request_response(authorize), DEFAULT_MAX_REQUEST_BODY_SIZE)
+
+
 def issuer_of(settings: Settings) -> str:
     """--public-url, or http://HOST:PORT when listening on loopback only; anything else
     cannot be an issuer a connector accepts, and serve says so before listening."""
@@ -257,15 +378,27 @@ def oauth_routes(settings: Settings, grants: OAuthGrants, path: str) -> OAuthRou
     )
     assert auth.resource_server_url is not None
     provider = StoreOAuthProvider(grants, resource, issuer + SIGN_IN_PATH)
+    registrations = SlidingWindow(settings.oauth_registrations_per_minute)
+
+    def ours(route: Route) -> Route:
+        if route.path == AUTHORIZATION_PATH:
+            app = authorize_endpoint(provider)
+        elif route.path == REGISTRATION_PATH:
+            app = RegistrationLimit(route.app, registrations)
+        else:
+            return route
+        return Route(route.path, app, methods=sorted(route.methods or ()))
+
+    routes = create_auth_routes(
+        provider,
+        auth.issuer_url,
+        client_registration_options=registration,
+        revocation_options=revocation,
+    )
     return OAuthRoutes(
         auth,
         resource,
-        create_auth_routes(
-            provider,
-            auth.issuer_url,
-            client_registration_options=registration,
-            revocation_options=revocation,
-        ),
+        [ours(route) for route in routes],
         create_protected_resource_routes(
             resource_url=auth.resource_server_url,
             authorization_servers=[auth.issuer_url],

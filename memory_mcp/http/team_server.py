@@ -4,14 +4,16 @@ HTTP with one store, one embedding model and one vector index.
 The protocol is the SDK's own (its streamable HTTP app at /mcp, its SSE app at /sse and
 /messages/), run by uvicorn. What this module adds: bearer tokens checked against the store
 on every request (401 without a valid one; the SDK's `RequireAuthMiddleware`), the MCP
-session id handed to `caller_of`, streamable HTTP sessions bounded per token
-(token_sessions.py), `/healthz`, a refusal to listen beyond loopback while no token
+session id handed to `caller_of`, MCP sessions (streamable HTTP sessions, SSE
+connections) bounded per agent (agent_sessions.py), a log that a flood cannot grow
+without bound (rates.py), `/healthz`, a refusal to listen beyond loopback while no token
 exists, and with --oauth the SDK's OAuth authorization server for itself
 (oauth_provider.py) beside the bearer tokens."""
 
 from __future__ import annotations
 
 import logging
+import resource
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,10 +36,12 @@ from memory_mcp.app.binding import (
 )
 from memory_mcp.app.context import AppContext
 from memory_mcp.errors import MemoryMcpError
+from memory_mcp.http.agent_sessions import limit_sse_streams, streamable_app
 from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
-from memory_mcp.http.token_sessions import streamable_app
+from memory_mcp.http.rates import budget_logs
 from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
+from memory_mcp.notes.folders import say_why_no_personal_folder
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
@@ -45,6 +49,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Descriptors kept for the store (each SQLite connection holds three files), the model,
+# the notes watcher and the log, whatever the connections take.
+RESERVED_DESCRIPTORS = 128
 MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages/"
@@ -151,17 +158,31 @@ def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp
             host=settings.host,
         )
         starlette.router.routes.extend(routes)  # (the SDK adds the resource metadata)
+        per_agent, idle = settings.max_sessions_per_agent, settings.session_idle_seconds
+        limit_sse_streams(starlette, SSE_PATH, per_agent, idle)
         return SseSession(starlette)
     return streamable_app(
         server,
         verifier,
         path=MCP_PATH,
         security=security,
-        per_token=settings.max_sessions_per_token,
+        per_agent=settings.max_sessions_per_agent,
         idle_seconds=settings.session_idle_seconds,
         routes=[*routes, *(oauth.resource_routes if oauth is not None else [])],
         auth=auth,
     )
+
+
+def connection_limit() -> int:
+    """Open connections uvicorn keeps before it answers 503: the process's descriptor
+    limit less RESERVED_DESCRIPTORS. A burst of connections beyond that is refused at the
+    door, instead of taking the descriptors the store needs ("unable to open database
+    file", for every agent) while the per-agent caps (agent_sessions.py) bound what any
+    one agent holds."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 65_536
+    return max(16, soft - RESERVED_DESCRIPTORS)
 
 
 async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts) -> None:
@@ -176,7 +197,9 @@ async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts
             log_level="info",
             access_log=False,
             timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+            limit_concurrency=connection_limit(),
         )
+        budget_logs()  # uvicorn's handlers exist once its Config is made
         path = SSE_PATH if settings.transport == "sse" else MCP_PATH
         log.info(
             "memory-mcp %s on http://%s:%d%s (%s), store %s",
@@ -189,6 +212,7 @@ async def serve_http(settings: Settings, open_app: AppOpener, parts: HostedParts
         )
         if settings.oauth:
             log.info("OAuth on: connectors add %s%s", settings.public_base_url, path)
+        say_why_no_personal_folder(settings)
         await uvicorn.Server(config).serve()
 
 

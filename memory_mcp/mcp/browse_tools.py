@@ -38,54 +38,28 @@ from memory_mcp.rules.browsing import (
     parse_older_than,
 )
 
-SCOPES = ("all", *Scope, *v.SCOPE_ALIASES)
-TIME_HELP = "an ISO 8601 date-time (2026-11-01T09:00:00Z) or an age before now (7d, 12h, 30m)"
+SCOPES = ("all", *Scope)
+TIME_HELP = "ISO 8601 time or age (7d, 12h)"
 
 
 async def memory_list(
     ctx: Context,
-    scope: Annotated[
-        str,
-        one_of(*SCOPES),
-        Field(description="One scope, or 'all' for everything you can see."),
-    ] = "all",
-    tags: Annotated[list[str], Field(description="Only memories with all these tags.")] = [],  # noqa: B006
-    source: Annotated[
-        str | None,
-        one_of(*Source, optional=True),
-        Field(description="Only memories from this source."),
-    ] = None,
-    agent_id: Annotated[str | None, Field(description="Only memories owned by this agent.")] = None,
-    since: Annotated[
-        str | None,
-        Field(description=f"Only memories updated (or created, see order) since {TIME_HELP}."),
-    ] = None,
-    until: Annotated[
-        str | None, Field(description=f"Only memories updated (or created) until {TIME_HELP}.")
-    ] = None,
-    order: Annotated[
-        str,
-        one_of(*ORDERS),
-        Field(description="Newest first by last update ('updated') or by creation."),
-    ] = "updated",
-    cursor: Annotated[
-        str | None,
-        Field(description="The `next_cursor` of the previous page; leave out for the first."),
-    ] = None,
+    scope: Annotated[str, one_of(*SCOPES)] = "all",
+    tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
+    source: Annotated[str | None, one_of(*Source, optional=True)] = None,
+    agent_id: Annotated[str | None, Field(description="Owned by this agent.")] = None,
+    since: Annotated[str | None, Field(description=f"Changed since: {TIME_HELP}.")] = None,
+    until: Annotated[str | None, Field(description="Changed until (as since).")] = None,
+    order: Annotated[str, one_of(*ORDERS)] = "updated",
+    cursor: Annotated[str | None, Field(description="next_cursor of the last page.")] = None,
     limit: Annotated[
-        int, Field(strict=True, description=f"How many per page, 1-{MAX_LIST_LIMIT}.")
+        int, Field(strict=True, description=f"1-{MAX_LIST_LIMIT}.")
     ] = DEFAULT_LIST_LIMIT,
-    include_expired: Annotated[
-        bool, Field(strict=True, description="Also list expired memories.")
-    ] = False,
+    include_expired: Annotated[bool, Field(strict=True)] = False,
 ) -> MemoryList:
-    """Browse memories without a query, newest first, one page at a time.
-
-    Filters combine (all must hold); you only ever see what you may read. Values are cut
-    like search results (`truncated: true`; memory-get reads the whole memory). When
-    `next_cursor` is not null, call again with cursor=<it> and the same filters for the
-    next page. Example: memory-list(tags=["build"], since="7d", limit=10), then
-    memory-list(tags=["build"], since="7d", limit=10, cursor="WyJ1cGRhdGVkIi...")."""
+    """Browse memories without a query, newest first, a page at a time (filters combine;
+    pass next_cursor back for the next page).
+    Example: memory-list(tags=["build"], since="7d")"""
     app = await app_of(ctx)
 
     async def listing() -> MemoryPage:
@@ -111,32 +85,18 @@ async def memory_list(
 
 async def memory_history(
     ctx: Context,
-    id: Annotated[int, Field(strict=True, description="The memory id.")],
-    version: Annotated[
-        int | None,
-        Field(strict=True, description="Only this version, with its whole value."),
-    ] = None,
+    id: Annotated[int, Field(strict=True)],
+    version: Annotated[int | None, Field(strict=True, description="Only this one, whole.")] = None,
     limit: Annotated[
-        int,
-        Field(strict=True, description=f"How many versions at most, 1-{MAX_HISTORY_LIMIT}."),
+        int, Field(strict=True, description=f"1-{MAX_HISTORY_LIMIT}.")
     ] = DEFAULT_HISTORY_LIMIT,
     before: Annotated[
-        int | None,
-        Field(
-            strict=True,
-            description="Only versions older than this one: the `earlier` of the previous answer.",
-        ),
+        int | None, Field(strict=True, description="The last answer's `earlier`.")
     ] = None,
 ) -> MemoryHistory:
-    """The versions of a memory, oldest first, the newest `limit` of them: each one's
-    value, tags, metadata, who wrote it (`written_by`) and when (`written_at`); the last
-    one is `current`. When `earlier` is set there are older versions: call again with
-    before=<it>. The first page also lists the memory's `links` over time (made, removed,
-    by whom: links are kept in their own history, not in versions).
-
-    Values are cut like search results; ask for one `version` to read it whole. Undo a
-    change with memory-revert. Example: memory-history(id=42), then
-    memory-history(id=42, version=2)."""
+    """A memory's versions, oldest first: each value, who wrote it and when, and its
+    links over time. Undo a change with memory-revert.
+    Example: memory-history(id=42)"""
     app = await app_of(ctx)
     caller = caller_of(app)
     if version is None:
@@ -154,26 +114,14 @@ async def memory_history(
 
 async def memory_revert(
     ctx: Context,
-    id: Annotated[int, Field(strict=True, description="The memory id.")],
-    version: Annotated[
-        int, Field(strict=True, description="The version to restore (see memory-history).")
-    ],
+    id: Annotated[int, Field(strict=True)],
+    version: Annotated[int, Field(strict=True, description="The version to restore.")],
     expected_version: Annotated[
-        int | None,
-        Field(
-            strict=True,
-            description="Only revert if the memory is still at this version "
-            "(the current one you read).",
-        ),
+        int | None, Field(strict=True, description="Only if still at this version.")
     ] = None,
 ) -> Reverted:
-    """Restore an earlier version of a memory: writes a NEW version holding that
-    version's value, tags, metadata and source (history keeps everything in between).
-
-    Allowed to whoever may update the memory (its owner; the lead for a swarm memory).
-    A change made by someone else since you looked is never overwritten: pass the
-    version you read as `expected_version` (a mismatch is refused with the current
-    version). Example: memory-revert(id=42, version=2, expected_version=5)."""
+    """Restore an earlier version of a memory as a new version (history keeps all).
+    Example: memory-revert(id=42, version=2, expected_version=5)"""
     app = await app_of(ctx)
     outcome: UpsertOutcome = await guard(
         app, app.service.revert(caller_of(app), id, version, expected_version)
@@ -183,42 +131,18 @@ async def memory_revert(
 
 async def memory_delete_many(
     ctx: Context,
-    tags: Annotated[list[str], Field(description="Memories with all these tags.")] = [],  # noqa: B006
-    source: Annotated[
-        str | None,
-        one_of(*v.TOOL_SOURCES, optional=True),
-        Field(description="Memories from this source."),
-    ] = None,
-    older_than: Annotated[
-        str | None,
-        Field(description=f"Memories not updated since {TIME_HELP}."),
-    ] = None,
-    scope: Annotated[
-        str,
-        one_of(*SCOPES),
-        Field(description="One scope, or 'all'."),
-    ] = "all",
-    dry_run: Annotated[
-        bool,
-        Field(strict=True, description="Only report what would be deleted."),
-    ] = False,
+    tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
+    source: Annotated[str | None, one_of(*v.TOOL_SOURCES, optional=True)] = None,
+    older_than: Annotated[str | None, Field(description=f"Not changed since: {TIME_HELP}.")] = None,
+    scope: Annotated[str, one_of(*SCOPES)] = "all",
+    dry_run: Annotated[bool, Field(strict=True, description="Only report.")] = False,
     limit: Annotated[
-        int,
-        Field(
-            strict=True,
-            description=f"Delete at most this many (oldest first), 1-{MAX_DELETE_MANY_LIMIT}.",
-        ),
+        int, Field(strict=True, description=f"1-{MAX_DELETE_MANY_LIMIT}, oldest first.")
     ] = DEFAULT_DELETE_MANY_LIMIT,
 ) -> BulkDeleted:
-    """Delete many memories at once: those with all `tags`, from `source`, and/or not
-    updated for `older_than` (give at least one; they combine). Expired ones included.
-
-    The same rules as memory-delete: your own memories, and swarm ones if you are the
-    lead; others' (and notes, which follow their files) are counted in `not_allowed`
-    and left alone. Everything chosen goes in one transaction, oldest
-    first, at most `limit`; `remaining` says how many more matched. Try `dry_run=true`
-    first. Example: memory-delete-many(tags=["scratch"], older_than="30d",
-    dry_run=true)."""
+    """Delete the memories you may delete that match tags, source and/or older_than (at
+    least one). Try dry_run=true first.
+    Example: memory-delete-many(tags=["scratch"], older_than="30d", dry_run=true)"""
     app = await app_of(ctx)
 
     async def delete_many() -> DeleteManyResult:

@@ -44,7 +44,8 @@ async def _on_graph(ctx: Context, work: Callable[[KnowledgeGraph], Coroutine[Any
 async def create_entities(ctx: Context, entities: list[EntityShape]) -> Entities:
     """Create multiple new entities in the knowledge graph. An entity whose name is taken
     is left as it is; the result lists the ones created. Each entity is a memory (key
-    `entity:<name>`), found by memory-mcp's search."""
+    `entity:<name>`), found by memory-mcp's search. Names are matched exactly; one with
+    spaces around it is refused. A refused item refuses the whole call."""
 
     async def work(graph: KnowledgeGraph) -> Entities:
         made = await graph.create_entities([shape.entity() for shape in entities])
@@ -143,9 +144,10 @@ async def search_nodes(
         ),
     ],
 ) -> GraphShape:
-    """Search for nodes in the knowledge graph based on a query: by meaning and by words
-    (memory-mcp's hybrid search), best first, with every relation touching a node found.
-    "who handles payments" finds the entity whose observations say so in other words."""
+    """Search for nodes in the knowledge graph based on a query: the entities whose name,
+    type or an observation holds it (ignoring case), with every relation touching one.
+    When none does, by meaning (memory-mcp's hybrid search), best first: "who handles
+    payments" finds the entity whose observations say so in other words."""
 
     async def work(graph: KnowledgeGraph) -> GraphShape:
         return GraphShape.of(await graph.search_nodes(query))

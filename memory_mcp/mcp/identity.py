@@ -6,7 +6,7 @@ The SDK's bearer middleware puts the verified token in a context variable
 (`get_access_token`); the SDK hands each message's context variables on to the task that
 handles it, so tools, prompts and the memory://context resource all see the token of the
 request they answer. The MCP session id travels the same way: set by `SseSession` on the
-SSE transport and by `TokenSessions` (http/token_sessions.py) on streamable HTTP."""
+SSE transport and by `AgentSessions` (http/agent_sessions.py) on streamable HTTP."""
 
 from __future__ import annotations
 

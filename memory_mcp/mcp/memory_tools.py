@@ -34,66 +34,44 @@ if TYPE_CHECKING:
 async def store_memory(
     ctx: Context,
     key: Annotated[str, Field(description="Short unique name, e.g. 'deploy-preference'.")],
-    value: Annotated[str, Field(description="The content to remember (plain text).")],
+    value: Annotated[str, Field(description="What to remember, as plain text.")],
     scope: Annotated[
         str,
-        one_of(*Scope, *v.SCOPE_ALIASES),
-        Field(
-            description="session: this session only; agent: you, across sessions; "
-            "swarm (alias global): every agent."
-        ),
+        one_of(*Scope),
+        Field(description="session: this session; agent: you, always; swarm: every agent."),
     ] = "agent",
-    tags: Annotated[list[str], Field(description="Labels to filter by later.")] = [],  # noqa: B006
-    metadata: Annotated[dict[str, Any], Field(description="Any JSON object.")] = {},  # noqa: B006
-    ttl_seconds: Annotated[
-        float | None, Field(strict=True, description="Expire after this many seconds.")
+    tags: Annotated[
+        list[str] | None, Field(description="Labels to filter by later ([] removes them).")
     ] = None,
-    expires_at: Annotated[
-        str | None,
-        Field(description="Expire at this ISO 8601 time, e.g. 2026-12-31T18:00:00Z."),
+    metadata: Annotated[
+        dict[str, Any] | None, Field(description="Any JSON object ({} removes it).")
     ] = None,
+    ttl_seconds: Annotated[float | None, Field(strict=True, description="Expire after.")] = None,
+    expires_at: Annotated[str | None, Field(description="Expire at (ISO 8601).")] = None,
     source: Annotated[
-        str,
-        one_of(*v.TOOL_SOURCES),
+        str | None,
+        one_of(*v.TOOL_SOURCES, optional=True),
         Field(
-            description="Where it came from; sets the default lifetime "
-            "(task_completion 7 days, session_summary 3 days, manual never)."
+            description="Default manual; a new memory's lifetime: task_completion 7 d, "
+            "session_summary 3 d."
         ),
-    ] = "manual",
-    confidence: Annotated[
-        float | None, Field(strict=True, description="0-1, how sure you are.")
     ] = None,
-    pinned: Annotated[
-        bool, Field(strict=True, description="Pinned memories are never evicted.")
-    ] = False,
+    confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
+    pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
     expected_version: Annotated[
         int | None,
-        Field(
-            strict=True,
-            description="Only update if the memory is at this version (0: only create).",
-        ),
+        Field(strict=True, description="Update only at this version (0: create only)."),
     ] = None,
+    replace: Annotated[
+        bool, Field(strict=True, description="Rewrite it whole: left-out fields get defaults.")
+    ] = False,
 ) -> StoredMemory:
-    """Save a memory, or update the one with the same key and scope (an upsert).
-
-    Updating bumps `version` and keeps the previous value in history; storing identical
-    content changes nothing. A swarm memory may be updated only by the agent that owns
-    it or by the lead; anyone else gets an error naming the owner. Use
-    `expected_version` (from memory-get) to avoid overwriting someone else's change: a
-    mismatch is refused with the current version.
-    The answer lists in `similar` the memories you can see that say nearly the same
-    (id, key, cosine score): if one of them is the same fact, update it (store with its
-    key and scope, or memory-delete the copy) rather than keeping two. Nothing is
-    merged or dropped for you.
-    Example: memory-store(key="test-command", value="Run `make test`; it sets up .venv",
-    tags=["build"]).
-    Secrets (API keys, tokens, private keys, passwords in URLs or assignments) are never
-    stored: in the value or a metadata value they are replaced by `[REDACTED:<kind>]`
-    and the rest is stored, and `redacted` in the answer lists each one (field, kind,
-    characters [start, end) of what you sent); in the key, a tag or a metadata key the
-    call is refused, naming the field and the characters. Placeholders (`<TOKEN>`,
-    `${API_KEY}`, `your-api-key`, `xxxx`) and code that reads a secret
-    (`os.environ["TOKEN"]`) are not secrets and are stored as they are."""
+    """Save something worth knowing in a later session: a decision, a preference, a fix
+    that worked, a fact about the code. The same key and scope updates it (version +1,
+    history kept), changing only the fields given: [] or {} empties one, replace=true
+    rewrites it whole. `similar` lists near-copies you can see: update one of them
+    instead of keeping two. Secrets are stored as [REDACTED:kind].
+    Example: memory-store(key="test-command", value="Run `make test`", tags=["build"])"""
     app = await app_of(ctx)
 
     async def store() -> StoredMemory:
@@ -106,10 +84,11 @@ async def store_memory(
             metadata=metadata,
             ttl_seconds=ttl_seconds,
             expires_at=v.parse_optional_datetime(expires_at, "expires_at"),
-            source=v.parse_source(source, v.TOOL_SOURCES),
+            source=None if source is None else v.parse_source(source, v.TOOL_SOURCES),
             confidence=confidence,
             pinned=pinned,
             expected_version=expected_version,
+            replace=replace,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
 
@@ -118,70 +97,33 @@ async def store_memory(
 
 async def memory_search(
     ctx: Context,
-    query: Annotated[str, Field(description="Words, names or identifiers, or a question.")],
-    limit: Annotated[int, Field(strict=True, description="How many results, 1-50.")] = 10,
-    scope: Annotated[
-        str,
-        one_of("all", *Scope, *v.SCOPE_ALIASES),
-        Field(description="Restrict to one scope; 'all' searches everything you can see."),
-    ] = "all",
-    tags: Annotated[list[str], Field(description="Only memories with all these tags.")] = [],  # noqa: B006
-    source: Annotated[
-        str | None,
-        one_of(*Source, optional=True),
-        Field(description="Only memories from this source."),
-    ] = None,
-    include_expired: Annotated[
-        bool, Field(strict=True, description="Also return expired ones.")
-    ] = False,
+    query: Annotated[str, Field(description="Words, names, identifiers or a question.")],
+    limit: Annotated[int, Field(strict=True, description="1-50.")] = 10,
+    scope: Annotated[str, one_of("all", *Scope)] = "all",
+    tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
+    source: Annotated[str | None, one_of(*Source, optional=True)] = None,
+    include_expired: Annotated[bool, Field(strict=True)] = False,
     since: Annotated[
-        str | None,
-        Field(
-            description="Only memories changed (created or updated) at or after this: "
-            "an ISO 8601 time (2026-11-01, 2026-11-01T09:00:00Z) or an age (7d, 12h, 30m)."
-        ),
+        str | None, Field(description="Changed since: ISO 8601 time or age (7d, 12h).")
     ] = None,
-    until: Annotated[
-        str | None,
-        Field(
-            description="Only memories last changed at or before this (same forms as "
-            "since; until='30d': not changed for 30 days)."
-        ),
-    ] = None,
+    until: Annotated[str | None, Field(description="Changed until (as since).")] = None,
     min_score: Annotated[
-        float | None,
-        Field(strict=True, description="Leave out results whose score is below this (0-1)."),
+        float | None, Field(strict=True, description="Drop results below (0-1; try 0.3).")
     ] = None,
     explain: Annotated[
-        bool,
-        Field(strict=True, description="Add `explain` to each result: why it ranks there."),
+        bool, Field(strict=True, description="Add each result's score parts.")
     ] = False,
     expand: Annotated[
-        bool | None,
-        Field(
-            strict=True,
-            description="Also rank the memories linked to the best hits (memory-link); "
-            "explain names the link that brought each in. Default: off.",
-        ),
+        bool | None, Field(strict=True, description="Also rank memories linked to top hits.")
     ] = None,
 ) -> SearchResults:
-    """Find memories by meaning and by exact words (hybrid search), best first.
-
-    A memory whose key is the query, or that holds an identifier from it word for word
-    (gen-0042, PaymentService.refund, ERR_CONN_42), comes before the merely similar.
-    Each result has a `score` in [0, 1] and `matched_by` (keyword, vector or both).
-    Long values are cut (`truncated: true`); read the whole memory with memory-get.
-    `semantic: false` means the results come from keyword search only (see notices).
-    Filters (scope, tags, source, since, until) apply before ranking, so a narrow filter
-    still returns up to `limit` results. Scores compare results within one search (1.0:
-    best on both words and meaning), so keep `min_score` low (0.2-0.4) to drop weak
-    tails. `explain=true` adds each result's keyword and vector scores, recency,
-    source, pinned and exact-match parts, with a one-line `why`. `expand=true` follows
-    the links of the strongest hits: a linked memory competes with its own score or half
-    its hit's relevance, whichever is higher (`matched_by: link`, `explain.via` names the
-    link) — for questions whose answer spans memories you linked.
-    Example: memory-search(query="how do we deploy to staging?", limit=5);
-    memory-search(query="flaky test", since="7d", explain=true)."""
+    """Search memories by meaning and exact words, best first. Search before starting a
+    task and whenever past work may help. Exact keys and identifiers rank first; filters
+    apply before ranking, and a narrow one may return fewer or none (a result shares
+    words or meaning with the query). matched_by "context": the words are only in the
+    memories written just before it (explain.context_from names them). Long values are
+    cut: memory-get reads one whole.
+    Example: memory-search(query="how do we deploy to staging?", limit=5)"""
     app = await app_of(ctx)
 
     async def search() -> SearchResult:
@@ -196,6 +138,7 @@ async def memory_search(
             until,
             min_score,
             expand,
+            explain,
         )
         return await app.service.search(caller_of(app), request)
 
@@ -219,17 +162,11 @@ async def memory_search(
 
 async def memory_get(
     ctx: Context,
-    id: Annotated[
-        int,
-        Field(strict=True, description="The memory id from memory-search or memory-store."),
-    ],
+    id: Annotated[int, Field(strict=True, description="From memory-search or memory-store.")],
 ) -> Memory:
-    """Read one whole memory by id, with its version, access count and expiry, and its
-    `links` to and from other memories (relation, direction, the other memory's id and
-    key; see memory-link and memory-related).
-
-    Expired memories are still returned here, with `expired: true`.
-    Example: memory-get(id=42)."""
+    """Read one whole memory by id: value, version, expiry and its links (expired ones
+    too).
+    Example: memory-get(id=42)"""
     app = await app_of(ctx)
 
     async def read() -> Memory:
@@ -246,20 +183,13 @@ async def memory_get(
 
 async def memory_delete(
     ctx: Context,
-    id: Annotated[int | None, Field(strict=True, description="The memory id to delete.")] = None,
-    key: Annotated[
-        str | None, Field(description="Or: the key of the memory to delete (with scope).")
-    ] = None,
-    scope: Annotated[
-        str,
-        one_of(*Scope, *v.SCOPE_ALIASES),
-        Field(description="With key: the scope it was stored in."),
-    ] = "agent",
+    id: Annotated[int | None, Field(strict=True)] = None,
+    key: Annotated[str | None, Field(description="Instead of id: the key, with scope.")] = None,
+    scope: Annotated[str, one_of(*Scope)] = "agent",
 ) -> DeleteResult:
-    """Delete a memory for good, by `id`, or by `key` and `scope` as it was stored.
-    You may delete your own memories; the lead may also delete swarm memories.
-    Example: memory-delete(id=42), or memory-delete(key="test-command", scope="swarm").
-    Many at once: memory-delete-many."""
+    """Delete a memory for good, by id or by key and scope: your own, or (lead) a swarm
+    one. Many at once: memory-delete-many.
+    Example: memory-delete(id=42)"""
     app = await app_of(ctx)
 
     async def delete() -> int:
@@ -276,28 +206,14 @@ async def memory_delete(
 
 async def inject_learning(
     ctx: Context,
-    learning: Annotated[str, Field(description="The lesson, stated so a worker can act on it.")],
-    category: Annotated[
-        str,
-        one_of(*LearningCategory),
-        Field(description="What kind of learning it is."),
-    ],
-    agent_id: Annotated[
-        str | None,
-        Field(
-            description="The worker it is about, if any (kept as `about_agent`; "
-            "the learning belongs to you, the lead)."
-        ),
-    ] = None,
+    learning: Annotated[str, Field(description="The lesson, stated so a worker can act.")],
+    category: Annotated[str, one_of(*LearningCategory)],
+    agent_id: Annotated[str | None, Field(description="The worker it is about.")] = None,
 ) -> Learning:
-    """Lead agent only: push a learning into the swarm memory so every worker recalls it.
-
-    Stored swarm-scoped and tagged with its category, owned by the lead (only a lead
-    may update or delete it); injecting the same learning again changes nothing.
-    Offered to the lead only: workers do not see it in their tool list. A secret in the
-    learning is replaced by `[REDACTED:<kind>]`, listed in `redacted` (as memory-store).
+    """Lead only: share a lesson with every worker (a swarm memory tagged with its
+    category, owned by you). The same learning twice changes nothing.
     Example: memory-inject-learning(learning="Run migrations before the API tests",
-    category="mistake-pattern", agent_id="worker-2")."""
+    category="mistake-pattern", agent_id="worker-2")"""
     app = await app_of(ctx)
 
     async def inject() -> Learning:

@@ -5,12 +5,15 @@
 - every tool argument is checked for valid Unicode and bounded nesting before it is parsed,
   and by name (mcp/argument_names.py): an unknown one is refused, not dropped, and every
   missing required one is named;
-- tool descriptions are the docstrings without their source indentation;
+- tool descriptions are the docstrings without their source indentation, and argument
+  schemas without what pydantic adds that tells a model nothing (`tight_schema`): every
+  session pays for the tool list in context;
 - over stdio, a request line the SDK cannot parse (a lone surrogate escape such as
   "\\ud800", or nesting deeper than its parser's limit) still gets an answer: the SDK
   drops such lines silently, and the client would wait forever;
 - every tool registered under a name that has deprecated aliases (mcp/tool_names.py) is also
-  registered under them, and tools/list leaves lead-only tools out for a worker.
+  registered under them (they answer, but tools/list shows them only with
+  `legacy_tool_names`), and tools/list leaves lead-only tools out for a worker.
 """
 
 from __future__ import annotations
@@ -37,7 +40,12 @@ from memory_mcp.checks.validation import check_arguments
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.argument_names import argument_problems
 from memory_mcp.mcp.identity import ROLE_CLAIM
-from memory_mcp.mcp.tool_names import LEAD_ONLY, alias_description, aliases_of
+from memory_mcp.mcp.tool_names import (
+    DEPRECATED_ALIASES,
+    LEAD_ONLY,
+    alias_description,
+    aliases_of,
+)
 from memory_mcp.models import Role
 
 log = logging.getLogger(__name__)
@@ -96,11 +104,38 @@ def describe_validation_error(exc: ValidationError) -> str:
     return "; ".join(_describe(error) for error in first_per_argument.values())
 
 
-def hide_lead_only_tools(stdio_lead: bool) -> Callable[..., Any]:
+def tight_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's argument schema without pydantic's noise: the titles (each argument's name
+    again), `null` offered beside the real type, and defaults that mean "not given"
+    (null, false, [], {}): an optional argument is left out to say none. What the server
+    accepts does not change (the arguments are still parsed from the function's
+    signature); only what every session reads does (20,385 characters for a worker's
+    list before, README "The tools")."""
+    tight = {key: value for key, value in schema.items() if key != "title"}
+    choices = tight.get("anyOf")
+    if isinstance(choices, list) and {"type": "null"} in choices and len(choices) == 2:
+        del tight["anyOf"]
+        tight.update(next(choice for choice in choices if choice != {"type": "null"}))
+    if "default" in tight and tight["default"] in (None, False, [], {}):
+        del tight["default"]
+    if tight.get("additionalProperties") is True:
+        del tight["additionalProperties"]
+    if isinstance(tight.get("properties"), dict):
+        tight["properties"] = {
+            name: tight_schema(part) for name, part in tight["properties"].items()
+        }
+    if isinstance(tight.get("items"), dict):
+        tight["items"] = tight_schema(tight["items"])
+    return tight
+
+
+def filter_tool_list(stdio_lead: bool, list_aliases: bool) -> Callable[..., Any]:
     """SDK middleware: tools/list without the lead-only tools unless the caller is the
     lead: over HTTP the role of the request's token, over stdio the server's own role
-    (`stdio_lead`), so each connection sees its own list. Decided without the store, so
-    the list is answered while the store is still opening."""
+    (`stdio_lead`), so each connection sees its own list; and without the deprecated
+    aliases unless `list_aliases` (old clients that pick tools from the list). Decided
+    without the store, so the list is answered while the store is still opening."""
+    aliases = frozenset() if list_aliases else frozenset(DEPRECATED_ALIASES)
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
@@ -111,9 +146,8 @@ def hide_lead_only_tools(stdio_lead: bool) -> Callable[..., Any]:
             lead = stdio_lead
         else:
             lead = (access.claims or {}).get(ROLE_CLAIM) == Role.LEAD.value
-        if lead:
-            return result
-        tools = [tool for tool in result.get("tools", []) if tool.get("name") not in LEAD_ONLY]
+        hidden = aliases if lead else aliases | LEAD_ONLY
+        tools = [tool for tool in result.get("tools", []) if tool.get("name") not in hidden]
         return {**result, "tools": tools}
 
     return middleware
@@ -122,11 +156,14 @@ def hide_lead_only_tools(stdio_lead: bool) -> Callable[..., Any]:
 class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_server
     """MCPServer with this project's argument checks and error wording, tool aliases and
     a tool list per caller (see module doc). `stdio_lead`: whether the server's own
-    agent (the caller over stdio) is the lead."""
+    agent (the caller over stdio) is the lead; `list_aliases`: whether tools/list shows
+    the deprecated names."""
 
-    def __init__(self, *args: Any, stdio_lead: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, stdio_lead: bool = False, list_aliases: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self.middleware.append(hide_lead_only_tools(stdio_lead))
+        self.middleware.append(filter_tool_list(stdio_lead, list_aliases))
 
     def add_tool(
         self,
@@ -157,6 +194,10 @@ class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_s
             super().add_tool(
                 fn, alias, title, alias_description(alias, current, description), old, **options
             )
+        for registered in (current, *aliases_of(current)):
+            tool = self._tool_manager.get_tool(registered)
+            if tool is not None:
+                tool.parameters = tight_schema(tool.parameters)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

@@ -97,6 +97,7 @@ def build_server(
         instructions=INSTRUCTIONS,
         lifespan=lifespan,
         stdio_lead=settings.transport == "stdio" and settings.role is Role.LEAD,
+        list_aliases=settings.legacy_tool_names,
         **sdk_options,
     )
 

@@ -7,11 +7,12 @@ odd ones were renamed:
     inject-learning   -> memory-inject-learning
 
 The old names stay for one release as aliases: the same tool, the same arguments and
-results, listed with a description that starts "Deprecated alias of ..."; remove them in
-the release after (docs: README, "The tools").
+results. They answer when called, but tools/list shows them (with a description that
+starts "Deprecated alias of ...") only with `legacy_tool_names`: listed, they cost every
+session their whole description again. Remove them in the release after (docs/TOOLS.md).
 
 `LEAD_ONLY` tools are offered only to the lead: tools/list leaves them out for a worker
-(mcp_edge.hide_lead_only_tools), and calling one anyway is refused by the service."""
+(sdk_patches.filter_tool_list), and calling one anyway is refused by the service."""
 
 from __future__ import annotations
 

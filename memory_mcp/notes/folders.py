@@ -26,12 +26,6 @@ def note_folders(settings: Settings) -> list[NoteFolder]:
     if settings.transport == "stdio" or settings.memory_dir is not None:
         personal = settings.personal_memory_dir.resolve()
         folders.append(NoteFolder(personal, Scope.AGENT, "personal"))
-    else:
-        log.info(
-            "a team server indexes no personal memory folder unless one is named "
-            "(--memory-dir); not the default %s",
-            settings.personal_memory_dir,
-        )
     if settings.shared_memory_dir is not None:
         shared = settings.shared_memory_dir.expanduser().resolve()
         if shared == personal:
@@ -39,3 +33,14 @@ def note_folders(settings: Settings) -> list[NoteFolder]:
         else:
             folders.append(NoteFolder(shared, Scope.SWARM, "shared"))
     return folders
+
+
+def say_why_no_personal_folder(settings: Settings) -> None:
+    """A team server's start says why the default folder is not indexed (once: the
+    folders are worked out whenever the app opens, and a server opens it twice)."""
+    if settings.transport != "stdio" and settings.memory_dir is None:
+        log.info(
+            "a team server indexes no personal memory folder unless one is named "
+            "(--memory-dir); not the default %s",
+            settings.personal_memory_dir,
+        )

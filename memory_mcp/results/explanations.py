@@ -34,6 +34,14 @@ class LinkVia(ToolResult):
         )
 
 
+class ContextLender(ToolResult):
+    """A memory written just before a result, in the same session, whose words the result
+    borrows as its context (store/write_context.py) and that holds query words."""
+
+    id: int
+    key: str
+
+
 class ScoreExplanation(ToolResult):
     """Why a result is where it is: the parts of its score (search/ranking.py,
     search/exact_match.py).
@@ -45,9 +53,11 @@ class ScoreExplanation(ToolResult):
 
     `keyword` and `vector` are scaled within this search (1.0: the best candidate);
     `bm25` and `cosine` are the raw arm scores; null: that arm did not find it.
-    `via` (expand): the link to a strong hit that lent it its relevance."""
+    `via` (expand): the link to a strong hit that lent it its relevance.
+    `context_from`: the memories written just before it whose words (its context) hold
+    query words; with matched_by "context" its own words hold none."""
 
-    omitted_when_empty = frozenset({"via"})
+    omitted_when_empty = frozenset({"via", "context_from"})
 
     keyword: float | None
     bm25: float | None
@@ -63,6 +73,7 @@ class ScoreExplanation(ToolResult):
     exact: str | None  # "key": its key is the query; "identifier": holds one verbatim
     why: str
     via: LinkVia | None = None
+    context_from: list[ContextLender] | None = None
 
     @classmethod
     def of(cls, hit: ServiceHit) -> ScoreExplanation | None:
@@ -85,6 +96,7 @@ class ScoreExplanation(ToolResult):
             exact=exact,
             why=_why(hit, exact),
             via=LinkVia.of(hit),
+            context_from=[ContextLender(id=i, key=key) for i, key in hit.context_from],
         )
 
 
@@ -109,8 +121,16 @@ def _why(hit: ServiceHit, exact: str | None) -> str:
             else (f"it -[{via.relation}]-> {via.seed_id}")
         )
         reasons.append(f"linked to a strong hit ({arrow}): relevance {via.relevance:.2f}")
-    if rel.keyword is not None:
-        reasons.append(f"query words (keyword {rel.keyword:.2f} of this search's best)")
+    lenders = ", ".join(str(memory_id) for memory_id, _ in hit.context_from)
+    if rel.keyword is not None and not rel.own_words:
+        reasons.append(
+            f"query words only in its context, the memories written just before it"
+            f"{f' ({lenders})' if lenders else ''}, not in itself "
+            f"(keyword {rel.keyword:.2f} of this search's best)"
+        )
+    elif rel.keyword is not None:
+        lent = f"; also in its context ({lenders})" if lenders else ""
+        reasons.append(f"query words (keyword {rel.keyword:.2f} of this search's best){lent}")
     if rel.cosine is not None:
         reasons.append(f"meaning (cosine {rel.cosine:.2f})")
     if rel.search_confidence < 1.0:

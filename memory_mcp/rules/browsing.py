@@ -139,7 +139,7 @@ class DeleteManyResult:
 def parse_order(order: object) -> Order:
     if isinstance(order, str) and order.strip().lower() in ORDERS:
         return order.strip().lower()  # type: ignore[return-value]
-    raise InvalidInputError("order", f"{order!r} is not one of {', '.join(ORDERS)}")
+    raise InvalidInputError("order", f"{v.shown(order)} is not one of {', '.join(ORDERS)}")
 
 
 def check_limit(limit: object, maximum: int) -> int:

@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from memory_mcp.checks.text_safety import normalise_for_matching
 from memory_mcp.errors import (
     InvalidInputError,
     MemoryMcpError,
@@ -122,7 +123,9 @@ class Target:
 
 
 def is_learning_key(key: str) -> bool:
-    return key.strip().lower().startswith(LEARNING_KEY_PREFIX)
+    """Also when written with look-alikes: `ｌearning:` (fullwidth), `lеarning:` (a
+    Cyrillic е) read as `learning:` to a person and a model listing the learnings."""
+    return normalise_for_matching(key.strip()).startswith(LEARNING_KEY_PREFIX)
 
 
 def decide(

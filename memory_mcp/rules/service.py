@@ -31,7 +31,7 @@ from typing import Any
 
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.new_memory import checked_memory
-from memory_mcp.checks.safety import redact_field
+from memory_mcp.checks.safety import redact_field, refuse_secret_name
 from memory_mcp.errors import (
     InvalidInputError,
     NotFoundError,
@@ -140,9 +140,10 @@ class MemoryService:
         embed_now: bool = True,
         then: Callable[[UpsertOutcome], Awaitable[None]] | None = None,
     ) -> UpsertOutcome:
-        """Store `request` for `caller` (an upsert on its identity).
-        `embed_now=False` leaves the vector to the background worker. `then`: see
-        write_memory.
+        """Store `request` for `caller` (an upsert on its identity). An update changes the
+        fields `request` gives and keeps the others (StoreRequest: None is not given;
+        `replace` rewrites the whole memory). `embed_now=False` leaves the vector to the
+        background worker. `then`: see write_memory.
 
         A swarm memory with this key owned by another agent is updated only by the lead
         (PermissionDeniedError names the owner; memory_mcp/rules/permissions.py)."""
@@ -169,26 +170,30 @@ class MemoryService:
         """Every check of store_memory, without writing: the memory that would be stored.
         `import` checks a whole file with this before it writes anything."""
         now = request.written_at if request.written_at is not None else self.clock()
-        _refuse_note_key(request.key, request.source)
+        source = request.source or Source.MANUAL
+        _refuse_note_key(request.key, source)
         new = checked_memory(
             caller,
             self.policy.max_value_chars,
             key=request.key,
             value=request.value,
             scope=request.scope,
-            source=request.source,
-            tags=request.tags,
-            metadata=request.metadata,
+            source=source,
+            tags=request.tags or [],
+            metadata=request.metadata or {},
             confidence=v.clean_confidence(request.confidence),
-            pinned=request.pinned,
+            pinned=bool(request.pinned),
             expires_at=v.resolve_expiry(
                 request.ttl_seconds,
                 request.expires_at,
-                self.policy.default_ttl_seconds(request.source),
+                self.policy.default_ttl_seconds(source),
                 now,
             ),
             about_agent=request.about_agent,
         )
+        # An update changes what the request gives and keeps the rest (the store takes
+        # those columns from the row it updates: store/writes.py, update_values).
+        new.kept = request.kept()
         permissions.check(caller, Target.written(caller, new), Change.UPDATE)
         return new
 
@@ -313,12 +318,15 @@ class MemoryService:
         refusing would let anyone who once wrote the key block that learning for good."""
         if not caller.is_lead:
             raise PermissionDeniedError(
-                f"inject-learning is for the lead agent; {caller.agent_id!r} is a worker"
+                f"memory-inject-learning is for the lead agent; {caller.agent_id!r} is a "
+                "worker (store what you learned with memory-store, or ask the lead)"
             )
         text, redactions = redact_field(
             v.clean_value(learning, self.policy.max_value_chars, field="learning"), "learning"
         )
         target = None if agent_id in (None, "") else v.clean_key(agent_id, "agent_id")
+        if target is not None:  # kept as the learning's about_agent, shown to every agent
+            refuse_secret_name(target, "agent_id", "agent_id")
         normalised = " ".join(text.lower().split())
         digest = hashlib.sha256(f"{category.value}\x1f{normalised}".encode()).hexdigest()[:16]
         metadata: dict[str, Any] = {"injected_by": caller.agent_id, "category": category.value}
@@ -353,13 +361,24 @@ class MemoryService:
     async def delete_by_key(self, caller: Caller, key: str, scope: Scope = Scope.AGENT) -> int:
         """Delete the memory that store_memory(key, scope) by `caller` would update: its
         own in agent and session scope, the one swarm memory of that key in swarm scope."""
-        identity = _memory_at(caller, v.clean_key(key), scope).identity
-        record = await self.store.get_by_identity(identity)
+        clean = v.clean_key(key)
+        record = await self.store.get_by_identity(_memory_at(caller, clean, scope).identity)
         if record is None or not can_see(caller, record):
             raise NotFoundError(
-                f"no {scope.value} memory with key {key.strip()!r} is visible to you"
+                f"no {scope.value} memory with key {v.shown(clean, 80)} is visible to you"
+                + await self._key_elsewhere(caller, clean, scope)
             )
         return await self._delete_record(caller, record)
+
+    async def _key_elsewhere(self, caller: Caller, key: str, scope: Scope) -> str:
+        """A hint when `key` names a memory `caller` can see in another scope."""
+        for other in Scope:
+            if other is scope:
+                continue
+            found = await self.store.get_by_identity(_memory_at(caller, key, other).identity)
+            if found is not None and can_see(caller, found):
+                return f"; there is a {other.value} one (memory {found.id}): scope={other.value!r}"
+        return ""
 
     async def _delete_record(self, caller: Caller, record: MemoryRecord) -> int:
         permissions.check(caller, Target.of(record), Change.DELETE)
@@ -451,6 +470,7 @@ class MemoryService:
             expires_at=record.expires_at,
             about_agent=record.about_agent,
         )
+        new.kept = frozenset({"confidence", "pinned", "expires_at", "about_agent"})
         if expected is None:
             expected = record.version
         return await self.write_memory(caller, new, expected)
@@ -597,6 +617,8 @@ class MemoryService:
         source = await self._visible_record(caller, memory_id)
         permissions.check(caller, Target.of(source), Change.LINK)
         cleaned_adds = [await self._checked_end(caller, source, to, rel) for to, rel in adds]
+        for _, relation in cleaned_adds:  # a name, shown to whoever sees both ends
+            refuse_secret_name(relation, "relation", "relation")
         cleaned_removes = [await self._checked_end(caller, source, to, rel) for to, rel in removes]
         # Whether the store may go ahead if another agent holds the source when it writes
         # (only a swarm memory can be; the decision's answer for "someone else's").
@@ -757,6 +779,9 @@ class MemoryService:
             expires_at=chunk.expires_at,
             file_path=chunk.file_path,
         )
+        # The file gives the text, its place (metadata), expiry and tags (none); what it
+        # does not hold, a re-index keeps (StoreRequest's rule).
+        new.kept = frozenset({"pinned", "confidence", "about_agent"})
         return await self.write_memory(caller, new, embed_now=False, origin=origin)
 
     def _note_owner(self, caller: Caller, scope: Scope) -> str | None:

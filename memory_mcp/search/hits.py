@@ -25,6 +25,9 @@ class SearchHit:
     prior: PriorParts | None = None
     exact_level: int = 0  # 2: the key is the query; 1: holds a rare identifier of it
     via: LinkedFrom | None = None  # a link to a strong hit brought it in, or lifted it
+    # With `explain`: the memories (id, key) in its context that hold query words, i.e.
+    # that lent it the words it matched by (store/write_context.py).
+    context_from: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -104,6 +104,7 @@ async def search(
     semantic = await vectors.model_ready(policy.search_model_wait_seconds)
     query_vectors: list[np.ndarray] = []
     exact: list[ExactMatches] = []
+    own_words: set[int] = set()  # keyword hits holding a query word themselves
 
     records: dict[int, MemoryRecord] = {}  # read whole: the exact candidates
     facts: dict[int, Ranked] = {}  # what ranking needs of the other candidates
@@ -131,6 +132,7 @@ async def search(
         exact.append(exact_matches(lookup, finds.holding, finds.exact_ids))
         records.update(finds.records)
         facts.update(finds.facts)
+        own_words.update(finds.own_words)
         if semantic:  # read now, while the vector arm computes, not after both arms
             candidates = [memory_id for memory_id, _ in finds.hits]
             candidates += exact[0].candidate_ids
@@ -172,6 +174,10 @@ async def search(
         )
 
     fused = fuse(keyword_hits, vector_hits, config)
+    # An exact candidate holds the query in its own key or words (search/exact_match.py).
+    own_words.update(exact[0].candidate_ids)
+    for memory_id, rel in fused.items():
+        rel.own_words = rel.keyword is None or memory_id in own_words
     # Ranking reads a few facts of each candidate; whole records are read for the
     # results only. In the same read as the vector arm's own finds' facts: the whole
     # records of the likely results, the most relevant candidates of either arm not
@@ -206,7 +212,20 @@ async def search(
         # Scores decrease down the list (exact_first), so this keeps a prefix.
         ranked = [candidate for candidate in ranked if candidate.score >= floor]
     hits = await _whole_hits(store, ranked, records, limit)
+    if request.explain:
+        await _name_lenders(store, hits, terms, Visibility(caller, include_expired=True, now=now))
     return SearchResult(hits, notices, semantic)
+
+
+async def _name_lenders(
+    store: SearchStore, hits: list[SearchHit], terms: list[str], vis: Visibility
+) -> None:
+    """The neighbours that lent query words to the hits the keyword arm found, those the
+    caller may see (any caller who sees a memory sees its lenders: write_context.py)."""
+    found = [hit.record.id for hit in hits if hit.parts and hit.parts.keyword is not None]
+    lent = await store.context_lenders(found, terms, vis)
+    for hit in hits:
+        hit.context_from = lent.get(hit.record.id, [])
 
 
 async def _whole_hits(

@@ -33,6 +33,10 @@ class SearchStore(Protocol):
 
     async def fetch_many(self, memory_ids: Sequence[int]) -> dict[int, MemoryRecord]: ...
 
+    async def context_lenders(
+        self, memory_ids: Sequence[int], terms: Sequence[str], vis: Visibility
+    ) -> dict[int, list[tuple[int, str]]]: ...
+
 
 class VectorSearch(Protocol[ScanT, PreparedT]):
     """A vector backend: where the vector arm of a search runs. Two implement it, and the

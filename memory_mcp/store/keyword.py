@@ -22,6 +22,10 @@ STOPWORDS = frozenset(
     s t don ll ve re d m o y also ever get got would could might shall must let us""".split()
 )
 
+# A memory's own columns in the keyword index; its fourth, `context`, holds the words of
+# the memories written just before it (store/write_context.py).
+OWN_COLUMNS = ("key", "value", "tags")
+
 _TOKEN = re.compile(r"\w+(?:[-_.:/']\w+)*", re.UNICODE)
 
 

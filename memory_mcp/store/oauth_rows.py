@@ -12,7 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, delete, exists, func, insert, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    and_,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.store.engine import Engines
@@ -113,16 +124,34 @@ class OAuthStore:
         now: float,
         unused_before: float,
         max_unused: int,
+        kept_since: float,
     ) -> None:
         """Register a client; clients that never got a grant go once older than
-        `unused_before`, or oldest first beyond `max_unused` (registration is open)."""
+        `unused_before`, or oldest first beyond `max_unused` (registration is open). A
+        client in the middle of signing in never goes (one registered since `kept_since`,
+        or with a request waiting for its person, or a code not exchanged yet), and those
+        count first towards `max_unused`."""
         async with self._engines.write() as conn:
-            unused = ~exists(select(G.id).where(G.client_id == C.client_id))
-            await conn.execute(delete(C).where(unused, C.created_at < unused_before))
-            keep = select(C.client_id).where(unused).order_by(C.created_at.desc())
-            await conn.execute(
-                delete(C).where(unused, C.client_id.not_in(keep.limit(max(0, max_unused - 1))))
+            no_grant = ~exists(select(G.id).where(G.client_id == C.client_id))
+            signing_in = or_(
+                C.created_at >= kept_since,
+                exists(
+                    select(Q.request_hash).where(Q.client_id == C.client_id, Q.expires_at > now)
+                ),
+                exists(
+                    select(K.code_hash).where(
+                        K.client_id == C.client_id, K.used_at.is_(None), K.expires_at > now
+                    )
+                ),
             )
+            droppable = and_(no_grant, ~signing_in)
+            await conn.execute(delete(C).where(droppable, C.created_at < unused_before))
+            kept = await conn.scalar(
+                select(func.count()).select_from(C).where(no_grant, signing_in)
+            )
+            room = max(0, max_unused - 1 - int(kept or 0))
+            newest = select(C.client_id).where(droppable).order_by(C.created_at.desc())
+            await conn.execute(delete(C).where(droppable, C.client_id.not_in(newest.limit(room))))
             await conn.execute(
                 insert(C).values(
                     client_id=client_id,
@@ -262,10 +291,13 @@ class OAuthStore:
             row.grant_id,
         )
 
-    async def redeem_code(self, code_hash: str, now: float, tokens: list[NewToken]) -> int | None:
-        """Use a code once: mark it used, make its grant and the grant's first tokens, in
-        one transaction. None (nothing written) when the code is unknown, used, expired,
-        or the bearer token it was signed in with is gone. Returns the grant's id."""
+    async def redeem_code(
+        self, code_hash: str, now: float, tokens: list[NewToken], per_agent: int
+    ) -> tuple[int, int] | None:
+        """Use a code once: mark it used, make its grant and the grant's first tokens, and
+        end the agent's oldest grants beyond `per_agent`, in one transaction. None (nothing
+        written) when the code is unknown, used, expired, or the bearer token it was
+        signed in with is gone. Returns the grant's id and how many older grants ended."""
         async with self._engines.write() as conn:
             await _drop_expired_tokens(conn, now)
             row = (
@@ -296,7 +328,8 @@ class OAuthStore:
                 update(K).where(K.code_hash == code_hash).values(used_at=now, grant_id=grant_id)
             )
             await _add_tokens(conn, grant_id, now, tokens)
-        return int(grant_id)
+            ended = await _end_grants_beyond(conn, row.agent_id, per_agent)
+        return int(grant_id), ended
 
     # -- tokens ----------------------------------------------------------------------------------
 
@@ -389,6 +422,15 @@ async def _take_request(conn: AsyncConnection, request_hash: str, now: float) ->
         return None
     await conn.execute(delete(Q).where(Q.request_hash == request_hash))
     return None if row.expires_at <= now else _request_row(row)
+
+
+async def _end_grants_beyond(conn: AsyncConnection, agent_id: str, keep: int) -> int:
+    """End the agent's grants but its `keep` newest (ids grow: AUTOINCREMENT)."""
+    newest = select(G.id).where(G.agent_id == agent_id).order_by(G.id.desc()).limit(keep)
+    older = select(G.id).where(G.agent_id == agent_id, G.id.not_in(newest))
+    await conn.execute(delete(T).where(T.grant_id.in_(older)))
+    ended = await conn.execute(delete(G).where(G.id.in_(older)))
+    return ended.rowcount or 0
 
 
 async def _signed_in_token_alive(conn: AsyncConnection, agent_token_hash: str | None) -> bool:

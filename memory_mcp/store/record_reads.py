@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Select, and_, select, text
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import KeywordFinds, KeywordQuery, MemoryRecord, RankFacts, Visibility
+from memory_mcp.store import write_context
 from memory_mcp.store.by_id import ReadById
 from memory_mcp.store.records import RECORD_BY_ID_SQL, recent_sql
 from memory_mcp.store.rows import (
@@ -20,6 +21,7 @@ from memory_mcp.store.rows import (
     rank_facts_from_row,
     readable_records,
     record_from_row,
+    visible_to,
 )
 from memory_mcp.store.schema import MemoryHistoryRow
 
@@ -94,9 +96,9 @@ def records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRe
 def keyword_finds(
     conn: Connection, fulltext: Any, query: KeywordQuery, vis: Visibility
 ) -> KeywordFinds:
-    hits: list[tuple[int, float]] = fulltext.keyword_search(
-        conn, query.terms, vis, query.limit, query.column_weights
-    )
+    hits: list[tuple[int, float]]
+    own: set[int]
+    hits, own = fulltext.keyword_hits(conn, query.terms, vis, query.limit, query.column_weights)
     keyed: list[int] = []
     if query.key is not None:
         keyed = fulltext.keyed(conn, query.key, vis, query.key_limit)
@@ -111,5 +113,25 @@ def keyword_finds(
     exact_ids = list(exact)
     others = [memory_id for memory_id, _ in hits if memory_id not in exact]
     return KeywordFinds(
-        hits, exact_ids, holding, records_by_id(conn, exact_ids), rank_facts(conn, others)
+        hits, exact_ids, holding, records_by_id(conn, exact_ids), rank_facts(conn, others), own
     )
+
+
+def context_lenders(
+    conn: Connection, fulltext: Any, memory_ids: list[int], terms: list[str], vis: Visibility
+) -> dict[int, list[tuple[int, str]]]:
+    """For each of `memory_ids`, the memories (id, key) in its context window now
+    (write_context.lenders) whose value holds any of `terms` and that `vis` lets its
+    caller see: the neighbours that lent a search's words."""
+    windows = write_context.lenders(conn, memory_ids)
+    candidates = sorted({lender for window in windows.values() for lender in window})
+    holding = fulltext.holding_terms(conn, terms, candidates, ("value",))
+    if not holding:
+        return {}
+    rows = conn.execute(select(M.id, M.key).where(M.id.in_(sorted(holding)), visible_to(vis)))
+    keys: dict[int, str] = {row[0]: row[1] for row in rows}
+    lent = {
+        memory_id: [(lender, keys[lender]) for lender in window if lender in keys]
+        for memory_id, window in windows.items()
+    }
+    return {memory_id: found for memory_id, found in lent.items() if found}

@@ -51,8 +51,10 @@ from memory_mcp.store.rows import (
     visible_to,
 )
 from memory_mcp.store.schema import (
+    KEYWORD_TOTALS_FILL,
     SQLITE_FTS_DDL,
     SQLITE_FTS_REBUILD,
+    SQLITE_KEYWORD_TOTALS_DDL,
     Base,
     MemoryRow,
     StoreMetaRow,
@@ -115,6 +117,14 @@ class MemoryStore:
                     await conn.exec_driver_sql(ddl)
                 if "memories_fts.context" in added:
                     await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
+                made = await conn.exec_driver_sql(
+                    "SELECT 1 FROM sqlite_master WHERE name = 'keyword_totals'"
+                )
+                fill = made.first() is None  # a store from before the counters
+                for ddl in SQLITE_KEYWORD_TOTALS_DDL:
+                    await conn.exec_driver_sql(ddl)
+                if fill:
+                    await conn.exec_driver_sql(KEYWORD_TOTALS_FILL)
             else:
                 await create_postgres_objects(conn)
                 await fill_pgvector_column(conn)
@@ -325,6 +335,17 @@ class MemoryStore:
         worker thread), while the model embeds the query: the BM25 hits, the exact
         candidates, and what ranking needs of them."""
         return await self._engines.read(reads.keyword_finds, self._fulltext, query, vis)
+
+    async def context_lenders(
+        self, memory_ids: Sequence[int], terms: Sequence[str], vis: Visibility
+    ) -> dict[int, list[tuple[int, str]]]:
+        """The memories `vis` shows that lent each of `memory_ids` words of `terms` through
+        its context (record_reads.context_lenders): search's `explain`."""
+        if not memory_ids or not terms:
+            return {}
+        return await self._engines.read(
+            reads.context_lenders, self._fulltext, list(memory_ids), list(terms), vis
+        )
 
     async def iter_records(
         self, vis: Visibility | None = None, batch: int = 500

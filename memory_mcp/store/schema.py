@@ -173,10 +173,11 @@ class StoreMetaRow(Base):
 # Full-text index over key, value, tags and the write-time context, kept in step by
 # triggers inside the writing transaction: a memory is findable by its words the moment
 # the write commits.
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 SQLITE_FTS_DDL = [
-    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
         key, value, tags, context, content='memories', content_rowid='id',
-        tokenize='porter unicode61 remove_diacritics 2')""",
+        tokenize='{FTS_TOKENIZE}')""",
     """CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
         INSERT INTO memories_fts(rowid, key, value, tags, context)
         VALUES (new.id, new.key, new.value, new.tags, new.context);
@@ -193,6 +194,45 @@ SQLITE_FTS_DDL = [
         VALUES (new.id, new.key, new.value, new.tags, new.context);
     END""",
 ]
+
+
+def _owner(row: str) -> str:
+    return f"CASE WHEN {row}.scope = 'swarm' THEN '' ELSE {row}.agent_id END"
+
+
+def _chars(row: str) -> str:
+    return (
+        f"length({row}.key) + length({row}.value) + length({row}.tags)"
+        f" + coalesce(length({row}.context), 0)"
+    )
+
+
+_ADD = (
+    f"INSERT INTO keyword_totals(owner, memories, chars) VALUES ({_owner('new')}, 1, "
+    f"{_chars('new')}) ON CONFLICT(owner) DO UPDATE SET memories = memories + 1, "
+    "chars = chars + excluded.chars;"
+)
+_TAKE = (
+    f"UPDATE keyword_totals SET memories = memories - 1, chars = chars - ({_chars('old')}) "
+    f"WHERE owner = {_owner('old')};"
+)
+# The size and total length (characters) of each owner's memories ('' for the swarm's):
+# what a caller's keyword statistics count is the swarm's and its own, never another
+# agent's private memories (store/fulltext.py). Kept by triggers in the writing
+# transaction, as the index is; filled from `memories` when made (KEYWORD_TOTALS_FILL).
+SQLITE_KEYWORD_TOTALS_DDL = [
+    """CREATE TABLE IF NOT EXISTS keyword_totals (
+        owner TEXT PRIMARY KEY, memories INTEGER NOT NULL, chars INTEGER NOT NULL)""",
+    f"CREATE TRIGGER IF NOT EXISTS keyword_totals_insert AFTER INSERT ON memories BEGIN {_ADD} END",
+    "CREATE TRIGGER IF NOT EXISTS keyword_totals_delete AFTER DELETE ON memories "
+    f"BEGIN {_TAKE} END",
+    "CREATE TRIGGER IF NOT EXISTS keyword_totals_update AFTER UPDATE OF key, value, tags, "
+    f"context, scope, agent_id ON memories BEGIN {_TAKE} {_ADD} END",
+]
+KEYWORD_TOTALS_FILL = (
+    f"INSERT INTO keyword_totals(owner, memories, chars) SELECT {_owner('memories')}, "
+    f"count(*), sum({_chars('memories')}) FROM memories GROUP BY 1"
+)
 # A keyword index made before the context column: dropped (migrations.py), then made
 # again by SQLITE_FTS_DDL and filled from `memories` by this.
 SQLITE_FTS_OLD = [

@@ -7,7 +7,7 @@ relaxing. What are you making first?". So a memory's *context* is the words of t
 writer's `Caller.session_id`, whatever the scope: a stdio server process, an MCP session
 over HTTP, an import run): the `context` column, a fourth column of the keyword index at
 a lower weight (search/pipeline.KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own
-(keyword.match_own_or_context). Measured on the LoCoMo development split,
+(store/fulltext.py, `_PARTS`). Measured on the LoCoMo development split,
 leave-one-conversation-out: R@5 / R@10 0.635 / 0.716 -> 0.689 / 0.759 (docs/RETRIEVAL.md,
 "write-time context").
 
@@ -164,6 +164,36 @@ def written_after(conn: Connection, ids: Collection[int]) -> set[int]:
     return followers - set(ids)
 
 
+def lenders(conn: Connection, ids: Collection[int]) -> dict[int, list[int]]:
+    """The memories whose values make up the context of each of `ids` now, oldest first:
+    the window before it in its writer's session, those seen at least as widely (the
+    rule `refresh` applies). Search's `explain` names the ones that lent a query's words."""
+    found: dict[int, list[int]] = {}
+    wanted = list(ids)
+    for start in range(0, len(wanted), _IN_CHUNK):
+        chunk = wanted[start : start + _IN_CHUNK]
+        rows = conn.execute(select(*_WHERE, *_PLACE[1:4]).where(M.id.in_(chunk)))
+        for row in rows:
+            if not _borrows(row):
+                continue
+            window = conn.execute(
+                select(*_PLACE)
+                .where(
+                    *_session_of(row.updated_by, row.written_session),
+                    tuple_(M.written_order, M.id) < tuple_(row.written_order, row.id),
+                )
+                .order_by(M.written_order.desc(), M.id.desc())
+                .limit(CONTEXT_MEMORIES)
+            )
+            place = (Scope(row.scope), row.agent_id, row.session_id)
+            found[row.id] = [
+                lender.id
+                for lender in reversed(window.all())
+                if seen_wherever((Scope(lender.scope), lender.agent_id, lender.session_id), place)
+            ]
+    return found
+
+
 def refresh(conn: Connection, ids: Collection[int]) -> None:
     """Recompute the context of `ids` from what is stored now (those gone are skipped):
     per session, one read of the rows from the window before the first of them to the
@@ -219,6 +249,7 @@ __all__ = [
     "batch_contexts",
     "context_for",
     "context_text",
+    "lenders",
     "refresh",
     "written_after",
     "written_values",

@@ -65,6 +65,15 @@ def content_values(new: NewMemory) -> dict[str, Any]:
     }
 
 
+def update_values(new: NewMemory, row: Any) -> dict[str, Any]:
+    """The columns an update of `row` sets: `new`'s content, but the columns it was not
+    given (`new.kept`) as `row` has them (read under the write lock)."""
+    values = content_values(new)
+    for name in new.kept:
+        values[name] = getattr(row, name)
+    return values
+
+
 def is_unchanged(row: Any, values: dict[str, Any]) -> bool:
     return all(getattr(row, name) == value for name, value in values.items())
 
@@ -174,7 +183,7 @@ def update_memory(
         )
     if expected_version is not None and expected_version != existing.version:
         raise VersionConflictError(new.key, expected_version, existing.version)
-    values = content_values(new)
+    values = update_values(new, existing)
     taking_over = take_over and another_owner
     if is_unchanged(existing, values) and not taking_over:
         return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
@@ -358,7 +367,7 @@ def upsert_batch(
         elif row is None:
             fresh.append(item)
         elif (row.agent_id == new.agent_id or item.may_overwrite_others) and is_unchanged(
-            row, content_values(new)
+            row, update_values(new, row)
         ):
             outcome.unchanged += 1
         else:

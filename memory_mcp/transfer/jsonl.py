@@ -7,7 +7,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -18,6 +18,7 @@ from memory_mcp.checks.validation import (
     parse_optional_datetime,
     parse_source,
     parse_store_scope,
+    shown,
 )
 from memory_mcp.errors import CapExceededError, InvalidInputError, MemoryMcpError
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source, StoreRequest
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 
 # The store's column for a session's name (store/schema.py), as for --session-id.
 MAX_SESSION_CHARS = 128
+# The fields of an exported line that make it a whole memory (export_lines writes them all).
+WHOLE_LINE = frozenset({"tags", "metadata", "source", "pinned", "confidence", "expires_at"})
+T = TypeVar("T")
 
 
 class MemoryLine(BaseModel):
@@ -54,20 +58,30 @@ class MemoryLine(BaseModel):
 
     def store_request(self) -> StoreRequest:
         """The memory to store, dated by the line's `updated_at` (its own time); names the
-        field at fault (InvalidInputError). Every source is allowed: an export holds them."""
+        field at fault (InvalidInputError). Every source is allowed: an export holds them.
+
+        Over a stored memory, as memory-store: the fields the line has are written, those
+        it leaves out are kept (null counts as left out). A line with all of WHOLE_LINE,
+        as `export` writes them, is the whole memory (StoreRequest.replace)."""
+        given = self.model_fields_set
+
+        def named(name: str, value: T) -> T | None:
+            return value if name in given else None
+
         return StoreRequest(
             key=self.key,
             value=self.value,
             scope=parse_store_scope(self.scope),
-            tags=self.tags,
-            metadata=self.metadata,
+            tags=named("tags", self.tags),
+            metadata=named("metadata", self.metadata),
             ttl_seconds=self.ttl_seconds,
             expires_at=parse_optional_datetime(self.expires_at, "expires_at"),
-            source=parse_source(self.source, tuple(Source)),
+            source=named("source", parse_source(self.source, tuple(Source))),
             confidence=self.confidence,
-            pinned=self.pinned,
+            pinned=named("pinned", self.pinned),
             about_agent=self.about_agent,
             written_at=parse_optional_datetime(self.updated_at, "updated_at"),
+            replace=WHOLE_LINE <= given,
         )
 
 
@@ -118,16 +132,28 @@ def prepare_lines(
     lines: list[tuple[int, MemoryLine]],
     default: Caller,
     unit: str = "line",
+    keep_owners: bool = False,
 ) -> tuple[list[PreparedLine], list[str]]:
     """Check every line with store_memory's own rules (MemoryService.prepare_memory), writing
     nothing: the memories to write, and one message per bad line (`unit` names what the
-    numbers count in messages: "line 3", "memory 3")."""
+    numbers count in messages: "line 3", "memory 3").
+
+    The memories belong to the importing agent (`default`). A line whose `agent_id` names
+    another agent is a bad line unless `keep_owners` (an operator restoring `export --all`):
+    written as the importer's instead, another agent's private memory would silently
+    become the importer's to read, and two agents' memories of one key would merge."""
     prepared: list[PreparedLine] = []
     errors: list[str] = []
     for number, line in lines:
-        caller = Caller(
-            line.agent_id or default.agent_id, default.role, line.session_id or default.session_id
-        )
+        owner = line.agent_id or default.agent_id
+        if owner != default.agent_id and not keep_owners:
+            errors.append(
+                f"{unit} {number}: agent {shown(owner, 80)}'s memory (its agent_id), and this "
+                f"import writes as {default.agent_id!r}: use --keep-owners to keep the "
+                "file's owners, or remove agent_id to make it yours"
+            )
+            continue
+        caller = Caller(owner, default.role, line.session_id or default.session_id)
         try:
             request = line.store_request()
             memory = service.prepare_memory(caller, request)

@@ -142,7 +142,8 @@ def _false_positives(service: MemoryService, text: str) -> list[str]:
             continue
         sent = StoreRequest(**arguments)
         stored = (new.key, new.value, new.tags, new.metadata)
-        if stored != (sent.key.strip(), sent.value, [t.lower() for t in sent.tags], sent.metadata):
+        given = ([t.lower() for t in sent.tags or []], sent.metadata or {})
+        if stored != (sent.key.strip(), sent.value, *given):
             wrong.append(f"{field}: stored as {stored}")
     return wrong
 

@@ -82,6 +82,7 @@ def test_no_flag_given_overrides_nothing() -> None:
         ["search", "query"],
         ["get", "1"],
         ["delete", "1"],
+        ["store", "k", "v"],
         ["stats"],
         ["list"],
         ["history", "1"],
@@ -185,7 +186,21 @@ def test_process_model_prepare(env: dict[str, str]) -> None:
 
 
 def test_process_bench_help(env: dict[str, str]) -> None:
-    assert "locomo" in run(env, "bench", "--help").stdout
+    shown = run(env, "bench", "--help").stdout
+    assert "locomo" in shown
+    assert shown.startswith("usage: memory-mcp bench"), shown[:80]  # not "python -m bench"
+
+
+def test_import_help_lists_what_changes_an_import(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: `import --help` listed 134 lines, every server flag among them."""
+    with pytest.raises(SystemExit):
+        main(["import", "--help"])
+    shown = capsys.readouterr().out
+    assert len(shown.splitlines()) < 80
+    for flag in ("--db", "--agent-id", "--keep-owners", "--max-memories-per-agent", "--embedder"):
+        assert flag in shown, flag
+    for flag in ("--port", "--oauth", "--transport", "--memory-dir"):
+        assert flag not in shown, flag
 
 
 DATA = Path(__file__).parent.parent / "data"

@@ -74,7 +74,7 @@ def db(tmp_path: Path, run: Run) -> str:
     source = tmp_path / "seed.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in LINES))
     path = str(tmp_path / "m.db")
-    seeded = run("import", str(source), "--db", path, "--agent-id", "bob")
+    seeded = run("import", str(source), "--db", path, "--agent-id", "bob", "--keep-owners")
     assert seeded.returncode == 0, seeded.stderr
     return path
 
@@ -435,3 +435,27 @@ def test_history_of_another_agents_private_memory_is_not_found(run: Run, db: str
     alice_id = ids_by_key(run, db, agent="alice")["plan"]
     refused = run("history", str(alice_id), "--db", db, "--agent-id", "bob")
     assert (refused.returncode, ALICE_SECRET in refused.stdout) == (1, False)
+
+
+def test_store_writes_one_memory_and_an_update_keeps_the_rest(run: Run, tmp_path: Path) -> None:
+    """Issue 35: there was no command to store one memory. `store` is memory-store as
+    the agent: an upsert, an update changing only what it gives (--replace: all)."""
+    db = str(tmp_path / "new.db")
+    me = ("--db", db, "--agent-id", "bob")
+    first = run("store", "deploy", "Deploys are blue-green", "--tag", "ops", "--pinned", *me)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("stored memory 1 ('deploy', agent, version 1)")
+    meta = '{"ticket": "ABC-1"}'
+    second = run("store", "deploy", "Deploys are canary", "--metadata", meta, "--json", *me)
+    assert json.loads(second.stdout)["version"] == 2
+    got = json.loads(run("get", "1", "--json", *me).stdout)
+    assert (got["value"], got["tags"], got["pinned"]) == ("Deploys are canary", ["ops"], True)
+    assert got["metadata"] == {"ticket": "ABC-1"}
+    unpinned = run("store", "deploy", "Deploys are canary", "--no-pinned", *me)
+    assert unpinned.stdout.startswith("updated memory 1")
+    assert json.loads(run("get", "1", "--json", *me).stdout)["pinned"] is False
+    run("store", "deploy", "Deploys are canary", "--replace", *me)
+    whole = json.loads(run("get", "1", "--json", *me).stdout)
+    assert (whole["tags"], whole["metadata"]) == ([], {})
+    bad = run("store", "k", "v", "--metadata", "{not json", *me)
+    assert bad.returncode != 0 and "metadata" in bad.stderr

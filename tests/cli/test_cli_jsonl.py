@@ -69,9 +69,10 @@ def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path, run: A
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(line) + "\n" for line in LINES))
     db = str(tmp_path / "a.db")
-    imported = run("import", str(source), "--db", db, "--agent-id", "me")
+    imported = run("import", str(source), "--db", db, "--agent-id", "me", "--keep-owners")
     assert imported.returncode == 0, imported.stderr
     assert "imported 3 memories" in imported.stderr
+    assert "owners lead 1, me 2" in imported.stderr
     assert imported.stdout == ""
 
     async def read() -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -100,8 +101,44 @@ def test_import_then_export_round_trips_and_is_searchable(tmp_path: Path, run: A
     again = tmp_path / "again.jsonl"
     again.write_text(exported.stdout)
     copy = str(tmp_path / "b.db")
-    assert run("import", str(again), "--db", copy).returncode == 0
+    assert run("import", str(again), "--db", copy, "--keep-owners").returncode == 0
     assert run("export", "--db", copy, "--all").stdout == exported.stdout
+
+
+def test_an_import_is_the_importing_agents_or_keeps_owners_when_asked(
+    tmp_path: Path, run: Any
+) -> None:
+    """Issue 35: `import --agent-id w9` printed "imported 2" and w9 could see one of them
+    (the other stayed agent w1's private memory). Now another agent's line is a bad line,
+    named with its owner, unless --keep-owners; the summary names the owners."""
+    source = tmp_path / "mixed.jsonl"
+    lines = [
+        {"key": "mine", "value": "the deploy checklist", "agent_id": "w9"},
+        {"key": "theirs", "value": "w1's private scratch", "agent_id": "w1"},
+        {"key": "unowned", "value": "a hand-written line"},
+    ]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    async def owners(db: str) -> dict[str, str]:
+        async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
+            return {r.key: r.agent_id async for r in app.service.store.iter_records()}
+
+    db = str(tmp_path / "a.db")
+    refused = run("import", str(source), "--db", db, "--agent-id", "w9")
+    assert refused.returncode == 1
+    assert "line 2: agent 'w1'" in refused.stderr and "--keep-owners" in refused.stderr
+    assert "nothing imported" in refused.stderr
+
+    skipped = run("import", str(source), "--db", db, "--agent-id", "w9", "--skip-invalid")
+    assert skipped.returncode == 0, skipped.stderr
+    assert "imported 2 memories" in skipped.stderr and "owner w9" in skipped.stderr
+    assert anyio.run(owners, db) == {"mine": "w9", "unowned": "w9"}
+
+    kept_db = str(tmp_path / "b.db")
+    kept = run("import", str(source), "--db", kept_db, "--agent-id", "w9", "--keep-owners")
+    assert kept.returncode == 0, kept.stderr
+    assert "imported 3 memories" in kept.stderr and "owners w1 1, w9 2" in kept.stderr
+    assert anyio.run(owners, kept_db) == {"mine": "w9", "theirs": "w1", "unowned": "w9"}
 
 
 def test_a_malformed_file_imports_nothing_and_names_the_line(tmp_path: Path, run: Any) -> None:
@@ -114,12 +151,19 @@ def test_a_malformed_file_imports_nothing_and_names_the_line(tmp_path: Path, run
     assert "line 3" in result.stderr
     assert "value" in result.stderr
     assert "nothing imported" in result.stderr
+    # Issue 35: a refused import still created an empty store.
+    assert not Path(db).exists() and list(tmp_path.glob("a.db*")) == []
+
+    seeded = tmp_path / "seed.jsonl"
+    seeded.write_text(json.dumps(LINES[0]) + "\n")
+    assert run("import", str(seeded), "--db", db).returncode == 0
+    assert run("import", str(source), "--db", db).returncode == 1
 
     async def count() -> int:
         async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
             return await app.service.store.count()
 
-    assert anyio.run(count) == 0
+    assert anyio.run(count) == 1, "an existing store: nothing more stored"
 
 
 def test_a_missing_file_is_one_clear_line(tmp_path: Path) -> None:

@@ -102,3 +102,19 @@ def test_url_without_a_token_is_refused(
         timeout=300,
     )
     assert (refused.returncode, "MEMORY_MCP_TOKEN" in refused.stderr) == (1, True)
+
+
+def test_store_on_the_team_server_keeps_what_an_update_leaves_out(
+    team: tuple[TeamServer, dict[str, str]], tmp_path: Path
+) -> None:
+    """Issue 35: there was no command to store one memory. `store` is memory-store, here
+    as the token's agent."""
+    first = cli(team, "alice", tmp_path, "store", "cli-note", "v1", "--tag", "ops", "--pinned")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("stored memory ")
+    again = cli(team, "alice", tmp_path, "store", "cli-note", "v2", "--json")
+    stored = json.loads(again.stdout)
+    assert (stored["version"], stored["agent_id"], stored["created"]) == (2, "alice", False)
+    got = json.loads(cli(team, "alice", tmp_path, "get", str(stored["id"]), "--json").stdout)
+    assert (got["value"], got["tags"], got["pinned"]) == ("v2", ["ops"], True)
+    assert not (tmp_path / "not-used.db").exists()

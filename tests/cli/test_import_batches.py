@@ -178,7 +178,8 @@ def test_another_agents_swarm_key_is_reported_up_front_and_nothing_is_stored(
         {"key": "oncall", "value": "Rotation is daily", "scope": "swarm", "agent_id": "carol"},
     ]
     source = write_jsonl(tmp_path / "bob.jsonl", theirs)
-    assert main(["import", str(source), "--db", str(db), "--agent-id", "bob"]) == 1
+    keep = "--keep-owners"  # carol's line stays carol's (else a bad line of its own)
+    assert main(["import", str(source), "--db", str(db), "--agent-id", "bob", keep]) == 1
     err = capsys.readouterr().err
     line_2 = next(x for x in err.splitlines() if ": line 2:" in x)
     assert "swarm memory of agent 'alice'" in line_2

@@ -1,7 +1,9 @@
 """Attacks on the OAuth flow of a real `memory-mcp serve --oauth` on 127.0.0.1, each sent
 as raw HTTP (what the SDK's client would never send) and each refused with the error the
 specs name: RFC 6749 §5.2 and RFC 7636 §4.6 at the token endpoint (`invalid_grant`,
-`invalid_request`), RFC 6749 §4.1.2.1 at /authorize (no redirect to an unregistered URI),
+`invalid_request`), at /authorize a page that names the error and no redirect at all (not
+to an unregistered URI, RFC 6749 §4.1.2.1, nor to a registered one that anyone could have
+registered: RFC 9700 §4.11.2),
 RFC 7591 §3.2.2 at registration (`invalid_redirect_uri`), RFC 8707 (`invalid_target`; a
 token for another resource refused), RFC 6750 §3.1 on the MCP route (401
 `invalid_token`). The sign-in page refuses a cross-site answer with 403 and sends the
@@ -60,6 +62,16 @@ def _error(answer: httpx2.Response) -> tuple[int, str]:
     return answer.status_code, answer.json()["error"]
 
 
+def _refusal_page(answer: httpx2.Response) -> str:
+    """/authorize's refusal: a page (400) that names the error and sends the browser
+    nowhere. Returns the page."""
+    assert answer.status_code == 400, answer.text
+    assert "location" not in answer.headers
+    assert answer.headers["content-type"].startswith("text/html")
+    assert "frame-ancestors 'none'" in answer.headers["content-security-policy"]
+    return answer.text
+
+
 def test_a_wrong_pkce_verifier_is_refused(site: Site) -> None:
     client = register(site.server)
     code, verifier = _code(client, site.token)
@@ -80,13 +92,32 @@ def test_an_authorization_without_an_s256_challenge_is_refused(
     client = register(site.server)
     verifier, challenge = pkce()
     url = client.authorize_url(challenge, "st", **changes)
-    answer = httpx2.get(url, timeout=60)
-    if answer.status_code == 302:  # told through the registered redirect URI
-        back = query_of(answer.headers["location"])
-        assert answer.headers["location"].startswith(client.redirect_uri)
-        assert (back["error"], "code" in back) == ("invalid_request", False)
-    else:
-        assert _error(answer) == (400, "invalid_request")
+    assert "invalid_request" in _refusal_page(httpx2.get(url, timeout=60))
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"code_challenge": "not-an-s256-challenge"},
+        {"code_challenge_method": "plain"},
+        {"resource": "https://other.example/mcp"},
+        {"response_type": "token"},
+        {"client_id": "<b>unknown</b>"},
+    ],
+    ids=["bad-challenge", "plain", "other-resource", "implicit", "unknown-client"],
+)
+def test_a_bad_authorization_request_shows_a_page_never_a_redirect_to_the_client(
+    site: Site, changes: dict[str, str]
+) -> None:
+    """With open registration anyone can register https://evil.example/cb; a redirect
+    there for a bad request would make this server an open redirector."""
+    evil = register(site.server, "https://evil.example/cb")
+    _, challenge = pkce()
+    answer = httpx2.get(evil.authorize_url(challenge, "st", **changes), timeout=60)
+    page = _refusal_page(answer)
+    assert "evil.example" not in page
+    assert "This sign-in request was refused" in page
+    assert "<b>" not in page  # what the request said is shown as text
 
 
 def test_a_code_used_twice_is_refused_and_ends_the_grant_it_made(site: Site) -> None:
@@ -114,8 +145,7 @@ def test_a_redirect_uri_not_registered_is_refused(site: Site) -> None:
             client.authorize_url(challenge, "st", redirect_uri=elsewhere), timeout=60
         )
         # shown to the person, never sent to the unregistered URI (RFC 6749 §4.1.2.1)
-        assert _error(answer) == (400, "invalid_request")
-        assert "location" not in answer.headers
+        assert "invalid_request" in _refusal_page(answer)
     # at the token endpoint, a redirect URI other than the authorization request's
     code, verifier = _code(client, site.token)
     other = RawClient(client.base, client.resource, client.client_id, client.client_secret, "")
@@ -143,10 +173,7 @@ def test_a_token_for_another_resource_is_refused(site: Site, tmp_path: Path) -> 
     asked = httpx2.get(
         client.authorize_url(challenge, "st", resource="https://other.example/mcp"), timeout=60
     )
-    assert asked.status_code == 302  # back to the client, which is told why (RFC 8707 §2)
-    back = query_of(asked.headers["location"])
-    assert (back["error"], back["state"]) == ("invalid_target", "st")
-    assert "code" not in back
+    assert "invalid_target" in _refusal_page(asked)  # RFC 8707 §2's error, on the page
 
     # A second server on the same store is another resource (another port): a token the
     # first issued is in the store it reads, yet issued for the first, so refused.

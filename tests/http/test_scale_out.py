@@ -7,7 +7,7 @@ others at once (pgvector searches the committed rows; there is no per-process co
 tokens made or revoked by the CLI count on every process at their next request, and
 ownership and visibility are the store's. What does not: a session of the handshake
 protocol lives in the memory of the process that opened it (another process answers its
-id 404), so the per-token session cap counts per process; the README's proxy keeps each
+id 404), so the per-agent session cap counts per process; the README's proxy keeps each
 token on one process for that reason. Requests of the per-request protocol have no
 session, and any process answers them."""
 
@@ -24,7 +24,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import call, call_error, initialize_request, pg_database
 from tests.http.team_server import TeamServer, running, token_add, token_revoke
-from tests.http.test_token_sessions import (
+from tests.http.test_agent_sessions import (
     ACCEPT,
     STATELESS_VERSION,
     RawSession,
@@ -35,7 +35,7 @@ from tests.http.test_token_sessions import (
 pytestmark = pytest.mark.anyio
 
 PROCESSES = 3
-CAP = 2  # sessions per token (per process)
+CAP = 2  # sessions per agent (per process)
 CAT = "The office cat is called Miso and sleeps on the printer."
 ABOUT_THE_CAT = "what is the name of our feline?"  # no word in common with CAT
 
@@ -48,7 +48,7 @@ def team(
     with pg_database(request.getfixturevalue("pg_server")) as db, ExitStack() as stack:
         tokens = {agent: token_add(db, agent, home=tmp) for agent in ("alice", "bob")}
         tokens["lead"] = token_add(db, "lead", "lead", home=tmp)
-        args = ("--max-sessions-per-token", str(CAP))
+        args = ("--max-sessions-per-agent", str(CAP))
         servers = [
             stack.enter_context(running(tmp, "streamable-http", db, *args))
             for _ in range(PROCESSES)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.anyio
 
 STORE_TAKES = (
     "memory-store takes: key (required), value (required), scope, tags, metadata, "
-    "ttl_seconds, expires_at, source, confidence, pinned, expected_version"
+    "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (

@@ -2,7 +2,8 @@
 (`@modelcontextprotocol/server-memory` 2026.8.31, installed into .venv/npm by the Makefile):
 the same script of tool calls over stdio to both, the same answers and the same graph read
 back; the tools have the reference's names, arguments and result shapes; search_nodes
-finds by meaning where the reference's substring match finds nothing. Real processes,
+answers as the reference does when its substring match finds something, and by meaning
+where it finds nothing. Real processes,
 the real embedding model."""
 
 from __future__ import annotations
@@ -109,8 +110,9 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
     ("open_nodes", {"names": ["Acme"]}),
     ("read_graph", {}),
 ]
-# Substring queries (both find them) and questions by meaning (the reference: nothing).
-SUBSTRING = ["acme", "Spanish", "person"]
+# Substring queries (both answer exactly the same: issue 35, "alice" also found Bob) and
+# questions by meaning (the reference: nothing).
+SUBSTRING = ["acme", "Spanish", "person", "alice"]
 BY_MEANING = {
     "who manufactures anvils?": "Acme",
     "which colleague knows a foreign language?": "Alice",
@@ -189,8 +191,7 @@ async def test_the_same_script_gives_the_same_answers_and_graph(tmp_path: Path) 
             assert theirs == {"entities": [], "relations": []}, query
             assert found and found[0] == BY_MEANING[query], (query, found)
         else:
-            wanted = {entity["name"] for entity in theirs["entities"]}
-            assert wanted and wanted <= set(found), (query, found, wanted)
+            assert theirs["entities"] and mine == theirs, (query, mine, theirs)
         # every relation shown touches an entity found, as in the reference
         assert all({r["from"], r["to"]} & set(found) for r in mine["relations"]), query
     assert "Entity with name Nobody not found" in unknown
@@ -232,3 +233,16 @@ async def test_a_reference_file_imports_with_links_and_exports_back(tmp_path: Pa
     assert {r["to"] for r in related["relations"] if r["from"] == "Alice"} == {"Acme", "Ledger"}
     assert out.returncode == 0, out.stderr
     assert loaded == theirs
+
+
+async def test_the_reference_tells_padded_names_apart(tmp_path: Path) -> None:
+    """What graph.py's refusal of "Frank " stands for: the reference keeps "Frank " and
+    "Frank" as two entities (a memory key cannot: tests/mcp/test_graph_writes.py)."""
+    async with Client(reference_params(tmp_path / "memory.jsonl"), read_timeout_seconds=60) as ref:
+        frank = {"name": "Frank", "entityType": "person", "observations": ["likes jazz"]}
+        padded = {"name": "Frank ", "entityType": "robot", "observations": ["beeps"]}
+        await call(ref, "create_entities", entities=[frank])
+        made = await call(ref, "create_entities", entities=[padded])
+        graph = await call(ref, "read_graph")
+    assert made == {"entities": [padded]}
+    assert graph["entities"] == [frank, padded]

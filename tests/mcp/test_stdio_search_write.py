@@ -50,7 +50,8 @@ async def test_search_and_store_features_over_stdio(tmp_path: Path) -> None:
         older = await call(client, "memory-search", query="how do I run the tests?", until="1h")
 
     assert names & LEAD_ONLY == set()
-    assert {"memory-store", "store_memory", "memory-search"} <= names
+    assert {"memory-store", "memory-search"} <= names
+    assert "store_memory" not in names  # unlisted, yet it answers (above)
     assert [m["id"] for m in second["similar"]] == [first["id"]]
     assert {hit["id"] for hit in recent["results"]} == {first["id"], second["id"]}
     assert all(hit["explain"]["cosine"] is not None for hit in recent["results"])

@@ -316,3 +316,33 @@ async def test_whole_numbers_beyond_the_store_are_input_errors_naming_the_argume
         assert "not found" in await call_error(client, "memory-get", id=largest)
         kept = await call(client, "memory-get", id=stored["id"])
         assert (kept["value"], kept["version"]) == ("kept as it was", 1)
+
+
+HUGE = "x" * 3_000_000
+# Issue 35: an invalid choice was echoed whole (a 3 MB value, a 3 MB error and log line).
+BAD_CHOICES: list[tuple[str, dict[str, Any], str]] = [
+    ("memory-search", {"query": "q", "scope": HUGE}, "scope"),
+    ("memory-store", {"key": "k", "value": "v", "scope": HUGE}, "scope"),
+    ("memory-store", {"key": "k", "value": "v", "source": HUGE}, "source"),
+    ("memory-search", {"query": "q", "source": HUGE}, "source"),
+    ("memory-list", {"order": HUGE}, "order"),
+    ("memory-delete", {"key": "k", "scope": HUGE}, "scope"),
+    ("memory-inject-learning", {"learning": "l", "category": HUGE}, "category"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "name"), BAD_CHOICES)
+async def test_an_invalid_choice_is_named_and_cut_in_the_error_and_the_log(
+    server_for: ServerFor,
+    caplog: pytest.LogCaptureFixture,
+    tool: str,
+    arguments: dict[str, Any],
+    name: str,
+) -> None:
+    caplog.set_level("DEBUG")
+    async with Client(server_for("lead", "lead")) as client:
+        error = await call_error(client, tool, **arguments)
+    assert f"invalid {name}: 'xxx" in error, error[:200]
+    assert "is not one of" in error and len(error) < 300, error[:300]
+    longest = max((len(record.getMessage()) for record in caplog.records), default=0)
+    assert longest < 2_000, f"a log line of {longest:,} characters"

@@ -1,5 +1,6 @@
 """Tool names: one style (`memory-<verb>`), the spec's old names still answering as
-deprecated aliases, and the lead-only tool offered to the lead alone — per process over
+deprecated aliases (listed only with legacy_tool_names), and the lead-only tool offered to
+the lead alone — per process over
 stdio (in process here), per request over real HTTP (mcp/tool_names.py, mcp/sdk_patches.py)."""
 
 from __future__ import annotations
@@ -40,10 +41,19 @@ async def test_every_current_name_is_memory_dash(make_settings: Callable[..., Se
     assert all(name.startswith("memory-") for name in current)
 
 
-async def test_aliases_are_listed_as_deprecated_with_the_same_arguments(
+async def test_aliases_are_not_listed_by_default(
     make_settings: Callable[..., Settings],
 ) -> None:
-    tools = await tool_list(make_settings(role="lead"))
+    """Listed, each alias costs every session its tool's whole description again."""
+    for role in ("worker", "lead"):
+        tools = await tool_list(make_settings(role=role))
+        assert set(tools) & set(DEPRECATED_ALIASES) == set(), role
+
+
+async def test_with_the_flag_aliases_are_listed_as_deprecated_with_the_same_arguments(
+    make_settings: Callable[..., Settings],
+) -> None:
+    tools = await tool_list(make_settings(role="lead", legacy_tool_names=True))
     for alias, name in DEPRECATED_ALIASES.items():
         old, new = tools[alias], tools[name]
         assert old.description.startswith(f"Deprecated alias of `{name}`")  # type: ignore[attr-defined]
@@ -54,6 +64,7 @@ async def test_aliases_are_listed_as_deprecated_with_the_same_arguments(
 async def test_the_old_store_name_writes_the_same_memory(
     make_settings: Callable[..., Settings],
 ) -> None:
+    """Unlisted by default, the old names still answer (a prompt or script may use them)."""
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         old = await call(client, "store_memory", key="k", value="first")
         new = await call(client, "memory-store", key="k", value="second")
@@ -81,7 +92,7 @@ async def test_a_worker_is_not_offered_the_lead_only_tool(
 
 
 async def test_the_lead_is_offered_it(make_settings: Callable[..., Settings]) -> None:
-    tools = await tool_list(make_settings(role="lead"))
+    tools = await tool_list(make_settings(role="lead", legacy_tool_names=True))
     assert set(tools) >= LEAD_ONLY
 
 
@@ -94,7 +105,8 @@ async def test_a_worker_calling_it_anyway_is_refused(
         error = await call_error(
             client, "memory-inject-learning", learning="x", category="preference"
         )
-    assert "is for the lead agent" in error
+    # Issue 35: it named the old tool ("inject-learning is for the lead agent").
+    assert "memory-inject-learning is for the lead agent" in error
 
 
 async def names_per_token(server: object, tokens: dict[str, str]) -> dict[str, set[str]]:
@@ -107,10 +119,11 @@ async def names_per_token(server: object, tokens: dict[str, str]) -> dict[str, s
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_over_http_each_token_sees_its_own_list(tmp_path: Path, transport: str) -> None:
-    """One server process, two agents: the list follows the request's token."""
+    """One server process, two agents: the list follows the request's token (the old
+    names listed too, so that both lead-only names are seen)."""
     db = tmp_path / "team.db"
     tokens = {"boss": token_add(db, "boss", "lead"), "w1": token_add(db, "w1", "worker")}
-    with running(tmp_path, transport, db) as server:
+    with running(tmp_path, transport, db, "--legacy-tool-names") as server:
         seen = anyio.run(names_per_token, server, tokens)
     assert seen["boss"] & LEAD_ONLY == LEAD_ONLY
     assert seen["w1"] & LEAD_ONLY == set()

@@ -37,7 +37,9 @@ async def test_every_tool_publishes_an_output_schema_with_its_fields(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with Client(
-        build_server(make_settings(role="lead"), FakeEmbedder(), open_app=open_app)
+        build_server(
+            make_settings(role="lead", legacy_tool_names=True), FakeEmbedder(), open_app=open_app
+        )
     ) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
@@ -49,7 +51,7 @@ async def test_every_tool_publishes_an_output_schema_with_its_fields(
 async def test_every_result_validates_against_its_published_schema(
     make_settings: Callable[..., Settings],
 ) -> None:
-    settings = make_settings(agent_id="lead-1", role="lead")
+    settings = make_settings(agent_id="lead-1", role="lead", legacy_tool_names=True)
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         schemas: dict[str, dict[str, Any]] = {}
         for tool_info in (await client.list_tools()).tools:

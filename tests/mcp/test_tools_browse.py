@@ -274,6 +274,21 @@ async def test_memory_delete_by_key_never_finds_another_agents_private_memory(
     async with Client(server("lead", "lead")) as lead:
         error = await call_error(lead, "memory-delete", key="editor")
     assert "no agent memory with key 'editor'" in error
+    assert "there is" not in error, "no hint of another agent's private memory"
+
+
+async def test_memory_delete_by_key_names_the_scope_it_is_in(
+    server: Callable[..., MCPServer[AppContext]],
+) -> None:
+    """Issue 35: by key on a swarm memory, the default scope (agent) said only "no agent
+    memory with key ..."."""
+    async with Client(server("w1")) as w1:
+        stored = await call(w1, "memory-store", key="oncall", value="Ann", scope="swarm")
+        error = await call_error(w1, "memory-delete", key="oncall")
+        deleted = await call(w1, "memory-delete", key="oncall", scope="swarm")
+    assert "no agent memory with key 'oncall'" in error
+    assert f"there is a swarm one (memory {stored['id']}): scope='swarm'" in error
+    assert deleted == {"deleted": True, "id": stored["id"]}
 
 
 async def test_delete_many_dry_run_then_real(

@@ -323,3 +323,30 @@ async def test_notes_neither_count_toward_the_cap_nor_get_evicted(
         assert len(await records(app, note)) == 2, "the note's memories stay"
     assert {"second", "third"} <= kept, "manual ones obey the cap"
     assert "first" not in kept, "manual ones obey the cap"
+
+
+async def test_a_reindexed_chunk_keeps_what_the_file_does_not_hold(
+    make_settings: Callable[..., Settings], memory_dir: Path
+) -> None:
+    """Issue 35 (an update keeps what it was not given): the file gives a chunk's text,
+    place and expiry; a pin or a confidence it never held (set on the store, as an operator
+    could) survives an edit of that chunk."""
+    from sqlalchemy import update
+
+    from memory_mcp.store.rows import MEMORIES, M
+
+    note = memory_dir / "deploy.md"
+    note.write_text(NOTE)
+    async with opened(make_settings(agent_id="a1")) as app:
+        await app.notes.index_path(note)
+        first = (await records(app, note))[0]
+        async with app.service.store._engines.write() as conn:
+            await conn.execute(
+                update(MEMORIES).where(M.id == first.id).values(pinned=True, confidence=0.5)
+            )
+        note.write_text(NOTE.replace("blue-green switches", "canary releases"))
+        await app.notes.index_path(note)
+        after = (await records(app, note))[0]
+    assert after.id == first.id and "canary releases" in after.value
+    assert after.version == first.version + 1
+    assert (after.pinned, after.confidence) == (True, 0.5)

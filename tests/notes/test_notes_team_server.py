@@ -61,6 +61,9 @@ def test_the_default_personal_folder_is_not_indexed_into_the_team_store(tmp_path
         settled = watcher_settled(server)
         assert "watching no memory folder" in settled, settled
         assert "not the default" in server.log  # it says why
+        # Issue 35: this line was logged twice at start (the token check opens the app too).
+        lines = [line.split(" ", 2)[-1] for line in server.log.splitlines() if " INFO " in line]
+        assert len(lines) == len(set(lines)), server.log
     assert note_keys(db) == []
 
 

@@ -81,17 +81,19 @@ async def test_term_counts_stop_just_past_the_budget(
         engines = app.service.store._engines
         assert engines.sync_reader is not None
         with engines.sync_reader.connect() as conn:
-            total, counts = fulltext._counts(conn, ["shared", "zanzibar", "absent"])
-    assert total == 4
-    assert counts == {"shared": 4, "zanzibar": 1, "absent": 0}
+            population = fulltext.Population.of(conn, app.caller.agent_id)
+            counts = fulltext._counts(conn, ["shared", "zanzibar", "absent"], population)
+    assert population.memories == 7
+    # (in its own words, in its context): "shared" is in 7 of each, counted to 4.
+    assert counts == [(4, 4), (1, 0), (0, 0)]
 
 
 @pytest.mark.anyio
 async def test_filters_apply_before_the_keyword_cut(
     make_settings: Callable[..., Settings],
 ) -> None:
-    """The FTS5 ranking runs before visibility; a filter that hides most of the best
-    matches must still return every visible match."""
+    """A filter that hides most of the best matches must still return every visible
+    match."""
     async with opened(make_settings(), FakeEmbedder()) as app:
         for i in range(60):
             await app.service.store_memory(app.caller, StoreRequest(f"n{i}", f"deploy notes {i}"))

@@ -65,3 +65,40 @@ async def test_handshake_and_keyword_search_do_not_wait_for_the_model(
         assert found["results"][0]["matched_by"] == "keyword"
         assert "warming up" in found["notices"][0]
         assert found["semantic"] is False
+
+
+async def test_a_narrow_filter_and_an_unanswerable_search_say_what_they_found(
+    make_settings: Callable[..., Settings], real_embedder: Embedder
+) -> None:
+    """Issue 35: a narrow tag filter returned nothing while the description promised "up to
+    `limit`", and other searches listed rows of cosine 0.02. The rule, as memory-search's
+    description and TOOLS.md now say: a result shares a word with the query or relates in
+    meaning; a search about nothing stored lists its closest memories scored near 0."""
+    await real_embedder.wait_ready()
+    server = build_server(make_settings(watch=False), real_embedder, open_app=open_app)
+    async with Client(server) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        for key, value in {
+            "coffee": "The office coffee machine is on floor 3.",
+            "lunch": "Lunch is served at noon in the cafeteria.",
+        }.items():  # first in the session: nothing lends them words
+            await call(client, "memory-store", key=key, value=value, tags=["kitchen"])
+        for key, value in NOTES.items():
+            await call(client, "memory-store", key=key, value=value)
+        narrow = await call(
+            client, "memory-search", query="blue-green deploys", tags=["kitchen"], explain=True
+        )
+        far = await call(client, "memory-search", query="quantum chromodynamics on a lattice")
+        cut = await call(
+            client, "memory-search", query="quantum chromodynamics on a lattice", min_score=0.2
+        )
+    description = listed["memory-search"].description or ""
+    assert "still returns up to `limit`" not in description
+    assert "may return fewer or none" in description
+    found = narrow["results"]
+    assert len(found) < 10 and {hit["key"] for hit in found} <= {"coffee", "lunch"}
+    for hit in found:
+        parts = hit["explain"]
+        assert parts["keyword"] is not None or parts["cosine"] > 0, hit
+    assert far["results"] and all(hit["score"] < 0.2 for hit in far["results"])
+    assert cut["results"] == []

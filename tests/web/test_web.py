@@ -360,6 +360,14 @@ def test_filters_narrow_a_search(web: WebServer) -> None:
     assert memory_ids(answer.text) == {web.ids["deploy-window"]}
 
 
+def test_the_scope_filter_offers_only_scopes_the_view_shows(web: WebServer) -> None:
+    """Issue 35: it offered `session`, which the view never shows (each request is a new
+    session: web/access.py)."""
+    answer = web.get("/ui/", web.tokens["w1"])
+    select = answer.text.split('name="scope"')[1].split("</select>")[0]
+    assert re.findall(r'<option value="([^"]*)"', select) == ["all", "agent", "swarm"]
+
+
 def test_a_bad_filter_names_the_problem(web: WebServer) -> None:
     answer = web.get("/ui/", web.tokens["w1"], params={"q": WORD, "scope": "everything"})
     assert answer.status_code == 400

@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from memory_mcp.checks.secret_scan.disguises import unmasked
 from memory_mcp.checks.secret_scan.rules import NAME_PREFIX_CHARS, Rule, RuleSet, rule_set
 
 __all__ = ["SecretFinding", "find_secrets", "find_secrets_plainly", "shannon_entropy"]
@@ -158,11 +159,17 @@ def _merged(findings: list[SecretFinding]) -> list[SecretFinding]:
 
 
 def find_secrets(text: str) -> list[SecretFinding]:
-    """The secrets in `text`, in order, overlapping findings merged. Empty when clean."""
+    """The secrets in `text`, in order, overlapping findings merged, each to the end of
+    its word, including those hidden or base64-encoded (disguises.py). Empty when clean."""
+    return _merged(unmasked(text, _rule_findings))
+
+
+def _rule_findings(text: str) -> list[SecretFinding]:
+    """What the rules find in the text as it is, looked for only where they can be."""
     rules = rule_set()
     folded = text.lower()
     if len(folded) != len(text):  # lower() moved positions (rare: "İ"): keywords only gate
-        return _merged(_full_scan(rules, text, folded))
+        return _full_scan(rules, text, folded)
     positions: dict[str, list[int]] = {}
     for end, keyword in rules.keywords.iter(folded):
         positions.setdefault(keyword, []).append(end - len(keyword) + 1)
@@ -176,7 +183,7 @@ def find_secrets(text: str) -> list[SecretFinding]:
         else:
             candidates = rule.pattern.finditer(text)
         findings.extend(f for f in (_finding(rule, text, m) for m in candidates) if f)
-    return _merged(findings)
+    return findings
 
 
 def _full_scan(rules: RuleSet, text: str, folded: str) -> list[SecretFinding]:
@@ -193,4 +200,4 @@ def _full_scan(rules: RuleSet, text: str, folded: str) -> list[SecretFinding]:
 def find_secrets_plainly(text: str) -> list[SecretFinding]:
     """find_secrets without its shortcuts (keyword positions, windows): what the tests
     compare it with."""
-    return _merged(_full_scan(rule_set(), text, text.lower()))
+    return _merged(unmasked(text, lambda part: _full_scan(rule_set(), part, part.lower())))

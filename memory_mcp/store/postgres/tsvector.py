@@ -27,6 +27,7 @@ from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import Visibility
 from memory_mcp.store.fulltext import MATCH_BUDGET
+from memory_mcp.store.keyword import OWN_COLUMNS
 from memory_mcp.store.postgres.ddl import TS_CONFIG
 from memory_mcp.store.rows import MEMORIES, M, visible_to
 
@@ -43,6 +44,19 @@ def _any_term(terms: Sequence[str]) -> ColumnElement[Any]:
     for term in terms[1:]:
         query = query.op("||")(func.plainto_tsquery(TS_CONFIG, term))
     return query
+
+
+def keyword_hits(
+    conn: Connection,
+    terms: Sequence[str],
+    vis: Visibility,
+    limit: int,
+    column_weights: tuple[float, float, float, float],
+) -> tuple[list[tuple[int, float]], set[int]]:
+    """keyword_search's hits, and those of them whose own words (key, value, tags) hold a
+    query term (ts_filter on the hits' own search_text: no second index scan)."""
+    hits = keyword_search(conn, terms, vis, limit, column_weights)
+    return hits, holding_terms(conn, terms, [i for i, _ in hits], OWN_COLUMNS)
 
 
 def keyword_search(
@@ -179,10 +193,27 @@ def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) ->
     return [row[0] for row in conn.execute(stmt)]
 
 
+# The weight classes of key, value and tags in search_text (ddl.py).
+_WEIGHT_OF = {"key": "a", "value": "b", "tags": "c"}
+
+
+def holding_terms(
+    conn: Connection, terms: Sequence[str], memory_ids: Sequence[int], columns: Sequence[str]
+) -> set[int]:
+    """Of `memory_ids`, those whose `columns` (of key, value, tags) hold any of `terms`:
+    the same contract as on SQLite (store/fulltext.holding_terms)."""
+    if not terms or not memory_ids:
+        return set()
+    weights = ",".join(_WEIGHT_OF[name] for name in columns)
+    held = func.ts_filter(SEARCH_TEXT, literal_column(f"'{{{weights}}}'::\"char\"[]"))
+    stmt = select(M.id).where(M.id.in_(list(memory_ids)), held.op("@@")(_any_term(terms)))
+    return {row[0] for row in conn.execute(stmt)}
+
+
 def keyed(conn: Connection, key: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories whose key is `key`, ignoring case."""
     stmt = select(M.id).where(func.lower(M.key) == func.lower(key), _visible(vis)).limit(limit)
     return [row[0] for row in conn.execute(stmt)]
 
 
-__all__ = ["holding_phrase", "keyed", "keyword_search"]
+__all__ = ["holding_phrase", "holding_terms", "keyed", "keyword_hits", "keyword_search"]

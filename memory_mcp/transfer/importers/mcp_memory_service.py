@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from memory_mcp.checks.validation import EPOCH, LATEST_DATE, iso, parse_datetime
+from memory_mcp.checks.validation import EPOCH, LATEST_DATE, iso, parse_datetime, shown
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.transfer.jsonl import MemoryLine
 
@@ -58,7 +58,7 @@ class ExportedMemory(BaseModel):
         if isinstance(when, str):
             when = parse_datetime(when, name)
         if not EPOCH_SECONDS_RANGE[0] <= when < EPOCH_SECONDS_RANGE[1]:
-            raise InvalidInputError(name, f"{when!r} is not a time between 1970 and 9000")
+            raise InvalidInputError(name, f"{shown(when)} is not a time between 1970 and 9000")
         return iso(when)
 
     def memory_line(self, scope: str) -> MemoryLine:

@@ -1,7 +1,8 @@
 """MCP sessions on the team server over real HTTP (tests/http/team_server.py): streamable HTTP
-sessions bounded per token (memory_mcp/http/token_sessions.py), idle ones closed, a quick
+sessions bounded per agent (memory_mcp/http/agent_sessions.py), idle ones closed, a quick
 shutdown with sessions open, and the session scope bound to the connection a message
-really belongs to on both transports."""
+really belongs to on both transports. The same bound across OAuth grants and SSE
+connections, and under a flood: test_agent_limits.py."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.anyio
 LEGACY_VERSION = "2025-06-18"
 STATELESS_VERSION = "2026-07-28"  # the per-request protocol: no handshake, no session
 ACCEPT = {"Accept": "application/json, text/event-stream"}
+MCP_SESSION = "Mcp-Session-Id"
 CAP = 3
 
 
@@ -70,6 +72,20 @@ class RawSession:
         assert done.status_code == 202, done.text
         return self.id
 
+    @asynccontextmanager
+    async def listening(self) -> AsyncIterator[None]:
+        """The session's GET stream held open, as the SDK's client holds it: the session is
+        not idle while it is."""
+        headers = {
+            **ACCEPT,
+            **bearer(self.token),
+            "MCP-Protocol-Version": LEGACY_VERSION,
+            MCP_SESSION: self.id,
+        }
+        async with self.http.stream("GET", f"{self.server.base}/mcp", headers=headers) as stream:
+            assert stream.status_code == 200, await stream.aread()
+            yield
+
     async def ping(self) -> int:
         return (await self.post(rpc_body("ping"))).status_code
 
@@ -82,17 +98,17 @@ class RawSession:
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TeamServer, dict[str, str]]]:
-    """Streamable HTTP with a cap of CAP sessions per token and 3 idle seconds."""
+    """Streamable HTTP with a cap of CAP sessions per agent and 3 idle seconds."""
     tmp = tmp_path_factory.mktemp("sessions")
     db = tmp / "team.db"
     tokens = {agent: token_add(db, agent) for agent in ("w1", "w2")}
     tokens["w1-second"] = token_add(db, "w1", another=True)  # the same agent's second
-    args = ("--max-sessions-per-token", str(CAP), "--session-idle-seconds", "3")
+    args = ("--max-sessions-per-agent", str(CAP), "--session-idle-seconds", "3")
     with running(tmp, "streamable-http", db, *args) as server:
         yield server, tokens
 
 
-async def test_a_token_over_its_cap_closes_its_own_oldest_sessions(
+async def test_an_agent_over_its_cap_closes_its_own_oldest_idle_sessions(
     team: tuple[TeamServer, dict[str, str]],
 ) -> None:
     server, tokens = team
@@ -100,11 +116,11 @@ async def test_a_token_over_its_cap_closes_its_own_oldest_sessions(
         other = RawSession(http, server, tokens["w1-second"])  # same agent, another token
         await other.open()
         sessions = [RawSession(http, server, tokens["w1"]) for _ in range(CAP + 2)]
-        for session in sessions:
+        for session in sessions:  # none holds a GET stream: each is idle between requests
             await session.open()
         answers = [await session.ping() for session in sessions]
-        assert answers == [404, 404] + [200] * CAP, "the two oldest were closed, no one refused"
-        assert await other.ping() == 200, "another token's session is untouched"
+        assert answers == [404, 404] + [200] * CAP, "the three oldest were closed, none refused"
+        assert await other.ping() == 404, "the agent's cap counts every token of it"
         borrowed = await other.post(rpc_body("ping"), session=sessions[-1].id)
         assert borrowed.status_code == 404, "a session answers only the token that opened it"
         async with server.client(tokens["w2"]) as client:  # another agent: the SDK's client
@@ -112,10 +128,40 @@ async def test_a_token_over_its_cap_closes_its_own_oldest_sessions(
         assert found["results"] == []
 
 
+async def test_an_agent_whose_sessions_are_all_busy_is_refused_with_the_limit_named(
+    team: tuple[TeamServer, dict[str, str]],
+) -> None:
+    server, tokens = team
+    async with httpx2.AsyncClient(timeout=60) as http, AsyncExitStack() as held:
+        busy = [RawSession(http, server, tokens[t]) for t in ("w1", "w1-second", "w1")]
+        for session in busy:
+            await session.open()
+            await held.enter_async_context(session.listening())
+        refused = await RawSession(http, server, tokens["w1-second"]).post(
+            initialize_request("one too many")
+        )
+        assert refused.status_code == 429
+        message = answer_of(refused)["error"]["message"]
+        assert f"'w1' has {CAP} MCP sessions open" in message
+        assert "--max-sessions-per-agent" in message
+        assert [await session.ping() for session in busy] == [200] * CAP, "none was closed"
+        another = RawSession(http, server, tokens["w2"])
+        await another.open()  # another agent is not refused
+        assert await another.ping() == 200
+        await held.aclose()  # the GET streams end: those sessions are idle once the server sees it
+        again = RawSession(http, server, tokens["w1"])
+        deadline = time.monotonic() + 30
+        while (await again.post(initialize_request("again"))).status_code == 429:
+            assert time.monotonic() < deadline, "the ended streams still count"
+            await anyio.sleep(0.2)
+        pings = [await session.ping() for session in busy]
+        assert sorted(pings) == [200, 200, 404], "an idle one made room"
+
+
 async def test_a_cap_of_one_keeps_the_newest_session(tmp_path: Path) -> None:
     db = tmp_path / "team.db"
     token = token_add(db, "w1")
-    with running(tmp_path, "streamable-http", db, "--max-sessions-per-token", "1") as server:
+    with running(tmp_path, "streamable-http", db, "--max-sessions-per-agent", "1") as server:
         async with httpx2.AsyncClient(timeout=60) as http:
             sessions = [RawSession(http, server, token) for _ in range(4)]
             for session in sessions:
@@ -163,7 +209,7 @@ async def test_a_session_header_on_a_stateless_request_names_no_session(
 async def test_shutdown_is_quick_with_many_sessions_open(tmp_path: Path) -> None:
     db = tmp_path / "team.db"
     token = token_add(db, "w1")
-    with running(tmp_path, "streamable-http", db, "--max-sessions-per-token", "64") as server:
+    with running(tmp_path, "streamable-http", db, "--max-sessions-per-agent", "64") as server:
         server.wait_healthy()
         async with AsyncExitStack() as clients:
             for _ in range(50):  # the SDK's client: each holds its GET stream open

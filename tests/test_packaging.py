@@ -1,0 +1,214 @@
+"""The release artefacts, as a person installing them gets them (`make dist`, built once
+for this file): the wheel and the model's wheel installed with plain pip into a fresh
+virtual environment (the registry for everything else) give a `memory-mcp serve` that
+finds by meaning in a fresh HOME, without torch; Claude Code 2.1.328 (npm, a temp HOME,
+no login) validates the plugin, installs it from this repository's marketplace and
+reports its server connected; mcpb 2.1.2 accepts the Claude Desktop bundle, whose server
+starts from the unpacked bundle the way Claude Desktop starts a "uv" bundle.
+
+Downloads are kept between runs in .venv/cache (pip's and uv's caches, like pip's own
+cache would be): a run after the first installs from disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from memory_mcp import __version__
+from tests.conftest import call
+
+ROOT = Path(__file__).resolve().parent.parent
+NPM_BIN = ROOT / ".venv" / "npm" / "node_modules" / ".bin"
+CACHE = ROOT / ".venv" / "cache"
+BASE_PYTHON = getattr(sys, "_base_executable", sys.executable)  # the venv's own Python's base
+PYPI_FILE_LIMIT = 100 * 1024 * 1024
+HEAVY = re.compile(r"^(torch|triton|nvidia-.*|cuda-.*)$", re.IGNORECASE)
+
+
+def run(*command: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
+    done = subprocess.run(
+        [str(part) for part in command],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, f"{command}: {done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    env = {**os.environ, "PIP_CACHE_DIR": str(CACHE / "pip")}
+    run("make", "--no-print-directory", "-s", "dist", f"DIST={out}", env=env, cwd=ROOT)
+    return out
+
+
+@pytest.fixture(scope="module")
+def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh virtual environment with the two wheels, by plain pip."""
+    venv = tmp_path_factory.mktemp("venv")
+    run(BASE_PYTHON, "-m", "venv", venv)
+    wheels = sorted(dist.glob("*.whl"))
+    env = {**os.environ, "PIP_CACHE_DIR": str(CACHE / "pip")}
+    started = time.monotonic()
+    run(venv / "bin" / "pip", "install", "--quiet", *wheels, env=env)
+    print(f"\npip install of {len(wheels)} wheels: {time.monotonic() - started:.1f} s")
+    yield venv
+
+
+def user_env(home: Path) -> dict[str, str]:
+    """A person who has configured nothing, living in `home`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_MCP_")}
+    return {
+        **env,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "UV_CACHE_DIR": str(CACHE / "uv"),
+        "UV_PYTHON": BASE_PYTHON,
+    }
+
+
+def test_every_published_file_is_under_the_registry_limit(dist: Path) -> None:
+    files = {path.name: path.stat().st_size for path in dist.iterdir()}
+    assert set(files) == {
+        f"memory_mcp_server-{__version__}-py3-none-any.whl",
+        "memory_mcp_minilm-1.0.0-py3-none-any.whl",
+        f"memory-mcp-{__version__}.mcpb",
+    }
+    assert all(size < PYPI_FILE_LIMIT for size in files.values()), files
+    # The weights travel once, in the model's wheel: a release of the server stays small.
+    assert files[f"memory_mcp_server-{__version__}-py3-none-any.whl"] < 2 * 1024 * 1024, files
+
+
+def test_the_installed_wheels_pull_no_torch(installed: Path) -> None:
+    listed = run(installed / "bin" / "pip", "list", "--format=json")
+    names = {entry["name"] for entry in json.loads(listed.splitlines()[0])}
+    assert {"memory-mcp-server", "memory-mcp-minilm", "onnxruntime"} <= names
+    assert [name for name in names if HEAVY.match(name)] == []
+
+
+def test_the_installed_wheel_gives_the_command_under_both_names(installed: Path) -> None:
+    """`memory-mcp` (the documented command) and `memory-mcp-server` (the package's name,
+    which `uvx memory-mcp-server` runs) are the same program."""
+    for name in ("memory-mcp", "memory-mcp-server"):
+        assert run(installed / "bin" / name, "--version").strip() == f"memory-mcp {__version__}"
+
+
+async def meaning_hit(exe: Path, home: Path) -> dict[str, Any]:
+    env = {
+        **user_env(home),
+        # The first start builds the ONNX graph from the weights before the first search
+        # can use it: let that search wait for the model instead of answering by words.
+        "MEMORY_MCP_SEARCH_MODEL_WAIT_SECONDS": "300",
+        "MEMORY_MCP_WATCH": "false",
+    }
+    params = StdioServerParameters(command=str(exe), args=["serve"], env=env)
+    with (home / "server.log").open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=600) as c:
+            # Waits for the model (built from the weights at this first start), so that the
+            # memories below are embedded as they are stored.
+            first = await call(c, "memory-search", query="anything")
+            assert first["semantic"] is True, first
+            await call(
+                c,
+                "memory-store",
+                key="deploy",
+                value="Staging deploys run from the release branch through the CI pipeline.",
+            )
+            await call(c, "memory-store", key="lunch", value="Lunch is at noon on Fridays.")
+            return await call(c, "memory-search", query="How does code reach pre-production?")
+
+
+def test_the_installed_server_finds_by_meaning_in_a_fresh_home(
+    installed: Path, tmp_path: Path
+) -> None:
+    found = anyio.run(meaning_hit, installed / "bin" / "memory-mcp", tmp_path)
+    assert found["semantic"] is True, found
+    top = found["results"][0]
+    assert (top["key"], top["matched_by"]) == ("deploy", "vector"), found
+    assert list((installed / "share" / "memory-mcp").glob("*.onnx")), "no graph built"
+
+
+def claude(*args: str | Path, env: dict[str, str]) -> str:
+    return run(NPM_BIN / "claude", *args, env=env, cwd=Path(env["HOME"]))
+
+
+def test_claude_code_installs_the_plugin_from_the_marketplace(dist: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    tools = tmp_path / "bin"  # uvx alone on PATH: the plugin runs what a user has
+    tools.mkdir()
+    (tools / "uvx").symlink_to(ROOT / ".venv" / "bin" / "uvx")
+    env = {
+        **user_env(home),
+        "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}",
+        "UV_FIND_LINKS": str(dist),  # the unpublished wheels, where PyPI would have them
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    assert "Validation passed" in claude("plugin", "validate", ROOT, env=env)
+    assert "Validation passed" in claude("plugin", "validate", ROOT / "plugins/memory-mcp", env=env)
+    claude("plugin", "marketplace", "add", ROOT, env=env)
+    claude("plugin", "install", "memory-mcp@memory-mcp", env=env)
+    # What the first start of a published install does: uv fetches and installs once
+    # (the plugin's own server command, asked for its version instead of serving).
+    plugin = json.loads((ROOT / "plugins/memory-mcp/.mcp.json").read_text(encoding="utf-8"))
+    server: dict[str, Any] = plugin["mcpServers"]["memory"]
+    args: list[str] = server["args"]
+    assert (server["command"], args[-1]) == ("uvx", "serve"), server
+    assert f"memory-mcp {__version__}" in run("uvx", *args[:-1], "--version", env=env)
+    listed = claude("mcp", "list", env=env)
+    line = next(line for line in listed.splitlines() if "plugin:memory-mcp:memory" in line)
+    assert "✔ Connected" in line, listed
+    details = claude("plugin", "details", "memory-mcp@memory-mcp", env=env)
+    assert re.search(r"MCP servers \(1\)\s+memory", details), details
+    assert re.search(r"Hooks \(3\)", details), details
+
+
+async def bundle_session(command: list[str], env: dict[str, str], log: Path) -> dict[str, Any]:
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    with log.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=600) as c:
+            assert c.server_info is not None and c.server_info.version == __version__
+            return await call(c, "memory-store", key="desk", value="Set up from the bundle.")
+
+
+def test_the_bundle_passes_mcpb_and_its_server_starts(dist: Path, tmp_path: Path) -> None:
+    bundle = dist / f"memory-mcp-{__version__}.mcpb"
+    assert f"File: memory-mcp-{__version__}.mcpb" in run(NPM_BIN / "mcpb", "info", bundle)
+    unpacked = tmp_path / "bundle"
+    run(NPM_BIN / "mcpb", "unpack", bundle, unpacked)
+    assert "passes" in run(NPM_BIN / "mcpb", "validate", unpacked / "manifest.json")
+    config = json.loads((unpacked / "manifest.json").read_text(encoding="utf-8"))["server"]
+    # As Claude Desktop fills it: the bundle's folder, the user's settings (the agent id
+    # set, the store left empty: memory-mcp's default store in the user's data folder).
+    chosen = {"${__dirname}": str(unpacked), "${user_config.agent_id}": "desktop-1"}
+    command = [config["mcp_config"]["command"], *config["mcp_config"]["args"]]
+    command = [chosen.get(part, part) for part in command]
+    assert command[0] == "uv"
+    command[0] = str(ROOT / ".venv" / "bin" / "uv")
+    home = tmp_path / "home"
+    env = user_env(home)
+    for name, value in config["mcp_config"]["env"].items():
+        env[name] = chosen.get(value, value)
+    stored = anyio.run(bundle_session, command, env, tmp_path / "bundle.log")
+    assert stored["agent_id"] == "desktop-1"
+    assert (home / ".local" / "share" / "memory-mcp" / "memory.db").is_file()
