@@ -187,3 +187,51 @@ def test_an_older_store_is_read_through_the_app_which_migrates_it(tmp_path: Path
     assert "about_agent" in columns  # migrated by that open
     again, names = reading([EXE, "get", str(ids["deploy"]), "--json"], env)
     assert again.returncode == 0 and heavy(names, READING_HEAVY) == []
+
+
+# What a hook that writes (a note indexed, a session summary stored) must not load: it
+# opens the store (SQLAlchemy) and the service, and nothing of the servers.
+WRITING_HEAVY = (
+    "memory_mcp.auth",
+    "memory_mcp.store.oauth_rows",
+    "memory_mcp.store.token_rows",
+    "memory_mcp.store.postgres",
+    "memory_mcp.notes.watcher",
+    "memory_mcp.web",
+    "memory_mcp.http",
+    "memory_mcp.mcp",
+    "mcp",
+    "watchfiles",
+    "asyncpg",
+    "onnxruntime",
+    "tokenizers",
+    "torch",
+    "starlette",
+    "uvicorn",
+    "httpx",
+)
+
+
+def test_the_writing_hooks_load_no_server_part(tmp_path: Path) -> None:
+    seed(tmp_path)
+    env = {**hook_env(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    note = tmp_path / "memory" / "deploys.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text("# Deploys\n\nWe deploy on Fridays from the release branch.\n")
+    indexed, _ = run_hook("post-tool-use", post_tool_use(note), env)
+    assert indexed.returncode == 0
+    names = imported(indexed.stderr)
+    assert "memory_mcp.app.root" in names  # it wrote through the app
+    assert heavy(names, WRITING_HEAVY) == []
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(
+        json.dumps({"type": "user", "message": {"role": "user", "content": "Fix the deploy"}})
+        + "\n"
+    )
+    ended, _ = run_hook("session-end", {"session_id": "s", "transcript_path": str(transcript)}, env)
+    assert ended.returncode == 0
+    assert "memory-mcp hook" not in ended.stderr  # no error line
+    assert heavy(imported(ended.stderr), WRITING_HEAVY) == []
+    with sqlite3.connect(tmp_path / "memory.db") as conn:
+        keys = {row[0] for row in conn.execute("SELECT key FROM memories")}
+    assert "session-summary:s" in keys and any(key.startswith("file:") for key in keys)

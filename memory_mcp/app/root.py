@@ -6,20 +6,17 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from memory_mcp.app.context import AppContext
 from memory_mcp.app.reads import caller_of, policy_from
 from memory_mcp.app.startup import prepare_store_location
-from memory_mcp.auth.oauth import OAuthGrants
-from memory_mcp.auth.tokens import AgentTokens
 from memory_mcp.models import Caller
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
-from memory_mcp.notes.watcher import NoteWatcher
 from memory_mcp.rules.service import MemoryService
 from memory_mcp.search.ports import VectorSearch
 from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
@@ -28,10 +25,12 @@ from memory_mcp.semantic.passages import vector_model
 from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.settings import Settings
 from memory_mcp.store.engine import Engines, create_engines
-from memory_mcp.store.oauth_rows import OAuthStore
-from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
 from memory_mcp.store.repository import MemoryStore
-from memory_mcp.store.token_rows import TokenStore
+
+if TYPE_CHECKING:
+    from memory_mcp.auth.oauth import OAuthGrants
+    from memory_mcp.auth.tokens import AgentTokens
+    from memory_mcp.notes.watcher import NoteWatcher
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -55,11 +54,12 @@ def vectors_for(
     """The vector backend, by the database: on PostgreSQL pgvector searches in it; on
     SQLite a numpy index in this process (search/ports.py's VectorSearch)."""
     model = vector_model(embedder.model_name)
-    search: VectorSearch[Any, Any] = (
-        InProcessIndex(store.vectors, model)
-        if engines.is_sqlite
-        else PgvectorSearch(engines, model)
-    )
+    if engines.is_sqlite:
+        search: VectorSearch[Any, Any] = InProcessIndex(store.vectors, model)
+    else:
+        from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
+
+        search = PgvectorSearch(engines, model)
     return Vectors(store.vectors, embedder, time.time, search, passages_after_answer)
 
 
@@ -72,6 +72,30 @@ def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> 
         settings.note_max_chunks,
         settings.note_allow_hardlinks,
     )
+
+
+def auth_of(engines: Engines, settings: Settings) -> tuple[AgentTokens, OAuthGrants]:
+    """The HTTP transports' bearer tokens and OAuth grants, imported when first asked for
+    (AppContext.tokens, .oauth)."""
+    from memory_mcp.auth.oauth import OAuthGrants
+    from memory_mcp.auth.tokens import AgentTokens
+    from memory_mcp.store.oauth_rows import OAuthStore
+    from memory_mcp.store.token_rows import TokenStore
+
+    tokens = AgentTokens(TokenStore(engines))
+    oauth = OAuthGrants(
+        OAuthStore(engines),
+        tokens,
+        settings.oauth_access_token_seconds,
+        grants_per_agent=settings.max_sessions_per_agent,
+    )
+    return tokens, oauth
+
+
+def note_watcher(notes: NoteIndexer) -> NoteWatcher:
+    from memory_mcp.notes.watcher import NoteWatcher  # watchfiles: for a server only
+
+    return NoteWatcher(notes)
 
 
 @asynccontextmanager
@@ -88,13 +112,6 @@ async def open_app(
     prepare_store_location(settings, create)
     engines = create_engines(settings.database_url, settings.synchronous)
     store = MemoryStore(engines)
-    tokens = AgentTokens(TokenStore(engines))
-    oauth = OAuthGrants(
-        OAuthStore(engines),
-        tokens,
-        settings.oauth_access_token_seconds,
-        grants_per_agent=settings.max_sessions_per_agent,
-    )
     try:
         await store.init_schema()
         embedder = embedder or embedder_from(settings)
@@ -104,10 +121,14 @@ async def open_app(
         caller = caller_of(settings)
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)
+
+        def auth() -> tuple[AgentTokens, OAuthGrants]:
+            return auth_of(engines, settings)
+
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped
-            yield AppContext(settings, service, caller, notes, tokens, oauth, turns=turns)
+            yield AppContext(settings, service, caller, notes, auth, turns=turns)
             return
-        watcher = NoteWatcher(notes) if settings.watch else None
+        watcher = note_watcher(notes) if settings.watch else None
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(service.vectors.keep_embedded)
             tasks.start_soon(purge_worker, service, settings.purge_interval_seconds)
@@ -115,7 +136,7 @@ async def open_app(
             if watcher is not None:
                 tasks.start_soon(watcher.run)
             try:
-                yield AppContext(settings, service, caller, notes, tokens, oauth, turns, watcher)
+                yield AppContext(settings, service, caller, notes, auth, turns, watcher)
             finally:
                 if watcher is not None:
                     watcher.stop()

@@ -38,9 +38,6 @@ from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.link_rows import LinkStore
 from memory_mcp.store.listing import BulkDeletion, Selection
-from memory_mcp.store.postgres import tsvector as pg_fulltext
-from memory_mcp.store.postgres.ddl import create_postgres_objects
-from memory_mcp.store.postgres.pgvector_search import PgStoredVectors, fill_pgvector_column
 from memory_mcp.store.rows import (
     IN_CHUNK,
     MEMORIES,
@@ -72,8 +69,14 @@ class MemoryStore:
         # Vectors have their own statements (store/stored_vectors.py);
         # memory_mcp/semantic/vectors.py uses them. The one place the dialect picks the
         # PostgreSQL parts (store/postgres/).
-        self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
-        self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
+        self._fulltext: Any = fulltext
+        self.vectors = StoredVectors(engines)
+        if not engines.is_sqlite:  # imported here: a SQLite store never loads them
+            from memory_mcp.store.postgres import tsvector as pg_fulltext
+            from memory_mcp.store.postgres.pgvector_search import PgStoredVectors
+
+            self._fulltext = pg_fulltext
+            self.vectors = PgStoredVectors(engines)
         self.links = LinkStore(engines)  # the links between memories (store/link_rows.py)
 
     @property
@@ -126,6 +129,9 @@ class MemoryStore:
                 if fill:
                     await conn.exec_driver_sql(KEYWORD_TOTALS_FILL)
             else:
+                from memory_mcp.store.postgres.ddl import create_postgres_objects
+                from memory_mcp.store.postgres.pgvector_search import fill_pgvector_column
+
                 await create_postgres_objects(conn)
                 await fill_pgvector_column(conn)
             exists = await conn.scalar(
