@@ -36,6 +36,7 @@ GROUPS = (
 DEFAULT_SCALE_WORKDIR = Path("bench/results/scale")
 DEFAULT_SCALE_DATA = Path("bench/data/scale")
 DEFAULT_LOCOMO_DATA = Path("../shared/bench-data/locomo-dev")  # as the Makefile's
+DEFAULT_BENCH_DATA = Path("../shared/bench-data")
 
 
 def add_commands(
@@ -80,6 +81,30 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         help="when a store's passage vectors are made (MEMORY_MCP_PASSAGE_VECTORS); both: "
         "each conversation both ways, side by side (implies --interleave)",
     )
+
+    projects = kinds.add_parser(
+        "projects",
+        help="recall with every conversation in one store, a project each, against one "
+        "store each (bench/projects.py)",
+    )
+    projects.add_argument(
+        "dirs",
+        type=Path,
+        nargs="*",
+        default=[DEFAULT_BENCH_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev")],
+        help="folders of LoCoMo, REALTALK or BEAM files (default: the three dev sets)",
+    )
+    projects.add_argument("--json", type=Path, help="also write every number to this file")
+    projects.add_argument("--limit-conversations", type=int, metavar="N")
+    projects.add_argument(
+        "--latency",
+        type=int,
+        metavar="N",
+        help="instead: search p50 over stdio at N memories in 1 project and in 20 "
+        "(stores kept in bench/results/projects)",
+    )
+    projects.add_argument("--searches", type=int, default=150, help="with --latency")
+    _embedder_flag(projects)
 
     loo = kinds.add_parser(
         "locomo-loo",
@@ -447,6 +472,22 @@ def run(args: argparse.Namespace) -> int:
             )
             print(report.render())
             _write_json(args.json, report.to_json())
+    elif args.bench == "projects" and args.latency:
+        from bench.projects import render_latency, run_latency
+
+        workdir = Path("bench/results/projects")
+        measured = anyio.run(
+            run_latency, workdir, args.latency, args.searches, args.embedder, embedder, _say
+        )
+        print(render_latency(measured))
+        _write_json(args.json, {"benchmark": "projects-latency", **measured})
+    elif args.bench == "projects":
+        from bench.projects import load_all, run_projects
+
+        found = load_all(args.dirs)[: args.limit_conversations]
+        projects_report = anyio.run(run_projects, found, embedder, _say)
+        print(projects_report.render())
+        _write_json(args.json, {"benchmark": "projects", **projects_report.summary()})
     elif args.bench == "links":
         from bench.entities import extractor
         from bench.links import run_links

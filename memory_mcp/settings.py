@@ -125,6 +125,11 @@ class Settings(BaseSettings):
     agent_id: str = "default"
     role: Role = Role.WORKER
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    # The current project (rules/projects.py): a name, or * for none. Unset: the git work
+    # tree the process runs in names it (stdio server, CLI, hooks); a team server has none.
+    project: str | None = Field(
+        None, description="the current project (default: the git work tree's; * for none)"
+    )
     # stdio: one agent, the one above. The HTTP transports serve many agents at once, each
     # known by its bearer token (`memory-mcp token add`); see memory_mcp/http/team_server.py.
     transport: Literal["stdio", "streamable-http", "sse"] = "stdio"
@@ -206,6 +211,18 @@ class Settings(BaseSettings):
     @classmethod
     def _identifier(cls, value: str) -> str:
         return clean_identifier(value)
+
+    @field_validator("project")
+    @classmethod
+    def _project(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from memory_mcp.rules.projects import ProjectNameError, check_project
+
+        try:
+            return check_project(value.strip())
+        except ProjectNameError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("public_url")
     @classmethod

@@ -14,12 +14,15 @@ import json
 import os
 import sqlite3
 import subprocess
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import anyio
 
 from memory_mcp.models import StoreRequest
+from memory_mcp.rules.memories_block import memories_block
+from memory_mcp.rules.projects import current_project
 from tests.conftest import FakeEmbedder, opened
 from tests.hooks.test_hooks import hook_env, post_tool_use, run_hook, settings_for
 from tests.mcp.test_stdio_e2e import EXE
@@ -146,7 +149,8 @@ def test_session_start_reads_the_block_without_the_app(tmp_path: Path) -> None:
     assert sorted(keys) == ["cat", "deploy"]
     names = imported(done.stderr)
     assert "memory_mcp.app.reads" in names  # the log is read, and it took the light road
-    assert heavy(names, READING_HEAVY) == []
+    # The hook runs no event loop on this road either (hooks/job.py imports anyio lazily).
+    assert heavy(names, (*READING_HEAVY, "anyio")) == []
 
 
 def test_context_and_get_read_without_the_app(tmp_path: Path) -> None:
@@ -235,3 +239,74 @@ def test_the_writing_hooks_load_no_server_part(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "memory.db") as conn:
         keys = {row[0] for row in conn.execute("SELECT key FROM memories")}
     assert "session-summary:s" in keys and any(key.startswith("file:") for key in keys)
+
+
+def test_the_light_reads_cover_the_current_project_as_the_app_does(tmp_path: Path) -> None:
+    """SessionStart (its project: the git work tree of the payload's cwd) and `memory-mcp
+    context` (the work tree it runs in, or --project) on the standard library show what
+    the app's block shows: the current project's memories and `*`'s, no other project's,
+    no task's working memory, nothing archived. A read by id (`get`) shows a memory of any
+    project, as MemoryService.get does. Fails if the light reads lose the project filter or
+    the caller's current project."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = git@github.com:acme/alpha.git\n', encoding="utf-8"
+    )
+    assert current_project(None, repo) == "acme/alpha"
+    settings = settings_for(tmp_path).model_copy(update={"project": "acme/alpha"})
+    ids: dict[str, int] = {}
+
+    async def write_and_read_the_apps_block() -> list[str]:
+        async with opened(settings, FakeEmbedder()) as app:
+            for key, project, task in (
+                ("here", "acme/alpha", None),
+                ("everywhere", "*", None),
+                ("elsewhere", "acme/beta", None),
+                ("working", "acme/alpha", "t1"),
+                ("done", "acme/alpha", None),
+            ):
+                request = StoreRequest(key, f"memory {key}", project=project, task=task)
+                outcome = await app.service.store_memory(app.caller, request)
+                ids[key] = outcome.record.id
+            await app.service.store.archive([ids["done"]], time.time())
+            shown = keys_of(await memories_block(app.service, app.caller))
+            got = await app.service.get(app.caller, ids["elsewhere"])
+            assert got.project == "acme/beta"
+            return shown
+
+    apps = anyio.run(write_and_read_the_apps_block)
+    assert sorted(apps) == ["everywhere", "here"]
+
+    env = {**hook_env(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    done, _elapsed = run_hook("session-start", {"session_id": "s", "cwd": str(repo)}, env)
+    assert done.returncode == 0, done.stderr
+    assert sorted(keys_of(done.stdout)) == sorted(apps)
+    assert "memory_mcp.app.reads" in imported(done.stderr)  # the light road, not the app's
+
+    for where, extra in ((repo, {}), (tmp_path, {"MEMORY_MCP_PROJECT": "acme/alpha"})):
+        context = subprocess.run(
+            [EXE, "context"],
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            cwd=where,
+            timeout=60,
+        )
+        assert context.returncode == 0, context.stderr
+        assert sorted(keys_of(context.stdout)) == sorted(apps), where
+        assert heavy(imported(context.stderr), READING_HEAVY) == []
+    # Outside any work tree and with no project named: every project, tasks still left out.
+    everything = subprocess.run(
+        [EXE, "context"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
+    assert sorted(keys_of(everything.stdout)) == ["elsewhere", "everywhere", "here"]
+
+    got, names = reading([EXE, "get", str(ids["elsewhere"]), "--json"], env)
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["key"] == "elsewhere"
+    assert heavy(names, READING_HEAVY) == []
+
+
+def keys_of(block: str) -> list[str]:
+    return [item.attrib["key"] for item in ET.fromstring(block).findall("memory")]

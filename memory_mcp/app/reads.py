@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from memory_mcp.app.startup import prepare_store_location
 from memory_mcp.checks import validation as v
@@ -29,15 +30,23 @@ from memory_mcp.rules.memories_block import (
 )
 from memory_mcp.rules.permissions import visible_or_not_found
 from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.projects import current_project
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.settings import Settings
 from memory_mcp.store.sqlite_file import LARGEST_ID
 from memory_mcp.store.sqlite_reads import SqliteReads, open_reads
 
 
+def project_of(settings: Settings) -> str | None:
+    """The current project of this process: the setting, else (stdio server, CLI, hooks)
+    the git work tree it runs in; a team server's callers choose theirs per connection."""
+    here = Path.cwd() if settings.transport == "stdio" else None
+    return current_project(settings.project, here)
+
+
 def caller_of(settings: Settings) -> Caller:
-    """Who a local way in (stdio, the CLI, the hooks) acts as."""
-    return Caller(settings.agent_id, settings.role, settings.session_id)
+    """Who a local way in (stdio, the CLI, the hooks) acts as, in its current project."""
+    return Caller(settings.agent_id, settings.role, settings.session_id, project_of(settings))
 
 
 def policy_from(settings: Settings) -> Policy:
@@ -99,4 +108,11 @@ def get_memory(settings: Settings, given_id: object) -> MemoryRecord | None:
     return record
 
 
-__all__ = ["caller_of", "get_memory", "memories_block", "policy_from", "store_reads"]
+__all__ = [
+    "caller_of",
+    "get_memory",
+    "memories_block",
+    "policy_from",
+    "project_of",
+    "store_reads",
+]

@@ -2,13 +2,15 @@
 Code adds a hook's stdout to the model's context. Nothing is printed when there are none.
 
 On a SQLite file the block is read through the standard library (app/reads.py): no
-SQLAlchemy, no model, no workers, so the hook answers in a fraction of a second."""
+SQLAlchemy, no model, no workers, so the hook answers in a fraction of a second. Its project
+is the work tree of the payload's `cwd` (hooks/job.settings_for), as the app's would be."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.errors import StoreMissingError
+from memory_mcp.hooks.job import settings_for
 from memory_mcp.settings import Settings
 
 if TYPE_CHECKING:
@@ -17,11 +19,11 @@ if TYPE_CHECKING:
 
 
 def run(payload: dict[str, Any], open_app: AppOpener, settings: Settings | None = None) -> int:
-    settings = settings or Settings()
+    settings = settings_for(payload, settings)
     if settings.team_server is not None:
         from memory_mcp.app import team_client as team
 
-        block = team.run_remote(settings.team_server, team.context_block)
+        block = team.run_remote(settings.team_server, team.context_block, settings.project)
         if block:
             print(block, flush=True)
         return 0

@@ -19,6 +19,7 @@ from memory_mcp.checks.text_safety import for_display, strip_terminal_controls
 from memory_mcp.checks.validation import iso
 from memory_mcp.limits import MAX_BLOCK_ITEMS
 from memory_mcp.models import Caller, MemoryRecord, SearchRequest, Visibility
+from memory_mcp.rules.permissions import readable_projects
 from memory_mcp.search.ranking import prior
 from memory_mcp.search.ranking_config import RankingConfig
 
@@ -62,9 +63,11 @@ async def select_memories(
 
 def pool_view(caller: Caller, now: float) -> Visibility:
     """Which memories the block without a query chooses from (the POOL most recently used
-    of them): every unexpired memory `caller` may see. MemoryService.recent_visible and
-    the hooks' reads on the standard library (app/reads.py) both read it so."""
-    return Visibility(caller=caller, now=now)
+    of them): every unexpired memory `caller` may see in its current project and `*`
+    (permissions.readable_projects), no task's working memory, nothing archived.
+    MemoryService.recent_visible and the hooks' reads on the standard library
+    (app/reads.py) both read it so."""
+    return Visibility(caller=caller, now=now, projects=readable_projects(caller))
 
 
 def most_relevant(

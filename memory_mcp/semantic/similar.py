@@ -5,14 +5,16 @@ dropped: the write is done as asked, and `store_memory` reports what is similar.
 Similar means standing out: the memory's vector and another's have a cosine of at least
 SIMILAR_MIN_COSINE, and that cosine is at least SIMILAR_MIN_MARGIN above the background,
 the mean cosine of the next BACKGROUND nearest memories (none: 0), among the memories the
-writer can see (its own, its session's, the swarm's; never another agent's private ones),
-expired ones left out. A cosine alone does not tell a repeat from a neighbour in a store
-whose memories all sound alike: LoCoMo's chat turns ("Speaker: text", small talk on a few
-topics) are 0.72 from their nearest earlier turn at the median, and a 0.60 threshold named
-a near-duplicate on 644 of 680 stores (issue 39). A repeat stands out from the rest of
-its neighbours; a chat turn rarely does. Measured with bench/near_duplicates.py (the new
-memory's whole-text vector, as a store answers with it, against stored vectors), pairs
-stored among 40 distinct memories of one agent's session (bench/data/near_duplicates.json):
+writer can see (its own, its session's, the swarm's; never another agent's private ones)
+in the new memory's project and `*` (and, for a task's working memory, its task's),
+expired and archived ones left out. A cosine alone does not tell a repeat from a neighbour
+in a store whose memories all sound alike: LoCoMo's chat turns ("Speaker: text", small
+talk on a few topics) are 0.72 from their nearest earlier turn at the median, and a 0.60
+threshold named a near-duplicate on 644 of 680 stores (issue 39). A repeat stands out from
+the rest of its neighbours; a chat turn rarely does. Measured with bench/near_duplicates.py
+(the new memory's whole-text vector, as a store answers with it, against stored vectors),
+pairs stored among 40 distinct memories of one agent's session
+(bench/data/near_duplicates.json):
 
     margin over the background  min    p5     median
     repeat (20)                 0.569  0.573  0.649    all named
@@ -44,7 +46,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory_mcp.models import Caller, MemoryRecord, Visibility
+from memory_mcp.models import EVERY_PROJECT, Caller, MemoryRecord, Visibility
 from memory_mcp.semantic.similar_check import SimilarCheck, SimilarMemory
 
 if TYPE_CHECKING:  # types only: the service hands in its own
@@ -66,9 +68,13 @@ async def find_similar(
     if vector is None:
         return SimilarCheck(checked=False)
     await vectors.search.catch_up()  # other processes' recent writes count too
-    nearest = await vectors.search.nearest(
-        vector, Visibility(caller=caller, now=now), max(MAX_SIMILAR, BACKGROUND + 1) + 1
+    vis = Visibility(
+        caller=caller,
+        now=now,
+        projects=frozenset({record.project, EVERY_PROJECT}),
+        task=record.task,
     )
+    nearest = await vectors.search.nearest(vector, vis, max(MAX_SIMILAR, BACKGROUND + 1) + 1)
     others = [(memory_id, cosine) for memory_id, cosine in nearest if memory_id != record.id]
     behind = [cosine for _, cosine in others[1 : BACKGROUND + 1]]
     background = sum(behind) / len(behind) if behind else 0.0

@@ -28,6 +28,16 @@ ADDED_COLUMNS = (
     ("memories", "written_order", "INTEGER"),
     ("memories", "context", "TEXT"),
     ("embeddings", "whole_only", "BOOLEAN"),
+    # Projects (rules/projects.py): every memory made before them holds everywhere ('*'),
+    # and keeps its identity (models.NewMemory.identity is unchanged for '*').
+    ("memories", "project", "VARCHAR(100) NOT NULL DEFAULT '*'"),
+    ("memories", "task", "VARCHAR(256)"),
+    ("memories", "archived_at", "FLOAT"),
+    ("memory_links", "target_project", "VARCHAR(100) NOT NULL DEFAULT '*'"),
+    ("agent_tokens", "projects", "TEXT"),  # NULL: every project, as every token was
+    ("oauth_login_codes", "projects", "TEXT"),  # and every sign-in and grant
+    ("oauth_codes", "projects", "TEXT"),
+    ("oauth_grants", "projects", "TEXT"),
 )
 # Indexes added since, as idempotent DDL (SQLite and PostgreSQL alike).
 ADDED_INDEXES = (
@@ -37,6 +47,7 @@ ADDED_INDEXES = (
     "CREATE INDEX IF NOT EXISTS ix_memory_history_versions ON memory_history (memory_id, version)",
     "CREATE INDEX IF NOT EXISTS ix_memories_written "
     "ON memories (updated_by, written_session, written_order, id)",
+    "CREATE INDEX IF NOT EXISTS ix_memories_project ON memories (project, updated_at, id)",
 )
 
 

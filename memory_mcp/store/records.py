@@ -56,6 +56,9 @@ RECORD_COLUMNS = (
     "updated_by",
     "about_agent",
     "written_session",
+    "project",
+    "task",
+    "archived_at",
 )
 # A row of RECORD_COLUMNS by name, at the cost of an index lookup (see rows.MemoryColumns).
 RecordColumns = namedtuple("RecordColumns", RECORD_COLUMNS)  # type: ignore[misc]
@@ -116,6 +119,14 @@ def _whole_number(row: Any, name: str) -> int:
     return value
 
 
+def text_column(row: Any, name: str) -> str:
+    """The column `name` as non-empty text; ValueError if it is not."""
+    value = getattr(row, name)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} is not text")
+    return value
+
+
 def _check_damage(row: Any) -> None:
     """Types SQLite lets through (its columns take any value) and json.loads would not catch."""
     for name in ("key", "value", "agent_id", "session_id", "content_hash"):
@@ -161,6 +172,9 @@ def record_from_columns(row: Any) -> MemoryRecord:
             updated_by=row.updated_by or row.agent_id,
             about_agent=row.about_agent,
             written_session=row.written_session or "",
+            project=text_column(row, "project"),
+            task=row.task if isinstance(row.task, str) else None,
+            archived_at=timestamp(row, "archived_at", optional=True),
         )
     except ValueError as exc:  # enum values raise ValueError too
         raise DamagedMemoryError(row.id, str(exc)) from None
@@ -204,4 +218,5 @@ __all__ = [
     "readable_from_columns",
     "recent_sql",
     "record_from_columns",
+    "text_column",
 ]

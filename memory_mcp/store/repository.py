@@ -52,6 +52,7 @@ from memory_mcp.store.schema import (
     SQLITE_FTS_DDL,
     SQLITE_FTS_REBUILD,
     SQLITE_KEYWORD_TOTALS_DDL,
+    SQLITE_KEYWORD_TOTALS_OLD,
     Base,
     MemoryRow,
     StoreMetaRow,
@@ -120,10 +121,12 @@ class MemoryStore:
                     await conn.exec_driver_sql(ddl)
                 if "memories_fts.context" in added:
                     await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
-                made = await conn.exec_driver_sql(
-                    "SELECT 1 FROM sqlite_master WHERE name = 'keyword_totals'"
-                )
-                fill = made.first() is None  # a store from before the counters
+                made = await conn.exec_driver_sql("PRAGMA table_info(keyword_totals)")
+                columns = {row._mapping["name"] for row in made}
+                if columns and "project" not in columns:  # counted before projects
+                    for ddl in SQLITE_KEYWORD_TOTALS_OLD:
+                        await conn.exec_driver_sql(ddl)
+                fill = "project" not in columns  # a store from before these counters
                 for ddl in SQLITE_KEYWORD_TOTALS_DDL:
                     await conn.exec_driver_sql(ddl)
                 if fill:
@@ -223,6 +226,46 @@ class MemoryStore:
         async with self._engines.write() as conn:
             revision = await conn.run_sync(next_revision)
             return await conn.run_sync(writes.delete_ids, list(memory_ids), revision)
+
+    async def place(
+        self,
+        memory_ids: Sequence[int],
+        *,
+        project: Any = writes.KEEP,
+        task: Any = writes.KEEP,
+        field: str,
+    ) -> list[int]:
+        """Move memories to another project and/or task, all or none (writes.place)."""
+        if not memory_ids:
+            return []
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            return await conn.run_sync(
+                writes.place, list(memory_ids), project, task, field, revision
+            )
+
+    async def archive(self, memory_ids: Sequence[int], now: float) -> None:
+        if not memory_ids:
+            return
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.run_sync(writes.archive, list(memory_ids), now, revision)
+
+    async def task_records(self, project: str, task: str) -> list[MemoryRecord]:
+        """Every memory of `task` in `project`, archived ones too, by id."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MEMORIES).where(M.project == project, M.task == task).order_by(M.id)
+            )
+            return readable_records(rows)
+
+    async def project_counts(self, vis: Visibility) -> dict[str, int]:
+        """How many memories `vis` shows in each project."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(M.project, func.count()).where(visible_to(vis)).group_by(M.project)
+            )
+            return {row[0]: int(row[1]) for row in rows}
 
     async def purge_expired(self, now: float) -> int:
         """Delete the memories expired by `now`. It reads first: most sweeps find nothing,

@@ -24,6 +24,7 @@ from memory_mcp.store.records import (
     json_column,
     readable_from_columns,
     record_from_columns,
+    text_column,
     timestamp,
 )
 from memory_mcp.store.schema import MemoryRow, StoreMetaRow
@@ -108,11 +109,24 @@ def index_row(row: Any) -> IndexRow | None:
         updated_at = cast(float, timestamp(row, "updated_at"))
         if not isinstance(row.agent_id, str) or not isinstance(row.session_id, str):
             raise ValueError("owner is not text")
+        project = text_column(row, "project")
+        archived = row.archived_at is not None
     except ValueError:
         return None
     vector = np.frombuffer(row.vector, dtype=np.float32) if row.vector else None
     return IndexRow(
-        row.id, row.agent_id, scope, row.session_id, source, expires_at, tags, vector, updated_at
+        row.id,
+        row.agent_id,
+        scope,
+        row.session_id,
+        source,
+        expires_at,
+        tags,
+        vector,
+        updated_at,
+        project,
+        row.task if isinstance(row.task, str) else None,
+        archived,
     )
 
 

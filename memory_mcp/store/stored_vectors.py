@@ -227,6 +227,9 @@ def _index_columns(model: str) -> Any:
         M.tags,
         EmbeddingRow.vector,
         M.updated_at,
+        M.project,
+        M.task,
+        M.archived_at,
     ).outerjoin(
         EmbeddingRow,
         and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),

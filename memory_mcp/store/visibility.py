@@ -1,5 +1,9 @@
 """The visibility rule and a query's filters as one SQL condition on the table `memories`,
-written once, as SQL text with named parameters (all `vis_…`).
+written once, as SQL text with named parameters (all `vis_…`): who may see what (scope,
+owner, session), the projects a read covers (models.Visibility.shown_projects: the
+current project and `*` by default, within the caller's grants), task memories (none
+unless a task is named, every task's for a read by id), archived ones, expiry, tags,
+source and the time window.
 
 Every read that filters by who may see what applies this text: SQLAlchemy's statements
 (rows.visible_to binds it into any statement, on SQLite and PostgreSQL alike), the search's
@@ -29,6 +33,9 @@ class VisibilityShape:
     updated_since: bool
     updated_until: bool
     tags: int  # distinct tags asked for
+    projects: int | None  # projects shown (None: every project)
+    task: bool | None  # task memories: of one task too (True), of none (False), any (None)
+    include_archived: bool
 
 
 def shape_and_values(vis: Visibility) -> tuple[VisibilityShape, dict[str, Any]]:
@@ -52,6 +59,11 @@ def shape_and_values(vis: Visibility) -> tuple[VisibilityShape, dict[str, Any]]:
         values[f"vis_tag_{i}"] = tag
     if tags:
         values["vis_tag_count"] = len(tags)
+    projects = vis.shown_projects
+    for i, project in enumerate(sorted(projects or ())):
+        values[f"vis_project_{i}"] = project
+    if vis.task is not None and not vis.every_task:
+        values["vis_task"] = vis.task
     shape = VisibilityShape(
         vis.scope,
         vis.include_expired,
@@ -59,6 +71,9 @@ def shape_and_values(vis: Visibility) -> tuple[VisibilityShape, dict[str, Any]]:
         vis.updated_since is not None,
         vis.updated_until is not None,
         len(tags),
+        None if projects is None else len(projects),
+        None if vis.every_task else vis.task is not None,
+        vis.include_archived,
     )
     return shape, values
 
@@ -84,6 +99,15 @@ def condition_sql(shape: VisibilityShape) -> str:
         conditions.append("memories.updated_at >= :vis_since")
     if shape.updated_until:
         conditions.append("memories.updated_at <= :vis_until")
+    if shape.projects is not None:  # none shown: nothing passes (PostgreSQL has no `IN ()`)
+        names = ", ".join(f":vis_project_{i}" for i in range(shape.projects))
+        conditions.append(f"memories.project IN ({names})" if names else "1 = 0")
+    if shape.task is False:
+        conditions.append("memories.task IS NULL")
+    elif shape.task:
+        conditions.append("(memories.task IS NULL OR memories.task = :vis_task)")
+    if not shape.include_archived:
+        conditions.append("memories.archived_at IS NULL")
     if shape.tags:
         tags = ", ".join(f":vis_tag_{i}" for i in range(shape.tags))
         conditions.append(

@@ -17,7 +17,9 @@ The rule, one definition that every write recomputes from what is stored:
 - a memory's context is the values of the `CONTEXT_MEMORIES` memories just before it in
   that order that are at least as widely visible as it (models.seen_wherever: a swarm
   memory borrows only swarm memories' words; a private memory in the window lends
-  nothing and is not replaced by an older one);
+  nothing and is not replaced by an older one) and of the same project and task (a
+  memory of another project, or a task's working memory, in the window lends nothing
+  either: its words would reach searches that cannot see it);
 - notes (file_index) neither lend nor borrow: their order of indexing is the file
   system's (a folder walk at start, the watcher's debounce), not the writer's; a shared
   note is indexed by whichever agent's server reads it first, so its context would
@@ -48,7 +50,17 @@ MAX_CONTEXT_CHARS = 2_000
 # Identities per IN (...) list: under SQLite's bound-variable limit.
 _IN_CHUNK = 500
 
-_PLACE = (M.id, M.scope, M.agent_id, M.session_id, M.value, M.written_order, M.context)
+_PLACE = (
+    M.id,
+    M.scope,
+    M.agent_id,
+    M.session_id,
+    M.value,
+    M.written_order,
+    M.context,
+    M.project,
+    M.task,
+)
 _WHERE = (M.id, M.updated_by, M.written_session, M.written_order, M.source)
 
 
@@ -58,21 +70,25 @@ def context_text(previous: Sequence[str]) -> str:
     return text[-MAX_CONTEXT_CHARS:] if len(text) > MAX_CONTEXT_CHARS else text
 
 
-# A memory as a lender: (scope, owner, session) and its value.
-Lender = tuple[Scope, str, str, str]
+# A memory as a lender: (scope, owner, session), (project, task) and its value.
+Lender = tuple[Scope, str, str, tuple[str, str | None], str]
 
 
 def _lender(row: Any) -> Lender:
-    return (Scope(row.scope), row.agent_id, row.session_id, row.value)
+    return (Scope(row.scope), row.agent_id, row.session_id, (row.project, row.task), row.value)
 
 
-def _borrowed(window: Iterable[Lender], scope: Scope, owner: str, session: str) -> str | None:
-    """The context of a memory of (scope, owner, session) after the memories of `window`."""
+def _borrowed(
+    window: Iterable[Lender], scope: Scope, owner: str, session: str, where: tuple[str, str | None]
+) -> str | None:
+    """The context of a memory of (scope, owner, session) in `where` (project, task) after
+    the memories of `window`."""
     place = (scope, owner, session)
     values = [
         value
-        for lender_scope, lender_owner, lender_session, value in window
-        if seen_wherever((lender_scope, lender_owner, lender_session), place)
+        for lender_scope, lender_owner, lender_session, lender_where, value in window
+        if lender_where == where
+        and seen_wherever((lender_scope, lender_owner, lender_session), place)
     ]
     return context_text(values) or None
 
@@ -102,7 +118,8 @@ def context_for(conn: Connection, new: NewMemory, owner: str, but: int | None = 
     if but is not None:
         stmt = stmt.where(M.id != but)
     rows = conn.execute(stmt.order_by(M.written_order.desc(), M.id.desc()).limit(CONTEXT_MEMORIES))
-    return _borrowed(map(_lender, reversed(rows.all())), new.scope, owner, new.session_id)
+    window = map(_lender, reversed(rows.all()))
+    return _borrowed(window, new.scope, owner, new.session_id, (new.project, new.task))
 
 
 def batch_contexts(conn: Connection, memories: Sequence[NewMemory]) -> list[str | None]:
@@ -125,8 +142,9 @@ def batch_contexts(conn: Connection, memories: Sequence[NewMemory]) -> list[str 
             sessions[group] = [_lender(row) for row in reversed(rows.all())]
         written = sessions[group]
         window = written[-CONTEXT_MEMORIES:]
-        contexts[index] = _borrowed(window, new.scope, new.agent_id, new.session_id)
-        written.append((new.scope, new.agent_id, new.session_id, new.value))
+        where = (new.project, new.task)
+        contexts[index] = _borrowed(window, new.scope, new.agent_id, new.session_id, where)
+        written.append((new.scope, new.agent_id, new.session_id, where, new.value))
     return contexts
 
 
@@ -230,7 +248,11 @@ def refresh(conn: Connection, ids: Collection[int]) -> None:
                 continue
             window = sequence[max(0, index - CONTEXT_MEMORIES) : index]
             context = _borrowed(
-                map(_lender, window), Scope(row.scope), row.agent_id, row.session_id
+                map(_lender, window),
+                Scope(row.scope),
+                row.agent_id,
+                row.session_id,
+                (row.project, row.task),
             )
             if context != row.context:
                 changed.append({"row_id": row.id, "new_context": context})
