@@ -68,6 +68,19 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         metavar="N",
         help="only the first N conversations (by file name)",
     )
+    locomo.add_argument(
+        "--interleave",
+        action="store_true",
+        help="store one LoCoMo session, then ask the questions it completes at once, with "
+        "the server's background workers running (default: every turn, then every question)",
+    )
+    locomo.add_argument(
+        "--passage-vectors",
+        choices=["after-answer", "before-answer", "both"],
+        default="after-answer",
+        help="when a store's passage vectors are made (MEMORY_MCP_PASSAGE_VECTORS); both: "
+        "each conversation both ways, side by side (implies --interleave)",
+    )
 
     projects = kinds.add_parser(
         "projects",
@@ -254,6 +267,26 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     store.add_argument("--json", type=Path, help="also write every number to this file")
 
+    fast = kinds.add_parser(
+        "fast",
+        help="issue 39's numbers side by side: hooks and CLI against python -c pass, "
+        "store p50/p95 with the passages before and after the answer against the peer's "
+        "recorded figure, the near-duplicate hint on chat and on an agent's memories "
+        "(bench/fast_paths.py)",
+    )
+    fast.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
+    fast.add_argument("--conversation", default="43", help="the file's name (default 43)")
+    fast.add_argument("--runs", type=int, default=7, help="runs of each process (default 7)")
+    fast.add_argument(
+        "--turns", type=int, help="only the conversation's first N turns (default: all)"
+    )
+    fast.add_argument(
+        "--exe",
+        default=str(Path(sys.executable).parent / "memory-mcp"),
+        help="the memory-mcp to spawn (default: this environment's)",
+    )
+    fast.add_argument("--json", type=Path, help="also write every number to this file")
+
     importing = kinds.add_parser(
         "import",
         help="memory-mcp import of N short memories: rows/s, embedding rate, end to end",
@@ -394,6 +427,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.bench == "store":
         return run_store(args)
+    if args.bench == "fast":
+        return run_fast(args)
     if args.bench == "scale":  # the server loads its own model
         return run_scale(args)
     if args.bench == "scale-data":
@@ -416,9 +451,27 @@ def run(args: argparse.Namespace) -> int:
         def progress(run: Any) -> None:
             _say(f"conversation {run.name}: {run.turns} turns, {len(run.results)} questions")
 
-        report = anyio.run(run_locomo, conversations, embedder, progress, args.db)
-        print(report.render())
-        _write_json(args.json, report.to_json())
+        if args.passage_vectors == "both":
+            from bench.locomo import compare_passage_vectors, render_comparison
+
+            def progress_of(mode: str, run: Any) -> None:
+                _say(f"{mode}: " + f"conversation {run.name}: {len(run.results)} questions")
+
+            reports = anyio.run(compare_passage_vectors, conversations, embedder, progress_of)
+            print(render_comparison(reports))
+            _write_json(args.json, {mode: r.to_json() for mode, r in reports.items()})
+        else:
+            report = anyio.run(
+                run_locomo,
+                conversations,
+                embedder,
+                progress,
+                args.db,
+                args.interleave,
+                args.passage_vectors,
+            )
+            print(report.render())
+            _write_json(args.json, report.to_json())
     elif args.bench == "projects" and args.latency:
         from bench.projects import render_latency, run_latency
 
@@ -492,6 +545,21 @@ def run_store(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError) as exc:
         raise SystemExit(f"memory-mcp: cannot read LoCoMo conversation {path}: {exc}") from exc
     report = anyio.run(measure, args.exe, conversation, args.searches, _say)
+    print(report.render())
+    _write_json(args.json, report.summary())
+    return 0
+
+
+def run_fast(args: argparse.Namespace) -> int:
+    from bench.fast_paths import run_fast as measure
+    from bench.locomo import load_conversation
+
+    path = args.dir / f"{args.conversation}.json"
+    try:
+        conversation = load_conversation(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise SystemExit(f"memory-mcp: cannot read LoCoMo conversation {path}: {exc}") from exc
+    report = measure(conversation, args.runs, args.turns, args.exe, _say)
     print(report.render())
     _write_json(args.json, report.summary())
     return 0

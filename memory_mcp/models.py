@@ -108,6 +108,9 @@ class MemoryRecord:
     task: str | None = None  # a task's working memory (memory-complete-task archives it)
     archived_at: float | None = None  # UNIX seconds; found only with include_archived
 
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
 
 class Ranked(Protocol):
     """What ranking reads of a memory (ranking.prior_parts): a MemoryRecord, or RankFacts

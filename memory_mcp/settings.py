@@ -202,6 +202,10 @@ class Settings(BaseSettings):
     model_dir: Path | None = None
     # How long a search waits for a model still loading before answering keyword-only.
     search_model_wait_seconds: float = Field(5.0, ge=0)
+    # When a store's passage vectors are made (semantic/vectors.py): after it answers (it
+    # answers with its whole text's vector, which a search ranks with until they are in),
+    # or before (it waits for them too: ~40% more model time on its path).
+    passage_vectors: Literal["after-answer", "before-answer"] = "after-answer"
 
     @field_validator("agent_id", "session_id")
     @classmethod

@@ -1,13 +1,15 @@
 """The visibility rule is written three times: `can_see` (rules/service.py, one record: get,
-delete), SQL `visible_to` (store/rows.py: keyword arm, exact matches, prompt block,
-export) and the numpy mask (semantic/vector_index.py: the vector arm); on SQLite the
-keyword arm runs visible_to's condition compiled to SQL text once per shape
-(`visible_sql`). This holds them against each other on one real SQLite file (and
-PostgreSQL), over every scope (a private memory, a session memory, a swarm memory, a
-learning) x owner x session x tags x source x expiry, asked by every kind of caller with
-every filter a search can carry; and over every project x task x archived, asked by
-callers with and without a current project and grants, with every project, task and
-archive filter a read can carry (`test_the_project_rules_agree`)."""
+delete), the SQL condition (store/visibility.py; `visible_to` binds it into SQLAlchemy's
+statements: keyword arm, exact matches, prompt block, export) and the numpy mask
+(semantic/vector_index.py: the vector arm); on SQLite the keyword arm runs the condition's
+SQL text (`visible_sql`) on the driver's cursor, and the hooks' reads on the standard
+library's sqlite3 run it too (store/sqlite_reads.py, no SQLAlchemy). This holds them
+against each other on one real SQLite file (and PostgreSQL), over every scope (a private
+memory, a session memory, a swarm memory, a learning) x owner x session x tags x source x
+expiry, asked by every kind of caller with every filter a search can carry; and over every
+project x task x archived, asked by callers with and without a current project and
+grants, with every project, task and archive filter a read can carry
+(`test_the_project_rules_agree`)."""
 
 from __future__ import annotations
 
@@ -33,8 +35,9 @@ from memory_mcp.rules.permissions import can_see, readable_projects
 from memory_mcp.semantic import coarse_index, quantised_index
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.settings import Settings
-from memory_mcp.store.rows import visible_sql
 from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.sqlite_reads import open_reads
+from memory_mcp.store.visibility import visible_sql
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
@@ -310,7 +313,11 @@ async def rules_agree(
         sql_disagrees: list[str] = []
         numpy_disagrees: list[str] = []
         text_disagrees: list[str] = []
+        stdlib_disagrees: list[str] = []
         sqlite = store._engines.is_sqlite
+        path = settings.database_file
+        reads = open_reads(path, "full") if sqlite and path is not None else None
+        assert reads is not None or not sqlite
         for vis in [vis for caller in callers for vis in queries_of(caller)]:
             expected = {r.id for r in records if expected_of(vis, r)}
             by_sql = {r.id async for r in store.iter_records(vis)}
@@ -320,6 +327,14 @@ async def rules_agree(
                 text_disagrees.append(
                     f"{describe(vis)}: SQL text also {sorted(by_text - expected)}, "
                     f"misses {sorted(expected - by_text)}"
+                )
+            if (
+                reads is not None
+                and (by_reads := {r.id for r in reads.recent(vis, len(records))}) != expected
+            ):
+                stdlib_disagrees.append(
+                    f"{describe(vis)}: sqlite3 also {sorted(by_reads - expected)}, "
+                    f"misses {sorted(expected - by_reads)}"
                 )
             if by_sql != expected:
                 sql_disagrees.append(
@@ -332,10 +347,13 @@ async def rules_agree(
                     f"misses {sorted(expected - by_mask)}"
                 )
 
+    if reads is not None:
+        reads.close()
     assert len(records) == len(written)
     assert sql_disagrees == []
     assert numpy_disagrees == []
     assert text_disagrees == []
+    assert stdlib_disagrees == []
     # The table tells the rules apart: many distinct answers, some of them empty.
     assert len(answers) >= 20
     assert frozenset() in answers

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from memory_mcp.app.context import AppContext
+    from memory_mcp.results.memories import Memory
     from memory_mcp.settings import Settings
 
     Shape = TypeVar("Shape", bound=BaseModel)
@@ -312,9 +313,22 @@ def cmd_get(args: argparse.Namespace) -> int:
         await app.service.flush_accesses()
         return Memory.of(record, expired=app.service.is_expired(record))
 
-    memory = _answer(args, job, "memory-get", {"id": args.id}, Memory)
+    memory = _read_locally(args, _get_memory) or _answer(
+        args, job, "memory-get", {"id": args.id}, Memory
+    )
     _show(args, memory, cli_tables.show_memory)
     return 0
+
+
+def _get_memory(settings: Settings, args: argparse.Namespace) -> Memory | None:
+    """`get` on the standard library's sqlite3 (app/reads.py), or None where it cannot."""
+    import time
+
+    from memory_mcp.app import reads
+    from memory_mcp.results.memories import Memory
+
+    record = reads.get_memory(settings, args.id)
+    return None if record is None else Memory.of(record, expired=record.expired(time.time()))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -520,6 +534,17 @@ def _answer(
     if settings.project is not None and tool in ("memory-search", "memory-list"):
         arguments = {**arguments, "project": settings.project}  # the command's --project
     return shape.model_validate(_ask_team_server(server, tool, arguments))
+
+
+def _read_locally(
+    args: argparse.Namespace, read: Callable[[Settings, argparse.Namespace], Shape | None]
+) -> Shape | None:
+    """`read`'s answer from a SQLite file on the standard library (app/reads.py), without
+    opening the app; None with --url, or where those reads cannot serve the store."""
+    settings = settings_from(args)
+    if _team_server(args, settings) is not None:
+        return None
+    return read(settings, args)
 
 
 def _show(args: argparse.Namespace, result: Shape, table: Callable[[Shape], None]) -> None:

@@ -9,8 +9,6 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-
 from memory_mcp.limits import JOB_BUDGET_SECONDS
 from memory_mcp.rules.projects import EVERY_PROJECT, current_project
 from memory_mcp.settings import Settings
@@ -39,6 +37,7 @@ def run_with_app(
 ) -> T:
     """`open_app`: app.open_app, from the hook's caller (hooks/__main__.py, cli/launch.py).
     `create=False` for hooks that only read: no store yet raises StoreMissingError."""
+    import anyio  # here: SessionStart's light road (settings_for, app/reads.py) needs none
 
     async def runner() -> T:
         with anyio.fail_after(JOB_BUDGET_SECONDS):

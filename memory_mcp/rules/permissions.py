@@ -51,7 +51,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memory_mcp.checks.text_safety import normalise_for_matching
-from memory_mcp.errors import InvalidInputError, MemoryMcpError, PermissionDeniedError
+from memory_mcp.errors import (
+    InvalidInputError,
+    MemoryMcpError,
+    MemoryNotFoundError,
+    PermissionDeniedError,
+)
 from memory_mcp.models import EVERY_PROJECT, Caller, MemoryRecord, NewMemory, Scope, Source
 from memory_mcp.rules.projects import ProjectNameError, check_project
 
@@ -67,6 +72,17 @@ def can_see(caller: Caller, record: MemoryRecord) -> bool:
     return can_see_memory_of(
         caller, record.scope, record.agent_id, record.session_id, record.project
     )
+
+
+def visible_or_not_found(
+    caller: Caller, memory_id: int, record: MemoryRecord | None
+) -> MemoryRecord:
+    """`record`, read by `memory_id` (None: there is none), if `caller` may see it; else
+    MemoryNotFoundError, the same answer whether it is missing or someone else's:
+    existence is private. Every read by id asks this (MemoryService, app/reads.py)."""
+    if record is None or not can_see(caller, record):
+        raise MemoryNotFoundError(memory_id)
+    return record
 
 
 def can_see_memory_of(
@@ -320,5 +336,6 @@ __all__ = [
     "may_read_project",
     "may_write_in",
     "readable_projects",
+    "visible_or_not_found",
     "written_project",
 ]

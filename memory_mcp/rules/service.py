@@ -34,7 +34,6 @@ from memory_mcp.checks.new_memory import checked_memory
 from memory_mcp.checks.safety import redact_field, refuse_secret_name
 from memory_mcp.errors import (
     InvalidInputError,
-    MemoryNotFoundError,
     NotFoundError,
     PermissionDeniedError,
 )
@@ -98,6 +97,7 @@ from memory_mcp.rules.links import (
     parse_direction,
     within_fan_out,
 )
+from memory_mcp.rules.memories_block import pool_view
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.versions import one_version, versions_page
@@ -579,12 +579,10 @@ class MemoryService:
             yield record
 
     async def recent_visible(self, caller: Caller, limit: int) -> list[MemoryRecord]:
-        """The `limit` most recently updated unexpired memories `caller` may read in its
-        current project and `*` (a context block's)."""
-        vis = Visibility(
-            caller=caller, now=self.clock(), projects=permissions.readable_projects(caller)
-        )
-        return await self.store.recent(vis, limit)
+        """The `limit` most recently used unexpired memories `caller` may read in its
+        current project and `*` (pinned first): the `<memories>` block's pool
+        (rules/memories_block.py's pool_view)."""
+        return await self.store.recent(pool_view(caller, self.clock()), limit)
 
     async def count(self) -> int:
         """How many memories the store holds, every agent's (for operators: doctor)."""
@@ -626,11 +624,7 @@ class MemoryService:
         """The memory of an id as a caller gave it (checked here: every read and change by
         id comes through), if `caller` may see it."""
         memory_id = v.clean_id(given_id, self.store.largest_id)
-        record = await self.store.get(memory_id)
-        if record is None or not can_see(caller, record):
-            # The same answer whether it is missing or someone else's: existence is private.
-            raise MemoryNotFoundError(memory_id)
-        return record
+        return permissions.visible_or_not_found(caller, memory_id, await self.store.get(memory_id))
 
     async def list_memories(
         self,
@@ -683,7 +677,7 @@ class MemoryService:
         return await one_version(self.store, record, version)
 
     def is_expired(self, record: MemoryRecord) -> bool:
-        return record.expires_at is not None and record.expires_at <= self.clock()
+        return record.expired(self.clock())
 
     async def search(self, caller: Caller, request: SearchRequest) -> SearchResult:
         """The memories `caller` may see that best answer `request`, ranked: the pipeline

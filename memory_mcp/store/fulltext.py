@@ -35,7 +35,7 @@ the newest matching memories are returned, unranked, and the vector arm ranks th
 meaning.
 
 The statements are SQL text run on the connection's own cursor (store/sqlite_cursor.py),
-the caller's visibility compiled once per shape (rows.visible_sql): through SQLAlchemy's
+the caller's visibility as SQL text (store/visibility.py, visible_sql): through SQLAlchemy's
 statement building the Python around them cost ~1.4 ms a search, where SQLite's own work
 is 0.25-2.4 ms."""
 
@@ -51,9 +51,9 @@ from sqlalchemy import Connection
 
 from memory_mcp.models import Scope, Visibility
 from memory_mcp.store.keyword import OWN_COLUMNS, affordable_terms, match_any, phrase
-from memory_mcp.store.rows import VisibleSql, visible_sql
 from memory_mcp.store.schema import FTS_TOKENIZE
 from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.visibility import VisibleSql, visible_sql
 
 # Memories whose terms one search may read: ~1.5 microseconds each here, so ~4 ms, well
 # inside the query embedding that the keyword arm runs beside (20,000 made a search with

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Connection, inspect, select, update
+from sqlalchemy import Connection, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.models import Scope, Source
@@ -27,6 +27,7 @@ ADDED_COLUMNS = (
     ("memories", "written_session", "VARCHAR(128)"),
     ("memories", "written_order", "INTEGER"),
     ("memories", "context", "TEXT"),
+    ("embeddings", "whole_only", "BOOLEAN"),
     # Projects (rules/projects.py): every memory made before them holds everywhere ('*'),
     # and keeps its identity (models.NewMemory.identity is unchanged for '*').
     ("memories", "project", "VARCHAR(100) NOT NULL DEFAULT '*'"),
@@ -51,9 +52,10 @@ ADDED_INDEXES = (
 
 
 def _columns(sync_conn: Connection) -> dict[str, set[str]]:
-    inspector = inspect(sync_conn)
+    """The columns of each table ADDED_COLUMNS names, from an empty result: the inspector
+    would warn about a type it does not know (pgvector's, on `embeddings`)."""
     return {
-        table: {column["name"] for column in inspector.get_columns(table)}
+        table: set(sync_conn.exec_driver_sql(f"SELECT * FROM {table} LIMIT 0").keys())
         for table in {table for table, _, _ in ADDED_COLUMNS}
     }
 

@@ -38,9 +38,6 @@ from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.link_rows import LinkStore
 from memory_mcp.store.listing import BulkDeletion, Selection
-from memory_mcp.store.postgres import tsvector as pg_fulltext
-from memory_mcp.store.postgres.ddl import create_postgres_objects
-from memory_mcp.store.postgres.pgvector_search import PgStoredVectors, fill_pgvector_column
 from memory_mcp.store.rows import (
     IN_CHUNK,
     MEMORIES,
@@ -60,6 +57,7 @@ from memory_mcp.store.schema import (
     MemoryRow,
     StoreMetaRow,
 )
+from memory_mcp.store.sqlite_file import LARGEST_ID as SQLITE_LARGEST_ID
 from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
@@ -72,15 +70,21 @@ class MemoryStore:
         # Vectors have their own statements (store/stored_vectors.py);
         # memory_mcp/semantic/vectors.py uses them. The one place the dialect picks the
         # PostgreSQL parts (store/postgres/).
-        self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
-        self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
+        self._fulltext: Any = fulltext
+        self.vectors = StoredVectors(engines)
+        if not engines.is_sqlite:  # imported here: a SQLite store never loads them
+            from memory_mcp.store.postgres import tsvector as pg_fulltext
+            from memory_mcp.store.postgres.pgvector_search import PgStoredVectors
+
+            self._fulltext = pg_fulltext
+            self.vectors = PgStoredVectors(engines)
         self.links = LinkStore(engines)  # the links between memories (store/link_rows.py)
 
     @property
     def largest_id(self) -> int:
         """The largest id the `memories` table holds: SQLite's INTEGER is 64-bit, the
         PostgreSQL schema's INTEGER 32-bit (its driver refuses a bigger parameter)."""
-        return 2**63 - 1 if self._engines.is_sqlite else 2**31 - 1
+        return SQLITE_LARGEST_ID if self._engines.is_sqlite else 2**31 - 1
 
     async def close(self) -> None:
         # Reads counted since the last flush; a store too busy to take them within a few
@@ -128,6 +132,9 @@ class MemoryStore:
                 if fill:
                     await conn.exec_driver_sql(KEYWORD_TOTALS_FILL)
             else:
+                from memory_mcp.store.postgres.ddl import create_postgres_objects
+                from memory_mcp.store.postgres.pgvector_search import fill_pgvector_column
+
                 await create_postgres_objects(conn)
                 await fill_pgvector_column(conn)
             exists = await conn.scalar(
@@ -293,14 +300,7 @@ class MemoryStore:
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
-        async with self._engines.reader.connect() as conn:
-            rows = await conn.execute(
-                select(MEMORIES)
-                .where(visible_to(vis))
-                .order_by(M.pinned.desc(), M.last_used_at.desc(), M.id.desc())
-                .limit(limit)
-            )
-            return readable_records(rows)
+        return await self._engines.read(reads.recent, vis, limit)
 
     # -- file-backed memories (notes) -------------------------------------------------------
 

@@ -155,6 +155,10 @@ class EmbeddingRow(Base):
     dimension: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[float] = mapped_column(Float)
+    # True: the whole text's vector alone, stored as a memory was written; its passages
+    # are still to come (semantic/vectors.py), and until then searches rank with this.
+    # NULL: the memory's vector, passages included. Nullable: older stores gain it by ALTER.
+    whole_only: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class TombstoneRow(Base):

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, delete, func, insert, select, update
+from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
@@ -31,6 +31,7 @@ from memory_mcp.models import (
 )
 from memory_mcp.store import write_context
 from memory_mcp.store.access_counts import PendingAccess
+from memory_mcp.store.records import access_sql
 from memory_mcp.store.rows import (
     IN_CHUNK,
     MEMORIES,
@@ -404,19 +405,12 @@ def upsert_row(
 
 def write_accesses(conn: Connection, reads: dict[int, PendingAccess]) -> None:
     """access_count, last_accessed_at and the LRU clock of the memories read since the
-    last write (store/access_counts.py). No revision: search is unaffected."""
-    greatest = func.max if conn.dialect.name == "sqlite" else func.greatest
-    for memory_id, entry in reads.items():
+    last write (store/access_counts.py), in records.py's SQL (store/sqlite_reads.py runs
+    it too). No revision: search is unaffected."""
+    if reads:
         conn.execute(
-            update(MEMORIES)
-            .where(M.id == memory_id)
-            .values(
-                access_count=M.access_count + entry.count,
-                last_accessed_at=greatest(
-                    func.coalesce(M.last_accessed_at, entry.last), entry.last
-                ),
-                last_used_at=greatest(M.last_used_at, entry.last),
-            )
+            text(access_sql(conn.dialect.name)),
+            [{"id": i, "count": entry.count, "last": entry.last} for i, entry in reads.items()],
         )
 
 
