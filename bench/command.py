@@ -35,8 +35,8 @@ GROUPS = (
 )
 DEFAULT_SCALE_WORKDIR = Path("bench/results/scale")
 DEFAULT_SCALE_DATA = Path("bench/data/scale")
-DEFAULT_DATA = Path("../shared/bench-data")
-DEFAULT_LOCOMO_DATA = DEFAULT_DATA / "locomo-dev"  # as the Makefile's
+DEFAULT_BENCH_DATA = Path("../shared/bench-data")
+DEFAULT_LOCOMO_DATA = DEFAULT_BENCH_DATA / "locomo-dev"  # as the Makefile's
 V3_GROUPS = (
     "context",
     "following",
@@ -109,6 +109,43 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         metavar="N",
         help="only the first N conversations (by file name)",
     )
+    locomo.add_argument(
+        "--interleave",
+        action="store_true",
+        help="store one LoCoMo session, then ask the questions it completes at once, with "
+        "the server's background workers running (default: every turn, then every question)",
+    )
+    locomo.add_argument(
+        "--passage-vectors",
+        choices=["after-answer", "before-answer", "both"],
+        default="after-answer",
+        help="when a store's passage vectors are made (MEMORY_MCP_PASSAGE_VECTORS); both: "
+        "each conversation both ways, side by side (implies --interleave)",
+    )
+
+    projects = kinds.add_parser(
+        "projects",
+        help="recall with every conversation in one store, a project each, against one "
+        "store each (bench/projects.py)",
+    )
+    projects.add_argument(
+        "dirs",
+        type=Path,
+        nargs="*",
+        default=[DEFAULT_BENCH_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev")],
+        help="folders of LoCoMo, REALTALK or BEAM files (default: the three dev sets)",
+    )
+    projects.add_argument("--json", type=Path, help="also write every number to this file")
+    projects.add_argument("--limit-conversations", type=int, metavar="N")
+    projects.add_argument(
+        "--latency",
+        type=int,
+        metavar="N",
+        help="instead: search p50 over stdio at N memories in 1 project and in 20 "
+        "(stores kept in bench/results/projects)",
+    )
+    projects.add_argument("--searches", type=int, default=150, help="with --latency")
+    _embedder_flag(projects)
 
     loo = kinds.add_parser(
         "locomo-loo",
@@ -139,9 +176,9 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "dir",
         type=Path,
         nargs="*",
-        default=[DEFAULT_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev")],
+        default=[DEFAULT_BENCH_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev")],
         help="folders of conversation files, one set each (default: the three "
-        f"development sets in {DEFAULT_DATA})",
+        f"development sets in {DEFAULT_BENCH_DATA})",
     )
     v3.add_argument(
         "--groups",
@@ -297,6 +334,26 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     store.add_argument("--json", type=Path, help="also write every number to this file")
 
+    fast = kinds.add_parser(
+        "fast",
+        help="issue 39's numbers side by side: hooks and CLI against python -c pass, "
+        "store p50/p95 with the passages before and after the answer against the peer's "
+        "recorded figure, the near-duplicate hint on chat and on an agent's memories "
+        "(bench/fast_paths.py)",
+    )
+    fast.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
+    fast.add_argument("--conversation", default="43", help="the file's name (default 43)")
+    fast.add_argument("--runs", type=int, default=7, help="runs of each process (default 7)")
+    fast.add_argument(
+        "--turns", type=int, help="only the conversation's first N turns (default: all)"
+    )
+    fast.add_argument(
+        "--exe",
+        default=str(Path(sys.executable).parent / "memory-mcp"),
+        help="the memory-mcp to spawn (default: this environment's)",
+    )
+    fast.add_argument("--json", type=Path, help="also write every number to this file")
+
     importing = kinds.add_parser(
         "import",
         help="memory-mcp import of N short memories: rows/s, embedding rate, end to end",
@@ -444,6 +501,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.bench == "store":
         return run_store(args)
+    if args.bench == "fast":
+        return run_fast(args)
     if args.bench == "scale":  # the server loads its own model
         return run_scale(args)
     if args.bench == "scale-data":
@@ -472,23 +531,53 @@ def run(args: argparse.Namespace) -> int:
             def progress(run: Any) -> None:
                 _say(f"conversation {run.name}: {run.turns} turns, {len(run.results)} questions")
 
-            report = anyio.run(
-                run_locomo,
-                conversations,
-                cached or embedder,
-                progress,
-                args.db,
-                not args.no_sessions,
-            )
+            if args.passage_vectors == "both":
+                from bench.locomo import compare_passage_vectors, render_comparison
+
+                def progress_of(mode: str, run: Any) -> None:
+                    _say(f"{mode}: " + f"conversation {run.name}: {len(run.results)} questions")
+
+                both = anyio.run(
+                    compare_passage_vectors, conversations, cached or embedder, progress_of
+                )
+                print(render_comparison(both) + "\n", flush=True)
+                reports.update({f"{directory.name} {mode}": r for mode, r in both.items()})
+            else:
+                report = anyio.run(
+                    run_locomo,
+                    conversations,
+                    cached or embedder,
+                    progress,
+                    args.db,
+                    args.interleave,
+                    args.passage_vectors,
+                    not args.no_sessions,
+                )
+                report.title = directory.name
+                reports[directory.name] = report
+                print(report.render() + "\n", flush=True)
             if cached is not None:
                 cached.save()
-            report.title = directory.name
-            reports[directory.name] = report
-            print(report.render() + "\n", flush=True)
         if len(reports) == 1:
             _write_json(args.json, next(iter(reports.values())).to_json())
         else:
             _write_json(args.json, {name: r.to_json() for name, r in reports.items()})
+    elif args.bench == "projects" and args.latency:
+        from bench.projects import render_latency, run_latency
+
+        workdir = Path("bench/results/projects")
+        measured = anyio.run(
+            run_latency, workdir, args.latency, args.searches, args.embedder, embedder, _say
+        )
+        print(render_latency(measured))
+        _write_json(args.json, {"benchmark": "projects-latency", **measured})
+    elif args.bench == "projects":
+        from bench.projects import load_all, run_projects
+
+        found = load_all(args.dirs)[: args.limit_conversations]
+        projects_report = anyio.run(run_projects, found, embedder, _say)
+        print(projects_report.render())
+        _write_json(args.json, {"benchmark": "projects", **projects_report.summary()})
     elif args.bench == "links":
         from bench.entities import extractor
         from bench.links import run_links
@@ -546,6 +635,21 @@ def run_store(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError) as exc:
         raise SystemExit(f"memory-mcp: cannot read LoCoMo conversation {path}: {exc}") from exc
     report = anyio.run(measure, args.exe, conversation, args.searches, _say)
+    print(report.render())
+    _write_json(args.json, report.summary())
+    return 0
+
+
+def run_fast(args: argparse.Namespace) -> int:
+    from bench.fast_paths import run_fast as measure
+    from bench.locomo import load_conversation
+
+    path = args.dir / f"{args.conversation}.json"
+    try:
+        conversation = load_conversation(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise SystemExit(f"memory-mcp: cannot read LoCoMo conversation {path}: {exc}") from exc
+    report = measure(conversation, args.runs, args.turns, args.exe, _say)
     print(report.render())
     _write_json(args.json, report.summary())
     return 0

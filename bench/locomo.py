@@ -15,7 +15,13 @@ Two file formats, told apart by their keys: LoCoMo's (`session_N` lists of turns
 and the one REALTALK and BEAM were converted to (`turns` and `questions`).
 
 The store is built by `open_app`, the same composition root the server uses, with the
-user's default settings: nothing here changes how search behaves."""
+user's default settings: nothing here changes how search behaves.
+
+`--interleave` stores one LoCoMo session at a time and asks, right after it, the questions
+whose evidence that session completes, with the server's background workers running: a
+search then meets memories whose passage vectors are still being made (issue 39's
+"passages after the answer"); `--passage-vectors both` runs every conversation that way
+twice, passages before and after a store's answer, and prints both side by side."""
 
 from __future__ import annotations
 
@@ -25,7 +31,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bench.settings import BenchSettings
 from bench.stats import mean, percentile_ms, table
@@ -35,6 +41,8 @@ from memory_mcp.models import SearchRequest, StoreRequest
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.store.table_copy import empty_store
 
+PassageVectors = Literal["after-answer", "before-answer"]
+PASSAGE_MODES: tuple[PassageVectors, ...] = ("before-answer", "after-answer")
 ANSWERABLE_CATEGORIES = (1, 2, 3, 4)
 SEARCH_LIMIT = 10
 CUTOFFS = (5, 10)
@@ -156,48 +164,82 @@ async def run_conversation(
     embedder: Embedder,
     workdir: Path,
     db: str | None = None,
+    interleave: bool = False,
+    passage_vectors: PassageVectors = "after-answer",
     sessions: bool = True,
 ) -> ConversationRun:
     """Ingest every turn into a fresh store (or `db`, emptied first), then ask every
-    question. `sessions` False: every turn written in a session of its own, so no memory
-    gets a write-time context (the product before issue 23)."""
+    question. `interleave`: store one LoCoMo session, then ask at once the questions whose
+    evidence it completes (its last evidence turn is in it), as an agent asks right after
+    it stored; the server's background workers run meanwhile (the passage vectors follow
+    a store's answer there, unless `passage_vectors` is "before-answer"). `sessions`
+    False: every turn written in a session of its own, so no memory gets a write-time
+    context (the product before issue 23)."""
     if db is not None:
         await empty_store(db)
-    settings = BenchSettings(db=db or str(workdir / "memory.db"), data_dir=workdir)
-    async with open_app(settings, embedder, background=False) as app:
+    settings = BenchSettings(
+        db=db or str(workdir / "memory.db"),
+        data_dir=workdir,
+        watch=False,
+        passage_vectors=passage_vectors,
+    )
+    async with open_app(settings, embedder, background=interleave) as app:
         service, caller = app.service, app.caller
-        refused: list[str] = []
-        started = time.perf_counter()
-        for turn in conversation.turns:
-            # Each LoCoMo session is one session of the writing agent (a server process
-            # over stdio, an MCP session over HTTP): what store/write_context.py reads.
-            session = (turn.session or caller.session_id) if sessions else f"turn {turn.key}"
-            writer = replace(caller, session_id=session)
-            try:
-                await service.store_memory(writer, StoreRequest(turn.key, turn.value))
-            except MemoryMcpError:
-                refused.append(turn.key)
-        await service.vectors.embed_pending()  # normally a no-op: store_memory embeds inline
-        run = ConversationRun(
-            conversation.name, len(conversation.turns), refused, time.perf_counter() - started
-        )
-        for question in conversation.questions:
+        run = ConversationRun(conversation.name, len(conversation.turns), [], 0.0)
+        for turns, questions in _rounds(conversation, interleave):
             started = time.perf_counter()
-            result = await service.search(caller, SearchRequest(question.text, limit=SEARCH_LIMIT))
-            seconds = time.perf_counter() - started
-            retrieved = [hit.record.key for hit in result.hits]
-            run.results.append(
-                QuestionResult(
-                    conversation.name,
-                    question.text,
-                    question.category,
-                    question.evidence,
-                    retrieved,
-                    {k: recall_at(question.evidence, retrieved, k) for k in CUTOFFS},
-                    seconds,
-                )
-            )
+            for turn in turns:
+                # Each LoCoMo session is one session of the writing agent (a server process
+                # over stdio, an MCP session over HTTP): what store/write_context.py reads.
+                session = (turn.session or caller.session_id) if sessions else f"turn {turn.key}"
+                writer = replace(caller, session_id=session)
+                try:
+                    await service.store_memory(writer, StoreRequest(turn.key, turn.value))
+                except MemoryMcpError:
+                    run.refused.append(turn.key)
+            if not interleave:  # normally a no-op: store_memory embeds inline
+                await service.vectors.embed_pending()
+            run.ingest_seconds += time.perf_counter() - started
+            for question in questions:
+                run.results.append(await _ask(service, caller, conversation.name, question))
         return run
+
+
+def _rounds(
+    conversation: Conversation, interleave: bool
+) -> list[tuple[list[Turn], list[Question]]]:
+    """(turns to store, then questions to ask): every turn then every question; or, with
+    `interleave`, one LoCoMo session at a time and the questions it completes (those whose
+    evidence is nowhere among the turns last)."""
+    if not interleave:
+        return [(conversation.turns, conversation.questions)]
+    sessions = list(dict.fromkeys(turn.session for turn in conversation.turns))
+    order = {name: i for i, name in enumerate(sessions)}
+    session_of = {turn.key: order[turn.session] for turn in conversation.turns}
+    rounds: list[tuple[list[Turn], list[Question]]] = [
+        ([t for t in conversation.turns if t.session == name], []) for name in sessions
+    ]
+    rounds.append(([], []))
+    for question in conversation.questions:
+        known = [session_of[e] for e in question.evidence if e in session_of]
+        rounds[max(known) if known else -1][1].append(question)
+    return rounds
+
+
+async def _ask(service: Any, caller: Any, name: str, question: Question) -> QuestionResult:
+    started = time.perf_counter()
+    result = await service.search(caller, SearchRequest(question.text, limit=SEARCH_LIMIT))
+    seconds = time.perf_counter() - started
+    retrieved = [hit.record.key for hit in result.hits]
+    return QuestionResult(
+        name,
+        question.text,
+        question.category,
+        question.evidence,
+        retrieved,
+        {k: recall_at(question.evidence, retrieved, k) for k in CUTOFFS},
+        seconds,
+    )
 
 
 async def run_locomo(
@@ -205,17 +247,59 @@ async def run_locomo(
     embedder: Embedder,
     progress: Callable[[ConversationRun], None] | None = None,
     db: str | None = None,
+    interleave: bool = False,
+    passage_vectors: PassageVectors = "after-answer",
     sessions: bool = True,
 ) -> LocomoReport:
     await embedder.wait_ready()  # the model's load time is not ingest time
     runs = []
     for conversation in conversations:
         with tempfile.TemporaryDirectory(prefix="memory-mcp-locomo-") as tmp:
-            run = await run_conversation(conversation, embedder, Path(tmp), db, sessions)
+            run = await run_conversation(
+                conversation, embedder, Path(tmp), db, interleave, passage_vectors, sessions
+            )
         runs.append(run)
         if progress:
             progress(run)
     return LocomoReport(runs)
+
+
+async def compare_passage_vectors(
+    conversations: list[Conversation],
+    embedder: Embedder,
+    progress: Callable[[str, ConversationRun], None] | None = None,
+) -> dict[str, LocomoReport]:
+    """The interleaved protocol with the passages' vectors made before a store answers
+    and after it, each conversation in both ways one after the other (the same load)."""
+    await embedder.wait_ready()
+    runs: dict[str, list[ConversationRun]] = {mode: [] for mode in PASSAGE_MODES}
+    for conversation in conversations:
+        for mode in PASSAGE_MODES:
+            with tempfile.TemporaryDirectory(prefix="memory-mcp-locomo-") as tmp:
+                run = await run_conversation(conversation, embedder, Path(tmp), None, True, mode)
+            runs[mode].append(run)
+            if progress:
+                progress(mode, run)
+    return {mode: LocomoReport(found) for mode, found in runs.items()}
+
+
+def render_comparison(reports: dict[str, LocomoReport]) -> str:
+    """The two interleaved runs side by side: recall overall and per category."""
+    summaries = {mode: report.summary() for mode, report in reports.items()}
+    first = next(iter(summaries.values()))
+    parts = [("all", "overall")] + [(f"category {c}", c) for c in first["by_category"]]
+    rows = []
+    for label, part in parts:
+        row: list[object] = [label]
+        for s in summaries.values():
+            found = s["overall"] if part == "overall" else s["by_category"][part]
+            row += [found["recall@5"], found["recall@10"]]
+        rows.append(row)
+    head = ["LoCoMo, a session stored then its questions"]
+    for mode in summaries:
+        head += [f"R@5 {mode}", f"R@10 {mode}"]
+    ingest = ", ".join(f"{mode} {s['ingest_turns_per_second']}" for mode, s in summaries.items())
+    return "\n".join([table(head, rows), "", f"ingest turns/s (store + embed): {ingest}"])
 
 
 @dataclass

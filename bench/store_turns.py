@@ -13,9 +13,10 @@ same code the tool runs (`MemoryService.store_memory`, then `similar_to`), on a 
 with the same settings, each part timed by wrapping the component that does it: the
 checks (`prepare_memory`: sizes, secrets, flags), the model (each of the embedder's
 calls: a memory's whole text, its passages; the background worker's calls count too) and
-the model per store (`embed_memory`: both calls), the memory's write transaction
-(`store.upsert`, its commit's fsync included), the vector's (`rows.save`), the reads of
-stored vectors (`rows.has`, `rows.vector`), the vector index's catch-up with the store
+the model per store (`embed_whole`: the whole text, what the answer waits for), the
+memory's write transaction (`store.upsert`, its commit's fsync included), the vector's
+(`rows.save`), the reads of stored vectors (`rows.has`, `rows.vector`), the vector
+index's catch-up with the store
 (beside the model, and the check's own), and the near-duplicate check (`similar_to`; the
 tool's path, `store_and_check`, runs it beside the vector's save).
 Parts that run at the same time add up to more than the whole. One fsync of 4 KB in the
@@ -31,7 +32,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -204,6 +205,80 @@ def over_stdio(exe: str, conversation: Conversation, searches: int, run: StoreRu
                 proc.kill()
 
 
+def passage_modes_over_stdio(
+    exe: str, conversation: Conversation, turns: int | None = None
+) -> dict[str, StoreRun]:
+    """The turns stored through two servers at once, one per Settings.passage_vectors
+    ("before-answer": today's store waits for the passages' vectors; "after-answer"), each
+    turn to both in alternating order, so both meet the same load. Before each call both
+    servers are idle (their CPU time has stopped moving: an agent's think time between
+    two stores), so neither's background work lands on the other's store. Store p50/p95
+    and the near-duplicate hint's rate, per mode."""
+    modes = ("before-answer", "after-answer")
+    runs = {mode: StoreRun(conversation=conversation.name, turns=0) for mode in modes}
+    chosen = conversation.turns[:turns] if turns else conversation.turns
+    with tempfile.TemporaryDirectory(prefix="bench-store-pair-") as scratch:
+        procs = {}
+        try:
+            for mode in modes:
+                folder = Path(scratch) / mode
+                env = server_env(folder / "scratch", passage_vectors=mode)
+                procs[mode] = spawn_server(exe, folder / "memory.db", env)
+            ids = {mode: _ready(proc) for mode, proc in procs.items()}
+            for n, turn in enumerate(chosen):
+                order = modes if n % 2 == 0 else modes[::-1]
+                for mode in order:
+                    _settle(procs.values())
+                    ids[mode] += 1
+                    arguments = {"key": turn.key, "value": turn.value}
+                    began = time.perf_counter()
+                    stored = _call(procs[mode], ids[mode], "memory-store", arguments)
+                    run = runs[mode]
+                    run.store_seconds.append(time.perf_counter() - began)
+                    run.turns += 1
+                    run.similar_checked += bool(stored.get("similar_checked", True))
+                    run.similar_named += bool(stored.get("similar"))
+        finally:
+            for proc in procs.values():
+                proc.kill()
+    for run in runs.values():
+        run.load_after = os.getloadavg()
+    return runs
+
+
+def _ready(proc: subprocess.Popen[str]) -> int:
+    """The handshake, then searches until the model has loaded: the last request id."""
+    assert proc.stdin is not None
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench-store", "version": "0"},
+    }
+    _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    request_id = 1
+    started = time.perf_counter()
+    while True:
+        request_id += 1
+        if _call(proc, request_id, "memory-search", {"query": "warm up"}).get("semantic"):
+            return request_id
+        if time.perf_counter() - started > GIVE_UP_SECONDS:
+            raise RuntimeError("the model never loaded")
+        time.sleep(0.2)
+
+
+def _settle(procs: Iterable[subprocess.Popen[str]], most: float = 2.0) -> None:
+    """Wait (at most `most` seconds) until no process used CPU over 20 ms."""
+    deadline = time.perf_counter() + most
+    before = [_cpu_seconds(p.pid) for p in procs]
+    while time.perf_counter() < deadline:
+        time.sleep(0.02)
+        now = [_cpu_seconds(p.pid) for p in procs]
+        if now == before:
+            return
+        before = now
+
+
 def _drive(
     proc: subprocess.Popen[str], conversation: Conversation, searches: int, run: StoreRun
 ) -> None:
@@ -282,8 +357,9 @@ async def in_process(conversation: Conversation, run: StoreRun) -> None:
             parts, rows = run.parts, service.vectors.rows
             _time_calls(parts, "checks", service, "prepare_memory")
             _time_calls(parts, "model", service.vectors.embedder, "embed")
-            # A store's vector: its whole text, then its passages (two calls of the above).
-            _time_calls(parts, "model per store", vectors_module, "embed_memory")
+            # A store's vector: its whole text (what the answer waits for, vectors.py); its
+            # passages follow in the background worker (counted in "model").
+            _time_calls(parts, "model per store", vectors_module, "embed_whole")
             _time_calls(parts, "memory write", service.store, "upsert")
             _time_calls(parts, "vector write", rows, "save")
             for read in ("has", "vector"):

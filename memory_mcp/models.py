@@ -53,6 +53,11 @@ class Role(StrEnum):
     LEAD = "lead"
 
 
+# The project of memories that hold everywhere (facts about the person, preferences): read
+# from every project. Every memory has one project: a name (rules/projects.py) or this.
+EVERY_PROJECT = "*"
+
+
 @dataclass(frozen=True)
 class Caller:
     """Who is asking. Every rule about visibility and permission is decided from this."""
@@ -60,6 +65,11 @@ class Caller:
     agent_id: str
     role: Role
     session_id: str
+    # Where its stores go and what its reads cover by default (with `*`); None: no current
+    # project (reads see every project it may read, stores go to `*`).
+    project: str | None = None
+    # The projects it may read and write (and it reads `*`); None: every project.
+    grants: frozenset[str] | None = None
 
     @property
     def is_lead(self) -> bool:
@@ -94,6 +104,12 @@ class MemoryRecord:
     about_agent: str | None = None  # a learning: the agent it is about (not its owner)
     # The writer's session when this version was written (store/write_context.py).
     written_session: str = ""
+    project: str = EVERY_PROJECT
+    task: str | None = None  # a task's working memory (memory-complete-task archives it)
+    archived_at: float | None = None  # UNIX seconds; found only with include_archived
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
 
 class Ranked(Protocol):
@@ -156,6 +172,9 @@ class StoreRequest:
     expected_version: int | None = None
     about_agent: str | None = None  # a learning, or an imported one: the agent it is about
     written_at: float | None = None
+    project: str | None = None  # a name or `*`; None: the caller's current project
+    task: str | None = None  # a working memory of this task (scope swarm)
+    archived_at: float | None = None  # an imported memory of a completed task
     replace: bool = False
 
     def kept(self) -> frozenset[str]:
@@ -193,7 +212,9 @@ class SearchRequest:
     `min_score`: leave out results scoring below it (the same score the results show).
     `expand`: the memories linked to the strong hits join the candidates (None: the
     measured default, search/expansion.py). `explain`: each hit the keyword arm found
-    names the neighbours whose words it borrowed (SearchHit.context_from)."""
+    names the neighbours whose words it borrowed (SearchHit.context_from). `project`:
+    which projects (None: the current one and `*`; rules/permissions.readable_projects);
+    `task`: that task's working memories too; `include_archived`: completed tasks' too."""
 
     query: str
     limit: int = 10
@@ -206,6 +227,9 @@ class SearchRequest:
     min_score: float | None = None
     expand: bool | None = None
     explain: bool = False
+    project: str | None = None
+    task: str | None = None
+    include_archived: bool = False
 
 
 @dataclass(frozen=True)
@@ -220,6 +244,7 @@ class NoteChunk:
     value: str
     metadata: dict[str, Any]
     expires_at: float | None
+    project: str = EVERY_PROJECT
 
 
 @dataclass(frozen=True)
@@ -261,15 +286,43 @@ class NewMemory:
     # what the write was not given. The store reads them under its write lock, so a
     # change made meanwhile is kept too. A new memory has the defaults above.
     kept: frozenset[str] = frozenset()
+    project: str = EVERY_PROJECT
+    task: str | None = None
+    archived_at: float | None = None  # kept archived (an import); a store revives it
 
     @property
     def identity(self) -> str:
-        """The upsert identity: swarm memories by key, session ones also by session."""
-        if self.scope is Scope.SWARM:
-            return f"swarm\x1f{self.key}"
-        if self.scope is Scope.SESSION:
-            return f"session\x1f{self.agent_id}\x1f{self.session_id}\x1f{self.key}"
-        return f"agent\x1f{self.agent_id}\x1f{self.key}"
+        return memory_identity(
+            self.key, self.scope, self.agent_id, self.session_id, self.project, self.task
+        )
+
+
+def memory_identity(
+    key: str, scope: Scope, owner: str, session: str, project: str, task: str | None
+) -> str:
+    """The upsert identity: swarm memories by key, session ones also by session; in a
+    named project, prefixed by it (a `*` memory keeps the identity it had before
+    projects); a task's memories by project, task and key (one key space per task,
+    shared by its agents)."""
+    if task is not None:
+        return f"task\x1f{project}\x1f{task}\x1f{key}"
+    if scope is Scope.SWARM:
+        identity = f"swarm\x1f{key}"
+    elif scope is Scope.SESSION:
+        identity = f"session\x1f{owner}\x1f{session}\x1f{key}"
+    else:
+        identity = f"agent\x1f{owner}\x1f{key}"
+    return identity if project == EVERY_PROJECT else f"p\x1f{project}\x1f{identity}"
+
+
+@dataclass
+class Placement:
+    """What memory-complete-task or `projects move` did in `project`: the ids of the
+    memories archived, and of those moved (to another task or project)."""
+
+    project: str
+    archived: list[int] = field(default_factory=list)
+    moved: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -286,6 +339,24 @@ class Visibility:
     # included; None leaves a side open (memory_mcp/search/time_filters.py parses them).
     updated_since: float | None = None
     updated_until: float | None = None
+    # The projects a read covers (permissions.readable_projects); None: no project filter
+    # beyond the caller's grants, which apply always (`shown_projects`).
+    projects: frozenset[str] | None = None
+    # Task memories: none (None), those of this task too, or every task's (`every_task`:
+    # reads by id, which show a task memory like any memory of its project).
+    task: str | None = None
+    every_task: bool = False
+    include_archived: bool = False
+
+    @property
+    def shown_projects(self) -> frozenset[str] | None:
+        """The projects whose memories pass: those asked for, within what the caller may
+        read (its grants and `*`); None: every project."""
+        grants = self.caller.grants
+        if grants is None:
+            return self.projects
+        readable = grants | {EVERY_PROJECT}
+        return readable if self.projects is None else self.projects & readable
 
 
 @dataclass(frozen=True)
@@ -361,8 +432,8 @@ class Link:
     """A typed, directed link between two memories, as the store keeps it: from
     `source_id` to `target_id`, `relation` in active voice ("works_at", "depends_on").
     `removed_at` None: a current link; otherwise history (removed_by None: its target was
-    deleted). `target_scope`, `target_owner`, `target_session`: what decides who may see
-    the target, kept for a target that is gone."""
+    deleted). `target_scope`, `target_owner`, `target_session`, `target_project`: what
+    decides who may see the target, kept for a target that is gone."""
 
     id: int
     source_id: int
@@ -375,6 +446,7 @@ class Link:
     target_session: str
     removed_by: str | None = None
     removed_at: float | None = None
+    target_project: str = EVERY_PROJECT
 
 
 @dataclass

@@ -125,6 +125,11 @@ class Settings(BaseSettings):
     agent_id: str = "default"
     role: Role = Role.WORKER
     session_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    # The current project (rules/projects.py): a name, or * for none. Unset: the git work
+    # tree the process runs in names it (stdio server, CLI, hooks); a team server has none.
+    project: str | None = Field(
+        None, description="the current project (default: the git work tree's; * for none)"
+    )
     # stdio: one agent, the one above. The HTTP transports serve many agents at once, each
     # known by its bearer token (`memory-mcp token add`); see memory_mcp/http/team_server.py.
     transport: Literal["stdio", "streamable-http", "sse"] = "stdio"
@@ -197,11 +202,27 @@ class Settings(BaseSettings):
     model_dir: Path | None = None
     # How long a search waits for a model still loading before answering keyword-only.
     search_model_wait_seconds: float = Field(5.0, ge=0)
+    # When a store's passage vectors are made (semantic/vectors.py): after it answers (it
+    # answers with its whole text's vector, which a search ranks with until they are in),
+    # or before (it waits for them too: ~40% more model time on its path).
+    passage_vectors: Literal["after-answer", "before-answer"] = "after-answer"
 
     @field_validator("agent_id", "session_id")
     @classmethod
     def _identifier(cls, value: str) -> str:
         return clean_identifier(value)
+
+    @field_validator("project")
+    @classmethod
+    def _project(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        from memory_mcp.rules.projects import ProjectNameError, check_project
+
+        try:
+            return check_project(value.strip())
+        except ProjectNameError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("public_url")
     @classmethod

@@ -132,12 +132,17 @@ class CountingEmbedder(FakeEmbedder):
 
 
 @pytest.fixture(scope="session")
-def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> OnnxEmbedder:
-    """The bundled all-MiniLM-L6-v2 as the server runs it (ONNX Runtime), loaded once per
-    run (per xdist worker); the file `make test` prepared, else exported now (tests/
-    test_onnx_embedder.py proves it equal to the sentence-transformers reference)."""
-    data_dir = tmp_path_factory.mktemp("model-data")
-    embedder = OnnxEmbedder(lambda: ensure_in_child(data_dir))
+def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ONNX file the suite runs: the one `make test` prepared, else exported now."""
+    return ensure_in_child(tmp_path_factory.mktemp("model-data"))
+
+
+@pytest.fixture(scope="session")
+def real_embedder(model_file: Path) -> OnnxEmbedder:
+    """The bundled all-MiniLM-L6-v2 as the server runs it (ONNX Runtime, `model_file`),
+    loaded once per run (per xdist worker; tests/semantic/test_onnx_embedder.py proves it
+    equal to the sentence-transformers reference)."""
+    embedder = OnnxEmbedder(lambda: model_file)
     embedder.start()
     return embedder
 

@@ -88,6 +88,28 @@ async def test_locomo_harness_on_one_small_conversation(
     assert len(data["questions"]) == 6
 
 
+@pytest.mark.anyio
+async def test_projects_harness_ranks_each_project_as_if_alone(
+    real_embedder: Embedder,
+) -> None:
+    """Two conversations (the tiny one twice, under two names: the same keys and words in
+    both projects, the worst case for a leak) in a store each and in one store, a project
+    each: every question's top 10 is the same list."""
+    from dataclasses import replace
+
+    from bench.projects import load, run_projects
+
+    tiny = load(TINY)
+    report = await run_projects([tiny, replace(tiny, name="twin")], real_embedder, print)
+    summary = report.summary()
+    assert (summary["conversations"], summary["turns"], summary["questions"]) == (2, 34, 12)
+    assert summary["questions_with_another_top10"] == 0
+    assert summary["alone"] == summary["together"]
+    assert 0.0 < summary["alone"]["recall@5"] <= summary["alone"]["recall@10"] <= 1.0
+    assert report.together.retrieved["twin"] == report.together.retrieved[tiny.name]
+    assert "one store, a project each" in report.render()
+
+
 def test_cli_bench_locomo_prints_a_table_and_writes_json(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,11 +1,15 @@
 """The visibility rule is written three times: `can_see` (rules/service.py, one record: get,
-delete), SQL `visible_to` (store/rows.py: keyword arm, exact matches, prompt block,
-export) and the numpy mask (semantic/vector_index.py: the vector arm); on SQLite the
-keyword arm runs visible_to's condition compiled to SQL text once per shape
-(`visible_sql`). This holds them against each other on one real SQLite file (and
-PostgreSQL), over every scope (a private memory, a session memory, a swarm memory, a
-learning) x owner x session x tags x source x expiry, asked by every kind of caller with
-every filter a search can carry."""
+delete), the SQL condition (store/visibility.py; `visible_to` binds it into SQLAlchemy's
+statements: keyword arm, exact matches, prompt block, export) and the numpy mask
+(semantic/vector_index.py: the vector arm); on SQLite the keyword arm runs the condition's
+SQL text (`visible_sql`) on the driver's cursor, and the hooks' reads on the standard
+library's sqlite3 run it too (store/sqlite_reads.py, no SQLAlchemy). This holds them
+against each other on one real SQLite file (and PostgreSQL), over every scope (a private
+memory, a session memory, a swarm memory, a learning) x owner x session x tags x source x
+expiry, asked by every kind of caller with every filter a search can carry; and over every
+project x task x archived, asked by callers with and without a current project and
+grants, with every project, task and archive filter a read can carry
+(`test_the_project_rules_agree`)."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import numpy as np
 import pytest
 from sqlalchemy import Connection
 
+from memory_mcp.errors import PermissionDeniedError
 from memory_mcp.models import (
     BatchItem,
     Caller,
@@ -26,12 +31,13 @@ from memory_mcp.models import (
     Source,
     Visibility,
 )
-from memory_mcp.rules.permissions import can_see
+from memory_mcp.rules.permissions import can_see, readable_projects
 from memory_mcp.semantic import coarse_index, quantised_index
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.settings import Settings
-from memory_mcp.store.rows import visible_sql
 from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.sqlite_reads import open_reads
+from memory_mcp.store.visibility import visible_sql
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
@@ -125,7 +131,9 @@ def describe(vis: Visibility) -> str:
     c = vis.caller
     return (
         f"{c.agent_id}/{c.session_id or '-'} scope={vis.scope} tags={vis.tags} "
-        f"source={vis.source} include_expired={vis.include_expired}"
+        f"source={vis.source} include_expired={vis.include_expired} "
+        f"project={c.project}/{sorted(c.grants or ['all'])} projects={sorted(vis.projects or [])} "
+        f"task={vis.task} every_task={vis.every_task} archived={vis.include_archived}"
     )
 
 
@@ -171,13 +179,125 @@ async def test_the_coarse_index_agrees(
     await rules_agree(caller, make_settings(), quantised=True, coarse=True)
 
 
-async def rules_agree(
-    caller: Caller, settings: Settings, quantised: bool = False, coarse: bool = False
+# -- projects, tasks and archived memories ----------------------------------------------
+
+PROJECTS = ["*", "alpha", "beta"]
+TASKS = [None, "t1"]
+PROJECT_CALLERS = [
+    Caller("alice", Role.WORKER, "s1"),  # stdio outside a work tree: every project
+    Caller("alice", Role.WORKER, "s1", project="alpha"),  # stdio in alpha's work tree
+    Caller("bob", Role.WORKER, "s1", project="alpha", grants=frozenset({"alpha"})),
+    Caller("bob", Role.WORKER, "s1", grants=frozenset({"alpha"})),
+    Caller("lead", Role.LEAD, "s1", project="beta", grants=frozenset({"beta", "gamma"})),
+    Caller("carol", Role.WORKER, "s1", grants=frozenset({"gamma"})),
+]
+
+
+def project_rows() -> list[NewMemory]:
+    rows = []
+    for n, (kind, project, task, archived) in enumerate(
+        itertools.product(KINDS, PROJECTS, TASKS, (False, True))
+    ):
+        owner, _, scope, session, about, extra = kind
+        rows.append(
+            NewMemory(
+                key=f"memory-{n}" + ("-archived" if archived else ""),
+                value=f"memory number {n} of {owner}",
+                scope=scope,
+                agent_id=owner,
+                session_id=session,
+                source=Source.MANUAL,
+                tags=list(extra),
+                about_agent=about,
+                project=project,
+                task=task,
+            )
+        )
+    return rows
+
+
+def project_reference(vis: Visibility, record: MemoryRecord) -> bool:
+    """can_see (grants), and the read's projects, task and archive filters as the README
+    states them."""
+    return (
+        reference(vis, record)
+        and (vis.projects is None or record.project in vis.projects)
+        and (vis.every_task or record.task is None or record.task == vis.task)
+        and (vis.include_archived or record.archived_at is None)
+    )
+
+
+def project_queries(caller: Caller) -> list[Visibility]:
+    found = []
+    for asked, task, every_task, archived, scope in itertools.product(
+        [None, "*", "alpha", "beta"], [None, "t1", "t2"], (False, True), (False, True),
+        [None, Scope.SWARM, Scope.SESSION],
+    ):  # fmt: skip
+        try:
+            projects = readable_projects(caller, asked)
+        except PermissionDeniedError:  # a project not granted: refused, nothing read
+            continue
+        found.append(
+            Visibility(
+                caller,
+                scope,
+                now=NOW,
+                projects=projects,
+                task=task,
+                every_task=every_task,
+                include_archived=archived,
+            )
+        )
+    return found
+
+
+async def test_the_project_rules_agree(make_settings: Callable[..., Settings]) -> None:
+    """Projects, tasks and archived memories: the three rules agree for every caller."""
+    await project_rules_agree(make_settings())
+
+
+@SQLITE_ONLY  # PostgreSQL searches vectors in the database (pgvector), checked above
+async def test_the_quantised_index_agrees_on_projects(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(vectors_module, "QUANTISE_FROM", 1)
+    monkeypatch.setattr(quantised_index, "BITS_FROM", 0)
+    await project_rules_agree(make_settings(), quantised=True)
+
+
+async def project_rules_agree(settings: Settings, quantised: bool = False) -> None:
+    await rules_agree(
+        PROJECT_CALLERS,
+        settings,
+        quantised=quantised,
+        rows=project_rows(),
+        queries_of=project_queries,
+        expected_of=project_reference,
+        archive=lambda record: record.key.endswith("-archived"),
+    )
+
+
+async def rules_agree(
+    callers: Caller | list[Caller],
+    settings: Settings,
+    quantised: bool = False,
+    coarse: bool = False,
+    *,
+    rows: list[NewMemory] | None = None,
+    queries_of: Callable[[Caller], list[Visibility]] = queries,
+    expected_of: Callable[[Visibility, MemoryRecord], bool] = reference,
+    archive: Callable[[MemoryRecord], bool] | None = None,
+) -> None:
+    callers = callers if isinstance(callers, list) else [callers]
+    written = rows_to_write() if rows is None else rows
     async with opened(settings) as app:
         store, vectors = app.service.store, app.service.vectors
-        rows = [BatchItem(new, WRITTEN_AT, may_overwrite_others=True) for new in rows_to_write()]
-        assert (await store.upsert_many(rows, cap=0)).created == len(rows)  # one transaction
+        batch = [BatchItem(new, WRITTEN_AT, may_overwrite_others=True) for new in written]
+        assert (await store.upsert_many(batch, cap=0)).created == len(batch)  # one transaction
+        if archive is not None:
+            chosen = [r.id async for r in store.iter_records() if archive(r)]
+            assert chosen
+            await store.archive(chosen, WRITTEN_AT)
         await vectors.embed_pending()
         await vectors.search.catch_up()
         records = [record async for record in store.iter_records()]
@@ -193,9 +313,13 @@ async def rules_agree(
         sql_disagrees: list[str] = []
         numpy_disagrees: list[str] = []
         text_disagrees: list[str] = []
+        stdlib_disagrees: list[str] = []
         sqlite = store._engines.is_sqlite
-        for vis in queries(caller):
-            expected = {r.id for r in records if reference(vis, r)}
+        path = settings.database_file
+        reads = open_reads(path, "full") if sqlite and path is not None else None
+        assert reads is not None or not sqlite
+        for vis in [vis for caller in callers for vis in queries_of(caller)]:
+            expected = {r.id for r in records if expected_of(vis, r)}
             by_sql = {r.id async for r in store.iter_records(vis)}
             by_mask = {i for i, _ in await vectors.search.nearest(query_vector, vis, len(records))}
             answers.add(frozenset(expected))
@@ -203,6 +327,14 @@ async def rules_agree(
                 text_disagrees.append(
                     f"{describe(vis)}: SQL text also {sorted(by_text - expected)}, "
                     f"misses {sorted(expected - by_text)}"
+                )
+            if (
+                reads is not None
+                and (by_reads := {r.id for r in reads.recent(vis, len(records))}) != expected
+            ):
+                stdlib_disagrees.append(
+                    f"{describe(vis)}: sqlite3 also {sorted(by_reads - expected)}, "
+                    f"misses {sorted(expected - by_reads)}"
                 )
             if by_sql != expected:
                 sql_disagrees.append(
@@ -215,10 +347,13 @@ async def rules_agree(
                     f"misses {sorted(expected - by_mask)}"
                 )
 
-    assert len(records) == len(KINDS) * len(TAGS) * len(SOURCES) * len(EXPIRIES)
+    if reads is not None:
+        reads.close()
+    assert len(records) == len(written)
     assert sql_disagrees == []
     assert numpy_disagrees == []
     assert text_disagrees == []
+    assert stdlib_disagrees == []
     # The table tells the rules apart: many distinct answers, some of them empty.
     assert len(answers) >= 20
     assert frozenset() in answers

@@ -48,12 +48,14 @@ LEAD = Caller("lead", Role.LEAD, "s-lead")
 WORKER = Caller("w1", Role.WORKER, "s-w1")
 RULE_KEY = "team-rule"
 NOTE_PATH = "/team/shared/deploy.md"
+TASK = "issue-36"
 LEARNING = "Run migrations before the API tests"
 # What the decision says when it refuses (permissions.decide), and nothing else does.
 DECISION_WORDS = (
     "only its owner or the lead may",
     "only a lead may",
     "keys starting with 'learning:' are the lead's",
+    "only an agent that wrote in it or the lead may",
 )
 LEAD_ONLY_TOOL = "memory-inject-learning is for the lead agent"
 
@@ -93,6 +95,7 @@ class World:
         ]
         return [
             (r.id, r.key, r.value, r.version, r.agent_id, r.updated_by, r.expires_at)
+            + (r.project, r.task, r.archived_at)
             for r in records
         ] + [("link", *link) for link in links]
 
@@ -120,6 +123,7 @@ async def seed(world: World) -> None:
     world.learning_key = learning.record.key
     world.learning_id = learning.record.id
     await service.link(LEAD, world.rule_id, world.learning_id, "explained_by")
+    await service.store_memory(LEAD, StoreRequest("plan", "Split the migration", task=TASK))
 
 
 ServiceCase = Callable[[World], Awaitable[Any]]
@@ -207,7 +211,14 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     "remove_file": lambda w: w.files.remove_file(
         WORKER, Scope.SWARM, NOTE_PATH, origin=Origin.CALLER
     ),
+    "complete_task": lambda w: w.service.complete_task(WORKER, TASK),
+    "move_to_project": lambda w: _move_to_project(w),
 }
+
+
+async def _move_to_project(world: World) -> Any:
+    rule = await world.service.get(WORKER, world.rule_id)
+    return await world.service.move_to_project(WORKER, [rule], "elsewhere")
 
 
 async def _with_note(world: World, method: Callable[..., Any], origin: Origin) -> Any:
@@ -243,7 +254,9 @@ NOT_A_CALLERS_CHANGE = {
     "related": "reads",
     "link_history": "reads",
     "links_among": "reads",
-    "by_identity": "reads",
+    "by_key": "reads",
+    "by_id": "reads: the visibility of a read by id",
+    "project_counts": "reads",
 }
 
 
@@ -355,6 +368,7 @@ async def _seed_team(world: TeamWorld) -> None:
             folder="shared",
         )
         await call(lead, "memory-inject-learning", learning=LEARNING, category="mistake-pattern")
+        await call(lead, "memory-store", key="plan", value="Split the migration", task=TASK)
 
 
 ToolCase = Callable[[TeamWorld, Client, str], Awaitable[str]]
@@ -405,7 +419,12 @@ async def _tool_link(world: TeamWorld, w1: Client, tool: str) -> str:
     return await call_error(w1, tool, id=world.rule_id, to=world.rule_id, relation="overrides")
 
 
+async def _tool_complete_task(world: TeamWorld, w1: Client, tool: str) -> str:
+    return await call_error(w1, tool, task=TASK)
+
+
 TOOL_WRITES: dict[str, ToolCase] = {
+    "memory-complete-task": _tool_complete_task,
     "memory-store": _tool_store,
     "store_memory": _tool_store,  # deprecated alias
     "memory-delete": _tool_delete,
@@ -426,7 +445,15 @@ async def _write_tools(world: TeamWorld) -> set[str]:
 
 async def _team_snapshot(world: TeamWorld) -> list[tuple[Any, ...]]:
     async with world.server.client(world.tokens["lead"]) as lead:
-        listed = await call(lead, "memory-list", scope="all", limit=100, include_expired=True)
+        listed = await call(
+            lead,
+            "memory-list",
+            scope="all",
+            limit=100,
+            include_expired=True,
+            task=TASK,
+            include_archived=True,
+        )
         links = [
             (m["id"], link["relation"], link["direction"], link["id"])
             for m in listed["memories"]
@@ -434,6 +461,7 @@ async def _team_snapshot(world: TeamWorld) -> list[tuple[Any, ...]]:
         ]
         return sorted(
             (m["id"], m["key"], m["value"], m["version"], m["agent_id"], m["updated_by"])
+            + (m["project"], m.get("task"), m.get("archived_at"))
             for m in listed["memories"]
         ) + sorted(links)
 
@@ -516,6 +544,7 @@ CLI_WRITES = {
     "index": "the notes indexer: sync_file / remove_file with Origin.FOLDER (it reads the file)",
     "hook": "store_memory (SessionEnd), the notes indexer or index-note (PostToolUse)",
     "serve": "the tools (above)",
+    "projects": "projects move: MemoryService.move_to_project (the decision for each)",
     "ui": "none: the web view only reads (its routes are checked below)",
 }
 CLI_OTHERS = {
@@ -599,5 +628,11 @@ def test_the_cli_write_commands_ask_the_decision(
     assert main(["import", str(rewrite), "--db", db, "--agent-id", "w1"]) == 1
     assert refused_by_the_decision(capsys.readouterr().err)
     assert any(refused for *_, refused in spied), "import did not ask the decision"
+    spied.clear()
+    move = ["projects", "move", "--to", "elsewhere", "--key", RULE_KEY, "--db", db]
+    assert main([*move, "--agent-id", "w1"]) == 1
+    assert refused_by_the_decision(capsys.readouterr().err)
+    assert spied and spied[-1][2], "projects move did not ask the decision"
     assert main(["get", str(rule_id), "--db", db, "--agent-id", "w1", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["value"] == "Two reviewers"
+    got = json.loads(capsys.readouterr().out)
+    assert (got["value"], got["project"]) == ("Two reviewers", "*")

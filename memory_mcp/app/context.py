@@ -5,7 +5,9 @@ the model nor the search by importing it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,11 +28,26 @@ class AppContext:
     service: MemoryService
     caller: Caller
     notes: NoteIndexer
-    tokens: AgentTokens  # bearer tokens of the HTTP transports (auth/tokens.py)
-    oauth: OAuthGrants  # OAuth grants of the HTTP transports (auth/oauth.py)
+    # The HTTP transports' bearer tokens and OAuth grants, made when first asked for: a
+    # hook or a CLI command never asks, and does not import them (app/root.py, auth_of).
+    auth: Callable[[], tuple[AgentTokens, OAuthGrants]]
     # Tool calls worked on at once; the others wait their turn in arrival order.
     turns: anyio.Semaphore = field(default_factory=lambda: _turns(8))
     watcher: NoteWatcher | None = None  # running when the app has background workers
+
+    @cached_property
+    def _auth(self) -> tuple[AgentTokens, OAuthGrants]:
+        return self.auth()
+
+    @property
+    def tokens(self) -> AgentTokens:
+        """Bearer tokens of the HTTP transports (auth/tokens.py)."""
+        return self._auth[0]
+
+    @property
+    def oauth(self) -> OAuthGrants:
+        """OAuth grants of the HTTP transports (auth/oauth.py)."""
+        return self._auth[1]
 
 
 def _turns(calls: int) -> anyio.Semaphore:

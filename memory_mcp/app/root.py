@@ -6,54 +6,36 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from memory_mcp.app.context import AppContext
+from memory_mcp.app.reads import caller_of, policy_from
 from memory_mcp.app.startup import prepare_store_location
-from memory_mcp.auth.oauth import OAuthGrants
-from memory_mcp.auth.tokens import AgentTokens
-from memory_mcp.models import Caller, Source
+from memory_mcp.models import Caller
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.indexer import NoteIndexer
-from memory_mcp.notes.watcher import NoteWatcher
-from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.service import MemoryService
 from memory_mcp.search.ports import VectorSearch
-from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.semantic.embeddings import Embedder, SentenceTransformerEmbedder
 from memory_mcp.semantic.in_process_index import InProcessIndex
 from memory_mcp.semantic.passages import vector_model
 from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.settings import Settings
 from memory_mcp.store.engine import Engines, create_engines
-from memory_mcp.store.oauth_rows import OAuthStore
-from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
 from memory_mcp.store.repository import MemoryStore
-from memory_mcp.store.token_rows import TokenStore
+
+if TYPE_CHECKING:
+    from memory_mcp.auth.oauth import OAuthGrants
+    from memory_mcp.auth.tokens import AgentTokens
+    from memory_mcp.notes.watcher import NoteWatcher
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 ACCESS_FLUSH_SECONDS = 1.0
-
-
-def policy_from(settings: Settings) -> Policy:
-    return Policy(
-        max_memories_per_agent=settings.max_memories_per_agent,
-        max_value_chars=settings.max_value_chars,
-        search_value_chars=settings.search_value_chars,
-        ttl_days={
-            Source.MANUAL: settings.ttl_manual_days,
-            Source.TASK_COMPLETION: settings.ttl_task_completion_days,
-            Source.SESSION_SUMMARY: settings.ttl_session_summary_days,
-            Source.FILE_INDEX: settings.ttl_file_index_days,
-        },
-        ranking=RankingConfig().with_half_life(settings.recency_half_life_days),
-        search_model_wait_seconds=settings.search_model_wait_seconds,
-    )
 
 
 def embedder_from(settings: Settings) -> Embedder:
@@ -66,16 +48,19 @@ def embedder_from(settings: Settings) -> Embedder:
     return OnnxEmbedder(lambda: ensure_in_child(settings.data_dir, settings.model_dir))
 
 
-def vectors_for(engines: Engines, store: MemoryStore, embedder: Embedder) -> Vectors:
+def vectors_for(
+    engines: Engines, store: MemoryStore, embedder: Embedder, passages_after_answer: bool = True
+) -> Vectors:
     """The vector backend, by the database: on PostgreSQL pgvector searches in it; on
     SQLite a numpy index in this process (search/ports.py's VectorSearch)."""
     model = vector_model(embedder.model_name)
-    search: VectorSearch[Any, Any] = (
-        InProcessIndex(store.vectors, model)
-        if engines.is_sqlite
-        else PgvectorSearch(engines, model)
-    )
-    return Vectors(store.vectors, embedder, time.time, search)
+    if engines.is_sqlite:
+        search: VectorSearch[Any, Any] = InProcessIndex(store.vectors, model)
+    else:
+        from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
+
+        search = PgvectorSearch(engines, model)
+    return Vectors(store.vectors, embedder, time.time, search, passages_after_answer)
 
 
 def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> NoteIndexer:
@@ -87,6 +72,30 @@ def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> 
         settings.note_max_chunks,
         settings.note_allow_hardlinks,
     )
+
+
+def auth_of(engines: Engines, settings: Settings) -> tuple[AgentTokens, OAuthGrants]:
+    """The HTTP transports' bearer tokens and OAuth grants, imported when first asked for
+    (AppContext.tokens, .oauth)."""
+    from memory_mcp.auth.oauth import OAuthGrants
+    from memory_mcp.auth.tokens import AgentTokens
+    from memory_mcp.store.oauth_rows import OAuthStore
+    from memory_mcp.store.token_rows import TokenStore
+
+    tokens = AgentTokens(TokenStore(engines))
+    oauth = OAuthGrants(
+        OAuthStore(engines),
+        tokens,
+        settings.oauth_access_token_seconds,
+        grants_per_agent=settings.max_sessions_per_agent,
+    )
+    return tokens, oauth
+
+
+def note_watcher(notes: NoteIndexer) -> NoteWatcher:
+    from memory_mcp.notes.watcher import NoteWatcher  # watchfiles: for a server only
+
+    return NoteWatcher(notes)
 
 
 @asynccontextmanager
@@ -103,25 +112,23 @@ async def open_app(
     prepare_store_location(settings, create)
     engines = create_engines(settings.database_url, settings.synchronous)
     store = MemoryStore(engines)
-    tokens = AgentTokens(TokenStore(engines))
-    oauth = OAuthGrants(
-        OAuthStore(engines),
-        tokens,
-        settings.oauth_access_token_seconds,
-        grants_per_agent=settings.max_sessions_per_agent,
-    )
     try:
         await store.init_schema()
         embedder = embedder or embedder_from(settings)
-        vectors = vectors_for(engines, store, embedder)
+        after = settings.passage_vectors == "after-answer"
+        vectors = vectors_for(engines, store, embedder, after)
         service = MemoryService(store, embedder, policy_from(settings), vectors)
-        caller = Caller(settings.agent_id, settings.role, settings.session_id)
+        caller = caller_of(settings)
         notes = note_indexer(settings, service, caller)
         turns = anyio.Semaphore(settings.max_concurrent_calls)
+
+        def auth() -> tuple[AgentTokens, OAuthGrants]:
+            return auth_of(engines, settings)
+
         if not background:  # CLI commands and tests: no workers, errors stay unwrapped
-            yield AppContext(settings, service, caller, notes, tokens, oauth, turns=turns)
+            yield AppContext(settings, service, caller, notes, auth, turns=turns)
             return
-        watcher = NoteWatcher(notes) if settings.watch else None
+        watcher = note_watcher(notes) if settings.watch else None
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(service.vectors.keep_embedded)
             tasks.start_soon(purge_worker, service, settings.purge_interval_seconds)
@@ -129,7 +136,7 @@ async def open_app(
             if watcher is not None:
                 tasks.start_soon(watcher.run)
             try:
-                yield AppContext(settings, service, caller, notes, tokens, oauth, turns, watcher)
+                yield AppContext(settings, service, caller, notes, auth, turns, watcher)
             finally:
                 if watcher is not None:
                     watcher.stop()

@@ -30,9 +30,16 @@ class TeamServerError(MemoryMcpError):
     """The team server could not be reached, refused the token or failed the call."""
 
 
+# The connection's current project on a team server (http/team_server.py).
+PROJECT_HEADER = "X-Memory-Project"
+
+
 @asynccontextmanager
-async def connect(url: str, token: str) -> AsyncIterator[Client]:
+async def connect(url: str, token: str, project: str | None = None) -> AsyncIterator[Client]:
+    """`project`: the connection's current project (None: the token's default)."""
     headers = {"Authorization": f"Bearer {token}"}
+    if project is not None:
+        headers[PROJECT_HEADER] = project
     async with AsyncExitStack() as stack:
         transport: Any
         if url.rstrip("/").endswith("/sse"):
@@ -53,12 +60,14 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-def run_remote(endpoint: tuple[str, str], job: Callable[[Client], Awaitable[T]]) -> T:
+def run_remote(
+    endpoint: tuple[str, str], job: Callable[[Client], Awaitable[T]], project: str | None = None
+) -> T:
     url, token = endpoint
 
     async def runner() -> T:
         with anyio.fail_after(JOB_BUDGET_SECONDS):
-            async with connect(url, token) as client:
+            async with connect(url, token, project) as client:
                 return await job(client)
 
     try:

@@ -16,6 +16,7 @@ refresh token is used once too, and presenting a used one ends its grant (OAuth 
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import time
@@ -26,6 +27,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from memory_mcp.auth.tokens import (
     AgentTokens,
     checked_agent_id,
+    checked_projects,
     checked_role,
     new_agent_id,
     token_hash,
@@ -80,6 +82,7 @@ class SignedIn:
     agent_id: str
     role: Role
     agent_token_hash: str | None
+    projects: frozenset[str] | None = None  # the token's or code's grants; None: every one
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class GrantToken:
     scopes: tuple[str, ...]
     resource: str
     expires_at: float
+    projects: frozenset[str] | None = None  # as the token or code it was signed in with
 
     @property
     def subject(self) -> str:
@@ -224,13 +228,17 @@ class OAuthGrants:
 
     # -- the sign-in page ----------------------------------------------------------------------
 
-    async def add_login_code(self, agent_id: str, role: str = Role.WORKER.value) -> str:
-        """A one-time sign-in code for the agent (shown once, valid LOGIN_CODE_SECONDS)."""
+    async def add_login_code(
+        self, agent_id: str, role: str = Role.WORKER.value, projects: list[str] | None = None
+    ) -> str:
+        """A one-time sign-in code for the agent, granted `projects` (None: every one),
+        shown once, valid LOGIN_CODE_SECONDS."""
         agent, checked = new_agent_id(agent_id), checked_role(role)
+        granted = _stored(checked_projects(projects))
         code = _new(LOGIN_CODE_PREFIX)
         now = self.clock()
         await self._store.add_login_code(
-            token_hash(code), agent, checked.value, now, now + LOGIN_CODE_SECONDS
+            token_hash(code), agent, checked.value, now, now + LOGIN_CODE_SECONDS, granted
         )
         return code
 
@@ -240,11 +248,13 @@ class OAuthGrants:
         credential = credential.strip()
         if _ours(credential, LOGIN_CODE_PREFIX):
             found = await self._store.take_login_code(token_hash(credential), self.clock())
-            return None if found is None else SignedIn(found[0], Role(found[1]), None)
+            if found is None:
+                return None
+            return SignedIn(found[0], Role(found[1]), None, _loaded(found[2]))
         holder = await self._tokens.verify(credential)
         if holder is None:
             return None
-        return SignedIn(holder.agent_id, holder.role, token_hash(credential))
+        return SignedIn(holder.agent_id, holder.role, token_hash(credential), holder.projects)
 
     async def approve(self, request_id: str, who: SignedIn, issuer: str) -> str | None:
         """Answer the request with a new authorization code for `who`: the URL the browser
@@ -260,6 +270,7 @@ class OAuthGrants:
             who.agent_token_hash,
             now,
             now + CODE_SECONDS,
+            _stored(None if who.projects is None else sorted(who.projects)),
         )
         if request is None:
             return None
@@ -404,7 +415,16 @@ def _grant_token(view: TokenView) -> GrantToken:
         _scopes(view.scopes),
         view.resource,
         view.expires_at,
+        _loaded(view.projects),
     )
+
+
+def _stored(projects: list[str] | None) -> str | None:
+    return None if projects is None else json.dumps(sorted(projects))
+
+
+def _loaded(projects: str | None) -> frozenset[str] | None:
+    return None if projects is None else frozenset(json.loads(projects))
 
 
 __all__ = [

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from memory_mcp.checks.safety import refuse_secret_name
 from memory_mcp.checks.validation import shown
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
-from memory_mcp.models import Role
+from memory_mcp.models import EVERY_PROJECT, Role
+from memory_mcp.rules.projects import ProjectNameError, check_project
 from memory_mcp.store.token_rows import TokenRow, TokenStore
 
 log = logging.getLogger(__name__)
@@ -30,10 +31,12 @@ MARK_USED_EVERY_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class TokenHolder:
-    """The identity a valid token stands for."""
+    """The identity a valid token stands for, and the projects it is granted (None:
+    every project)."""
 
     agent_id: str
     role: Role
+    projects: frozenset[str] | None = None
 
 
 def token_hash(token: str) -> str:
@@ -45,6 +48,26 @@ def checked_agent_id(agent_id: str) -> str:
     if not value or len(value) > 128 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise InvalidInputError("agent id", "must be 1-128 printable characters")
     return value
+
+
+def checked_projects(projects: list[str] | None) -> list[str] | None:
+    """Project names a token is granted (None or empty: every project); `*` is not one:
+    every token reads `*`, and only one with every project writes it."""
+    if not projects:
+        return None
+    names = []
+    for name in projects:
+        try:
+            checked = check_project(name.strip())
+        except ProjectNameError as exc:
+            raise InvalidInputError("project", str(exc)) from None
+        if checked == EVERY_PROJECT:
+            raise InvalidInputError(
+                "project", "* is every project: leave out --project to grant every one"
+            )
+        refuse_secret_name(checked, "project", "project")
+        names.append(checked)
+    return sorted(set(names))
 
 
 def new_agent_id(agent_id: str) -> str:
@@ -68,12 +91,15 @@ class AgentTokens:
         self._clock = clock
         self._marked: dict[int, float] = {}
 
-    async def issue(self, agent_id: str, role: str = Role.WORKER.value) -> str:
-        """A new token for the agent (its other tokens stay valid); returned once, never
-        stored."""
+    async def issue(
+        self, agent_id: str, role: str = Role.WORKER.value, projects: list[str] | None = None
+    ) -> str:
+        """A new token for the agent (its other tokens stay valid), granted `projects`
+        (None: every project); returned once, never stored."""
         agent, checked = new_agent_id(agent_id), checked_role(role)
+        granted = checked_projects(projects)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        await self._store.add(token_hash(token), agent, checked.value, self._clock())
+        await self._store.add(token_hash(token), agent, checked.value, self._clock(), granted)
         return token
 
     async def verify(self, token: str) -> TokenHolder | None:
@@ -88,7 +114,8 @@ class AgentTokens:
         if row is None:
             return None
         await self._mark_used(row)
-        return TokenHolder(row.agent_id, Role(row.role))
+        granted = None if row.projects is None else frozenset(row.projects)
+        return TokenHolder(row.agent_id, Role(row.role), granted)
 
     async def _mark_used(self, row: TokenRow) -> None:
         now = self._clock()

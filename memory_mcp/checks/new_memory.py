@@ -15,7 +15,7 @@ from memory_mcp.checks.safety import (
     refuse_secret_name,
     refuse_secret_names,
 )
-from memory_mcp.models import Caller, NewMemory, Redaction, Scope, Source
+from memory_mcp.models import EVERY_PROJECT, Caller, NewMemory, Redaction, Scope, Source
 
 
 def checked_memory(
@@ -33,6 +33,9 @@ def checked_memory(
     expires_at: float | None,
     file_path: str | None = None,
     about_agent: str | None = None,
+    project: str = EVERY_PROJECT,
+    task: str | None = None,
+    archived_at: float | None = None,
 ) -> NewMemory:
     """The rules every stored memory passes: sizes, plain JSON, no secrets (refused in
     the key, tags and metadata keys; redacted in the value and metadata values, see
@@ -46,6 +49,9 @@ def checked_memory(
     refuse_secret_names(clean_key, [tag.strip() for tag in tags])
     if file_path is not None:  # whole: a long path's key keeps only its first characters
         refuse_secret_name(file_path, "file_path", "file_path")
+    if task is not None:
+        refuse_secret_name(task, "task", "task")
+    refuse_secret_name(project, "project", "project")  # a name every reader sees
     redactions: list[Redaction] = []
     safe_metadata = redact_json(clean_metadata, "metadata", redactions)
     safe_value, value_redactions = redact_field(clean_value, "value")
@@ -67,4 +73,7 @@ def checked_memory(
         redactions=value_redactions + redactions,
         # Notes neither lend nor borrow words (store/write_context.py says why).
         written_session="" if source is Source.FILE_INDEX else caller.session_id,
+        project=project,
+        task=None if task is None else v.clean_key(task, "task"),
+        archived_at=archived_at,
     )

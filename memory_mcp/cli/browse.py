@@ -15,7 +15,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory_mcp.cli.common import MODEL, STORE, settings_from
+from memory_mcp.cli.common import MODEL, STORE, settings_from, whole_store_unless_named
 from memory_mcp.limits import MODEL_WAIT_SECONDS
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from memory_mcp.app.context import AppContext
+    from memory_mcp.results.memories import Memory
     from memory_mcp.settings import Settings
 
     Shape = TypeVar("Shape", bound=BaseModel)
@@ -199,6 +200,10 @@ def _filter_flags(parser: argparse.ArgumentParser) -> None:
         help="only memories with this tag (repeat for several: all must match)",
     )
     parser.add_argument("--source", choices=SOURCES, help="only memories from this source")
+    parser.add_argument("--task", help="also this task's working memories")
+    parser.add_argument(
+        "--include-archived", action="store_true", help="also completed tasks' memories"
+    )
 
 
 def _time_flags(parser: argparse.ArgumentParser, changed: str) -> None:
@@ -246,6 +251,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         since=args.since,
         until=args.until,
         min_score=args.min_score,
+        task=args.task,
+        include_archived=args.include_archived,
         explain=explain,
     )
 
@@ -273,6 +280,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         "until": args.until,
         "min_score": args.min_score,
         "explain": explain,
+        "task": args.task,
+        "include_archived": args.include_archived,
     }
     results = _answer(args, job, "memory-search", arguments, SearchResults)
     _show(args, results, cli_tables.show_search)
@@ -304,9 +313,22 @@ def cmd_get(args: argparse.Namespace) -> int:
         await app.service.flush_accesses()
         return Memory.of(record, expired=app.service.is_expired(record))
 
-    memory = _answer(args, job, "memory-get", {"id": args.id}, Memory)
+    memory = _read_locally(args, _get_memory) or _answer(
+        args, job, "memory-get", {"id": args.id}, Memory
+    )
     _show(args, memory, cli_tables.show_memory)
     return 0
+
+
+def _get_memory(settings: Settings, args: argparse.Namespace) -> Memory | None:
+    """`get` on the standard library's sqlite3 (app/reads.py), or None where it cannot."""
+    import time
+
+    from memory_mcp.app import reads
+    from memory_mcp.results.memories import Memory
+
+    record = reads.get_memory(settings, args.id)
+    return None if record is None else Memory.of(record, expired=record.expired(time.time()))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -324,6 +346,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             since=args.since,
             until=args.until,
             include_expired=args.include_expired,
+            task=args.task,
+            include_archived=args.include_archived,
         )
         page = await app.service.list_memories(
             app.caller, filters, args.order, args.cursor, args.limit
@@ -345,6 +369,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         "cursor": args.cursor,
         "limit": args.limit,
         "include_expired": args.include_expired,
+        "task": args.task,
+        "include_archived": args.include_archived,
     }
     page = _answer(args, job, "memory-list", arguments, MemoryList)
     _show(args, page, cli_tables.show_list)
@@ -460,7 +486,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     settings = settings_from(args)
 
     async def job(app: AppContext) -> VisibleStats:
-        return await visible_stats(app.service, app.caller)
+        return await visible_stats(app.service, app.caller, whole_store_unless_named(settings))
 
     from memory_mcp.app.root import run_with_app
 
@@ -505,7 +531,20 @@ def _answer(
         from memory_mcp.app.root import run_with_app
 
         return run_with_app(settings, local, create=create)
+    if settings.project is not None and tool in ("memory-search", "memory-list"):
+        arguments = {**arguments, "project": settings.project}  # the command's --project
     return shape.model_validate(_ask_team_server(server, tool, arguments))
+
+
+def _read_locally(
+    args: argparse.Namespace, read: Callable[[Settings, argparse.Namespace], Shape | None]
+) -> Shape | None:
+    """`read`'s answer from a SQLite file on the standard library (app/reads.py), without
+    opening the app; None with --url, or where those reads cannot serve the store."""
+    settings = settings_from(args)
+    if _team_server(args, settings) is not None:
+        return None
+    return read(settings, args)
 
 
 def _show(args: argparse.Namespace, result: Shape, table: Callable[[Shape], None]) -> None:

@@ -19,7 +19,7 @@ T = TypeVar("T")
 # Which settings each command takes as flags (each also has a MEMORY_MCP_* variable and a
 # settings-file key). ALL (None) is every field of Settings: serve and doctor, whose
 # behaviour any setting can change.
-STORE = ("db", "data_dir", "agent_id", "role", "session_id")
+STORE = ("db", "data_dir", "agent_id", "role", "session_id", "project")
 NOTES = ("memory_dir", "shared_memory_dir")
 NOTE_LIMITS = ("note_max_bytes", "note_max_chunks", "note_allow_hardlinks")
 MODEL = ("embedder", "model_dir")
@@ -42,6 +42,8 @@ FLAG_HELP = {
     "db": "SQLite file or SQLAlchemy URL",
     "agent_id": "this agent's id",
     "session_id": "default: a new id per process",
+    "project": "the project to read and write (default: the git work tree's, with the "
+    "memories of every project, *; * alone: every project)",
     "data_dir": "where the default store and the model export live "
     "(default $XDG_DATA_HOME/memory-mcp)",
     "memory_dir": "personal notes folder, indexed for this agent (default "
@@ -130,3 +132,10 @@ def settings_from(args: argparse.Namespace) -> Settings:
     from memory_mcp.settings import Settings
 
     return Settings(**flag_overrides(args))
+
+
+def whole_store_unless_named(settings: Settings) -> str:
+    """The projects a command over a whole store (export, stats) covers: the one named by
+    --project (MEMORY_MCP_PROJECT, the settings file), else every project (`*`), not the
+    work tree's: a backup taken inside a repository must not leave the others out."""
+    return settings.project if settings.project is not None else "*"

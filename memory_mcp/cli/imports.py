@@ -68,7 +68,10 @@ def cmd_import(
         own_lines = lines
         if graph is not None:  # relations between entities become links (graph/profile.py)
             own_lines, relations = await graph.split_relations(lines)
-        prepared, invalid = prepare_lines(app.service, own_lines, app.caller, unit, keep_owners)
+        # --project: every line's project; else each line's own (`*` if it names none).
+        prepared, invalid = prepare_lines(
+            app.service, own_lines, app.caller, unit, keep_owners, settings.project
+        )
         refused = await ownership_problems(app.service, prepared)
         bad = sorted(errors + invalid + refused, key=_line_number)
         refusing = bool(bad) and not skip_invalid

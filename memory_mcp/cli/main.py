@@ -1,5 +1,5 @@
 """`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, bench, model,
-and for people search, get, list, history, delete, stats (cli_browse).
+and for people search, get, list, history, delete, stats (cli_browse), projects.
 Errors become one line on stderr and exit 1 (a hook always exits 0).
 
 Every command is registered in `build_parser` the same way: `_command(...)` adds the
@@ -27,6 +27,7 @@ from memory_mcp.cli.common import (
     add_setting_flags,
     flag_overrides,
     settings_from,
+    whole_store_unless_named,
 )
 from memory_mcp.cli.launch import cmd_hook, cmd_serve, cmd_ui
 from memory_mcp.limits import MAX_BLOCK_ITEMS, MODEL_WAIT_SECONDS
@@ -91,9 +92,14 @@ def cmd_export(args: argparse.Namespace) -> int:
             settings_from(args), lambda app: _export_graph(app, args.scope, output), create=False
         )
 
+    settings = settings_from(args)
+
     async def job(app: AppContext) -> int:
         service = app.service
-        records = service.all_records() if everyone else service.visible_records(app.caller)
+        project = whole_store_unless_named(settings)
+        records = (
+            service.all_records() if everyone else service.visible_records(app.caller, project)
+        )
         if output is None:
             count = await export_lines(records)
         else:
@@ -106,7 +112,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from memory_mcp.app.root import run_with_app
 
-    return run_with_app(settings_from(args), job, create=False)  # reading never creates one
+    return run_with_app(settings, job, create=False)  # reading never creates one
 
 
 async def _export_graph(app: AppContext, scope: str, output: Path | None) -> int:
@@ -359,6 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
     from memory_mcp.cli import browse as cli_browse  # search, get, list, history, delete, stats
 
     cli_browse.add_commands(commands, _command)
+
+    from memory_mcp.cli import project_commands as cli_projects  # projects, projects move
+
+    cli_projects.add_commands(commands, _command)
 
     hook = _command(
         commands,

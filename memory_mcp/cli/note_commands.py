@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import anyio
-
 from memory_mcp.limits import MODEL_WAIT_SECONDS
 
 if TYPE_CHECKING:
     from memory_mcp.app.context import AppContext
+    from memory_mcp.rules.memories_block import BlockLimits
     from memory_mcp.settings import Settings
 
 
@@ -56,14 +55,36 @@ def cmd_index(settings: Settings, path: Path) -> int:
 
 
 def cmd_context(settings: Settings, query: str | None, limit: int) -> int:
-    """Never creates a store. With a query, search the way the MCP prompt does: wait
-    (bounded) for the model, then hybrid search; memories a server has not embedded yet
-    are found by their words."""
+    """Never creates a store. Without a query, on a SQLite file, the block is read on the
+    standard library (app/reads.py). With a query, search the way the MCP prompt does:
+    wait (bounded) for the model, then hybrid search; memories a server has not embedded
+    yet are found by their words."""
     from memory_mcp.errors import StoreMissingError
-    from memory_mcp.rules.memories_block import MAX_ITEMS, BlockLimits, memories_block
-    from memory_mcp.semantic.embeddings import EmbeddingUnavailableError
+    from memory_mcp.rules.memories_block import MAX_ITEMS, BlockLimits
 
     limits = BlockLimits(max_items=min(limit, MAX_ITEMS))
+    try:
+        block = _context_block(settings, query, limits)
+    except StoreMissingError as exc:
+        print(f"memory-mcp: {exc}", file=sys.stderr)
+        return 1
+    if block:
+        print(block)
+    return 0
+
+
+def _context_block(settings: Settings, query: str | None, limits: BlockLimits) -> str:
+    if not (query and query.strip()):
+        from memory_mcp.app import reads
+
+        block = reads.memories_block(settings, limits)
+        if block is not None:
+            return block
+    import anyio
+
+    from memory_mcp.app.root import run_with_app
+    from memory_mcp.errors import EmbeddingUnavailableError
+    from memory_mcp.rules.memories_block import memories_block
 
     async def job(app: AppContext) -> str:
         if query and query.strip():
@@ -77,13 +98,4 @@ def cmd_context(settings: Settings, query: str | None, limit: int) -> int:
                 print(f"memory-mcp: {problem}; matching by words only", file=sys.stderr)
         return await memories_block(app.service, app.caller, query, limits)
 
-    try:
-        from memory_mcp.app.root import run_with_app
-
-        block = run_with_app(settings, job, create=False)
-    except StoreMissingError as exc:
-        print(f"memory-mcp: {exc}", file=sys.stderr)
-        return 1
-    if block:
-        print(block)
-    return 0
+    return run_with_app(settings, job, create=False)

@@ -182,6 +182,7 @@ def show_stats(stats: VisibleStats, db_size: int | None) -> None:
         ("by scope", stats.by_scope),
         ("by source", stats.by_source),
         ("by agent", stats.by_agent),
+        ("by project", stats.by_project),
     ):
         if counts:
             out.print(counts_table(title, counts, stats.total))
@@ -229,3 +230,17 @@ def show_history(history: MemoryHistory) -> None:
     out.print(table)
     if history.earlier is not None:
         out.print(f"earlier: --before {history.earlier}", style="dim", soft_wrap=True)
+
+
+def show_projects(counts: Mapping[str, int], current: str | None) -> None:
+    """`memory-mcp projects`: each project with its memories, the current one marked."""
+    out = console()
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("project", overflow="fold")
+    table.add_column("memories", justify="right", no_wrap=True)
+    for name, count in sorted(counts.items(), key=lambda item: (item[0] != "*", item[0])):
+        label = f"{name}  (current)" if name == current else name
+        if name == "*":
+            label = "*  (every project)"
+        table.add_row(safe(label), f"{count:,}")
+    out.print(table)

@@ -39,6 +39,14 @@ def add_arguments(token: argparse.ArgumentParser) -> None:
         help="add a token for an agent that has one already (both stay valid)",
     )
     add.add_argument(
+        "--project",
+        dest="projects",
+        action="append",
+        metavar="NAME",
+        help="a project it may read and write (repeat for several; it reads * too). "
+        "None given: every project",
+    )
+    add.add_argument(
         "--oauth-code",
         action="store_true",
         help="a one-time code to sign in on the OAuth page instead (single use, 10 minutes)",
@@ -68,12 +76,13 @@ def _shown(row: TokenRow) -> dict[str, object]:
         "role": row.role,
         "created_at": _when(row.created_at),
         "last_used_at": _when(row.last_used_at),
+        "projects": row.projects,
     }
 
 
 async def _add(app: AppContext, args: argparse.Namespace) -> int:
     if args.oauth_code:  # no token: an agent may have several codes beside its token
-        code = await app.oauth.add_login_code(args.agent, args.role)
+        code = await app.oauth.add_login_code(args.agent, args.role, args.projects)
         print(
             f"one-time sign-in code for agent {args.agent!r} ({args.role}): paste it on "
             "the page your client opens; it works once, within 10 minutes",
@@ -90,9 +99,10 @@ async def _add(app: AppContext, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    token = await app.tokens.issue(args.agent, args.role)
+    token = await app.tokens.issue(args.agent, args.role, args.projects)
+    granted = ", ".join(args.projects) if args.projects else "every project"
     print(
-        f"token for agent {args.agent!r} ({args.role}); it is shown only now: "
+        f"token for agent {args.agent!r} ({args.role}, {granted}); it is shown only now: "
         "put it in the client's Authorization header (Bearer ...)",
         file=sys.stderr,
     )
@@ -124,9 +134,11 @@ async def _list(app: AppContext, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print("id\tagent\trole\tcreated\tlast used")
+    print("id\tagent\trole\tcreated\tlast used\tprojects")
     for row in rows:
-        print("\t".join(str(value or "never") for value in row.values()))
+        projects = row.pop("projects")
+        shown = ", ".join(projects) if isinstance(projects, list) else "every project"
+        print("\t".join(str(value or "never") for value in row.values()) + f"\t{shown}")
     return 0
 
 

@@ -37,15 +37,7 @@ from memory_mcp.graph.entities import (
     relation_key,
     relation_of,
 )
-from memory_mcp.models import (
-    Caller,
-    MemoryRecord,
-    NewMemory,
-    Scope,
-    SearchRequest,
-    Source,
-    StoreRequest,
-)
+from memory_mcp.models import Caller, MemoryRecord, Scope, SearchRequest, StoreRequest
 from memory_mcp.rules import permissions
 from memory_mcp.rules.permissions import Change, Target, can_see
 
@@ -85,7 +77,7 @@ class KnowledgeGraph:
         return entities, relations
 
     async def entity_record(self, name: str) -> MemoryRecord | None:
-        record = await self.service.by_identity(self.caller, self._identity(entity_key(name)))
+        record = await self.service.by_key(self.caller, entity_key(name), self.scope)
         if record is None or not self._is_entity(record) or self.service.is_expired(record):
             return None
         return record
@@ -201,6 +193,8 @@ class KnowledgeGraph:
             scope=self.scope,
             tags=tags,
             metadata=metadata,
+            # A new entity goes to the current project; one found in `*` stays there.
+            project=None if record is None else record.project,
         )
         new = self.service.prepare_memory(self.caller, request)
         refused = await self.service.ownership_refusals([(self.caller, new)])
@@ -325,18 +319,12 @@ class KnowledgeGraph:
         for relation in relations:
             try:
                 made += len(await self.create_relations([relation]))
-                old = await self.service.by_identity(
-                    self.caller, self._identity(relation_key(relation))
-                )
+                old = await self.service.by_key(self.caller, relation_key(relation), self.scope)
                 if old is not None:
                     await self.service.delete(self.caller, old.id)
             except MemoryMcpError as exc:
                 problems.append(f"{relation_key(relation)}: {exc}")
         return made, problems
-
-    def _identity(self, key: str) -> str:
-        session = self.caller.session_id if self.scope is Scope.SESSION else ""
-        return NewMemory(key, "", self.scope, self.caller.agent_id, session, Source.MANUAL).identity
 
     async def _existing(self, name: str) -> tuple[MemoryRecord, Entity]:
         record = await self.entity_record(name)

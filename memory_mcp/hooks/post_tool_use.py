@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_mcp.hooks.job import settings_for
 from memory_mcp.notes.folders import note_folders
 from memory_mcp.notes.paths import NotePath, locate
 from memory_mcp.settings import Settings
@@ -21,9 +22,9 @@ if TYPE_CHECKING:
 def run(
     path: str, payload: dict[str, Any], open_app: AppOpener, settings: Settings | None = None
 ) -> int:
-    settings = settings or Settings()
+    settings = settings_for(payload, settings)
     cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else None
-    note = locate(path, note_folders(settings), cwd)
+    note = locate(path, note_folders(settings, cwd), cwd)
     if note is None:
         return 0
     if settings.team_server is not None:
@@ -57,5 +58,5 @@ def _index_on_team_server(settings: Settings, server: tuple[str, str], note: Not
     async def remote(client: Client) -> None:
         await team.call(client, "index-note", arguments)
 
-    team.run_remote(server, remote)
+    team.run_remote(server, remote, settings.project)
     return 0

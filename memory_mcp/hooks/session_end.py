@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.app.context import AppContext
-from memory_mcp.hooks.job import run_with_app
+from memory_mcp.hooks.job import run_with_app, settings_for
 from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
 from memory_mcp.hooks.transcript import read_transcript
 from memory_mcp.models import Scope, Source, StoreRequest
@@ -44,7 +44,9 @@ def run(
         transcript.cwd = payload["cwd"]
     session = _session_id(payload, path)
     summarizer = summarizer or ExtractiveSummarizer()
-    settings = settings or Settings()
+    # The session's project: the work tree it ran in (the transcript's cwd, else the
+    # payload's), as the session-start block's.
+    settings = settings_for({"cwd": transcript.cwd}, settings)
     # Given on every write: an update keeps what it is not given, and a summary lives its
     # days from the session's last change, not from the first Stop (None: for ever).
     days = settings.ttl_session_summary_days
@@ -97,7 +99,7 @@ def run(
                 }
                 await team.call(client, "memory-store", arguments)
 
-        team.run_remote(settings.team_server, remote)
+        team.run_remote(settings.team_server, remote, settings.project)
         return 0
     run_with_app(open_app, settings, job)
     return 0

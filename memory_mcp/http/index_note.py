@@ -19,12 +19,14 @@ from memory_mcp.checks.validation import shown
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import app_of
-from memory_mcp.models import Scope
+from memory_mcp.models import EVERY_PROJECT, Scope
 from memory_mcp.notes.indexer import note_memories
 from memory_mcp.notes.paths import NoteFolder, NotePath, is_note_name
-from memory_mcp.rules.permissions import Origin
+from memory_mcp.rules.permissions import Origin, written_project
 
-FOLDERS = {"personal": Scope.AGENT, "shared": Scope.SWARM}
+# A work tree's `.memory/` folder ("project") holds its project's notes: swarm scope, in
+# the connection's current project.
+FOLDERS = {"personal": Scope.AGENT, "shared": Scope.SWARM, "project": Scope.SWARM}
 MAX_PATH_CHARS = 4_096
 
 
@@ -50,7 +52,10 @@ def add_note_tool(server: MCPServer[Any]) -> None:
         folder: Annotated[
             str,
             WithJsonSchema({"type": "string", "enum": list(FOLDERS)}),
-            Field(description="personal: your private memories; shared: every agent's."),
+            Field(
+                description="personal: your private memories; shared: every agent's; "
+                "project: a work tree's .memory/ notes, in the current project."
+            ),
         ] = "personal",
         modified_at: Annotated[
             float | None, Field(strict=True, description="The file's mtime, UNIX seconds.")
@@ -66,7 +71,7 @@ def add_note_tool(server: MCPServer[Any]) -> None:
         app = await app_of(ctx)
         scope = FOLDERS.get(folder)
         if scope is None:
-            raise ToolError(f"invalid folder: {shown(folder)} is not one of personal, shared")
+            raise ToolError(f"invalid folder: {shown(folder)} is not one of {', '.join(FOLDERS)}")
         file_path = _checked_path(path)
         if len(content.encode("utf-8", errors="replace")) > app.settings.note_max_bytes:
             raise ToolError(f"invalid content: over {app.settings.note_max_bytes:,} bytes")
@@ -79,16 +84,19 @@ def add_note_tool(server: MCPServer[Any]) -> None:
             )
         try:
             async with app.turns:
+                caller = caller_of(app)
+                project = written_project(caller) if folder == "project" else EVERY_PROJECT
                 # The text is the caller's word, not a file this server read: a shared
                 # note another agent indexed is changed or removed only by that agent or a
                 # lead (memory_mcp/rules/permissions.py).
                 report = await app.notes.files.sync_file(
-                    caller_of(app),
+                    caller,
                     scope,
                     file_path,
                     memories,
                     modified_at or time.time(),
                     origin=Origin.CALLER,
+                    project=project,
                 )
         except MemoryMcpError as exc:
             raise ToolError(str(exc)) from exc

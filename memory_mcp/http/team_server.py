@@ -6,9 +6,10 @@ The protocol is the SDK's own (its streamable HTTP app at /mcp, its SSE app at /
 on every request (401 without a valid one; the SDK's `RequireAuthMiddleware`), the MCP
 session id handed to `caller_of`, MCP sessions (streamable HTTP sessions, SSE
 connections) bounded per agent (agent_sessions.py), a log that a flood cannot grow
-without bound (rates.py), `/healthz`, a refusal to listen beyond loopback while no token
-exists, and with --oauth the SDK's OAuth authorization server for itself
-(oauth_provider.py) beside the bearer tokens."""
+without bound (rates.py), each connection's current project (`X-Memory-Project`, or
+`?project=`: mcp/identity.py, checked against the token's grants), `/healthz`, a refusal
+to listen beyond loopback while no token exists, and with --oauth the SDK's OAuth
+authorization server for itself (oauth_provider.py) beside the bearer tokens."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ import uvicorn
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
 from memory_mcp import __version__
@@ -40,7 +42,12 @@ from memory_mcp.http.agent_sessions import limit_sse_streams, streamable_app
 from memory_mcp.http.index_note import add_note_tool
 from memory_mcp.http.oauth_provider import issuer_of, oauth_routes
 from memory_mcp.http.rates import budget_logs
-from memory_mcp.mcp.identity import SseSession, StoreTokenVerifier
+from memory_mcp.mcp.identity import (
+    ConnectionProject,
+    ProjectGrant,
+    SseSession,
+    StoreTokenVerifier,
+)
 from memory_mcp.notes.folders import say_why_no_personal_folder
 from memory_mcp.settings import Settings
 
@@ -160,8 +167,9 @@ def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp
         starlette.router.routes.extend(routes)  # (the SDK adds the resource metadata)
         per_agent, idle = settings.max_sessions_per_agent, settings.session_idle_seconds
         limit_sse_streams(starlette, SSE_PATH, per_agent, idle)
-        return SseSession(starlette)
-    return streamable_app(
+        _granted_projects_only(starlette, (SSE_PATH, MESSAGES_PATH.rstrip("/")))
+        return ConnectionProject(SseSession(starlette))
+    streamable = streamable_app(
         server,
         verifier,
         path=MCP_PATH,
@@ -171,6 +179,16 @@ def http_app(settings: Settings, app: AppContext, parts: HostedParts) -> ASGIApp
         routes=[*routes, *(oauth.resource_routes if oauth is not None else [])],
         auth=auth,
     )
+    _granted_projects_only(streamable, (MCP_PATH,))
+    return ConnectionProject(streamable)
+
+
+def _granted_projects_only(app: Starlette, paths: tuple[str, ...]) -> None:
+    """Put `ProjectGrant` on the MCP routes at `paths` (behind the app's bearer check:
+    the route knows the token)."""
+    for route in app.router.routes:
+        if isinstance(route, Route | Mount) and route.path in paths:
+            route.app = ProjectGrant(route.app)
 
 
 def connection_limit() -> int:

@@ -93,6 +93,8 @@ def _meant(name: str, accepted: Sequence[str], missing: Sequence[str]) -> str | 
     candidates += [c for c in SYNONYMS.get(folded, ()) if c in accepted]
     if folded in accepted:  # a case or hyphen slip: Key, older-than
         candidates.insert(0, folded)
+    # Letters swapped (tgas: tags, not task, which difflib rates the same).
+    candidates += [c for c in accepted if sorted(c) == sorted(folded)]
     candidates += difflib.get_close_matches(folded, accepted, n=3, cutoff=0.7)
     for candidate in candidates:
         if candidate in missing:

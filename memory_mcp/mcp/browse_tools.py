@@ -12,7 +12,14 @@ from pydantic import Field
 
 from memory_mcp.checks import validation as v
 from memory_mcp.mcp.identity import caller_of
-from memory_mcp.mcp.tool_calls import app_of, guard, one_of
+from memory_mcp.mcp.tool_calls import (
+    ARCHIVED_FILTER,
+    PROJECT_FILTER,
+    TASK_FILTER,
+    app_of,
+    guard,
+    one_of,
+)
 from memory_mcp.models import Scope, Source, UpsertOutcome
 from memory_mcp.results.links import LinkRecord
 from memory_mcp.results.memories import (
@@ -56,9 +63,11 @@ async def memory_list(
         int, Field(strict=True, description=f"1-{MAX_LIST_LIMIT}.")
     ] = DEFAULT_LIST_LIMIT,
     include_expired: Annotated[bool, Field(strict=True)] = False,
+    project: Annotated[str | None, PROJECT_FILTER] = None,
+    task: Annotated[str | None, TASK_FILTER] = None,
+    include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
 ) -> MemoryList:
-    """Browse memories without a query, newest first, a page at a time (filters combine;
-    pass next_cursor back for the next page).
+    """Browse memories without a query, newest first, a page at a time.
     Example: memory-list(tags=["build"], since="7d")"""
     app = await app_of(ctx)
 
@@ -72,6 +81,9 @@ async def memory_list(
             since=since,
             until=until,
             include_expired=include_expired,
+            project=project,
+            task=task,
+            include_archived=include_archived,
         )
         return await app.service.list_memories(caller_of(app), filters, order, cursor, limit)
 
@@ -94,8 +106,8 @@ async def memory_history(
         int | None, Field(strict=True, description="The last answer's `earlier`.")
     ] = None,
 ) -> MemoryHistory:
-    """A memory's versions, oldest first: each value, who wrote it and when, and its
-    links over time. Undo a change with memory-revert.
+    """A memory's versions, oldest first (value, author, time), and its links over
+    time. Undo a change with memory-revert.
     Example: memory-history(id=42)"""
     app = await app_of(ctx)
     caller = caller_of(app)
@@ -120,7 +132,7 @@ async def memory_revert(
         int | None, Field(strict=True, description="Only if still at this version.")
     ] = None,
 ) -> Reverted:
-    """Restore an earlier version of a memory as a new version (history keeps all).
+    """Restore an earlier version of a memory as a new version.
     Example: memory-revert(id=42, version=2, expected_version=5)"""
     app = await app_of(ctx)
     outcome: UpsertOutcome = await guard(
@@ -139,8 +151,9 @@ async def memory_delete_many(
     limit: Annotated[
         int, Field(strict=True, description=f"1-{MAX_DELETE_MANY_LIMIT}, oldest first.")
     ] = DEFAULT_DELETE_MANY_LIMIT,
+    project: Annotated[str | None, PROJECT_FILTER] = None,
 ) -> BulkDeleted:
-    """Delete the memories you may delete that match tags, source and/or older_than (at
+    """Delete the memories you may delete matching tags, source and/or older_than (at
     least one). Try dry_run=true first.
     Example: memory-delete-many(tags=["scratch"], older_than="30d", dry_run=true)"""
     app = await app_of(ctx)
@@ -155,6 +168,7 @@ async def memory_delete_many(
             scope=v.parse_scope(scope, allow_all=True),
             dry_run=dry_run,
             limit=limit,
+            project=project,
         )
 
     return bulk_deleted(await guard(app, delete_many()))

@@ -14,15 +14,19 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memory_mcp.errors import PermissionDeniedError
 from memory_mcp.models import Caller, Role
+from memory_mcp.rules.permissions import current_project_of
+from memory_mcp.rules.projects import ProjectNameError, check_project
 
 if TYPE_CHECKING:  # the stdio server imports this module before it opens the store
     from memory_mcp.app.context import AppContext
@@ -30,9 +34,16 @@ if TYPE_CHECKING:  # the stdio server imports this module before it opens the st
     from memory_mcp.auth.tokens import AgentTokens
 
 ROLE_CLAIM = "memory_mcp_role"
+PROJECTS_CLAIM = "memory_mcp_projects"  # the projects a token is granted; absent: every one
 SESSION_QUERY = "session_id"  # SSE: POST /messages/?session_id=...
+# A connection's current project: a header (Claude Code's --header, .mcp.json `headers`),
+# or the URL's query for connectors that cannot set headers (streamable HTTP: each request
+# carries the URL; SSE posts to a URL the server hands out, so there the header only).
+PROJECT_HEADER = "x-memory-project"
+PROJECT_QUERY = "project"
 
 _mcp_session: ContextVar[str | None] = ContextVar("memory_mcp_session", default=None)
+_asked_project: ContextVar[str | None] = ContextVar("memory_mcp_project", default=None)
 
 
 class StoreTokenVerifier:
@@ -62,7 +73,7 @@ class StoreTokenVerifier:
                     scopes=list(grant.scopes),
                     expires_at=int(grant.expires_at),
                     resource=grant.resource,
-                    claims={ROLE_CLAIM: grant.role.value},
+                    claims=_claims(grant.role, grant.projects),
                 )
         holder = await self._tokens.verify(token)
         if holder is None:
@@ -75,8 +86,15 @@ class StoreTokenVerifier:
             subject=token_hash(token),
             scopes=[],
             resource=self._resource,
-            claims={ROLE_CLAIM: holder.role.value},
+            claims=_claims(holder.role, holder.projects),
         )
+
+
+def _claims(role: Role, projects: frozenset[str] | None) -> dict[str, Any]:
+    claims: dict[str, Any] = {ROLE_CLAIM: role.value}
+    if projects is not None:
+        claims[PROJECTS_CLAIM] = sorted(projects)
+    return claims
 
 
 @contextmanager
@@ -87,6 +105,68 @@ def in_mcp_session(session: str | None) -> Iterator[None]:
         yield
     finally:
         _mcp_session.reset(reset)
+
+
+class ConnectionProject:
+    """ASGI middleware of the team server: the project a request asks to work in (the
+    `X-Memory-Project` header, else `?project=`), for `caller_of`, which checks it against
+    the token's grants. A name that is not one is answered 400 here."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        asked = _project_asked(scope) if scope["type"] == "http" else None
+        if asked is not None:
+            try:
+                check_project(asked)
+            except ProjectNameError as exc:
+                await PlainTextResponse(f"invalid project: {exc}", 400)(scope, receive, send)
+                return
+        reset = _asked_project.set(asked)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _asked_project.reset(reset)
+
+
+class ProjectGrant:
+    """ASGI middleware on the team server's MCP routes, after the bearer check: a
+    connection that asks for a project its token is not granted is answered 403 there, at
+    connect, rather than at each call (`caller_of` refuses those too)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        asked = _asked_project.get()
+        if isinstance(user, AuthenticatedUser) and asked is not None:
+            try:
+                current_project_of(_grants(user.access_token.claims), asked)
+            except PermissionDeniedError as exc:
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": -32000, "message": str(exc)},
+                }
+                await JSONResponse(body, 403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _grants(claims: dict[str, Any] | None) -> frozenset[str] | None:
+    projects = (claims or {}).get(PROJECTS_CLAIM)
+    return None if projects is None else frozenset(projects)
+
+
+def _project_asked(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name.decode("latin-1").lower() == PROJECT_HEADER:
+            return str(value.decode("utf-8", errors="replace").strip())
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    values = query.get(PROJECT_QUERY)
+    return values[0].strip() if values else None
 
 
 class SseSession:
@@ -127,11 +207,21 @@ def caller_of(app: AppContext) -> Caller:
         # Unreachable behind the SDK's RequireAuthMiddleware; never fall back to the
         # server's own identity over the network.
         raise PermissionDeniedError("this request carries no valid bearer token")
-    role = Role((access.claims or {}).get(ROLE_CLAIM, Role.WORKER.value))
+    claims = access.claims or {}
+    role = Role(claims.get(ROLE_CLAIM, Role.WORKER.value))
+    grants = _grants(claims)
     # A client of the stateless 2026-07-28 protocol has no MCP session: its session
     # scope lasts one request.
     session = _mcp_session.get() or f"request-{uuid.uuid4().hex[:12]}"
-    return Caller(access.client_id, role, session[:128])
+    project = current_project_of(grants, _asked_project.get())
+    return Caller(access.client_id, role, session[:128], project, grants)
 
 
-__all__ = ["SseSession", "StoreTokenVerifier", "caller_of", "in_mcp_session"]
+__all__ = [
+    "ConnectionProject",
+    "ProjectGrant",
+    "SseSession",
+    "StoreTokenVerifier",
+    "caller_of",
+    "in_mcp_session",
+]

@@ -25,9 +25,8 @@ async def memory_link(
     ],
     remove: Annotated[bool, Field(strict=True)] = False,
 ) -> LinkChanged:
-    """Link two memories when one only makes sense with the other (a fix and its bug, a
-    decision and the one it replaces), or remove the link. Links are followed by
-    memory-related and by memory-search with expand=true.
+    """Link two memories when one only makes sense with the other, or remove the link.
+    Links are followed by memory-related and by memory-search with expand=true.
     Example: memory-link(id=12, to=7, relation="supersedes")"""
     app = await app_of(ctx)
 
@@ -47,8 +46,8 @@ async def memory_related(
     limit: Annotated[int, Field(strict=True, description=f"1-{RELATED_LIMIT_MAX}.")] = 20,
     include_expired: Annotated[bool, Field(strict=True)] = False,
 ) -> RelatedMemories:
-    """The memories linked to a memory (and, with depth 2-3, to those), nearest first,
-    each with the relation that reached it.
+    """The memories linked to a memory, nearest first, each with the relation that
+    reached it.
     Example: memory-related(id=12, depth=2)"""
     app = await app_of(ctx)
 

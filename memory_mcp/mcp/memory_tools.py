@@ -1,7 +1,8 @@
-"""The memory tools: memory-store, memory-search, memory-get, memory-delete and
-memory-inject-learning. Translation only: arguments parsed into the service's types
-inside `guard` (a bad value becomes a tool error naming the argument), results as
-pydantic models (results/memories.py, published as each tool's outputSchema)."""
+"""The memory tools: memory-store, memory-search, memory-get, memory-delete,
+memory-inject-learning and memory-complete-task. Translation only: arguments parsed into
+the service's types inside `guard` (a bad value becomes a tool error naming the
+argument), results as pydantic models (results/memories.py, published as each tool's
+outputSchema)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,20 @@ from pydantic import Field
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.identity import caller_of
-from memory_mcp.mcp.tool_calls import app_of, guard, one_of
+from memory_mcp.mcp.tool_calls import (
+    ARCHIVED_FILTER,
+    PROJECT_ARGUMENT,
+    PROJECT_FILTER,
+    TASK_FILTER,
+    app_of,
+    guard,
+    one_of,
+)
 from memory_mcp.models import LearningCategory, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.results.explanations import ScoreExplanation
 from memory_mcp.results.links import MemoryLink
 from memory_mcp.results.memories import (
+    CompletedTask,
     DeleteResult,
     Learning,
     Memory,
@@ -65,12 +75,13 @@ async def store_memory(
     replace: Annotated[
         bool, Field(strict=True, description="Rewrite it whole: left-out fields get defaults.")
     ] = False,
+    project: Annotated[str | None, PROJECT_ARGUMENT] = None,
+    task: Annotated[str | None, Field(description="A task's working memory.")] = None,
 ) -> StoredMemory:
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
-    history kept), changing only the fields given: [] or {} empties one, replace=true
-    rewrites it whole. `similar` lists near-copies you can see: update one of them
-    instead of keeping two. Secrets are stored as [REDACTED:kind].
+    history kept), changing only the fields given. `similar` lists near-copies: update
+    one instead of keeping two. Secrets are stored as [REDACTED:kind].
     Example: memory-store(key="test-command", value="Run `make test`", tags=["build"])"""
     app = await app_of(ctx)
 
@@ -89,6 +100,8 @@ async def store_memory(
             pinned=pinned,
             expected_version=expected_version,
             replace=replace,
+            project=project,
+            task=task,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
 
@@ -116,14 +129,15 @@ async def memory_search(
     expand: Annotated[
         bool | None, Field(strict=True, description="Also rank memories linked to top hits.")
     ] = None,
+    project: Annotated[str | None, PROJECT_FILTER] = None,
+    task: Annotated[str | None, TASK_FILTER] = None,
+    include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
 ) -> SearchResults:
     """Search memories by meaning and exact words, best first. Search before starting a
-    task and whenever past work may help. Exact keys and identifiers rank first; filters
-    apply before ranking, and a narrow one may return fewer or none (a result shares
-    words or meaning with the query). matched_by "context": the words are only in the
-    memories written just before it (explain.context_from names them). Long values are
-    cut: memory-get reads one whole.
-    Example: memory-search(query="how do we deploy to staging?", limit=5)"""
+    task and whenever past work may help. Exact keys and identifiers rank first; a
+    narrow filter may return fewer or none. matched_by "context": the words are only in
+    the memories written just before it. Long values are cut: memory-get reads one whole.
+    Example: memory-search(query="how do we deploy?", limit=5)"""
     app = await app_of(ctx)
 
     async def search() -> SearchResult:
@@ -139,6 +153,9 @@ async def memory_search(
             min_score,
             expand,
             explain,
+            project,
+            task,
+            include_archived,
         )
         return await app.service.search(caller_of(app), request)
 
@@ -164,8 +181,7 @@ async def memory_get(
     ctx: Context,
     id: Annotated[int, Field(strict=True, description="From memory-search or memory-store.")],
 ) -> Memory:
-    """Read one whole memory by id: value, version, expiry and its links (expired ones
-    too).
+    """Read one whole memory by id, with its links (expired ones too).
     Example: memory-get(id=42)"""
     app = await app_of(ctx)
 
@@ -188,7 +204,7 @@ async def memory_delete(
     scope: Annotated[str, one_of(*Scope)] = "agent",
 ) -> DeleteResult:
     """Delete a memory for good, by id or by key and scope: your own, or (lead) a swarm
-    one. Many at once: memory-delete-many.
+    one.
     Example: memory-delete(id=42)"""
     app = await app_of(ctx)
 
@@ -209,6 +225,7 @@ async def inject_learning(
     learning: Annotated[str, Field(description="The lesson, stated so a worker can act.")],
     category: Annotated[str, one_of(*LearningCategory)],
     agent_id: Annotated[str | None, Field(description="The worker it is about.")] = None,
+    project: Annotated[str | None, PROJECT_ARGUMENT] = None,
 ) -> Learning:
     """Lead only: share a lesson with every worker (a swarm memory tagged with its
     category, owned by you). The same learning twice changes nothing.
@@ -218,10 +235,34 @@ async def inject_learning(
 
     async def inject() -> Learning:
         parsed = v.parse_learning_category(category)
-        outcome = await app.service.inject_learning(caller_of(app), learning, parsed, agent_id)
+        outcome = await app.service.inject_learning(
+            caller_of(app), learning, parsed, agent_id, project
+        )
         return Learning.of(outcome, parsed)
 
     return await guard(app, inject())
+
+
+async def complete_task(
+    ctx: Context,
+    task: str,
+    handoff_to: str | None = None,
+) -> CompletedTask:
+    """Archive a task's working memories, or move them to task handoff_to.
+    Example: memory-complete-task(task="issue-36")"""
+    app = await app_of(ctx)
+
+    async def complete() -> CompletedTask:
+        done = await app.service.complete_task(caller_of(app), task, handoff_to)
+        return CompletedTask(
+            task=task.strip(),
+            project=done.project,
+            archived=len(done.archived),
+            handed_off=len(done.moved),
+            handoff_to=None if handoff_to is None else handoff_to.strip(),
+        )
+
+    return await guard(app, complete())
 
 
 def register_memory_tools(server: MCPServer[Any]) -> None:
@@ -253,3 +294,9 @@ def register_memory_tools(server: MCPServer[Any]) -> None:
             idempotentHint=True,
         ),
     )(inject_learning)
+    server.tool(
+        name="memory-complete-task",
+        annotations=ToolAnnotations(
+            title="Complete a task", readOnlyHint=False, destructiveHint=False, idempotentHint=True
+        ),
+    )(complete_task)

@@ -32,6 +32,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -129,6 +130,37 @@ def tight_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return tight
 
 
+# Tools already built, by everything that defines one. Building one has pydantic make the
+# argument model and its schema from the signature: ~60 ms of CPU for the whole tool list,
+# paid again by every server in a process (each in-process client, each test) for the same
+# functions. A Tool holds no state of a server's: sharing one is sharing its description.
+_BUILT_TOOLS: dict[tuple[Any, ...], Tool] = {}
+
+
+def _built_tool(
+    fn: Callable[..., Any],
+    name: str,
+    title: str | None,
+    description: str,
+    annotations: types.ToolAnnotations | None,
+    options: dict[str, Any],
+) -> Tool:
+    key = (
+        fn,
+        name,
+        title,
+        description,
+        None if annotations is None else annotations.model_dump_json(),
+        json.dumps(options, sort_keys=True, default=repr),
+    )
+    tool = _BUILT_TOOLS.get(key)
+    if tool is None:
+        tool = Tool.from_function(fn, name, title, description, annotations=annotations, **options)
+        tool.parameters = tight_schema(tool.parameters)
+        _BUILT_TOOLS[key] = tool
+    return tool
+
+
 def filter_tool_list(stdio_lead: bool, list_aliases: bool) -> Callable[..., Any]:
     """SDK middleware: tools/list without the lead-only tools unless the caller is the
     lead: over HTTP the role of the request's token, over stdio the server's own role
@@ -178,26 +210,25 @@ class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_s
     ) -> None:
         """Register the tool, then the same function under each deprecated alias. The
         description is the docstring as `inspect.getdoc` cleans it: the SDK would send its
-        source indentation into every client's context."""
+        source indentation into every client's context. Each tool is built once per
+        process (`_built_tool`) and shared by every server that registers it."""
         description = description or inspect.getdoc(fn) or ""
         options: dict[str, Any] = {
             "icons": icons,
             "meta": meta,
             "structured_output": structured_output,
         }
-        super().add_tool(fn, name, title, description, annotations, **options)
         current = name or fn.__name__
+        shown = [(current, description, annotations)]
         for alias in aliases_of(current):
             old = annotations
             if old is not None and old.title:
                 old = old.model_copy(update={"title": f"{old.title} (deprecated name)"})
-            super().add_tool(
-                fn, alias, title, alias_description(alias, current, description), old, **options
-            )
-        for registered in (current, *aliases_of(current)):
-            tool = self._tool_manager.get_tool(registered)
-            if tool is not None:
-                tool.parameters = tight_schema(tool.parameters)
+            shown.append((alias, alias_description(alias, current, description), old))
+        tools = self._tool_manager._tools  # the SDK adds a Tool only by building it
+        for registered, said, marked in shown:
+            if registered not in tools:  # as the SDK's add_tool: the first one stays
+                tools[registered] = _built_tool(fn, registered, title, said, marked, options)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

@@ -12,7 +12,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR
-from pydantic import WithJsonSchema
+from pydantic import Field, WithJsonSchema
 
 from memory_mcp.app.background import OpeningApp
 from memory_mcp.errors import MemoryMcpError
@@ -22,6 +22,14 @@ if TYPE_CHECKING:  # the store, numpy and SQLAlchemy are imported after the hand
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+# The arguments of the reads that cover projects and tasks (search, list, delete-many),
+# and of the writes that choose a project: what `project` means is said once, in the
+# server's instructions (mcp/server.py), which the tool list's budget does not count.
+PROJECT_FILTER = Field()
+TASK_FILTER = Field(description="Plus its working memories.")
+ARCHIVED_FILTER = Field(strict=True)
+PROJECT_ARGUMENT = Field()
 
 INTERNAL_ERROR_MESSAGE = (
     "internal error in the memory server (the details are in its log); "

@@ -11,7 +11,8 @@ note is keyword-searchable as soon as it is written and never holds up the notes
 after it.
 
 Who may change what (memory_mcp/rules/permissions.py decides): the personal folder's memories
-belong to the agent that indexes them; the shared folder's are swarm memories. A note this
+belong to the agent that indexes them; the shared folder's are swarm memories, and so are a
+work tree's `.memory/` folder's, in its project. A note this
 server read itself from the shared folder (Origin.FOLDER: the watcher, `memory-mcp index`,
 the local hook) is the folder's: any agent watching that folder keeps it in step with the
 file. A note whose text the caller sent (Origin.CALLER: the team server's index-note) is
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from memory_mcp.checks.safety import redact_text
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source
+from memory_mcp.models import EVERY_PROJECT, Caller, MemoryRecord, NoteChunk, Scope, Source
 from memory_mcp.notes.reports import FileIndexReport, FileMemory
 from memory_mcp.rules.permissions import Origin
 
@@ -63,6 +64,7 @@ class FileIndexService:
         modified_at: float,
         *,
         origin: Origin,
+        project: str = EVERY_PROJECT,
     ) -> FileIndexReport:
         """Make the file's memories exactly `memories`. `origin`: FOLDER when this server
         read the file itself, CALLER when the text was sent (see the module's docstring);
@@ -103,6 +105,7 @@ class FileIndexService:
                 value=memory.value,
                 metadata=memory.metadata,
                 expires_at=expires_at,
+                project=project,
             )
             try:
                 result = await self.service.store_note_chunk(caller, chunk, origin)

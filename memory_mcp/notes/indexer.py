@@ -167,6 +167,7 @@ class NoteIndexer:
                 memories,
                 content.modified_at,
                 origin=READ_HERE,
+                project=note.folder.project,
             )
         )
         if report.changed:

@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from memory_mcp.models import Scope
+from memory_mcp.models import EVERY_PROJECT, Scope
 
 NOTE_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -38,7 +38,8 @@ class NoteFolder:
 
     root: Path
     scope: Scope
-    label: str  # "personal" or "shared", for logs and metadata
+    label: str  # "personal", "shared" or "project", for logs and metadata
+    project: str = EVERY_PROJECT  # a work tree's `.memory/`: its project's notes
 
 
 @dataclass(frozen=True)

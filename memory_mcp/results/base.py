@@ -9,7 +9,10 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 
 
 class ToolResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built when first used, not when imported: a CLI command shows one of these models
+    # and should not pay for building the other dozens (~25 ms; the MCP server builds
+    # every tool's schema as it starts anyway).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     # Fields left out of the result when None or empty.
     omitted_when_empty: ClassVar[frozenset[str]] = frozenset()
 

@@ -55,16 +55,18 @@ class StoredMemory(ToolResult):
     `similar_checked: false`: not compared yet (the model is still loading).
     `redacted`: the secrets replaced before storing (checks/safety.py)."""
 
-    omitted_when_empty = frozenset({"flags", "redacted"})
+    omitted_when_empty = frozenset({"flags", "redacted", "task"})
 
     id: int
     key: str
     scope: Scope
+    project: str
     version: int
     created: bool
     agent_id: str
     updated_by: str
     expires_at: str | None
+    task: str | None = None
     flags: list[str] | None = None
     redacted: list[RedactedSecret] | None = None
     similar: list[SimilarMemory] = []
@@ -78,11 +80,13 @@ class StoredMemory(ToolResult):
             id=record.id,
             key=record.key,
             scope=record.scope,
+            project=record.project,
             version=record.version,
             created=outcome.created,
             agent_id=record.agent_id,
             updated_by=record.updated_by,
             expires_at=iso(record.expires_at),
+            task=record.task,
             flags=record.flags or None,
             redacted=RedactedSecret.all_of(outcome.redactions),
             similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
@@ -94,12 +98,15 @@ class Memory(ToolResult):
     """A whole memory, as memory-get returns it (expired ones too, with `expired: true`),
     with its links to and from memories the reader may see (`more_links`: more than shown)."""
 
-    omitted_when_empty = frozenset({"about_agent", "flags", "file_path", "links", "more_links"})
+    omitted_when_empty = frozenset(
+        {"about_agent", "flags", "file_path", "links", "more_links", "task", "archived_at"}
+    )
 
     id: int
     key: str
     value: str
     scope: Scope
+    project: str
     agent_id: str
     updated_by: str
     source: Source
@@ -114,6 +121,8 @@ class Memory(ToolResult):
     last_accessed_at: str | None
     expires_at: str | None
     expired: bool
+    task: str | None = None
+    archived_at: str | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
     file_path: str | None = None
@@ -129,6 +138,7 @@ class Memory(ToolResult):
             key=record.key,
             value=record.value,
             scope=record.scope,
+            project=record.project,
             agent_id=record.agent_id,
             updated_by=record.updated_by,
             source=record.source,
@@ -143,6 +153,8 @@ class Memory(ToolResult):
             last_accessed_at=iso(record.last_accessed_at),
             expires_at=iso(record.expires_at),
             expired=expired,
+            task=record.task,
+            archived_at=iso(record.archived_at),
             about_agent=record.about_agent or None,
             flags=record.flags or None,
             file_path=record.file_path or None,
@@ -159,6 +171,9 @@ def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
         "key": record.key,
         "value": record.value[:max_chars],
         "scope": record.scope,
+        "project": record.project,
+        "task": record.task,
+        "archived_at": iso(record.archived_at),
         "agent_id": record.agent_id,
         "updated_by": record.updated_by,
         "source": record.source,
@@ -176,12 +191,15 @@ def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
 class SearchHit(ToolResult):
     """One memory-search result: the memory with its value cut to the configured length."""
 
-    omitted_when_empty = frozenset({"truncated", "full_length", "about_agent", "flags", "explain"})
+    omitted_when_empty = frozenset(
+        {"truncated", "full_length", "about_agent", "flags", "explain", "task", "archived_at"}
+    )
 
     id: int
     key: str
     value: str
     scope: Scope
+    project: str
     agent_id: str
     updated_by: str
     source: Source
@@ -191,6 +209,8 @@ class SearchHit(ToolResult):
     created_at: str | None
     updated_at: str | None
     expires_at: str | None
+    task: str | None = None
+    archived_at: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
     about_agent: str | None = None
@@ -240,6 +260,7 @@ class Learning(ToolResult):
     id: int
     key: str
     scope: Scope
+    project: str
     version: int
     created: bool
     category: LearningCategory
@@ -255,6 +276,7 @@ class Learning(ToolResult):
             id=record.id,
             key=record.key,
             scope=record.scope,
+            project=record.project,
             version=record.version,
             created=outcome.created,
             category=category,
@@ -272,12 +294,15 @@ class Learning(ToolResult):
 class ListedMemory(ToolResult):
     """One memory-list item: the memory with its value cut like a search result's."""
 
-    omitted_when_empty = frozenset({"truncated", "full_length", "about_agent", "flags"})
+    omitted_when_empty = frozenset(
+        {"truncated", "full_length", "about_agent", "flags", "task", "archived_at"}
+    )
 
     id: int
     key: str
     value: str
     scope: Scope
+    project: str
     agent_id: str
     updated_by: str
     source: Source
@@ -287,6 +312,8 @@ class ListedMemory(ToolResult):
     created_at: str | None
     updated_at: str | None
     expires_at: str | None
+    task: str | None = None
+    archived_at: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
     about_agent: str | None = None
@@ -366,13 +393,17 @@ class Reverted(StoredMemory):
 
 
 class DeletedMemory(ToolResult):
+    omitted_when_empty = frozenset({"task"})
+
     id: int
     key: str
     scope: Scope
+    project: str
     agent_id: str
     source: Source
     tags: list[str]
     updated_at: str | None
+    task: str | None = None
 
     @classmethod
     def of(cls, record: MemoryRecord) -> DeletedMemory:
@@ -380,6 +411,8 @@ class DeletedMemory(ToolResult):
             id=record.id,
             key=record.key,
             scope=record.scope,
+            project=record.project,
+            task=record.task,
             agent_id=record.agent_id,
             source=record.source,
             tags=record.tags,
@@ -399,6 +432,19 @@ class BulkDeleted(ToolResult):
     remaining: int
     not_allowed: int
     memories: list[DeletedMemory]
+
+
+class CompletedTask(ToolResult):
+    """memory-complete-task's answer: how many working memories were archived, or handed
+    to `handoff_to`."""
+
+    omitted_when_empty = frozenset({"handoff_to"})
+
+    task: str
+    project: str
+    archived: int
+    handed_off: int
+    handoff_to: str | None = None
 
 
 def bulk_deleted(result: DeleteManyResult) -> BulkDeleted:

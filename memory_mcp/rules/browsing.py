@@ -47,6 +47,9 @@ class ListFilters:
     since: float | None = None
     until: float | None = None
     include_expired: bool = False
+    project: str | None = None  # asked (permissions.readable_projects); None: the default
+    task: str | None = None  # also this task's working memories
+    include_archived: bool = False
 
     @classmethod
     def parse(
@@ -60,6 +63,9 @@ class ListFilters:
         since: str | None = None,
         until: str | None = None,
         include_expired: bool = False,
+        project: str | None = None,
+        task: str | None = None,
+        include_archived: bool = False,
     ) -> ListFilters:
         """From arguments as people and models give them: scope names, source names, ISO
         dates or ages ("7d"). Each bad one raises InvalidInputError naming it."""
@@ -72,6 +78,9 @@ class ListFilters:
             since=bounds.since,
             until=bounds.until,
             include_expired=include_expired,
+            project=project,
+            task=None if task in (None, "") else v.clean_key(task, "task"),
+            include_archived=include_archived,
         )
 
 

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 from memory_mcp.checks.text_safety import for_display, strip_terminal_controls
 from memory_mcp.checks.validation import iso
 from memory_mcp.limits import MAX_BLOCK_ITEMS
-from memory_mcp.models import Caller, MemoryRecord, SearchRequest
+from memory_mcp.models import Caller, MemoryRecord, SearchRequest, Visibility
+from memory_mcp.rules.permissions import readable_projects
 from memory_mcp.search.ranking import prior
+from memory_mcp.search.ranking_config import RankingConfig
 
 if TYPE_CHECKING:
     from memory_mcp.rules.service import MemoryService
@@ -55,9 +57,24 @@ async def select_memories(
     if query and query.strip():
         result = await service.search(caller, SearchRequest(query, limit=min(limit, 50)))
         return [hit.record for hit in result.hits if not service.is_expired(hit.record)]
-    now = service.clock()
     pool = await service.recent_visible(caller, POOL)
-    config = service.policy.ranking
+    return most_relevant(pool, service.clock(), service.policy.ranking, limit)
+
+
+def pool_view(caller: Caller, now: float) -> Visibility:
+    """Which memories the block without a query chooses from (the POOL most recently used
+    of them): every unexpired memory `caller` may see in its current project and `*`
+    (permissions.readable_projects), no task's working memory, nothing archived.
+    MemoryService.recent_visible and the hooks' reads on the standard library
+    (app/reads.py) both read it so."""
+    return Visibility(caller=caller, now=now, projects=readable_projects(caller))
+
+
+def most_relevant(
+    pool: list[MemoryRecord], now: float, config: RankingConfig, limit: int
+) -> list[MemoryRecord]:
+    """The `limit` of `pool` that matter most regardless of topic: pinned first, then by
+    the ranking prior (source quality, recency, use)."""
     pool.sort(key=lambda r: (not r.pinned, -prior(r, now, config), -r.updated_at, r.id))
     return pool[:limit]
 

@@ -34,6 +34,15 @@ The rules:
 - `learning:` keys are the lead's (memory-inject-learning makes them): a worker may not
   store a memory with such a key in any scope, nor change or delete a swarm one, even
   one it owns from before this rule; its own private ones from before may be deleted.
+
+Projects (rules/projects.py): a caller with grants (a team token made with `--project`)
+reads its granted projects and `*`, and writes only its granted projects; only a caller
+with every project (grants None: stdio, a token without `--project`) writes `*`. A lead
+leads only within its grants: its lead powers over another agent's memory apply where that
+memory's project is granted (`*`: with every project). Which projects a read covers is
+`readable_projects` (the current project and `*` by default); where a write goes is
+`written_project`. A task's working memories (swarm scope, a task id) are seen and
+changed as the swarm memories of their project; completing a task is `check_task`.
 """
 
 from __future__ import annotations
@@ -42,26 +51,120 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memory_mcp.checks.text_safety import normalise_for_matching
-from memory_mcp.errors import InvalidInputError, MemoryMcpError, PermissionDeniedError
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, Scope, Source
+from memory_mcp.errors import (
+    InvalidInputError,
+    MemoryMcpError,
+    MemoryNotFoundError,
+    PermissionDeniedError,
+)
+from memory_mcp.models import EVERY_PROJECT, Caller, MemoryRecord, NewMemory, Scope, Source
+from memory_mcp.rules.projects import ProjectNameError, check_project
 
 LEARNING_KEY_PREFIX = "learning:"
 
 
 def can_see(caller: Caller, record: MemoryRecord) -> bool:
-    """Whether `caller` may read `record`: every swarm memory, its own agent memories and
-    its own session's session memories. Every read path asks this: MemoryService's reads
-    and links (rules/service.py), the knowledge graph (graph/profile.py), deletes."""
-    return can_see_memory_of(caller, record.scope, record.agent_id, record.session_id)
+    """Whether `caller` may read `record`: in a project it may read, every swarm memory
+    (a task's working memories too), its own agent memories and its own session's session
+    memories. Every read path asks this: MemoryService's reads and links (rules/service.py),
+    the knowledge graph (graph/profile.py), deletes. (By id: a memory of any project the
+    caller may read; searches and lists cover fewer, `readable_projects`.)"""
+    return can_see_memory_of(
+        caller, record.scope, record.agent_id, record.session_id, record.project
+    )
 
 
-def can_see_memory_of(caller: Caller, scope: Scope, owner: str, session_id: str) -> bool:
+def visible_or_not_found(
+    caller: Caller, memory_id: int, record: MemoryRecord | None
+) -> MemoryRecord:
+    """`record`, read by `memory_id` (None: there is none), if `caller` may see it; else
+    MemoryNotFoundError, the same answer whether it is missing or someone else's:
+    existence is private. Every read by id asks this (MemoryService, app/reads.py)."""
+    if record is None or not can_see(caller, record):
+        raise MemoryNotFoundError(memory_id)
+    return record
+
+
+def can_see_memory_of(
+    caller: Caller, scope: Scope, owner: str, session_id: str, project: str = EVERY_PROJECT
+) -> bool:
     """The rule itself, on what it reads of a memory (a link keeps these of its target)."""
+    if not may_read_project(caller, project):
+        return False
     if scope is Scope.SWARM:
         return True
     if owner != caller.agent_id:
         return False
     return scope is Scope.AGENT or session_id == caller.session_id
+
+
+def may_read_project(caller: Caller, project: str) -> bool:
+    return caller.grants is None or project == EVERY_PROJECT or project in caller.grants
+
+
+def _may_write_project(caller: Caller, project: str) -> bool:
+    if caller.grants is None:
+        return True
+    return project != EVERY_PROJECT and project in caller.grants
+
+
+def _project_argument(project: object) -> str:
+    try:
+        return check_project(project.strip() if isinstance(project, str) else project)
+    except ProjectNameError as exc:
+        raise InvalidInputError("project", str(exc)) from None
+
+
+def readable_projects(caller: Caller, asked: str | None = None) -> frozenset[str] | None:
+    """The projects a search, list, context block or export of `caller` covers (None: no
+    project filter). `asked` None: its current project and `*`, or with no current project
+    every project it may read; a name: that project and `*` (refused, naming `project`,
+    if not granted); `*`: every project it may read."""
+    if asked is None:
+        if caller.project is not None:
+            return frozenset({caller.project, EVERY_PROJECT})
+        name = EVERY_PROJECT
+    else:
+        name = _project_argument(asked)
+    if name == EVERY_PROJECT:
+        return None if caller.grants is None else caller.grants | {EVERY_PROJECT}
+    if not may_read_project(caller, name):
+        raise PermissionDeniedError(f"project {name!r} is not one of yours ({_granted(caller)})")
+    return frozenset({name, EVERY_PROJECT})
+
+
+def current_project_of(grants: frozenset[str] | None, asked: str | None) -> str | None:
+    """The current project of a team server's connection: the one it asked for (the
+    `X-Memory-Project` header or `?project=`; `*`: none), refused, naming `project`, if
+    the token is not granted it; none asked, a token granted one project works in it."""
+    if asked is None:
+        return next(iter(grants)) if grants is not None and len(grants) == 1 else None
+    name = _project_argument(asked)
+    if name == EVERY_PROJECT:
+        return None
+    if grants is not None and name not in grants:
+        granted = ", ".join(sorted(grants)) or "none"
+        raise PermissionDeniedError(f"project {name!r} is not one of this token's ({granted})")
+    return name
+
+
+def written_project(caller: Caller, asked: str | None = None) -> str:
+    """The project a write of `caller` goes to: `asked` (a name or `*`), else its current
+    project, else `*`. Refused, naming `project`, where it may not write."""
+    name = (caller.project or EVERY_PROJECT) if asked is None else _project_argument(asked)
+    if not _may_write_project(caller, name):
+        if name == EVERY_PROJECT:
+            raise PermissionDeniedError(
+                "only an agent with every project may write to project '*'; give project "
+                f"(one of {_granted(caller)})"
+            )
+        raise PermissionDeniedError(f"project {name!r} is not one of yours ({_granted(caller)})")
+    return name
+
+
+def _granted(caller: Caller) -> str:
+    grants = sorted(caller.grants or ())
+    return "yours: " + ", ".join(grants) if grants else "you have none"
 
 
 class Origin(StrEnum):
@@ -79,6 +182,8 @@ class Change(StrEnum):
     REVERT = "revert"
     LINK = "link or unlink"  # a memory's links are its own: changed as an update is
     NOTE = "change or remove"  # a note's memories, replaced as a set
+    MOVE = "move"  # to another project (`memory-mcp projects move`)
+    COMPLETE = "complete"  # a task: archive or hand off its working memories
 
 
 @dataclass(frozen=True)
@@ -91,6 +196,7 @@ class Target:
     source: Source
     owner: str | None
     name: str  # how a refusal names it: "memory 614 ('deploy')", "note /x/deploy.md ..."
+    project: str = EVERY_PROJECT
 
     @classmethod
     def of(cls, record: MemoryRecord) -> Target:
@@ -98,12 +204,19 @@ class Target:
             name = f"note {record.file_path} (memory {record.id})"
         else:
             name = f"memory {record.id} ({record.key!r})"
-        return cls(record.key, record.scope, record.source, record.agent_id, name)
+        return cls(record.key, record.scope, record.source, record.agent_id, name, record.project)
+
+    @classmethod
+    def task(cls, project: str, task: str, wrote_in: str | None) -> Target:
+        """A task as completing it sees it: `wrote_in` the caller if it wrote in it (then
+        it is as its own), else None (another agent's: the lead's to complete)."""
+        name = f"task {task!r} of project {project!r}"
+        return cls(task, Scope.SWARM, Source.MANUAL, wrote_in, name, project)
 
     @classmethod
     def written(cls, caller: Caller, new: NewMemory) -> Target:
         """The memory a write of `new` by `caller` makes, or updates if it is its own."""
-        return cls(new.key, new.scope, new.source, caller.agent_id, f"key {new.key!r}")
+        return cls(new.key, new.scope, new.source, caller.agent_id, f"key {new.key!r}", new.project)
 
 
 def is_learning_key(key: str) -> bool:
@@ -117,7 +230,17 @@ def decide(
 ) -> MemoryMcpError | None:
     """May `caller` make `change` to `target`, with content of `origin`? None if it may;
     otherwise the error to raise, naming the owner or the argument to change."""
+    if not _may_write_project(caller, target.project):
+        return PermissionDeniedError(
+            f"{target.name} is in project {target.project!r}, which you may not change "
+            f"({_granted(caller)})"
+        )
     if target.owner != caller.agent_id and not _may_change_anothers(caller, target, origin):
+        if change is Change.COMPLETE:
+            return PermissionDeniedError(
+                f"{target.name}: you did not write in it; only an agent that wrote in it "
+                "or the lead may complete it"
+            )
         owner = "another agent" if target.owner is None else f"agent {target.owner!r}"
         return PermissionDeniedError(
             f"{target.name} is a {target.scope.value} memory of {owner}; "
@@ -156,7 +279,7 @@ def check(caller: Caller, target: Target, change: Change, origin: Origin = Origi
 def may_overwrite_others(caller: Caller, new: NewMemory, origin: Origin = Origin.CALLER) -> bool:
     """The decision the store applies under its write lock: may this write update `new`'s
     memory if another agent holds it? (Only a swarm identity can be another agent's.)"""
-    held_by_another = Target(new.key, new.scope, new.source, None, f"key {new.key!r}")
+    held_by_another = Target(new.key, new.scope, new.source, None, f"key {new.key!r}", new.project)
     return decide(caller, held_by_another, Change.UPDATE, origin) is None
 
 
@@ -169,13 +292,30 @@ class BulkRights:
     swarm_learnings: bool  # swarm memories keyed `learning:`, the caller's own included
 
 
-def bulk_rights(caller: Caller) -> BulkRights:
-    """The decision for memory-delete-many, which the store turns into SQL."""
-    anothers = Target("", Scope.SWARM, Source.MANUAL, None, "a swarm memory")
-    learning = Target(LEARNING_KEY_PREFIX, Scope.SWARM, Source.MANUAL, caller.agent_id, "")
+def bulk_rights(caller: Caller, project: str) -> BulkRights:
+    """The decision for memory-delete-many in `project`, which the store turns into SQL
+    (the service asks once for each project the delete covers)."""
+    anothers = Target("", Scope.SWARM, Source.MANUAL, None, "a swarm memory", project)
+    learning = Target(LEARNING_KEY_PREFIX, Scope.SWARM, Source.MANUAL, caller.agent_id, "", project)
     return BulkRights(
         others_swarm=decide(caller, anothers, Change.DELETE) is None,
         swarm_learnings=decide(caller, learning, Change.DELETE) is None,
+    )
+
+
+def may_write_in(caller: Caller, projects: frozenset[str] | None) -> frozenset[str] | None:
+    """Of `projects` (None: every project), those `caller` may change memories in (None:
+    every project)."""
+    if caller.grants is None:
+        return projects
+    return caller.grants if projects is None else projects & caller.grants
+
+
+def check_task(caller: Caller, project: str, task: str, wrote_in: bool) -> None:
+    """May `caller` complete (archive, or hand off) task `task` of `project`? A worker a
+    task it wrote in (as its own memory); the lead any; only in a project it may change."""
+    check(
+        caller, Target.task(project, task, caller.agent_id if wrote_in else None), Change.COMPLETE
     )
 
 
@@ -186,8 +326,16 @@ __all__ = [
     "Origin",
     "Target",
     "bulk_rights",
+    "can_see",
     "check",
     "decide",
+    "check_task",
+    "current_project_of",
     "is_learning_key",
     "may_overwrite_others",
+    "may_read_project",
+    "may_write_in",
+    "readable_projects",
+    "visible_or_not_found",
+    "written_project",
 ]

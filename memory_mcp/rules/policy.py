@@ -1,5 +1,5 @@
 """The knobs of the memory rules (MemoryService), built once from Settings by the
-composition root (app.policy_from)."""
+composition root (app/reads.py, policy_from)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from memory_mcp.search.ranking_config import RankingConfig
 @dataclass(frozen=True)
 class Policy:
     """The knobs of the rules. Their defaults live in one place, Settings: the composition
-    root builds this from it (app.policy_from)."""
+    root builds this from it (app/reads.py, policy_from)."""
 
     max_memories_per_agent: int
     max_value_chars: int

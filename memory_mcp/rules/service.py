@@ -34,11 +34,11 @@ from memory_mcp.checks.new_memory import checked_memory
 from memory_mcp.checks.safety import redact_field, refuse_secret_name
 from memory_mcp.errors import (
     InvalidInputError,
-    MemoryNotFoundError,
     NotFoundError,
     PermissionDeniedError,
 )
 from memory_mcp.models import (
+    EVERY_PROJECT,
     NOTE_KEY_PREFIX,
     BatchItem,
     BatchOutcome,
@@ -49,6 +49,7 @@ from memory_mcp.models import (
     MemoryRecord,
     NewMemory,
     NoteChunk,
+    Placement,
     Scope,
     SearchRequest,
     Source,
@@ -96,6 +97,7 @@ from memory_mcp.rules.links import (
     parse_direction,
     within_fan_out,
 )
+from memory_mcp.rules.memories_block import pool_view
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.versions import one_version, versions_page
@@ -172,12 +174,15 @@ class MemoryService:
         now = request.written_at if request.written_at is not None else self.clock()
         source = request.source or Source.MANUAL
         _refuse_note_key(request.key, source)
+        project = permissions.written_project(caller, request.project)
+        # A task's working memory is seen by every agent that names the task: swarm scope.
+        scope = Scope.SWARM if request.task is not None else request.scope
         new = checked_memory(
             caller,
             self.policy.max_value_chars,
             key=request.key,
             value=request.value,
-            scope=request.scope,
+            scope=scope,
             source=source,
             tags=request.tags or [],
             metadata=request.metadata or {},
@@ -190,6 +195,9 @@ class MemoryService:
                 now,
             ),
             about_agent=request.about_agent,
+            project=project,
+            task=request.task,
+            archived_at=request.archived_at,
         )
         # An update changes what the request gives and keeps the rest (the store takes
         # those columns from the row it updates: store/writes.py, update_values).
@@ -305,8 +313,10 @@ class MemoryService:
         learning: str,
         category: LearningCategory,
         agent_id: str | None = None,
+        project: str | None = None,
     ) -> UpsertOutcome:
-        """Lead only: a swarm-wide learning, tagged with its category. Idempotent: the key
+        """Lead only: a swarm-wide learning, tagged with its category, in `project` (None:
+        the lead's current project, else `*`). Idempotent: the key
         is derived from the category and the normalised text. The lead owns it (the agent
         it is about must not be able to delete it); `agent_id` is kept as `about_agent`.
 
@@ -337,6 +347,7 @@ class MemoryService:
             tags=[category.value, "learning"],
             metadata=metadata,
             about_agent=target,
+            project=project,
         )
         outcome = await self.write_memory(
             caller, self.prepare_memory(caller, request), take_over=True
@@ -360,23 +371,36 @@ class MemoryService:
 
     async def delete_by_key(self, caller: Caller, key: str, scope: Scope = Scope.AGENT) -> int:
         """Delete the memory that store_memory(key, scope) by `caller` would update: its
-        own in agent and session scope, the one swarm memory of that key in swarm scope."""
+        own in agent and session scope, the one swarm memory of that key in swarm scope;
+        in its current project if it has one there, else in `*`."""
         clean = v.clean_key(key)
-        record = await self.store.get_by_identity(_memory_at(caller, clean, scope).identity)
-        if record is None or not can_see(caller, record):
+        record = await self.by_key(caller, clean, scope)
+        if record is None:
             raise NotFoundError(
                 f"no {scope.value} memory with key {v.shown(clean, 80)} is visible to you"
                 + await self._key_elsewhere(caller, clean, scope)
             )
         return await self._delete_record(caller, record)
 
+    async def by_key(self, caller: Caller, key: str, scope: Scope) -> MemoryRecord | None:
+        """The memory store_memory(key, scope) by `caller` would update, if `caller` may see
+        it: in its current project first, then in `*`."""
+        clean = v.clean_key(key)
+        for project in dict.fromkeys([caller.project or EVERY_PROJECT, EVERY_PROJECT]):
+            record = await self.store.get_by_identity(
+                _memory_at(caller, clean, scope, project).identity
+            )
+            if record is not None and can_see(caller, record):
+                return record
+        return None
+
     async def _key_elsewhere(self, caller: Caller, key: str, scope: Scope) -> str:
         """A hint when `key` names a memory `caller` can see in another scope."""
         for other in Scope:
             if other is scope:
                 continue
-            found = await self.store.get_by_identity(_memory_at(caller, key, other).identity)
-            if found is not None and can_see(caller, found):
+            found = await self.by_key(caller, key, other)
+            if found is not None:
                 return f"; there is a {other.value} one (memory {found.id}): scope={other.value!r}"
         return ""
 
@@ -396,11 +420,16 @@ class MemoryService:
         scope: Scope | None = None,
         dry_run: bool = False,
         limit: int = DEFAULT_DELETE_MANY_LIMIT,
+        project: str | None = None,
+        task: str | None = None,
+        include_archived: bool = False,
     ) -> DeleteManyResult:
         """Delete, in one transaction, the oldest `limit` memories `caller` could delete
         one by one (its own; the lead also swarm ones) that have all `tags`, come from
         `source` and were last updated at or before `older_than` (UNIX seconds); expired
-        ones included. Notes are left to their files. `dry_run`: choose, delete nothing."""
+        ones included. Notes are left to their files. `dry_run`: choose, delete nothing.
+        `project`, `task`, `include_archived`: which memories, as for search; of those,
+        only the ones in projects `caller` may change."""
         cleaned_tags = tuple(v.clean_tags(tags or []))
         if not cleaned_tags and source is None and older_than is None:
             raise InvalidInputError(
@@ -413,6 +442,7 @@ class MemoryService:
                 "source", "notes follow their files: edit or delete the files instead"
             )
         limit = check_limit(limit, MAX_DELETE_MANY_LIMIT)
+        projects = permissions.may_write_in(caller, permissions.readable_projects(caller, project))
         vis = Visibility(
             caller=caller,
             scope=scope,
@@ -420,8 +450,13 @@ class MemoryService:
             source=source,
             include_expired=True,
             now=self.clock(),
+            projects=projects,
+            task=_task_argument(task),
+            include_archived=include_archived,
         )
-        rights = permissions.bulk_rights(caller)
+        # The decision depends on whether the project is one the caller may change, which
+        # every project of `projects` is.
+        rights = permissions.bulk_rights(caller, min(projects or {EVERY_PROJECT}, default=""))
         chosen = await self.store.bulk_delete(
             vis,
             updated_before=older_than,
@@ -469,6 +504,8 @@ class MemoryService:
             pinned=record.pinned,
             expires_at=record.expires_at,
             about_agent=record.about_agent,
+            project=record.project,
+            task=record.task,
         )
         new.kept = frozenset({"confidence", "pinned", "expires_at", "about_agent"})
         if expected is None:
@@ -478,12 +515,60 @@ class MemoryService:
     async def purge_expired(self) -> int:
         return await self.store.purge_expired(self.clock())
 
+    # -- where a memory lives: its project, and a task's working memories -----------------
+
+    async def complete_task(
+        self, caller: Caller, task: Any, handoff_to: Any = None, project: str | None = None
+    ) -> Placement:
+        """Archive the working memories of `task` in `project` (None: the current one, else
+        `*`), or move them to task `handoff_to` (all or none: refused, naming the keys, if
+        it holds one of those keys). A worker completes a task it wrote in; a lead any."""
+        name, to = _task_id(task), _task_argument(handoff_to, "handoff_to")
+        if to == name:
+            raise InvalidInputError("handoff_to", "is the task being completed; name another")
+        where = permissions.written_project(caller, project)
+        records = await self.store.task_records(where, name)
+        wrote_in = any(caller.agent_id in (r.agent_id, r.updated_by) for r in records)
+        permissions.check_task(caller, where, name, wrote_in)
+        working = [r.id for r in records if r.archived_at is None]
+        if to is None:
+            await self.store.archive(working, self.clock())
+            return Placement(where, archived=working)
+        return Placement(where, moved=await self.store.place(working, task=to, field="handoff_to"))
+
+    async def move_to_project(
+        self, caller: Caller, records: Sequence[MemoryRecord], to: str, *, dry_run: bool = False
+    ) -> Placement:
+        """Move `records` (read by `caller`) to project `to`, all or none, keeping ids,
+        versions and links: each decided as a change where it is and where it goes."""
+        target = permissions.written_project(caller, to)
+        for record in records:
+            permissions.check(caller, Target.of(record), Change.MOVE)
+            permissions.check(caller, replace(Target.of(record), project=target), Change.MOVE)
+        ids = [record.id for record in records if record.project != target]
+        moved = ids if dry_run else await self.store.place(ids, project=target, field="to")
+        return Placement(target, moved=moved)
+
+    async def project_counts(self, caller: Caller) -> dict[str, int]:
+        """How many memories `caller` may read in each project (`*` too), by id's rule."""
+        return await self.store.project_counts(self.by_id(caller, include_expired=True))
+
     # -- reading ----------------------------------------------------------------------------
 
-    async def visible_records(self, caller: Caller) -> AsyncIterator[MemoryRecord]:
-        """Every memory `caller` may read, expired ones included (memory-get returns them
-        too), by id: what `memory-mcp export --agent-id` writes."""
-        vis = Visibility(caller=caller, include_expired=True, now=self.clock())
+    async def visible_records(
+        self, caller: Caller, project: str | None = None
+    ) -> AsyncIterator[MemoryRecord]:
+        """Every memory `caller` may read in the projects `project` covers (as a search's
+        argument: None, its current project and `*`), expired, archived and task ones
+        included (memory-get returns them too), by id: what `memory-mcp export` writes."""
+        vis = Visibility(
+            caller=caller,
+            include_expired=True,
+            now=self.clock(),
+            projects=permissions.readable_projects(caller, project),
+            every_task=True,
+            include_archived=True,
+        )
         async for record in self.store.iter_records(vis):
             yield record
 
@@ -494,8 +579,10 @@ class MemoryService:
             yield record
 
     async def recent_visible(self, caller: Caller, limit: int) -> list[MemoryRecord]:
-        """The `limit` most recently updated unexpired memories `caller` may read."""
-        return await self.store.recent(Visibility(caller=caller, now=self.clock()), limit)
+        """The `limit` most recently used unexpired memories `caller` may read in its
+        current project and `*` (pinned first): the `<memories>` block's pool
+        (rules/memories_block.py's pool_view)."""
+        return await self.store.recent(pool_view(caller, self.clock()), limit)
 
     async def count(self) -> int:
         """How many memories the store holds, every agent's (for operators: doctor)."""
@@ -522,21 +609,22 @@ class MemoryService:
         record.last_accessed_at = now
         return record
 
-    async def by_identity(self, caller: Caller, identity: str) -> MemoryRecord | None:
-        """The memory of an upsert identity (NewMemory.identity), if `caller` may see it:
-        the knowledge-graph profile finds an entity by its name so (graph/profile.py)."""
-        record = await self.store.get_by_identity(identity)
-        return record if record is not None and can_see(caller, record) else None
+    def by_id(self, caller: Caller, include_expired: bool = False) -> Visibility:
+        """What a read by id shows (can_see): a memory of any project the caller may read,
+        a task's working memories and archived ones too: a link's far end, a neighbour."""
+        return Visibility(
+            caller=caller,
+            include_expired=include_expired,
+            now=self.clock(),
+            every_task=True,
+            include_archived=True,
+        )
 
     async def _visible_record(self, caller: Caller, given_id: Any) -> MemoryRecord:
         """The memory of an id as a caller gave it (checked here: every read and change by
         id comes through), if `caller` may see it."""
         memory_id = v.clean_id(given_id, self.store.largest_id)
-        record = await self.store.get(memory_id)
-        if record is None or not can_see(caller, record):
-            # The same answer whether it is missing or someone else's: existence is private.
-            raise MemoryNotFoundError(memory_id)
-        return record
+        return permissions.visible_or_not_found(caller, memory_id, await self.store.get(memory_id))
 
     async def list_memories(
         self,
@@ -560,6 +648,9 @@ class MemoryService:
             source=filters.source,
             include_expired=filters.include_expired,
             now=self.clock(),
+            projects=permissions.readable_projects(caller, filters.project),
+            task=filters.task,
+            include_archived=filters.include_archived,
         )
         selection = Selection(vis, sort, filters.agent_id, filters.since, filters.until)
         records, last = await self.store.list_page(selection, after, limit)
@@ -586,13 +677,15 @@ class MemoryService:
         return await one_version(self.store, record, version)
 
     def is_expired(self, record: MemoryRecord) -> bool:
-        return record.expires_at is not None and record.expires_at <= self.clock()
+        return record.expired(self.clock())
 
     async def search(self, caller: Caller, request: SearchRequest) -> SearchResult:
         """The memories `caller` may see that best answer `request`, ranked: the pipeline
-        is search/pipeline.py; the rule of who may see what is applied inside both arms."""
+        is search/pipeline.py; the rule of who may see what is applied inside both arms,
+        over the projects `request.project` covers (permissions.readable_projects)."""
+        projects = permissions.readable_projects(caller, request.project)
         return await pipeline.search(
-            self.store, self.vectors, self.policy, self.clock, caller, request
+            self.store, self.vectors, self.policy, self.clock, caller, request, projects
         )
 
     # -- changing links (a write: permissions.decide) -------------------------------------
@@ -653,7 +746,7 @@ class MemoryService:
         """The current links out of and into `record` (which `caller` has read) whose far
         end `caller` may see (expired ones too, as memory-get shows them), newest first,
         at most `limit` each way; and whether some were left out by that bound."""
-        vis = Visibility(caller=caller, include_expired=True, now=self.clock())
+        vis = self.by_id(caller, include_expired=True)
         shown: list[LinkedMemory] = []
         more = False
         for direction in ("out", "in"):
@@ -683,7 +776,7 @@ class MemoryService:
         fan_out = bounded(fan_out, "fan_out", MAX_FAN_OUT)
         ways = WAYS[parse_direction(direction)]
         wanted = None if relation is None else v.clean_relation(relation)
-        vis = Visibility(caller=caller, include_expired=include_expired, now=self.clock())
+        vis = self.by_id(caller, include_expired=include_expired)
         result = Related(start)
         seen, frontier, full = {start.id}, [start.id], False
         for level in range(1, depth + 1):
@@ -717,7 +810,7 @@ class MemoryService:
     async def links_among(self, caller: Caller, memory_ids: Sequence[int]) -> list[Link]:
         """The current links between memories of `memory_ids` (which `caller` has read;
         unexpired ends only), oldest first: a knowledge graph's relations (graph/profile.py)."""
-        vis = Visibility(caller=caller, now=self.clock())
+        vis = self.by_id(caller)
         wanted, found = set(memory_ids), []
         ids = list(memory_ids)
         for start in range(0, len(ids), _ID_BATCH):
@@ -739,7 +832,11 @@ class MemoryService:
         for link in links:
             if link.source_id == record.id:
                 if can_see_memory_of(
-                    caller, link.target_scope, link.target_owner, link.target_session
+                    caller,
+                    link.target_scope,
+                    link.target_owner,
+                    link.target_session,
+                    link.target_project,
                 ):
                     events.append(LinkEvent(link, "out"))
             else:
@@ -781,6 +878,7 @@ class MemoryService:
             metadata=chunk.metadata,
             expires_at=chunk.expires_at,
             file_path=chunk.file_path,
+            project=chunk.project,
         )
         # The file gives the text, its place (metadata), expiry and tags (none); what it
         # does not hold, a re-index keeps (StoreRequest's rule).
@@ -833,10 +931,21 @@ class MemoryService:
         await self.store.set_expiry([r.id for r in notes], expires_at)
 
 
-def _memory_at(caller: Caller, key: str, scope: Scope) -> NewMemory:
-    """The memory store_memory(key, scope) by `caller` would write, for its identity."""
+def _memory_at(caller: Caller, key: str, scope: Scope, project: str) -> NewMemory:
+    """The memory store_memory(key, scope) by `caller` in `project` would write, for its
+    identity."""
     session_id = caller.session_id if scope is Scope.SESSION else ""
-    return NewMemory(key, "", scope, caller.agent_id, session_id, Source.MANUAL)
+    return NewMemory(key, "", scope, caller.agent_id, session_id, Source.MANUAL, project=project)
+
+
+def _task_argument(task: Any, field: str = "task") -> str | None:
+    return None if task is None else _task_id(task, field)
+
+
+def _task_id(task: Any, field: str = "task") -> str:
+    if not isinstance(task, str):
+        raise InvalidInputError(field, "must be a task id (text), e.g. 'issue-36'")
+    return v.clean_key(task, field)
 
 
 def _refuse_note_key(key: str, source: Source) -> None:

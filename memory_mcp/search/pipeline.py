@@ -76,9 +76,11 @@ async def search(
     clock: Callable[[], float],
     caller: Caller,
     request: SearchRequest,
+    projects: frozenset[str] | None = None,
 ) -> SearchResult:
-    """The memories `caller` may see that best answer `request` (models.SearchRequest
-    says what each of its fields does), ranked."""
+    """The memories `caller` may see in `projects` (None: every project it may read)
+    that best answer `request` (models.SearchRequest says what each of its fields does),
+    ranked."""
     text = v.clean_query(request.query)
     limit = v.clean_limit(request.limit)
     now = clock()
@@ -93,6 +95,9 @@ async def search(
         now=now,
         updated_since=window.since,
         updated_until=window.until,
+        projects=projects,
+        task=None if request.task is None else v.clean_key(request.task, "task"),
+        include_archived=request.include_archived,
     )
     config = policy.ranking
     pool = max(limit * config.candidate_multiplier, config.min_candidates)

@@ -36,11 +36,11 @@ from memory_mcp.semantic.quantised_index import QuantisedIndex
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: with each memory's project, task and archived flag
 COARSE = "coarse.faiss"
 _ARRAYS = (
     "bits", "codes", "scales", "ids", "alive", "owner", "session", "scope", "source",
-    "expires", "updated",
+    "expires", "updated", "project", "task", "archived",
 )  # fmt: skip
 
 

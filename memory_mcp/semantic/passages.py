@@ -115,14 +115,22 @@ async def embed_memory(
     embedder: Embedder, text: str, needed: Callable[[], Awaitable[bool]] | None = None
 ) -> np.ndarray | None:
     """One memory's unit vector (what `embed_memories` gives it), in two calls: the whole
-    text, then its passages together. In one call the passages are padded to the whole
-    text's length: on LoCoMo's chat turns (2.9 texts each) that cost ~40% more model CPU
-    than the two calls (bench store, issue 26).
+    text (`embed_whole`), then its passages together (`add_passages`). In one call the
+    passages are padded to the whole text's length: on LoCoMo's chat turns (2.9 texts
+    each) that cost ~40% more model CPU than the two calls (bench store, issue 26).
+    `needed`: see embed_whole; None when it says no."""
+    whole = await embed_whole(embedder, text, needed)
+    return None if whole is None else await add_passages(embedder, whole, passages(text))
 
-    `needed` (whether the text still lacks a vector: a store read) is asked beside the
-    whole text's call rather than before it, so a store does not wait for the read before
-    the model starts; when it says no, the passages are not embedded and None is returned."""
-    parts = passages(text)
+
+async def embed_whole(
+    embedder: Embedder, text: str, needed: Callable[[], Awaitable[bool]] | None = None
+) -> np.ndarray | None:
+    """The whole text's vector as the model gives it (not normalised): a memory's vector
+    starts from it, and a store answers with it (semantic/vectors.py). `needed` (whether
+    the text still lacks a vector: a store read) is asked beside the model's call rather
+    than before it, so a store does not wait for the read before the model starts; when
+    it says no, None is returned."""
     wanted = True
 
     async def ask(needed: Callable[[], Awaitable[bool]]) -> None:
@@ -132,15 +140,44 @@ async def embed_memory(
     async with anyio.create_task_group() as group:
         if needed is not None:
             group.start_soon(ask, needed)
-        summed = np.asarray(await embedder.embed(parts[:1]), dtype=np.float32)[0]
-    if not wanted:
-        return None
+        whole = np.asarray(await embedder.embed([text]), dtype=np.float32)[0]
+    return whole if wanted else None
+
+
+async def add_passages(embedder: Embedder, whole: np.ndarray, parts: list[str]) -> np.ndarray:
+    """The memory's unit vector from its whole text's (`embed_whole`) and its passages
+    (`passages(text)`, whose first is the whole text): the passages in one call."""
+    summed = whole
     if len(parts) > 1:
         for passage in np.asarray(await embedder.embed(parts[1:]), dtype=np.float32):
             summed = summed + passage  # in embed_memories' order: the same float32 sums
-    norm = np.linalg.norm(summed)
-    unit: np.ndarray = summed / (norm if norm > 0 else 1.0)
-    return unit
+    return unit(summed)
+
+
+async def add_passages_of(
+    embedder: Embedder, items: list[tuple[np.ndarray, list[str]]], call_chars: int
+) -> list[np.ndarray]:
+    """`add_passages` for several memories at once (whole vector, passages): their
+    passages in as few calls as `_short_calls` makes of them (passages are short and alike,
+    so few), which costs less than a call per memory."""
+    flat = [part for _, parts in items for part in parts[1:]]
+    embedded = np.zeros((len(flat), items[0][0].shape[0]), dtype=np.float32)
+    for call in _short_calls(flat, call_chars) if flat else []:
+        embedded[call] = np.asarray(await embedder.embed([flat[i] for i in call]))
+    vectors, start = [], 0
+    for whole, parts in items:
+        summed = whole
+        for passage in embedded[start : start + len(parts) - 1]:
+            summed = summed + passage
+        start += len(parts) - 1
+        vectors.append(unit(summed))
+    return vectors
+
+
+def unit(vector: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(vector)
+    normalised: np.ndarray = vector / (norm if norm > 0 else 1.0)
+    return normalised
 
 
 def _short_calls(texts: list[str], call_chars: int) -> list[list[int]]:

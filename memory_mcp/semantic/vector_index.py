@@ -1,9 +1,9 @@
 """An in-process cosine index over every memory's vector, with the facts needed to filter it.
 
 Brute force in numpy: at 100k x 384 float32 one scan is a few milliseconds here, faster than
-sqlite-vec, and exact. Filters (visibility, scope, source, tags, expiry, time of last change)
-become a boolean mask applied before the top-k cut, so a filtered search never comes back
-short.
+sqlite-vec, and exact. Filters (visibility, scope, source, tags, expiry, time of last change,
+project, task, archived) become a boolean mask applied before the top-k cut, so a filtered
+search never comes back short.
 
 The index follows the store's `revision` counter: before each search its owner
 (`InProcessIndex` in semantic/vectors.py) asks the store for rows changed since its revision and
@@ -37,7 +37,8 @@ def _scan_helper() -> ThreadPoolExecutor:
 
 
 class _Codes:
-    """Strings (agent ids, sessions, sources) as small ints, for vectorised comparisons."""
+    """Strings (agent ids, sessions, sources, projects, tasks) as small ints, for
+    vectorised comparisons."""
 
     def __init__(self) -> None:
         self._codes: dict[str, int] = {}
@@ -80,6 +81,9 @@ class VectorIndex:
     source: np.ndarray
     expires: np.ndarray
     updated: np.ndarray
+    project: np.ndarray
+    task: np.ndarray  # -1: not a task's working memory
+    archived: np.ndarray
 
     def __init__(self, dimension: int = 384) -> None:
         self.dimension = dimension
@@ -112,6 +116,9 @@ class VectorIndex:
         self.source = grow(None if first else self.source, (capacity,), np.int32, -1)
         self.expires = grow(None if first else self.expires, (capacity,), np.float64, np.inf)
         self.updated = grow(None if first else self.updated, (capacity,), np.float64, 0.0)
+        self.project = grow(None if first else self.project, (capacity,), np.int32, -1)
+        self.task = grow(None if first else self.task, (capacity,), np.int32, -1)
+        self.archived = grow(None if first else self.archived, (capacity,), np.bool_, False)
         self.tags: list[frozenset[str]] = (
             [frozenset()] * capacity
             if first
@@ -167,6 +174,9 @@ class VectorIndex:
         self.source[slot] = self._codes.code("source:" + row.source)
         self.expires[slot] = np.inf if row.expires_at is None else row.expires_at
         self.updated[slot] = row.updated_at
+        self.project[slot] = self._codes.code("project:" + row.project)
+        self.task[slot] = -1 if row.task is None else self._codes.code("task:" + row.task)
+        self.archived[slot] = row.archived
         self.tags[slot] = frozenset(row.tags)
 
     def _remove(self, memory_id: int) -> None:
@@ -211,6 +221,21 @@ class VectorIndex:
         else:
             mask = by_scope[vis.scope]
         mask &= self.alive[:n]
+        projects = vis.shown_projects
+        if projects is not None:
+            project = self.project[:n]
+            shown = np.zeros(n, dtype=np.bool_)
+            for name in projects:  # a few: the current project and `*`, or one's grants
+                shown |= project == self._codes.lookup("project:" + name)
+            mask &= shown
+        if not vis.every_task:
+            task = self.task[:n]
+            none = task == -1
+            if vis.task is not None:
+                none |= task == self._codes.lookup("task:" + vis.task)
+            mask &= none
+        if not vis.include_archived:
+            mask &= ~self.archived[:n]
         if not vis.include_expired:
             mask &= self.expires[:n] > vis.now
         if vis.updated_since is not None:

@@ -5,19 +5,25 @@ VectorSearch of search/ports.py, picked by the composition root). MemoryService 
 
 Who writes vectors
 - `write_embedded`, around a memory's write (MemoryService.write_memory), when the model is
-  loaded and the write asked for it: the model embeds the text (the whole text, then its
-  passages: passages.embed_memory) while the write transaction commits (its fsync is disk
-  time, the model's is CPU time), then the vector is
-  saved in a transaction that does not wait for the disk (a vector can be made again; the
-  memory's own commit did wait), before store_memory returns: a memory is found by meaning
-  at once, and the near-duplicate check uses the vector just computed, not a read of it
-  (memory-store's check runs beside that save: MemoryService.store_and_check).
-  Notes never are (`embed_now=False`): a big note's chunks would hold up every note saved
-  after it.
-- `embed_pending`, for every stored text with no vector from the current model: texts
-  written while the model loaded, notes, and texts written by other processes (the CLI,
-  hooks, other servers). `keep_embedded` (the server's background worker) runs it whenever
-  the store's revision moves. It takes texts in the store's fair order
+  loaded and the write asked for it: the model embeds the whole text while the write
+  transaction commits (its fsync is disk time, the model's is CPU time), then that vector
+  is saved in a transaction that does not wait for the disk (a vector can be made again;
+  the memory's own commit did wait), before store_memory returns: a memory is found by
+  meaning at once, and the near-duplicate check uses the vector just computed, not a read
+  of it (memory-store's check runs beside that save: MemoryService.store_and_check).
+  A text of several passages is saved so marked `whole_only` and queued for
+  `complete_passages` (a worker `keep_embedded` starts), which saves the memory's vector
+  (passages.py: the whole text's and its passages' summed) in its place moments later;
+  a search in between ranks the memory with its whole text's vector (issue 39: the answer
+  waits for what the answer and the very next search need). Without that worker (the
+  CLI, tests) or with Settings.passage_vectors "before-answer", the passages are embedded
+  before the answer. Notes never are (`embed_now=False`): a big note's chunks would hold
+  up every note saved after it.
+- `embed_pending`, for every stored text with no memory's vector from the current model:
+  texts written while the model loaded, notes, texts written by other processes (the CLI,
+  hooks, other servers), and texts left `whole_only` by a full passage queue or a process
+  stopped before their passages were in. `keep_embedded` (the server's background
+  worker) runs it whenever the store's revision moves. It takes texts in the store's fair order
   (StoredVectors.missing: a small note is not queued behind a big one).
 - `embed_texts`, for given texts (`memory-mcp import`, a batch of its file at a time): those
   of them with no vector yet, in one model call, which the embedder spreads over its threads.
@@ -50,7 +56,7 @@ What the locks protect
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -61,7 +67,13 @@ from memory_mcp.models import MemoryRecord
 from memory_mcp.search.ports import VectorSearch
 from memory_mcp.semantic import passages
 from memory_mcp.semantic.embeddings import Embedder, EmbeddingUnavailableError
-from memory_mcp.semantic.passages import embed_memories, embed_memory
+from memory_mcp.semantic.passages import (
+    add_passages,
+    add_passages_of,
+    embed_memories,
+    embed_whole,
+    unit,
+)
 from memory_mcp.store.rows import content_hash
 
 log = logging.getLogger(__name__)
@@ -78,6 +90,9 @@ WRITTEN_VECTOR_CACHE = 16
 # One batch is about one note chunk (a note saved meanwhile is in the next), embedded in
 # short calls: a search's query embedding waits for at most one such call.
 EMBED_POLL_SECONDS = 1.0
+# Texts waiting for their passages' vectors (complete_passages): a burst of stores beyond
+# this leaves the rest to the catch-up, which embeds them in batches.
+PASSAGE_QUEUE = 256
 EMBED_BATCH_CHARS = 2_000
 EMBED_CALL_CHARS = 1_000
 
@@ -93,6 +108,7 @@ class VectorRows(Protocol):
         now: float,
         *,
         durable: bool = True,
+        whole_only: bool = False,
     ) -> None: ...
 
     async def has(self, model: str, digest: str) -> bool: ...
@@ -113,8 +129,13 @@ class Vectors:
         embedder: Embedder,
         clock: Callable[[], float],
         search: VectorSearch[Any, Any],
+        passages_after_answer: bool = True,
     ) -> None:
-        """`search`: the vector backend the composition root picked (search/ports.py)."""
+        """`search`: the vector backend the composition root picked (search/ports.py).
+        `passages_after_answer`: a store answers once its whole text's vector is known,
+        and the background worker adds its passages' (write_embedded); False: a store
+        waits for them (Settings.passage_vectors)."""
+        self.passages_after_answer = passages_after_answer
         self.rows = rows
         self.embedder = embedder
         self.clock = clock
@@ -123,9 +144,17 @@ class Vectors:
         self._queries_waiting = 0  # query embeddings in flight; background batches wait
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # last used last
         self._written: OrderedDict[str, np.ndarray] = OrderedDict()  # content hash -> vector
-        # Content hashes `write_embedded` is embedding now: the background worker leaves
-        # them alone (it would embed the same text again, on the same two cores).
+        # Content hashes `write_embedded` is embedding now, or has queued for the passage
+        # worker: the background worker leaves them alone (it would embed the same text
+        # again, on the same two cores).
         self._embedding_now: set[str] = set()
+        # Texts whose passages are to come (complete_passages): content hash, the whole
+        # text's vector as the model gave it, the passages. `_passages_later` while the
+        # passage worker runs.
+        self._passages_queue: deque[tuple[str, np.ndarray, list[str]]] = deque()
+        self._passages_waiting = anyio.Event()
+        self._passages_busy = False
+        self._passages_later = False
 
     @property
     def model(self) -> str:
@@ -180,38 +209,59 @@ class Vectors:
         then: Callable[[T], Awaitable[None]] | None = None,
     ) -> T:
         """`write()` (the transaction that stores a memory whose value is `text`) while the
-        model embeds `text`, then the vector saved: what `write()` returned.
+        model embeds the whole text, then that vector saved: what `write()` returned.
 
         The write's commit waits for the disk (an fsync: milliseconds of waiting), the
         model computes (milliseconds of CPU): side by side a store costs the longer of the
-        two instead of their sum. The vector's own commit does not wait for the disk
-        (`durable=False`): it is derived data, and the memory's commit did wait; a vector
-        lost to a power cut is embedded again by the background worker. Nothing is embedded
-        when the model is not loaded yet (the background worker does it when it is) or the
-        text has a vector already; a write that fails saves no vector. A failure to embed
-        or to save the vector is logged and leaves it to the background worker: the memory
-        is stored either way.
+        two instead of their sum. What the answer waits for is the durable write and the
+        whole text's vector: the near-duplicate check (`then`) and a search right after
+        the store use it. The passages' vectors (passages.py) follow off the answer's path
+        when the background worker runs (`keep_embedded`): the whole text's vector is
+        saved marked `whole_only` and the text queued (`_passages_queue`, bounded); the
+        worker saves the memory's vector in its place. A text the queue has no room for,
+        or that a stopped or killed process left queued, is embedded by the catch-up
+        (`embed_pending`: such a text counts as missing). Without the worker (the CLI,
+        tests) the passages are embedded before this returns, as the answer's vector.
+
+        The vector's commit does not wait for the disk (`durable=False`): it is derived
+        data, and the memory's commit did wait; a vector lost to a power cut is embedded
+        again by the background worker. Nothing is embedded when the model is not loaded
+        yet (the background worker does it when it is) or the text has a memory's vector
+        already; a write that fails saves no vector. A failure to embed or to save the
+        vector is logged and leaves it to the background worker: the memory is stored
+        either way.
 
         `then(written)` (the near-duplicate check) runs once the vector is known, beside
         its save, and the index is caught up with the store beside the model: the check's
-        reads are off the store's path (issue 26) and it still reads the vector from
-        memory (`memory_vector`). The vector is saved before this returns: a search after
-        the store finds it by meaning."""
+        reads are off the store's path (issue 26) and it reads the vector from memory
+        (`memory_vector`). The vector is saved before this returns: a search after the
+        store finds it by meaning."""
         digest = content_hash(text)
+        parts = passages.passages(text)
+        later = self._passages_later and len(parts) > 1
         vector: np.ndarray | None = None
+        whole: np.ndarray | None = None
 
         async def lacks_vector() -> bool:
             return not await self.rows.has(self.model, digest)
 
         async def embed() -> None:
-            nonlocal vector
+            nonlocal vector, whole
             try:
-                if self.embedder.is_ready():
-                    vector = await embed_memory(self.embedder, text, needed=lacks_vector)
+                if not self.embedder.is_ready():
+                    return
+                whole = await embed_whole(self.embedder, text, needed=lacks_vector)
+                if whole is None:
+                    return
+                if later:
+                    vector = unit(whole)
+                else:
+                    vector = await add_passages(self.embedder, whole, parts)
             except Exception:  # the memory is stored regardless; the worker retries
                 log.exception("embedding a memory as it was written failed")
 
         self._embedding_now.add(digest)
+        queued = False
         try:
             failure: Exception | None = None
             async with anyio.create_task_group() as group:
@@ -228,7 +278,9 @@ class Vectors:
             async with anyio.create_task_group() as group:
                 if vector is not None:
                     self._remember_written(digest, vector)
-                    group.start_soon(self._save_written, digest, vector)  # logs its errors
+                    if later and whole is not None:
+                        queued = self._queue_passages(digest, whole, parts)
+                    group.start_soon(self._save_written, digest, vector, later)  # logs errors
                 if then is not None:
                     try:
                         await then(written)
@@ -237,8 +289,74 @@ class Vectors:
             if failure is not None:
                 raise failure
         finally:
-            self._embedding_now.discard(digest)
+            if not queued:  # a queued text stays the passage worker's until it is done
+                self._embedding_now.discard(digest)
         return written
+
+    def _queue_passages(self, digest: str, whole: np.ndarray, parts: list[str]) -> bool:
+        """Hand a text's passages to the worker; False when its queue is full (the text is
+        then the catch-up's, as after a crash)."""
+        if len(self._passages_queue) >= PASSAGE_QUEUE:
+            log.info("passage queue full: %s left to the catch-up", digest[:12])
+            return False
+        self._passages_queue.append((digest, whole, parts))
+        self._passages_waiting.set()
+        return True
+
+    async def complete_passages(self) -> None:
+        """The passage worker (started by `keep_embedded`): the memory's vector of each
+        text queued by `write_embedded`, saved in place of its whole text's. Searches come
+        first: it starts no model call while a query embedding waits. While it runs,
+        stores leave their passages to it."""
+        self._passages_later = True
+        try:
+            while True:
+                if not self._passages_queue:
+                    self._passages_waiting = anyio.Event()
+                    await self._passages_waiting.wait()
+                    continue
+                batch = self._take_passages()
+                self._passages_busy = True
+                try:
+                    while self._queries_waiting:
+                        await anyio.sleep(QUERY_YIELD_SECONDS)
+                    with anyio.CancelScope(shield=True):  # see keep_embedded
+                        items = [(whole, parts) for _, whole, parts in batch]
+                        done = await add_passages_of(self.embedder, items, EMBED_CALL_CHARS)
+                        saved = [(digest, v) for (digest, _, _), v in zip(batch, done, strict=True)]
+                        await self.rows.save(self.model, saved, self.clock(), durable=False)
+                    for digest, vector in saved:
+                        if digest in self._written:
+                            self._remember_written(digest, vector)
+                except Exception:  # a top-level loop: the catch-up embeds them later
+                    log.exception("embedding memories' passages failed")
+                finally:
+                    for digest, _, _ in batch:
+                        self._embedding_now.discard(digest)
+                    self._passages_busy = False
+        finally:
+            self._passages_later = False
+            for digest, _, _ in self._passages_queue:  # the catch-up's, at the next start
+                self._embedding_now.discard(digest)
+            self._passages_queue.clear()
+
+    def _take_passages(self) -> list[tuple[str, np.ndarray, list[str]]]:
+        """The queue's first texts, up to EMBED_BATCH_CHARS of passages (at least one): a
+        burst of stores is caught up in a few calls, not one each."""
+        batch = [self._passages_queue.popleft()]
+        chars = sum(len(part) for part in batch[0][2][1:])
+        while self._passages_queue:
+            more = sum(len(part) for part in self._passages_queue[0][2][1:])
+            if chars + more > EMBED_BATCH_CHARS:
+                break
+            batch.append(self._passages_queue.popleft())
+            chars += more
+        return batch
+
+    async def passages_done(self) -> None:
+        """Wait until the passage worker has nothing queued (tests, benchmarks)."""
+        while self._passages_queue or self._passages_busy:
+            await anyio.sleep(0.005)
 
     async def _catch_up_quietly(self) -> None:
         """The check's first read, done while the model runs; a failure is logged, and the
@@ -254,9 +372,11 @@ class Vectors:
         if len(self._written) > WRITTEN_VECTOR_CACHE:
             self._written.popitem(last=False)
 
-    async def _save_written(self, digest: str, vector: np.ndarray) -> None:
+    async def _save_written(self, digest: str, vector: np.ndarray, whole_only: bool) -> None:
         try:
-            await self.rows.save(self.model, [(digest, vector)], self.clock(), durable=False)
+            await self.rows.save(
+                self.model, [(digest, vector)], self.clock(), durable=False, whole_only=whole_only
+            )
         except Exception:  # e.g. the store busy: the memory is in, the worker embeds it
             self._written.pop(digest, None)
             log.exception("saving the vector of a memory just written failed")
@@ -342,6 +462,12 @@ class Vectors:
         except EmbeddingUnavailableError as exc:
             log.error("semantic search is off: %s; keyword search still works", exc)
             return
+        async with anyio.create_task_group() as group:
+            if self.passages_after_answer:
+                group.start_soon(self.complete_passages)
+            await self._catch_up_forever()
+
+    async def _catch_up_forever(self) -> None:
         checked_revision = -1
         while True:
             try:

@@ -31,14 +31,12 @@ model's whole-text embedding (issue 26)."""
 
 from __future__ import annotations
 
-import fcntl
-import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -48,52 +46,20 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from memory_mcp.errors import store_error
+from memory_mcp.store.sqlite_file import (
+    BUSY_TIMEOUT_MS,
+    FileWriteLock,
+    Synchronous,
+    connection_pragmas,
+    write_lock_path,
+)
 
-BUSY_TIMEOUT_MS = 30_000
-Synchronous = Literal["full", "normal"]
 # Any constant shared by every memory-mcp process on one PostgreSQL database.
 PG_WRITE_LOCK = text("SELECT pg_advisory_xact_lock(7303385861524116736)")
 PG_LAZY_COMMIT = text("SET LOCAL synchronous_commit = off")  # Engines.write(durable=False)
 
 P = ParamSpec("P")
 T = TypeVar("T")
-
-
-class FileWriteLock:
-    """An exclusive flock on a file beside the database, shared by every process on it.
-    Only one task per process may use it at a time (flock locks belong to the open file,
-    so two tasks of one process would not exclude each other); `Engines` ensures that."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def _open(self) -> int:
-        if self._fd is None:  # opened on the first write: read-only commands create nothing
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        return self._fd
-
-    def _wait(self) -> None:
-        fcntl.flock(self._open(), fcntl.LOCK_EX)
-
-    async def acquire(self) -> None:
-        try:  # free: take it here, without a trip to a thread and back
-            fcntl.flock(self._open(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
-        # Not abandoned on cancel: a thread left blocked in flock would take the lock later
-        # and never give it back. Cancellation waits for the lock, then releases it.
-        await anyio.to_thread.run_sync(self._wait)
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
 
 @dataclass
@@ -279,12 +245,8 @@ def _configure_sqlite(engine: Engine, begin_statement: str, synchronous: Synchro
         # Take transaction control from the driver so that BEGIN is ours to choose.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        # FULL: a commit is on disk before the write is acknowledged, power loss included.
-        # NORMAL (MEMORY_MCP_SYNCHRONOUS=normal) survives a killed process, not a power cut.
-        cursor.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-        cursor.execute("PRAGMA foreign_keys = ON")
+        for pragma in connection_pragmas(synchronous, BUSY_TIMEOUT_MS):
+            cursor.execute(pragma)
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -296,9 +258,7 @@ def _configure_sqlite(engine: Engine, begin_statement: str, synchronous: Synchro
 
 def _write_lock_path(url: str) -> Path | None:
     database = make_url(url).database
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    return Path(f"{database}-writelock")
+    return write_lock_path(database) if database else None
 
 
 def create_engines(url: str, synchronous: Synchronous = "full") -> Engines:

@@ -7,11 +7,13 @@ memory of another agent holding a rare word moved a search's `explain.bm25` (6.6
 score is computed here with FTS5's formula (k1 1.2, b 0.75, the column weights, a
 memory's own words and its context as separate phrases, each with its own IDF) over the
 caller's statistics population: the swarm's memories and the caller's own, in any scope,
-expired or not (`_POPULATION`). Its size and total length are counters that triggers keep
-per owner (`keyword_totals`, store/schema.py). No number, no choice of terms and no order
-depends on what another agent keeps to itself: a search reports the same whatever other
-agents' private memories hold. What it still takes is time: a word common in others'
-private memories costs that many index entries to pass over.
+expired or not, in the projects the search covers (`Population.sql`): a project's search
+ranks as if its memories and `*`'s were alone in the store. Its size and total length are
+counters that triggers keep per owner and project (`keyword_totals`, store/schema.py). No
+number, no choice of terms and no order depends on what another agent keeps to itself: a
+search reports the same whatever other agents' private memories hold. What it still takes
+is time: a word common in others' private memories (or in other projects) costs that many
+index entries to pass over.
 
 Where it differs from FTS5's bm25(): length is in characters, not tokens (the counters
 are kept by SQL triggers, which cannot run the tokenizer); a phrase of several tokens
@@ -33,7 +35,7 @@ the newest matching memories are returned, unranked, and the vector arm ranks th
 meaning.
 
 The statements are SQL text run on the connection's own cursor (store/sqlite_cursor.py),
-the caller's visibility compiled once per shape (rows.visible_sql): through SQLAlchemy's
+the caller's visibility as SQL text (store/visibility.py, visible_sql): through SQLAlchemy's
 statement building the Python around them cost ~1.4 ms a search, where SQLite's own work
 is 0.25-2.4 ms."""
 
@@ -49,9 +51,9 @@ from sqlalchemy import Connection
 
 from memory_mcp.models import Scope, Visibility
 from memory_mcp.store.keyword import OWN_COLUMNS, affordable_terms, match_any, phrase
-from memory_mcp.store.rows import VisibleSql, visible_sql
 from memory_mcp.store.schema import FTS_TOKENIZE
 from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.visibility import VisibleSql, visible_sql
 
 # Memories whose terms one search may read: ~1.5 microseconds each here, so ~4 ms, well
 # inside the query embedding that the keyword arm runs beside (20,000 made a search with
@@ -73,8 +75,9 @@ CONTEXT = 3
 _PARTS = ("{key value tags}", "{context}")
 
 _MATCHING = "FROM memories JOIN memories_fts ON memories_fts.rowid = memories.id"
-# Whose memories a caller's statistics count: the swarm's, and its own.
-_POPULATION = "(memories.scope = :pop_swarm OR memories.agent_id = :pop_agent)"
+# Whose memories a caller's statistics count: the swarm's, and its own (in the projects
+# of the search: Population.of).
+_OWNERS = "(memories.scope = :pop_swarm OR memories.agent_id = :pop_agent)"
 _LENGTH = (
     "length(memories.key) + length(memories.value) + length(memories.tags)"
     " + coalesce(length(memories.context), 0)"
@@ -83,23 +86,34 @@ _LENGTH = (
 
 @dataclass(frozen=True)
 class Population:
-    """The memories a caller's statistics count: how many, their total length, and the
-    parameters of `_POPULATION`."""
+    """The memories a caller's statistics count: how many, their total length, the
+    condition that picks them (`sql`, on `memories`) and its parameters."""
 
     memories: int
     chars: int
+    sql: str
     params: dict[str, str]
 
     @classmethod
-    def of(cls, conn: Connection, agent_id: str) -> Population:
+    def of(cls, conn: Connection, vis: Visibility) -> Population:
+        """The swarm's and `vis`'s caller's own memories in the projects `vis` shows."""
+        params = {"pop_swarm": Scope.SWARM.value, "pop_agent": vis.caller.agent_id}
+        projects = vis.shown_projects
+        sql, totals = _OWNERS, ""
+        if projects is not None:
+            names = [f":pop_project_{i}" for i in range(len(projects))]
+            params.update(
+                {name[1:]: project for name, project in zip(names, sorted(projects), strict=True)}
+            )
+            sql = f"({_OWNERS} AND memories.project IN ({', '.join(names)}))"
+            totals = f" AND project IN ({', '.join(names)})"
         (row,) = cursor_rows(
             conn,
             "SELECT coalesce(sum(memories), 0), coalesce(sum(chars), 0) FROM keyword_totals "
-            "WHERE owner IN ('', :agent)",
-            {"agent": agent_id},
+            f"WHERE owner IN ('', :pop_agent){totals}",
+            params,
         )
-        params = {"pop_swarm": Scope.SWARM.value, "pop_agent": agent_id}
-        return cls(int(row[0]), int(row[1]), params)
+        return cls(int(row[0]), int(row[1]), sql, params)
 
     def idf(self, holding: int) -> float:
         """FTS5's IDF of a phrase `holding` of these memories hold."""
@@ -129,7 +143,7 @@ def keyword_hits(
     term they were found by: the others were found by their context alone."""
     if not terms:
         return [], set()
-    population = Population.of(conn, vis.caller.agent_id)
+    population = Population.of(conn, vis)
     holding = _counts(conn, terms, population)
     matches = {term: own + context for term, (own, context) in zip(terms, holding, strict=True)}
     present = [term for term in terms if matches[term] > 0]
@@ -185,7 +199,7 @@ def _counts(
         params[f"x{i}"] = f"{{context}} : {phrase(term)}"
         counts += [
             f"(SELECT count(*) FROM (SELECT 1 {_MATCHING} "
-            f"WHERE memories_fts MATCH :{name}{i} AND {_POPULATION} LIMIT :cap))"
+            f"WHERE memories_fts MATCH :{name}{i} AND {population.sql} LIMIT :cap))"
             for name in ("o", "x")
         ]
     (row,) = cursor_rows(conn, f"SELECT {', '.join(counts)}", params)
@@ -257,7 +271,7 @@ def _holders(
             parts.append(
                 f"SELECT memories.id, {i}, {_COLUMN_INDEX}, count(*) FROM temp.memory_places "
                 "AS places JOIN memories ON memories.id = places.doc "
-                f"WHERE places.term = :k{i} AND places.col IN ({names}) AND {_POPULATION} "
+                f"WHERE places.term = :k{i} AND places.col IN ({names}) AND {population.sql} "
                 "GROUP BY places.doc, places.col"
             )
             continue
@@ -265,7 +279,7 @@ def _holders(
             params[f"m{i}_{c}"] = f"{{{COLUMNS[c]}}} : {phrase(terms[i])}"
             parts.append(
                 f"SELECT memories.id, {i}, {c}, 1 {_MATCHING} "
-                f"WHERE memories_fts MATCH :m{i}_{c} AND {_POPULATION}"
+                f"WHERE memories_fts MATCH :m{i}_{c} AND {population.sql}"
             )
     if not parts:
         return []

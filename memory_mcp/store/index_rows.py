@@ -22,6 +22,9 @@ class IndexRow:
     tags: list[str]
     vector: np.ndarray | None
     updated_at: float = 0.0
+    project: str = "*"
+    task: str | None = None
+    archived: bool = False
 
 
 @dataclass

@@ -37,6 +37,7 @@ def link_from_row(row: Any) -> Link:
         target_session=row.target_session or "",
         removed_by=row.removed_by,
         removed_at=None if row.removed_at is None else float(row.removed_at),
+        target_project=row.target_project or "*",
     )
 
 
@@ -120,7 +121,7 @@ async def _targets(conn: AsyncConnection, ids: Sequence[int]) -> dict[int, Any]:
     if not ids:
         return {}
     rows = await conn.execute(
-        select(M.id, M.scope, M.agent_id, M.session_id).where(M.id.in_(list(set(ids))))
+        select(M.id, M.scope, M.agent_id, M.session_id, M.project).where(M.id.in_(list(set(ids))))
     )
     return {row.id: row for row in rows}
 
@@ -147,6 +148,7 @@ async def _add(
         "target_scope": target.scope,
         "target_owner": target.agent_id,
         "target_session": target.session_id,
+        "target_project": target.project,
     }
     link_id = (await conn.execute(insert(LINKS).values(**values).returning(L.id))).scalar_one()
     return Link(
@@ -159,6 +161,7 @@ async def _add(
         target_scope=_SCOPES.get(target.scope, Scope.AGENT),
         target_owner=target.agent_id,
         target_session=target.session_id,
+        target_project=target.project,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Connection, insert, inspect, select, update
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.models import Scope, Source
@@ -27,6 +27,17 @@ ADDED_COLUMNS = (
     ("memories", "written_session", "VARCHAR(128)"),
     ("memories", "written_order", "INTEGER"),
     ("memories", "context", "TEXT"),
+    ("embeddings", "whole_only", "BOOLEAN"),
+    # Projects (rules/projects.py): every memory made before them holds everywhere ('*'),
+    # and keeps its identity (models.NewMemory.identity is unchanged for '*').
+    ("memories", "project", "VARCHAR(100) NOT NULL DEFAULT '*'"),
+    ("memories", "task", "VARCHAR(256)"),
+    ("memories", "archived_at", "FLOAT"),
+    ("memory_links", "target_project", "VARCHAR(100) NOT NULL DEFAULT '*'"),
+    ("agent_tokens", "projects", "TEXT"),  # NULL: every project, as every token was
+    ("oauth_login_codes", "projects", "TEXT"),  # and every sign-in and grant
+    ("oauth_codes", "projects", "TEXT"),
+    ("oauth_grants", "projects", "TEXT"),
 )
 # store_meta's row naming the rule the stored write-time contexts were made by.
 CONTEXT_RECIPE = "context_recipe"
@@ -38,13 +49,15 @@ ADDED_INDEXES = (
     "CREATE INDEX IF NOT EXISTS ix_memory_history_versions ON memory_history (memory_id, version)",
     "CREATE INDEX IF NOT EXISTS ix_memories_written "
     "ON memories (updated_by, written_session, written_order, id)",
+    "CREATE INDEX IF NOT EXISTS ix_memories_project ON memories (project, updated_at, id)",
 )
 
 
 def _columns(sync_conn: Connection) -> dict[str, set[str]]:
-    inspector = inspect(sync_conn)
+    """The columns of each table ADDED_COLUMNS names, from an empty result: the inspector
+    would warn about a type it does not know (pgvector's, on `embeddings`)."""
     return {
-        table: {column["name"] for column in inspector.get_columns(table)}
+        table: set(sync_conn.exec_driver_sql(f"SELECT * FROM {table} LIMIT 0").keys())
         for table in {table for table, _, _ in ADDED_COLUMNS}
     }
 

@@ -66,6 +66,7 @@ class CodeRow:
     expires_at: float
     used_at: float | None
     grant_id: int | None
+    projects: str | None = None  # JSON, as stored
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ class TokenView:
     resource: str
     expires_at: float
     used_at: float | None
+    projects: str | None = None  # the grant's, JSON as stored
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ def _token_view(row: Any) -> TokenView:
         row.resource,
         row.expires_at,
         row.used_at,
+        row.projects,
     )
 
 
@@ -212,7 +215,13 @@ class OAuthStore:
             return await _take_request(conn, request_hash, now)
 
     async def add_login_code(
-        self, code_hash: str, agent_id: str, role: str, now: float, expires_at: float
+        self,
+        code_hash: str,
+        agent_id: str,
+        role: str,
+        now: float,
+        expires_at: float,
+        projects: str | None = None,
     ) -> None:
         async with self._engines.write() as conn:
             await conn.execute(delete(L).where(L.expires_at <= now))
@@ -223,17 +232,20 @@ class OAuthStore:
                     role=role,
                     created_at=now,
                     expires_at=expires_at,
+                    projects=projects,
                 )
             )
 
-    async def take_login_code(self, code_hash: str, now: float) -> tuple[str, str] | None:
-        """(agent, role) of a live one-time code, which is gone from then on."""
+    async def take_login_code(
+        self, code_hash: str, now: float
+    ) -> tuple[str, str, str | None] | None:
+        """(agent, role, projects) of a live one-time code, which is gone from then on."""
         async with self._engines.write() as conn:
             row = (await conn.execute(select(L).where(L.code_hash == code_hash))).first()
             if row is None:
                 return None
             await conn.execute(delete(L).where(L.code_hash == code_hash))
-        return None if row.expires_at <= now else (row.agent_id, row.role)
+        return None if row.expires_at <= now else (row.agent_id, row.role, row.projects)
 
     # -- authorization codes ---------------------------------------------------------------------
 
@@ -246,6 +258,7 @@ class OAuthStore:
         agent_token_hash: str | None,
         now: float,
         expires_at: float,
+        projects: str | None = None,
     ) -> RequestRow | None:
         """Answer a waiting request with a code, in one transaction: the request is
         removed and the code stored; None (nothing stored) when the request is gone."""
@@ -267,6 +280,7 @@ class OAuthStore:
                     scopes=request.scopes,
                     resource=request.resource,
                     expires_at=expires_at,
+                    projects=projects,
                 )
             )
         return request
@@ -289,6 +303,7 @@ class OAuthStore:
             row.expires_at,
             row.used_at,
             row.grant_id,
+            row.projects,
         )
 
     async def redeem_code(
@@ -320,6 +335,7 @@ class OAuthStore:
                         scopes=row.scopes,
                         resource=row.resource,
                         created_at=now,
+                        projects=row.projects,
                     )
                     .returning(G.id)
                 )
@@ -345,6 +361,7 @@ class OAuthStore:
                 G.role,
                 G.scopes,
                 G.resource,
+                G.projects,
             )
             .join(G, G.id == T.grant_id)
             .where(T.token_hash == token_hash, T.kind == kind, _alive())

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, select
+from sqlalchemy import Connection, Select, and_, select, text
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import KeywordFinds, KeywordQuery, MemoryRecord, RankFacts, Visibility
 from memory_mcp.store import write_context
 from memory_mcp.store.by_id import ReadById
+from memory_mcp.store.records import RECORD_BY_ID_SQL, recent_sql
 from memory_mcp.store.rows import (
     MEMORIES,
     RANK_COLUMNS,
@@ -23,6 +24,9 @@ from memory_mcp.store.rows import (
     visible_to,
 )
 from memory_mcp.store.schema import MemoryHistoryRow
+
+# The same SQL text store/sqlite_reads.py runs on the standard library's sqlite3.
+_RECORD_BY_ID = text(RECORD_BY_ID_SQL)
 
 
 def history_page(memory_id: int, below: int | None, limit: int | None) -> Select[Any]:
@@ -55,8 +59,13 @@ def any_expired(conn: Connection, now: float) -> bool:
 
 
 def record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
-    row = conn.execute(select(MEMORIES).where(M.id == memory_id)).first()
+    row = conn.execute(_RECORD_BY_ID, {"id": memory_id}).first()
     return record_from_row(row) if row else None
+
+
+def recent(conn: Connection, vis: Visibility, limit: int) -> list[MemoryRecord]:
+    sql, params = recent_sql(vis, limit)
+    return readable_records(conn.execute(text(sql), params))
 
 
 RANK_FACTS_BY_ID = ReadById(RANK_COLUMNS)

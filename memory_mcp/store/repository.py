@@ -38,9 +38,6 @@ from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.link_rows import LinkStore
 from memory_mcp.store.listing import BulkDeletion, Selection
-from memory_mcp.store.postgres import tsvector as pg_fulltext
-from memory_mcp.store.postgres.ddl import create_postgres_objects
-from memory_mcp.store.postgres.pgvector_search import PgStoredVectors, fill_pgvector_column
 from memory_mcp.store.rows import (
     IN_CHUNK,
     MEMORIES,
@@ -55,10 +52,12 @@ from memory_mcp.store.schema import (
     SQLITE_FTS_DDL,
     SQLITE_FTS_REBUILD,
     SQLITE_KEYWORD_TOTALS_DDL,
+    SQLITE_KEYWORD_TOTALS_OLD,
     Base,
     MemoryRow,
     StoreMetaRow,
 )
+from memory_mcp.store.sqlite_file import LARGEST_ID as SQLITE_LARGEST_ID
 from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
@@ -71,15 +70,21 @@ class MemoryStore:
         # Vectors have their own statements (store/stored_vectors.py);
         # memory_mcp/semantic/vectors.py uses them. The one place the dialect picks the
         # PostgreSQL parts (store/postgres/).
-        self._fulltext: Any = fulltext if engines.is_sqlite else pg_fulltext
-        self.vectors = StoredVectors(engines) if engines.is_sqlite else PgStoredVectors(engines)
+        self._fulltext: Any = fulltext
+        self.vectors = StoredVectors(engines)
+        if not engines.is_sqlite:  # imported here: a SQLite store never loads them
+            from memory_mcp.store.postgres import tsvector as pg_fulltext
+            from memory_mcp.store.postgres.pgvector_search import PgStoredVectors
+
+            self._fulltext = pg_fulltext
+            self.vectors = PgStoredVectors(engines)
         self.links = LinkStore(engines)  # the links between memories (store/link_rows.py)
 
     @property
     def largest_id(self) -> int:
         """The largest id the `memories` table holds: SQLite's INTEGER is 64-bit, the
         PostgreSQL schema's INTEGER 32-bit (its driver refuses a bigger parameter)."""
-        return 2**63 - 1 if self._engines.is_sqlite else 2**31 - 1
+        return SQLITE_LARGEST_ID if self._engines.is_sqlite else 2**31 - 1
 
     async def close(self) -> None:
         # Reads counted since the last flush; a store too busy to take them within a few
@@ -116,15 +121,20 @@ class MemoryStore:
                     await conn.exec_driver_sql(ddl)
                 if "memories_fts.context" in added:
                     await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
-                made = await conn.exec_driver_sql(
-                    "SELECT 1 FROM sqlite_master WHERE name = 'keyword_totals'"
-                )
-                fill = made.first() is None  # a store from before the counters
+                made = await conn.exec_driver_sql("PRAGMA table_info(keyword_totals)")
+                columns = {row._mapping["name"] for row in made}
+                if columns and "project" not in columns:  # counted before projects
+                    for ddl in SQLITE_KEYWORD_TOTALS_OLD:
+                        await conn.exec_driver_sql(ddl)
+                fill = "project" not in columns  # a store from before these counters
                 for ddl in SQLITE_KEYWORD_TOTALS_DDL:
                     await conn.exec_driver_sql(ddl)
                 if fill:
                     await conn.exec_driver_sql(KEYWORD_TOTALS_FILL)
             else:
+                from memory_mcp.store.postgres.ddl import create_postgres_objects
+                from memory_mcp.store.postgres.pgvector_search import fill_pgvector_column
+
                 await create_postgres_objects(conn)
                 await fill_pgvector_column(conn)
             exists = await conn.scalar(
@@ -217,6 +227,46 @@ class MemoryStore:
             revision = await conn.run_sync(next_revision)
             return await conn.run_sync(writes.delete_ids, list(memory_ids), revision)
 
+    async def place(
+        self,
+        memory_ids: Sequence[int],
+        *,
+        project: Any = writes.KEEP,
+        task: Any = writes.KEEP,
+        field: str,
+    ) -> list[int]:
+        """Move memories to another project and/or task, all or none (writes.place)."""
+        if not memory_ids:
+            return []
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            return await conn.run_sync(
+                writes.place, list(memory_ids), project, task, field, revision
+            )
+
+    async def archive(self, memory_ids: Sequence[int], now: float) -> None:
+        if not memory_ids:
+            return
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.run_sync(writes.archive, list(memory_ids), now, revision)
+
+    async def task_records(self, project: str, task: str) -> list[MemoryRecord]:
+        """Every memory of `task` in `project`, archived ones too, by id."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MEMORIES).where(M.project == project, M.task == task).order_by(M.id)
+            )
+            return readable_records(rows)
+
+    async def project_counts(self, vis: Visibility) -> dict[str, int]:
+        """How many memories `vis` shows in each project."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(M.project, func.count()).where(visible_to(vis)).group_by(M.project)
+            )
+            return {row[0]: int(row[1]) for row in rows}
+
     async def purge_expired(self, now: float) -> int:
         """Delete the memories expired by `now`. It reads first: most sweeps find nothing,
         and those take no write lock (every agent's server sweeps as it starts)."""
@@ -250,14 +300,7 @@ class MemoryStore:
 
     async def recent(self, vis: Visibility, limit: int) -> list[MemoryRecord]:
         """Visible memories, pinned first, then most recently used (the prompt-block pool)."""
-        async with self._engines.reader.connect() as conn:
-            rows = await conn.execute(
-                select(MEMORIES)
-                .where(visible_to(vis))
-                .order_by(M.pinned.desc(), M.last_used_at.desc(), M.id.desc())
-                .limit(limit)
-            )
-            return readable_records(rows)
+        return await self._engines.read(reads.recent, vis, limit)
 
     # -- file-backed memories (notes) -------------------------------------------------------
 

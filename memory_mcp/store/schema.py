@@ -25,6 +25,9 @@ class MemoryRow(Base):
         # A write reads what its writer wrote just before in the same session, and a
         # delete what was written just after (store/write_context.py).
         Index("ix_memories_written", "updated_by", "written_session", "written_order", "id"),
+        # A project's reads (its memories and `*`'s: `project IN (...)`) find its rows
+        # without passing other projects' ones; a project's listing walks it newest first.
+        Index("ix_memories_project", "project", "updated_at", "id"),
         {"sqlite_autoincrement": True},
     )
 
@@ -65,6 +68,11 @@ class MemoryRow(Base):
     written_session: Mapped[str | None] = mapped_column(String(128), nullable=True)
     written_order: Mapped[int | None] = mapped_column(Integer, nullable=True)
     context: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Its project (rules/projects.py), `*` for every project; a task's working memory has
+    # its task id, and once the task is completed the time it was archived (UNIX seconds).
+    project: Mapped[str] = mapped_column(String(100), default="*", server_default="*")
+    task: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class MemoryTagRow(Base):
@@ -103,8 +111,8 @@ class MemoryLinkRow(Base):
     row stays as its history (a link made again is a new row). Its rows go when its source
     memory is deleted (with the source's own history); when its target is deleted the link
     is removed (`removed_by` NULL) and the row stays. The target's scope, owner and session
-    are copied in (`target_*`, never changed for a memory whose visibility depends on them),
-    so who may see a removed link is known after its target is gone."""
+    are copied in (`target_*`; the project follows the target when it is moved to another
+    project), so who may see a removed link is known after its target is gone."""
 
     __tablename__ = "memory_links"
     __table_args__ = (
@@ -134,6 +142,7 @@ class MemoryLinkRow(Base):
     target_scope: Mapped[str] = mapped_column(String(16))
     target_owner: Mapped[str] = mapped_column(String(128))
     target_session: Mapped[str] = mapped_column(String(128), default="")
+    target_project: Mapped[str] = mapped_column(String(100), default="*", server_default="*")
 
 
 class EmbeddingRow(Base):
@@ -146,6 +155,10 @@ class EmbeddingRow(Base):
     dimension: Mapped[int] = mapped_column(Integer)
     vector: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[float] = mapped_column(Float)
+    # True: the whole text's vector alone, stored as a memory was written; its passages
+    # are still to come (semantic/vectors.py), and until then searches rank with this.
+    # NULL: the memory's vector, passages included. Nullable: older stores gain it by ALTER.
+    whole_only: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class TombstoneRow(Base):
@@ -205,31 +218,40 @@ def _chars(row: str) -> str:
 
 
 _ADD = (
-    f"INSERT INTO keyword_totals(owner, memories, chars) VALUES ({_owner('new')}, 1, "
-    f"{_chars('new')}) ON CONFLICT(owner) DO UPDATE SET memories = memories + 1, "
-    "chars = chars + excluded.chars;"
+    f"INSERT INTO keyword_totals(owner, project, memories, chars) VALUES ({_owner('new')}, "
+    f"new.project, 1, {_chars('new')}) ON CONFLICT(owner, project) DO UPDATE SET "
+    "memories = memories + 1, chars = chars + excluded.chars;"
 )
 _TAKE = (
     f"UPDATE keyword_totals SET memories = memories - 1, chars = chars - ({_chars('old')}) "
-    f"WHERE owner = {_owner('old')};"
+    f"WHERE owner = {_owner('old')} AND project = old.project;"
 )
-# The size and total length (characters) of each owner's memories ('' for the swarm's):
-# what a caller's keyword statistics count is the swarm's and its own, never another
-# agent's private memories (store/fulltext.py). Kept by triggers in the writing
-# transaction, as the index is; filled from `memories` when made (KEYWORD_TOTALS_FILL).
+# The size and total length (characters) of each owner's memories ('' for the swarm's) in
+# each project: what a caller's keyword statistics count is the swarm's and its own in the
+# projects its search covers, never another agent's private memories nor another
+# project's (store/fulltext.py). Kept by triggers in the writing transaction, as the
+# index is; filled from `memories` when made (KEYWORD_TOTALS_FILL).
 SQLITE_KEYWORD_TOTALS_DDL = [
     """CREATE TABLE IF NOT EXISTS keyword_totals (
-        owner TEXT PRIMARY KEY, memories INTEGER NOT NULL, chars INTEGER NOT NULL)""",
+        owner TEXT NOT NULL, project TEXT NOT NULL, memories INTEGER NOT NULL,
+        chars INTEGER NOT NULL, PRIMARY KEY (owner, project))""",
     f"CREATE TRIGGER IF NOT EXISTS keyword_totals_insert AFTER INSERT ON memories BEGIN {_ADD} END",
     "CREATE TRIGGER IF NOT EXISTS keyword_totals_delete AFTER DELETE ON memories "
     f"BEGIN {_TAKE} END",
     "CREATE TRIGGER IF NOT EXISTS keyword_totals_update AFTER UPDATE OF key, value, tags, "
-    f"context, scope, agent_id ON memories BEGIN {_TAKE} {_ADD} END",
+    f"context, scope, agent_id, project ON memories BEGIN {_TAKE} {_ADD} END",
 ]
 KEYWORD_TOTALS_FILL = (
-    f"INSERT INTO keyword_totals(owner, memories, chars) SELECT {_owner('memories')}, "
-    f"count(*), sum({_chars('memories')}) FROM memories GROUP BY 1"
+    f"INSERT INTO keyword_totals(owner, project, memories, chars) SELECT {_owner('memories')}, "
+    f"project, count(*), sum({_chars('memories')}) FROM memories GROUP BY 1, 2"
 )
+# Counters made before projects (per owner only): dropped, made again and filled.
+SQLITE_KEYWORD_TOTALS_OLD = [
+    "DROP TRIGGER IF EXISTS keyword_totals_insert",
+    "DROP TRIGGER IF EXISTS keyword_totals_delete",
+    "DROP TRIGGER IF EXISTS keyword_totals_update",
+    "DROP TABLE IF EXISTS keyword_totals",
+]
 # A keyword index made before the context column: dropped (migrations.py), then made
 # again by SQLITE_FTS_DDL and filled from `memories` by this.
 SQLITE_FTS_OLD = [
@@ -254,6 +276,8 @@ class AgentTokenRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[float] = mapped_column(Float)
     last_used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # The projects it is granted, a JSON list; NULL: every project.
+    projects: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 # -- OAuth 2.1 (memory_mcp/auth/oauth.py): every secret below is kept as its SHA-256 only,
@@ -300,6 +324,7 @@ class OAuthLoginCodeRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[float] = mapped_column(Float)
     expires_at: Mapped[float] = mapped_column(Float, index=True)
+    projects: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON; NULL: every one
 
 
 class OAuthCodeRow(Base):
@@ -322,6 +347,7 @@ class OAuthCodeRow(Base):
     expires_at: Mapped[float] = mapped_column(Float, index=True)
     used_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     grant_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    projects: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON; NULL: every one
 
 
 class OAuthGrantRow(Base):
@@ -341,6 +367,9 @@ class OAuthGrantRow(Base):
     scopes: Mapped[str] = mapped_column(Text)
     resource: Mapped[str] = mapped_column(Text)
     created_at: Mapped[float] = mapped_column(Float)
+    # The projects of the token or one-time code it was signed in with (JSON; NULL: every
+    # project): its tokens act with those grants.
+    projects: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class OAuthTokenRow(Base):

@@ -19,6 +19,9 @@ from memory_mcp.store.rows import IN_CHUNK, MEMORIES, M, index_row, next_revisio
 from memory_mcp.store.schema import EmbeddingRow, StoreMetaRow, TombstoneRow
 from memory_mcp.store.sqlite_cursor import cursor_rows
 
+# A memory's vector, passages included: not a whole text's alone (EmbeddingRow.whole_only).
+COMPLETE = EmbeddingRow.whole_only.is_not(True)
+
 
 class StoredVectors:
     """Vectors as rows. Every method is one transaction (a write takes its turn through
@@ -34,16 +37,19 @@ class StoredVectors:
         now: float,
         *,
         durable: bool = True,
+        whole_only: bool = False,
     ) -> None:
         """Store vectors by content hash and bump the revision of the memories that use
         them, so every process's index picks them up. `durable=False`: the commit does
-        not wait for the disk (Engines.write)."""
+        not wait for the disk (Engines.write). `whole_only`: the whole texts' vectors
+        alone, their passages to come (EmbeddingRow.whole_only); a memory's vector saved
+        later replaces one of those, and nothing replaces a memory's vector."""
         if not items:
             return
         if durable:
-            await self._engines.run_write(self._save_rows, model, items, now)
+            await self._engines.run_write(self._save_rows, model, items, now, whole_only)
         else:
-            await self._engines.run_lazy_write(self._save_rows, model, items, now)
+            await self._engines.run_lazy_write(self._save_rows, model, items, now, whole_only)
 
     @staticmethod
     def _save_rows(
@@ -51,17 +57,19 @@ class StoredVectors:
         model: str,
         items: Sequence[tuple[str, np.ndarray]],
         now: float,
+        whole_only: bool = False,
     ) -> list[tuple[str, np.ndarray]]:
-        """`save` inside the caller's write transaction: the vectors it inserted."""
-        known = set(
-            conn.scalars(
-                select(EmbeddingRow.content_hash).where(
+        """`save` inside the caller's write transaction: the vectors it wrote (inserted,
+        or put in place of a whole text's alone)."""
+        stored = dict(
+            conn.execute(
+                select(EmbeddingRow.content_hash, EmbeddingRow.whole_only).where(
                     EmbeddingRow.model == model,
                     EmbeddingRow.content_hash.in_([h for h, _ in items]),
                 )
             ).all()
         )
-        fresh = [(h, v) for h, v in items if h not in known]
+        fresh = [(h, v) for h, v in items if h not in stored]
         if fresh:
             conn.execute(
                 insert(EmbeddingRow),
@@ -72,9 +80,22 @@ class StoredVectors:
                         "dimension": int(v.shape[0]),
                         "vector": np.asarray(v, dtype=np.float32).tobytes(),
                         "created_at": now,
+                        "whole_only": True if whole_only else None,
                     }
                     for h, v in fresh
                 ],
+            )
+        completed = [] if whole_only else [(h, v) for h, v in items if stored.get(h)]
+        for h, v in completed:
+            conn.execute(
+                update(EmbeddingRow)
+                .where(EmbeddingRow.model == model, EmbeddingRow.content_hash == h)
+                .values(
+                    dimension=int(v.shape[0]),
+                    vector=np.asarray(v, dtype=np.float32).tobytes(),
+                    created_at=now,
+                    whole_only=None,
+                )
             )
         revision = next_revision(conn)
         conn.execute(
@@ -82,10 +103,11 @@ class StoredVectors:
             .where(M.content_hash.in_([h for h, _ in items]))
             .values(revision=revision)
         )
-        return fresh
+        return fresh + completed
 
     async def embedded(self, model: str, digests: Collection[str]) -> set[str]:
-        """Which of `digests` (content hashes) have a vector from `model`."""
+        """Which of `digests` (content hashes) have a memory's vector from `model` (not
+        only their whole text's)."""
         wanted = list(dict.fromkeys(digests))
         found: set[str] = set()
         async with self._engines.reader.connect() as conn:
@@ -94,24 +116,28 @@ class StoredVectors:
                 found.update(
                     await conn.scalars(
                         select(EmbeddingRow.content_hash).where(
-                            EmbeddingRow.model == model, EmbeddingRow.content_hash.in_(chunk)
+                            EmbeddingRow.model == model,
+                            EmbeddingRow.content_hash.in_(chunk),
+                            COMPLETE,
                         )
                     )
                 )
         return found
 
     async def vector(self, model: str, digest: str) -> np.ndarray | None:
-        """The stored vector of one content hash from `model`, or None."""
+        """The stored vector of one content hash from `model` (its whole text's alone while
+        its passages are to come), or None."""
         found = await self._engines.read(_vector_blob, model, digest)
         return None if found is None else np.frombuffer(found, dtype=np.float32)
 
     async def has(self, model: str, digest: str) -> bool:
-        """Whether one content hash has a vector from `model` (asked on every store, so it
-        takes the engines' quick read path)."""
-        return await self._engines.read(_vector_blob, model, digest) is not None
+        """Whether one content hash has a memory's vector from `model` (asked on every
+        store, so it takes the engines' quick read path)."""
+        return await self._engines.read(_complete, model, digest)
 
     async def missing(self, model: str, limit: int) -> list[tuple[str, str]]:
-        """(content hash, text) of memories that have no vector from `model` yet, in turns:
+        """(content hash, text) of memories that have no memory's vector from `model` yet
+        (none, or their whole text's alone: EmbeddingRow.whole_only), in turns:
         every memory not from a file, and the first waiting chunk of every file, then the
         second chunk of every file, and so on; the most recently written first within a
         turn. A small note saved while a big one waits is in the next batch."""
@@ -127,6 +153,7 @@ class StoredVectors:
             ~exists().where(
                 EmbeddingRow.content_hash == unembedded.c.content_hash,
                 EmbeddingRow.model == model,
+                COMPLETE,
             )
         )
         waiting = (
@@ -200,10 +227,22 @@ def _index_columns(model: str) -> Any:
         M.tags,
         EmbeddingRow.vector,
         M.updated_at,
+        M.project,
+        M.task,
+        M.archived_at,
     ).outerjoin(
         EmbeddingRow,
         and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
     )
+
+
+def _complete(conn: Connection, model: str, digest: str) -> bool:
+    found = conn.scalar(
+        select(EmbeddingRow.content_hash).where(
+            EmbeddingRow.model == model, EmbeddingRow.content_hash == digest, COMPLETE
+        )
+    )
+    return found is not None
 
 
 def _vector_blob(conn: Connection, model: str, digest: str) -> bytes | None:

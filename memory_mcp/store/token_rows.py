@@ -4,6 +4,7 @@ and writes rows."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,21 +23,34 @@ class TokenRow:
     role: str
     created_at: float
     last_used_at: float | None
+    projects: list[str] | None = None  # the projects it is granted; None: every project
 
 
 def _row(row: Row[Any]) -> TokenRow:
-    return TokenRow(row.id, row.agent_id, row.role, row.created_at, row.last_used_at)
+    projects = None if row.projects is None else list(json.loads(row.projects))
+    return TokenRow(row.id, row.agent_id, row.role, row.created_at, row.last_used_at, projects)
 
 
 class TokenStore:
     def __init__(self, engines: Engines) -> None:
         self._engines = engines
 
-    async def add(self, token_hash: str, agent_id: str, role: str, now: float) -> None:
+    async def add(
+        self,
+        token_hash: str,
+        agent_id: str,
+        role: str,
+        now: float,
+        projects: list[str] | None = None,
+    ) -> None:
         async with self._engines.write() as conn:
             await conn.execute(
                 insert(T).values(
-                    token_hash=token_hash, agent_id=agent_id, role=role, created_at=now
+                    token_hash=token_hash,
+                    agent_id=agent_id,
+                    role=role,
+                    created_at=now,
+                    projects=None if projects is None else json.dumps(sorted(projects)),
                 )
             )
 

@@ -18,7 +18,9 @@ The rule, one definition that every write recomputes from what is stored:
 - a memory's context is the values of the `CONTEXT_BEFORE` memories just before it and
   of the `CONTEXT_AFTER` just after it in that order that are at least as widely visible
   as it (models.seen_wherever: a swarm memory borrows only swarm memories' words; a
-  private memory in the window lends nothing and is not replaced by another one);
+  private memory in the window lends nothing and is not replaced by another one) and of
+  the same project and task (a memory of another project, or a task's working memory, in
+  the window lends nothing either: its words would reach searches that cannot see it);
 - notes (file_index) neither lend nor borrow: their order of indexing is the file
   system's (a folder walk at start, the watcher's debounce), not the writer's; a shared
   note is indexed by whichever agent's server reads it first, so its context would
@@ -56,7 +58,17 @@ MAX_CONTEXT_CHARS = 2_000
 # Identities per IN (...) list: under SQLite's bound-variable limit.
 _IN_CHUNK = 500
 
-_PLACE = (M.id, M.scope, M.agent_id, M.session_id, M.value, M.written_order, M.context)
+_PLACE = (
+    M.id,
+    M.scope,
+    M.agent_id,
+    M.session_id,
+    M.value,
+    M.written_order,
+    M.context,
+    M.project,
+    M.task,
+)
 _WHERE = (M.id, M.updated_by, M.written_session, M.written_order, M.source)
 
 
@@ -69,12 +81,12 @@ def context_text(previous: Sequence[str], following: Sequence[str] = ()) -> str:
     return "\n".join(part for part in (before, after) if part)
 
 
-# A memory as a lender: (scope, owner, session) and its value.
-Lender = tuple[Scope, str, str, str]
+# A memory as a lender: (scope, owner, session), (project, task) and its value.
+Lender = tuple[Scope, str, str, tuple[str, str | None], str]
 
 
 def _lender(row: Any) -> Lender:
-    return (Scope(row.scope), row.agent_id, row.session_id, row.value)
+    return (Scope(row.scope), row.agent_id, row.session_id, (row.project, row.task), row.value)
 
 
 def _borrowed(
@@ -82,17 +94,19 @@ def _borrowed(
     scope: Scope,
     owner: str,
     session: str,
+    where: tuple[str, str | None],
     after: Iterable[Lender] = (),
 ) -> str | None:
-    """The context of a memory of (scope, owner, session) between the memories `before`
-    and `after` it."""
+    """The context of a memory of (scope, owner, session) in `where` (project, task)
+    between the memories `before` and `after` it."""
     place = (scope, owner, session)
 
     def lent(window: Iterable[Lender]) -> list[str]:
         return [
             value
-            for lender_scope, lender_owner, lender_session, value in window
-            if seen_wherever((lender_scope, lender_owner, lender_session), place)
+            for lender_scope, lender_owner, lender_session, lender_where, value in window
+            if lender_where == where
+            and seen_wherever((lender_scope, lender_owner, lender_session), place)
         ]
 
     return context_text(lent(before), lent(after)) or None
@@ -123,7 +137,8 @@ def context_for(conn: Connection, new: NewMemory, owner: str, but: int | None = 
     if but is not None:
         stmt = stmt.where(M.id != but)
     rows = conn.execute(stmt.order_by(M.written_order.desc(), M.id.desc()).limit(CONTEXT_BEFORE))
-    return _borrowed(map(_lender, reversed(rows.all())), new.scope, owner, new.session_id)
+    window = map(_lender, reversed(rows.all()))
+    return _borrowed(window, new.scope, owner, new.session_id, (new.project, new.task))
 
 
 def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dict[str, Any]]]:
@@ -146,7 +161,11 @@ def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dic
     sequence = [*map(_lender, rows), _new_lender(new)]
     at = len(rows)
     context = _borrowed(
-        sequence[max(0, at - CONTEXT_BEFORE) : at], new.scope, new.agent_id, new.session_id
+        sequence[max(0, at - CONTEXT_BEFORE) : at],
+        new.scope,
+        new.agent_id,
+        new.session_id,
+        (new.project, new.task),
     )
     changed: list[dict[str, Any]] = []
     for index in range(max(0, at - CONTEXT_AFTER), at):
@@ -156,6 +175,7 @@ def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dic
             Scope(row.scope),
             row.agent_id,
             row.session_id,
+            (row.project, row.task),
             sequence[index + 1 : index + 1 + CONTEXT_AFTER],
         )
         if updated != row.context:
@@ -211,6 +231,7 @@ def batch_contexts(
                 new.scope,
                 new.agent_id,
                 new.session_id,
+                (new.project, new.task),
                 sequence[at + 1 : at + 1 + CONTEXT_AFTER],
             )
         if CONTEXT_AFTER:
@@ -219,7 +240,7 @@ def batch_contexts(
 
 
 def _new_lender(new: NewMemory) -> Lender:
-    return (new.scope, new.agent_id, new.session_id, new.value)
+    return (new.scope, new.agent_id, new.session_id, (new.project, new.task), new.value)
 
 
 def written_values(new: NewMemory, revision: int, context: str | None) -> dict[str, Any]:
@@ -278,7 +299,7 @@ def lenders(conn: Connection, ids: Collection[int]) -> dict[int, list[int]]:
     place = tuple_(M.written_order, M.id)
     for start in range(0, len(wanted), _IN_CHUNK):
         chunk = wanted[start : start + _IN_CHUNK]
-        rows = conn.execute(select(*_WHERE, *_PLACE[1:4]).where(M.id.in_(chunk)))
+        rows = conn.execute(select(*_WHERE, *_PLACE[1:4], M.project, M.task).where(M.id.in_(chunk)))
         for row in rows:
             if not _borrows(row):
                 continue
@@ -300,7 +321,8 @@ def lenders(conn: Connection, ids: Collection[int]) -> dict[int, list[int]]:
             found[row.id] = [
                 lender.id
                 for lender in [*reversed(before.all()), *after.all()]
-                if seen_wherever((Scope(lender.scope), lender.agent_id, lender.session_id), where)
+                if (lender.project, lender.task) == (row.project, row.task)
+                and seen_wherever((Scope(lender.scope), lender.agent_id, lender.session_id), where)
             ]
     return found
 
@@ -350,6 +372,7 @@ def refresh(conn: Connection, ids: Collection[int]) -> None:
                 Scope(row.scope),
                 row.agent_id,
                 row.session_id,
+                (row.project, row.task),
                 map(_lender, sequence[index + 1 : index + 1 + CONTEXT_AFTER]),
             )
             if context != row.context:

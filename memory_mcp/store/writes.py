@@ -9,11 +9,12 @@ import time
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, delete, func, insert, select, update
+from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
     CapExceededError,
+    InvalidInputError,
     KeyNotFoundError,
     PermissionDeniedError,
     VersionConflictError,
@@ -23,11 +24,14 @@ from memory_mcp.models import (
     BatchOutcome,
     MemoryRecord,
     NewMemory,
+    Scope,
     Source,
     UpsertOutcome,
+    memory_identity,
 )
 from memory_mcp.store import write_context
 from memory_mcp.store.access_counts import PendingAccess
+from memory_mcp.store.records import access_sql
 from memory_mcp.store.rows import (
     IN_CHUNK,
     MEMORIES,
@@ -61,6 +65,11 @@ def content_values(new: NewMemory) -> dict[str, Any]:
         "expires_at": new.expires_at,
         "file_path": new.file_path,
         "about_agent": new.about_agent,
+        "project": new.project,
+        "task": new.task,
+        # Stored again after its task was completed: a working memory again (unless an
+        # import brings it archived).
+        "archived_at": new.archived_at,
     }
 
 
@@ -278,6 +287,68 @@ def delete_ids(conn: Connection, ids: list[int], revision: int, now: float | Non
     return int(result.rowcount or 0)
 
 
+# Which project and task a placement keeps as they are.
+KEEP = object()
+
+
+def place(
+    conn: Connection, ids: list[int], project: Any, task: Any, field: str, revision: int
+) -> list[int]:
+    """Move the memories `ids` to `project` and/or `task` (KEEP: as they are), in place:
+    the same ids, versions, history and links (a link into one follows its project).
+    Each takes the identity it would have been stored with there; if another memory holds
+    one of those already, nothing moves and InvalidInputError names `field` and the keys.
+    A placement is no new version (the content is the same); the revision moves, so every
+    process's vector index sees it, and the write-time context follows it."""
+    rows: list[Any] = []
+    for start in range(0, len(ids), IN_CHUNK):
+        rows += conn.execute(select(MEMORIES).where(M.id.in_(ids[start : start + IN_CHUNK]))).all()
+    moving = {row.id for row in rows}
+    wanted: dict[str, Any] = {}
+    clashes: list[str] = []
+    for row in rows:
+        new_project = row.project if project is KEEP else project
+        new_task = row.task if task is KEEP else task
+        identity = memory_identity(
+            row.key, Scope(row.scope), row.agent_id, row.session_id, new_project, new_task
+        )
+        if identity in wanted:
+            clashes.append(row.key)
+        wanted[identity] = (row, new_project, new_task)
+    held = ids_of(conn, list(wanted))
+    clashes += [wanted[i][0].key for i, memory_id in held.items() if memory_id not in moving]
+    if clashes:
+        keys = ", ".join(repr(key) for key in sorted(set(clashes))[:20])
+        raise InvalidInputError(field, f"a memory there has the same key already: {keys}")
+    # Its neighbours on both sides lend to it and borrow from it (store/write_context.py).
+    around = write_context.neighbours(conn, moving)
+    # Identities are unique: clear the moving rows' first, so two of them may swap.
+    for row in rows:
+        conn.execute(update(MEMORIES).where(M.id == row.id).values(identity=f"moving\x1f{row.id}"))
+    for identity, (row, new_project, new_task) in wanted.items():
+        conn.execute(
+            update(MEMORIES)
+            .where(M.id == row.id)
+            .values(identity=identity, project=new_project, task=new_task, revision=revision)
+        )
+        if new_project != row.project:
+            conn.execute(
+                update(LINKS).where(LINKS.c.target_id == row.id).values(target_project=new_project)
+            )
+    write_context.refresh(conn, around | moving)
+    return sorted(moving)
+
+
+def archive(conn: Connection, ids: list[int], now: float, revision: int) -> None:
+    """Archive the memories `ids` (a completed task's): kept, found only when asked for."""
+    for start in range(0, len(ids), IN_CHUNK):
+        conn.execute(
+            update(MEMORIES)
+            .where(M.id.in_(ids[start : start + IN_CHUNK]))
+            .values(archived_at=now, revision=revision)
+        )
+
+
 def counted_toward_cap(agent_id: str) -> tuple[ColumnElement[bool], ...]:
     """The memories an agent's cap counts. Notes indexed from memory folders do not count:
     they mirror files the user keeps (bounded by the folder), and an evicted note would be
@@ -338,19 +409,12 @@ def upsert_row(
 
 def write_accesses(conn: Connection, reads: dict[int, PendingAccess]) -> None:
     """access_count, last_accessed_at and the LRU clock of the memories read since the
-    last write (store/access_counts.py). No revision: search is unaffected."""
-    greatest = func.max if conn.dialect.name == "sqlite" else func.greatest
-    for memory_id, entry in reads.items():
+    last write (store/access_counts.py), in records.py's SQL (store/sqlite_reads.py runs
+    it too). No revision: search is unaffected."""
+    if reads:
         conn.execute(
-            update(MEMORIES)
-            .where(M.id == memory_id)
-            .values(
-                access_count=M.access_count + entry.count,
-                last_accessed_at=greatest(
-                    func.coalesce(M.last_accessed_at, entry.last), entry.last
-                ),
-                last_used_at=greatest(M.last_used_at, entry.last),
-            )
+            text(access_sql(conn.dialect.name)),
+            [{"id": i, "count": entry.count, "last": entry.last} for i, entry in reads.items()],
         )
 
 

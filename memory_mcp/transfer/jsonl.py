@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -21,7 +21,7 @@ from memory_mcp.checks.validation import (
     shown,
 )
 from memory_mcp.errors import CapExceededError, InvalidInputError, MemoryMcpError
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, Source, StoreRequest
+from memory_mcp.models import EVERY_PROJECT, Caller, MemoryRecord, NewMemory, Source, StoreRequest
 
 if TYPE_CHECKING:
     from memory_mcp.rules.service import MemoryService
@@ -55,10 +55,16 @@ class MemoryLine(BaseModel):
     about_agent: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
+    # Its project (a line of an export before projects has none: it held everywhere, `*`),
+    # and a task's working memory's task and, once completed, when it was archived.
+    project: str = EVERY_PROJECT
+    task: str | None = None
+    archived_at: str | None = None
 
-    def store_request(self) -> StoreRequest:
+    def store_request(self, project: str | None = None) -> StoreRequest:
         """The memory to store, dated by the line's `updated_at` (its own time); names the
         field at fault (InvalidInputError). Every source is allowed: an export holds them.
+        `project`: where it goes instead of the line's own (`import --project`).
 
         Over a stored memory, as memory-store: the fields the line has are written, those
         it leaves out are kept (null counts as left out). A line with all of WHOLE_LINE,
@@ -81,6 +87,9 @@ class MemoryLine(BaseModel):
             pinned=named("pinned", self.pinned),
             about_agent=self.about_agent,
             written_at=parse_optional_datetime(self.updated_at, "updated_at"),
+            project=self.project if project is None else project,
+            task=self.task,
+            archived_at=parse_optional_datetime(self.archived_at, "archived_at"),
             replace=WHOLE_LINE <= given,
         )
 
@@ -133,10 +142,12 @@ def prepare_lines(
     default: Caller,
     unit: str = "line",
     keep_owners: bool = False,
+    project: str | None = None,
 ) -> tuple[list[PreparedLine], list[str]]:
     """Check every line with store_memory's own rules (MemoryService.prepare_memory), writing
     nothing: the memories to write, and one message per bad line (`unit` names what the
-    numbers count in messages: "line 3", "memory 3").
+    numbers count in messages: "line 3", "memory 3"). `project`: every line's project
+    (None: each line's own).
 
     The memories belong to the importing agent (`default`). A line whose `agent_id` names
     another agent is a bad line unless `keep_owners` (an operator restoring `export --all`):
@@ -153,9 +164,9 @@ def prepare_lines(
                 "file's owners, or remove agent_id to make it yours"
             )
             continue
-        caller = Caller(owner, default.role, line.session_id or default.session_id)
+        caller = replace(default, agent_id=owner, session_id=line.session_id or default.session_id)
         try:
-            request = line.store_request()
+            request = line.store_request(project)
             memory = service.prepare_memory(caller, request)
             if line.written_session and memory.written_session:  # not a note's
                 memory.written_session = _session_name(line.written_session)
@@ -210,6 +221,9 @@ async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None 
             **({"written_session": record.written_session} if record.written_session else {}),
             "created_at": iso(record.created_at),
             "updated_at": iso(record.updated_at),
+            "project": record.project,
+            **({"task": record.task} if record.task else {}),
+            **({"archived_at": iso(record.archived_at)} if record.archived_at else {}),
         }
         out.write(json_text_for_terminal(json.dumps(line, ensure_ascii=False)) + "\n")
         count += 1

@@ -108,7 +108,9 @@ async def caller_of(request: Request, tokens: AgentTokens, logins: WebLogins) ->
     holder = await holder_of(request, tokens, logins)
     if holder is None:
         return None
-    return Caller(holder.agent_id, holder.role, f"web-{uuid.uuid4().hex[:12]}")
+    return Caller(
+        holder.agent_id, holder.role, f"web-{uuid.uuid4().hex[:12]}", None, holder.projects
+    )
 
 
 def set_login_cookie(response: Response, request: Request, login_id: str) -> None:

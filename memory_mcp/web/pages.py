@@ -22,7 +22,12 @@ from memory_mcp import __version__
 from memory_mcp.app.context import AppContext
 from memory_mcp.auth.tokens import token_hash
 from memory_mcp.checks import validation as v
-from memory_mcp.errors import InvalidInputError, MemoryMcpError, NotFoundError
+from memory_mcp.errors import (
+    InvalidInputError,
+    MemoryMcpError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from memory_mcp.models import Caller, SearchRequest
 from memory_mcp.rules.browsing import ListFilters
 from memory_mcp.web.access import (
@@ -70,6 +75,7 @@ class Filters:
     as in a tool's arguments."""
 
     query: str = ""
+    project: str = ""  # a project (with `*`'s memories); empty: every one the caller reads
     scope: str = "all"
     tag: str = ""  # comma-separated
     source: str = ""
@@ -88,6 +94,7 @@ class Filters:
         limit = whole_number_or_none("limit", text("limit"))
         return cls(
             query=text("q"),
+            project=text("project"),
             scope=text("scope") or "all",
             tag=text("tag"),
             source=text("source"),
@@ -109,12 +116,14 @@ class Filters:
             since=self.since or None,
             until=self.until or None,
             include_expired=self.expired,
+            project=self.project or "*",
         )
 
     def link(self, **changes: Any) -> str:
         """This page's URL with `changes` (the next page: cursor=...)."""
         fields = {
             "q": self.query,
+            "project": self.project,
             "scope": "" if self.scope == "all" else self.scope,
             "tag": self.tag,
             "source": self.source,
@@ -161,13 +170,17 @@ class WebPages:
         """Search with a query; without one, every memory the caller may see, newest
         first, a page at a time."""
         filters = Filters()
+        # The project filter's choices: the projects the caller may read.
+        projects = sorted(await self.app.service.project_counts(caller))
         try:
             filters = Filters.from_query(request.query_params)
             listing = filters.listing(self.app.service.clock())
         except InvalidInputError as exc:
-            return self._render("index.html", caller, 400, filters=filters, error=str(exc))
+            return self._render(
+                "index.html", caller, 400, filters=filters, projects=projects, error=str(exc)
+            )
         if filters.query:
-            return await self._search(caller, filters, listing)
+            return await self._search(caller, filters, listing, projects)
         page = await self.app.service.list_memories(
             caller, listing, cursor=filters.cursor or None, limit=filters.limit
         )
@@ -176,11 +189,14 @@ class WebPages:
             "index.html",
             caller,
             filters=filters,
+            projects=projects,
             rows=[memory_row(record, now) for record in page.records],
             next_page=filters.link(cursor=page.next_cursor) if page.next_cursor else None,
         )
 
-    async def _search(self, caller: Caller, filters: Filters, listing: ListFilters) -> Response:
+    async def _search(
+        self, caller: Caller, filters: Filters, listing: ListFilters, projects: list[str]
+    ) -> Response:
         service = self.app.service
         # The search filters by time itself (before its cut) but has no owner filter: the
         # owner picks from its best MAX_SEARCH_LIMIT results, and the page says so.
@@ -194,6 +210,7 @@ class WebPages:
             listing.include_expired,
             since=filters.since or None,
             until=filters.until or None,
+            project=listing.project,
         )
         result = await service.search(caller, request)
         hits = result.hits
@@ -207,7 +224,9 @@ class WebPages:
             )
         now = service.clock()
         rows = [memory_row(hit.record, now, hit) for hit in hits]
-        return self._render("index.html", caller, filters=filters, rows=rows, notices=notices)
+        return self._render(
+            "index.html", caller, filters=filters, projects=projects, rows=rows, notices=notices
+        )
 
     async def memory(self, request: Request, caller: Caller) -> Response:
         memory_id = request.path_params["memory_id"]
@@ -323,6 +342,8 @@ def _status_of(exc: MemoryMcpError) -> int:
         return 400
     if isinstance(exc, NotFoundError):
         return 404
+    if isinstance(exc, PermissionDeniedError):
+        return 403
     return 503  # the store is busy or down: worth a retry
 
 

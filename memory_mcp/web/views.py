@@ -34,6 +34,7 @@ class MemoryRow:
     expired: bool
     score: float | None = None
     matched_by: str | None = None
+    project: str = "*"
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ def memory_row(record: MemoryRecord, now: float, hit: SearchHit | None = None) -
         expired=record.expires_at is not None and record.expires_at <= now,
         score=round(hit.score, 3) if hit is not None else None,
         matched_by=hit.matched_by if hit is not None else None,
+        project=record.project,
     )
 
 

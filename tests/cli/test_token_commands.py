@@ -58,7 +58,7 @@ def test_list_shows_an_id_per_token_and_revoke_takes_one(
         made.append(out.strip())
     code, out, _ = token(capsys, "list", "--db", db)
     rows = [line.split("\t") for line in out.splitlines()]
-    assert rows[0] == ["id", "agent", "role", "created", "last used"]
+    assert rows[0] == ["id", "agent", "role", "created", "last used", "projects"]
     assert [row[:3] for row in rows[1:]] == [
         ["3", "boss", "lead"],
         ["1", "w1", "worker"],
@@ -75,7 +75,8 @@ def test_list_shows_an_id_per_token_and_revoke_takes_one(
         (3, "boss", "lead"),
         (2, "w1", "worker"),
     ]
-    assert set(listed[0]) == {"id", "agent_id", "role", "created_at", "last_used_at"}
+    assert set(listed[0]) == {"id", "agent_id", "role", "created_at", "last_used_at", "projects"}
+    assert listed[0]["projects"] is None  # made without --project: every project
 
     assert token(capsys, "revoke", "--id", "1", "--db", db)[:3:2] == (
         1,
@@ -85,3 +86,17 @@ def test_list_shows_an_id_per_token_and_revoke_takes_one(
     assert token(capsys, "revoke", "w1", "--id", "2", "--db", db)[0] == 2  # both
     assert token(capsys, "revoke", "w1", "--db", db)[0] == 0
     assert valid(tmp_path / "m.db", *made) == [False, False, True]
+
+
+def test_a_token_granted_projects_lists_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "m.db")
+    code, _, err = token(
+        capsys, "add", "w1", "--project", "beta", "--project", "acme/a", "--db", db
+    )
+    assert code == 0 and "beta, acme/a" in err
+    code, out, _ = token(capsys, "list", "--json", "--db", db)
+    assert json.loads(out)[0]["projects"] == ["acme/a", "beta"]
+    code, _, err = token(capsys, "add", "w2", "--project", "*", "--db", db)
+    assert code == 1 and "leave out --project" in err

@@ -1,9 +1,11 @@
 """A real team server for tests: `memory-mcp serve --transport streamable-http|sse` spawned
-on 127.0.0.1 with a free port, tokens made by the real `memory-mcp token add`, and the SDK's
-own HTTP clients. Used by the HTTP tests, the permission matrix over HTTP and the hooks."""
+on 127.0.0.1 with a free port, tokens made by the real `memory-mcp token add` (run in this
+process: `cli`), and the SDK's own HTTP clients. Used by the HTTP tests, the permission
+matrix over HTTP and the hooks."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import socket
@@ -11,16 +13,20 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from memory_mcp.cli.main import main
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
 TRANSPORTS = ("streamable-http", "sse")
@@ -65,6 +71,28 @@ def home_of(db: Path | str) -> Path:
     return Path(db).parent
 
 
+def cli(argv: list[str], home: Path) -> str:
+    """`memory-mcp ARGV` run in this process, in the environment a spawned one gets
+    (`server_env(home)`), failing as `check=True` would: its stdout. A process paid ~1 s
+    of imports for each token; the README test runs the token commands as processes. In a
+    thread of its own: the CLI runs its own event loop, and async tests call this from
+    inside theirs."""
+    out, err = io.StringIO(), io.StringIO()
+    env = server_env(home)  # this environment, HOME and the data folders changed
+
+    def run() -> int:
+        with pytest.MonkeyPatch.context() as patch, redirect_stdout(out), redirect_stderr(err):
+            for name, value in env.items():
+                patch.setenv(name, value)
+            return main(argv)
+
+    with ThreadPoolExecutor(1) as thread:
+        code = thread.submit(run).result(timeout=120)
+    if code != 0:
+        raise RuntimeError(f"memory-mcp {' '.join(argv)} exited {code}: {err.getvalue()}")
+    return out.getvalue()
+
+
 def token_add(
     db: Path | str,
     agent: str,
@@ -72,28 +100,15 @@ def token_add(
     home: Path | None = None,
     another: bool = False,
 ) -> str:
-    """The real CLI; the token is the last stdout line. `db`: a SQLite file or a URL.
-    `another`: the agent has a token already."""
-    done = subprocess.run(
-        [EXE, "token", "add", agent, "--role", role, "--db", str(db)]
-        + (["--another"] if another else []),
-        capture_output=True,
-        text=True,
-        env=server_env(home or home_of(db)),
-        timeout=120,
-        check=True,
-    )
-    return done.stdout.strip().splitlines()[-1]
+    """The real CLI (`cli`); the token is the last stdout line. `db`: a SQLite file or a
+    URL. `another`: the agent has a token already."""
+    argv = ["token", "add", agent, "--role", role, "--db", str(db)]
+    out = cli(argv + (["--another"] if another else []), home or home_of(db))
+    return out.strip().splitlines()[-1]
 
 
 def token_revoke(db: Path | str, agent: str, home: Path | None = None) -> None:
-    subprocess.run(
-        [EXE, "token", "revoke", agent, "--db", str(db)],
-        capture_output=True,
-        env=server_env(home or home_of(db)),
-        timeout=120,
-        check=True,
-    )
+    cli(["token", "revoke", agent, "--db", str(db)], home or home_of(db))
 
 
 @dataclass
@@ -120,11 +135,12 @@ class TeamServer:
     def wait_healthy(self, deadline_seconds: float = START_DEADLINE_SECONDS) -> dict[str, Any]:
         """Poll /healthz until store and model are up (the model loads in the background)."""
         deadline = time.monotonic() + deadline_seconds
-        while True:
-            body: dict[str, Any] = self.health().json()
-            if body.get("model") == "up" or time.monotonic() > deadline:
-                return body
-            time.sleep(0.2)
+        with httpx2.Client(timeout=10) as http:  # one for all the polls: see `start`
+            while True:
+                body: dict[str, Any] = http.get(f"{self.base}/healthz").json()
+                if body.get("model") == "up" or time.monotonic() > deadline:
+                    return body
+                time.sleep(0.2)
 
     @asynccontextmanager
     async def client(self, token: str) -> AsyncIterator[Client]:
@@ -142,9 +158,9 @@ class TeamServer:
                 yield client
 
 
-def _listening(base: str) -> bool:
+def _listening(http: httpx2.Client, base: str) -> bool:
     try:
-        httpx2.get(f"{base}/healthz", timeout=5)
+        http.get(f"{base}/healthz", timeout=5)
     except httpx2.TransportError:
         return False
     return True
@@ -165,13 +181,17 @@ def start(
         )
     server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process, tmp, port)
     deadline = time.monotonic() + START_DEADLINE_SECONDS
-    while not _listening(server.base):
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited {process.returncode}: see {tmp}/server-{port}.log")
-        if time.monotonic() > deadline:
-            stop(server)
-            raise RuntimeError("server did not listen in time")
-        time.sleep(0.2)
+    # One client for every poll: a client made per request (httpx2.get) sets up its TLS
+    # context each time, ~20 ms of CPU, and a busy machine polls ~25 times per start.
+    with httpx2.Client() as http:
+        while not _listening(http, server.base):
+            if process.poll() is not None:
+                where = f"{tmp}/server-{port}.log"
+                raise RuntimeError(f"server exited {process.returncode}: see {where}")
+            if time.monotonic() > deadline:
+                stop(server)
+                raise RuntimeError("server did not listen in time")
+            time.sleep(0.2)
     return server
 
 

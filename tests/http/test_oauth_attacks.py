@@ -194,7 +194,7 @@ def test_a_code_of_an_agent_revoked_before_the_exchange_is_refused(site: Site) -
     token = token_add(site.server.db, "w-revoked")
     client = register(site.server)
     code, verifier = _code(client, token)
-    token_revoke(site.server.db, "w-revoked")  # the real CLI, another process
+    token_revoke(site.server.db, "w-revoked")  # the real CLI, not the server
     assert _error(client.exchange(code, verifier)) == (400, "invalid_grant")
 
 

@@ -137,7 +137,7 @@ async def test_token_revoke_ends_the_agents_oauth_grants_at_the_next_request(
         client = register(server)
         issued = tokens_for(client, token)
         assert mcp_status(server, issued["access_token"]).status_code == 200
-        token_revoke(db, "w1")  # the real CLI, another process
+        token_revoke(db, "w1")  # the real CLI, not the server
         refused = mcp_status(server, issued["access_token"])
         assert refused.status_code == 401
         assert 'error="invalid_token"' in refused.headers["www-authenticate"]

@@ -3,7 +3,8 @@ signs in through the MCP SDK's `OAuthClientProvider` with its agent's bearer tok
 real `memory-mcp serve --oauth`, and the matrix is run over those connections. Every cell
 must come out as the README's rules say, which is what the same agents' bearer tokens
 get (tests/http/test_permission_matrix_http.py): an OAuth login sees and changes exactly
-what its bearer token does, never more."""
+what its bearer token does, never more. One server per transport runs the whole matrix
+(read, delete, overwrite: `whole_matrix`), each viewer signed in once."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from tests.http.oauth_client import (
     sdk_client_auth,
 )
 from tests.http.team_server import TRANSPORTS, TeamServer, running, token_add
-from tests.http.test_permission_matrix_http import Job, in_a_world, read_paths
-from tests.test_permission_matrix import AGENTS, Viewer, delete_matrix, overwrite_matrix
+from tests.http.test_permission_matrix_http import in_a_world, whole_matrix
+from tests.test_permission_matrix import AGENTS, Viewer
 
 
 def signed_in(server: TeamServer, token: str) -> AbstractAsyncContextManager[Client]:
@@ -32,11 +33,8 @@ def signed_in(server: TeamServer, token: str) -> AbstractAsyncContextManager[Cli
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-@pytest.mark.parametrize(
-    "job", [read_paths, delete_matrix, overwrite_matrix], ids=["read", "delete", "overwrite"]
-)
 def test_an_oauth_login_sees_and_changes_exactly_what_its_bearer_token_does(
-    tmp_path: Path, transport: str, job: Job
+    tmp_path: Path, transport: str
 ) -> None:
     db = tmp_path / "memory.db"
     tokens = {agent: token_add(db, agent, role) for agent, role in AGENTS.items()}
@@ -45,4 +43,4 @@ def test_an_oauth_login_sees_and_changes_exactly_what_its_bearer_token_does(
         def connect(viewer: Viewer) -> AbstractAsyncContextManager[Client]:
             return signed_in(server, tokens[viewer.agent])
 
-        assert anyio.run(in_a_world, server, tokens, job, connect) == []
+        assert anyio.run(in_a_world, server, tokens, whole_matrix, connect) == []

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.anyio
 
 STORE_TAKES = (
     "memory-store takes: key (required), value (required), scope, tags, metadata, "
-    "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace"
+    "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace, "
+    "project, task"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (
@@ -48,13 +49,14 @@ CASES: list[tuple[str, dict[str, object], str]] = [
         "unknown argument 'q' (did you mean 'query'?); unknown argument 'top_k' (did you "
         "mean 'limit'?); missing required argument 'query'. memory-search takes: query "
         "(required), limit, scope, tags, source, include_expired, since, until, min_score, "
-        "explain, expand",
+        "explain, expand, project, task, include_archived",
     ),
     (
         "memory-list",
         {"tgas": ["build"]},
         "unknown argument 'tgas' (did you mean 'tags'?). memory-list takes: scope, tags, "
-        "source, agent_id, since, until, order, cursor, limit, include_expired",
+        "source, agent_id, since, until, order, cursor, limit, include_expired, project, task, "
+        "include_archived",
     ),
 ]
 

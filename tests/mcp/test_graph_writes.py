@@ -15,7 +15,7 @@ from mcp import Client
 
 from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import Scope, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, call, call_error, opened
 
@@ -156,9 +156,7 @@ async def test_an_entity_update_keeps_what_the_graph_does_not_hold(
             entities=[{"name": "Frank", "entityType": "person", "observations": ["likes jazz"]}],
         )
     async with opened(settings) as app:
-        record = await app.service.by_identity(
-            app.caller, f"agent\x1f{app.caller.agent_id}\x1fentity:Frank"
-        )
+        record = await app.service.by_key(app.caller, "entity:Frank", Scope.AGENT)
         assert record is not None
         await app.service.store_memory(
             app.caller,
@@ -178,9 +176,7 @@ async def test_an_entity_update_keeps_what_the_graph_does_not_hold(
         )
         graph = await call(client, "read_graph")
     async with opened(settings) as app:
-        after = await app.service.by_identity(
-            app.caller, f"agent\x1f{app.caller.agent_id}\x1fentity:Frank"
-        )
+        after = await app.service.by_key(app.caller, "entity:Frank", Scope.AGENT)
     assert graph["entities"][0]["observations"] == ["likes jazz", "plays bass"]
     assert after is not None and after.version == 3
     assert after.tags == ["entity", "person", "vip"]

@@ -28,6 +28,7 @@ TOOLS = {
     "memory-delete-many",
     "memory-link",
     "memory-related",
+    "memory-complete-task",
     "store_memory",  # deprecated aliases, for one release
     "inject-learning",
 }
@@ -88,6 +89,11 @@ async def test_every_result_validates_against_its_published_schema(
             ("memory-revert", {"id": memory_id, "version": 1}),
             ("memory-delete-many", {"tags": ["preference"], "dry_run": True}),
             ("memory-delete-many", {"tags": ["preference"]}),
+            ("memory-store", {"key": "plan", "value": "Batches of 10k", "task": "t1"}),
+            ("memory-search", {"query": "batches", "task": "t1"}),
+            ("memory-complete-task", {"task": "t1", "handoff_to": "t2"}),
+            ("memory-complete-task", {"task": "t2"}),
+            ("memory-list", {"task": "t2", "include_archived": True}),
         ]
         for tool, arguments in more:
             result = await client.call_tool(tool, arguments)

@@ -36,6 +36,7 @@ TOOLS = {
     "memory-delete-many",
     "memory-link",
     "memory-related",
+    "memory-complete-task",
 }
 
 

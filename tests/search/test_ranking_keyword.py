@@ -86,7 +86,7 @@ async def test_term_counts_stop_just_past_the_budget(
         engines = app.service.store._engines
         assert engines.sync_reader is not None
         with engines.sync_reader.connect() as conn:
-            population = fulltext.Population.of(conn, app.caller.agent_id)
+            population = fulltext.Population.of(conn, Visibility(app.caller))
             counts = fulltext._counts(conn, ["shared", "zanzibar", "absent"], population)
     assert population.memories == 7
     # (in its own words, in its context): "shared" is in 7 of each, counted to 4;

@@ -7,6 +7,9 @@ recall on real text at a million is the benchmark's business (docs/VECTOR_INDEX.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -262,3 +265,18 @@ def test_one_visible_memory_among_a_million_with_the_coarse_index(
     no_exact_pass(monkeypatch)  # alice's answer must come from the coarse index
     ranked, _ = index.shortlist(query, Visibility(caller=ALICE, now=NOW), 10)
     assert len(ranked) == 10 + quantised_index.RESCORE_EXTRA and bob not in ranked
+
+
+def test_faiss_threads_wait_without_spinning() -> None:
+    """OpenMP's wait policy is read once, when faiss's libgomp loads: a fresh process is
+    the only place to see what it got. A policy the user set is theirs."""
+    code = (
+        "import os; from memory_mcp.semantic.coarse_index import _faiss; _faiss(); "
+        "print(os.environ['OMP_WAIT_POLICY'])"
+    )
+    for given, expected in [({}, "PASSIVE"), ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE")]:
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"} | given
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == expected

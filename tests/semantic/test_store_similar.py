@@ -91,3 +91,35 @@ async def test_the_same_text_under_another_key_is_reported_even_before_the_model
     async with Client(build_server(make_settings(), loading, open_app=open_app)) as client:
         copy = await call(client, "memory-store", key="b", value=TESTS)
     assert [(m["id"], m["score"]) for m in copy["similar"]] == [(first["id"], 1.0)]
+
+
+# Small talk as LoCoMo's turns are stored ("Speaker: text"): they all sound alike, so the
+# nearest of a new one does not stand out from the rest (semantic/similar.py, the margin).
+SMALL_TALK = [
+    "Caroline: Hey Melanie! Great to hear from you, how have you been?",
+    "Melanie: Hi Caroline! I've been good, thanks. How about you?",
+    "Caroline: Thanks so much, that really means a lot to me!",
+    "Melanie: That's awesome, I'm so happy for you!",
+    "Caroline: Wow, that sounds amazing! Tell me more.",
+    "Melanie: Bye Caroline, take care and talk soon!",
+]
+SMALL_TALK_NEW = "Caroline: That's so great, I'm really happy to hear that!"
+FACT = "Caroline: I signed up for the pottery class on Tuesday evenings at the community center."
+FACT_AGAIN = "Caroline: I signed up for the Tuesday evening pottery class at the community center."
+
+
+async def test_chat_that_sounds_like_all_the_rest_is_not_reported_but_a_repeat_is(
+    make_settings: Callable[..., Settings], real_embedder: Embedder
+) -> None:
+    """Among small talk the nearest earlier turn is close, but no closer than the others:
+    nothing is named (a cosine alone named one on 95% of chat stores); a turn that repeats
+    an earlier one stands out, and is named."""
+    await real_embedder.wait_ready()
+    async with Client(build_server(make_settings(), real_embedder, open_app=open_app)) as client:
+        for n, text in enumerate([*SMALL_TALK, FACT]):
+            await call(client, "memory-store", key=f"turn-{n}", value=text)
+        chat = await call(client, "memory-store", key="turn-new", value=SMALL_TALK_NEW)
+        again = await call(client, "memory-store", key="turn-again", value=FACT_AGAIN)
+    assert chat["similar_checked"] is True
+    assert chat["similar"] == []
+    assert [m["key"] for m in again["similar"]] == [f"turn-{len(SMALL_TALK)}"]

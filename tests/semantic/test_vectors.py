@@ -78,8 +78,9 @@ class CountingRows:
         now: float,
         *,
         durable: bool = True,
+        whole_only: bool = False,
     ) -> None:
-        await self.rows.save(model, items, now, durable=durable)
+        await self.rows.save(model, items, now, durable=durable, whole_only=whole_only)
 
     async def has(self, model: str, digest: str) -> bool:
         return await self.rows.has(model, digest)

@@ -13,9 +13,11 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
-from memory_mcp.models import StoreRequest
+from memory_mcp.models import StoreRequest, Visibility
+from memory_mcp.semantic import vectors as vectors_module
+from memory_mcp.semantic.passages import embed_memories
 from memory_mcp.settings import Settings
 from memory_mcp.store.engine import Engines
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened
@@ -300,3 +302,135 @@ async def test_a_failed_check_raises_its_own_error_and_the_vector_is_still_saved
         with pytest.raises(ReadFailed):
             await service.store_and_check(app.caller, StoreRequest("deploys", DEPLOY))
         assert await service.vectors.unembedded([DEPLOY]) == []
+
+
+# -- passages after the answer (issue 39) ---------------------------------------------------
+
+# Three sentences: the whole text and two passages (semantic/passages.py).
+CHAT = (
+    "Caroline: I went to the support group yesterday and it was really powerful. "
+    "The stories people told there stayed with me all evening long. "
+    "I think I want to study counseling next year at the college."
+)
+
+
+class PassageGate(FakeEmbedder):
+    """FAKE (see FakeEmbedder): a call of several texts (a memory's passages) waits for
+    `release`; a call of one text (a whole text, a query) does not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = anyio.Event()
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        if len(texts) > 1:
+            await self.release.wait()
+        return await super().embed(texts)
+
+
+async def stored_vector(app: Any, digest: str) -> tuple[np.ndarray, bool] | None:
+    def read(conn: Connection) -> tuple[np.ndarray, bool] | None:
+        row = conn.execute(
+            text("SELECT vector, whole_only FROM embeddings WHERE content_hash = :digest"),
+            {"digest": digest},
+        ).first()
+        return None if row is None else (np.frombuffer(row[0], dtype=np.float32), bool(row[1]))
+
+    result: tuple[np.ndarray, bool] | None = await app.service.store._engines.read(read)
+    return result
+
+
+async def test_a_store_answers_with_the_whole_vector_and_the_passages_follow(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """With the passage worker running, the store returns while the passages' call is
+    still held: the whole text's vector is saved (marked whole_only) and a search finds
+    the memory by it; released, the worker puts the memory's vector in its place, the
+    same one the inline path and the catch-up compute."""
+    embedder = PassageGate()
+    async with opened(full(make_settings), embedder) as app:
+        vectors = app.service.vectors
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(vectors.complete_passages)
+            await anyio.sleep(0)  # the worker is up
+            try:
+                with anyio.fail_after(DEADLINE):
+                    outcome, check = await app.service.store_and_check(
+                        app.caller, StoreRequest("group", CHAT)
+                    )
+                assert check.checked
+                digest = outcome.record.content_hash
+                saved = await stored_vector(app, digest)
+                assert saved is not None
+                vector, whole_only = saved
+                whole = (await embedder.embed([CHAT]))[0]
+                assert whole_only
+                assert np.allclose(vector, whole / np.linalg.norm(whole), atol=1e-6)
+                await vectors.search.catch_up()
+                view = Visibility(caller=app.caller, now=app.service.clock())
+                nearest = await vectors.search.nearest(whole, view, 1)
+                assert [memory_id for memory_id, _ in nearest] == [outcome.record.id]
+                assert await vectors.has_pending()  # the catch-up would do it if the worker died
+                assert await vectors.embed_pending() == 0  # ... but leaves it to the worker now
+                embedder.release.set()
+                with anyio.fail_after(DEADLINE):
+                    await vectors.passages_done()
+            finally:  # a failed assertion must not leave the worker held
+                embedder.release.set()
+            tasks.cancel_scope.cancel()
+        final = await stored_vector(app, digest)
+        expected = (await embed_memories(embedder, [CHAT]))[0]
+        assert final is not None and not final[1]
+        assert np.allclose(final[0], expected, atol=1e-6)
+        assert not await vectors.has_pending()
+
+
+async def test_passages_left_behind_are_the_catch_up_s(
+    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text the worker never got to (its queue full here; a killed process alike) stays
+    marked whole_only, counts as missing, and embed_pending gives it the memory's vector."""
+    monkeypatch.setattr(vectors_module, "PASSAGE_QUEUE", 0)
+    embedder = PassageGate()
+    embedder.release.set()
+    async with opened(full(make_settings), embedder) as app:
+        vectors = app.service.vectors
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(vectors.complete_passages)
+            await anyio.sleep(0)
+            outcome = await app.service.store_memory(app.caller, StoreRequest("group", CHAT))
+            tasks.cancel_scope.cancel()
+        digest = outcome.record.content_hash
+        saved = await stored_vector(app, digest)
+        assert saved is not None and saved[1]  # whole_only, and nobody is on it
+        assert await vectors.has_pending()
+        assert await vectors.embed_pending() == 1
+        final = await stored_vector(app, digest)
+        expected = (await embed_memories(embedder, [CHAT]))[0]
+        assert final is not None and not final[1]
+        assert np.allclose(final[0], expected, atol=1e-6)
+
+
+async def test_one_passage_texts_and_the_before_answer_setting_wait_for_nothing_more(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A text that is one passage has its memory's vector at once; with
+    passage_vectors=before-answer no worker starts and a store waits for its passages."""
+    for settings, value in (
+        (full(make_settings), DEPLOY),
+        (make_settings(synchronous="full", passage_vectors="before-answer"), CHAT),
+    ):
+        embedder = FakeEmbedder()
+        async with opened(settings, embedder) as app:
+            vectors = app.service.vectors
+            assert vectors.passages_after_answer == (settings.passage_vectors == "after-answer")
+            async with anyio.create_task_group() as tasks:
+                if vectors.passages_after_answer:
+                    tasks.start_soon(vectors.complete_passages)
+                    await anyio.sleep(0)
+                outcome = await app.service.store_memory(app.caller, StoreRequest("k", value))
+                tasks.cancel_scope.cancel()
+            saved = await stored_vector(app, outcome.record.content_hash)
+            expected = (await embed_memories(embedder, [value]))[0]
+            assert saved is not None and not saved[1]
+            assert np.allclose(saved[0], expected, atol=1e-6)

@@ -143,9 +143,9 @@ def seed(
     return anyio.run(write)
 
 
-def _answers(base: str) -> bool:
+def _answers(http: httpx2.Client, base: str) -> bool:
     try:
-        httpx2.get(f"{base}/ui/login", timeout=5)
+        http.get(f"{base}/ui/login", timeout=5)
     except httpx2.TransportError:
         return False
     return True
@@ -163,13 +163,14 @@ def start(tmp: Path, db: Path, *args: str) -> tuple[subprocess.Popen[bytes], str
         )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_DEADLINE_SECONDS
-    while not _answers(base):
-        if process.poll() is not None:
-            raise RuntimeError(f"memory-mcp ui exited {process.returncode}: see {tmp}")
-        if time.monotonic() > deadline:
-            stop(process)
-            raise RuntimeError("memory-mcp ui did not listen in time")
-        time.sleep(0.2)
+    with httpx2.Client() as http:  # one for every poll (tests/http/team_server.py, start)
+        while not _answers(http, base):
+            if process.poll() is not None:
+                raise RuntimeError(f"memory-mcp ui exited {process.returncode}: see {tmp}")
+            if time.monotonic() > deadline:
+                stop(process)
+                raise RuntimeError("memory-mcp ui did not listen in time")
+            time.sleep(0.2)
     return process, base
 
 

@@ -91,13 +91,14 @@ class PgStoredVectors(StoredVectors):
         now: float,
         *,
         durable: bool = True,
+        whole_only: bool = False,
     ) -> None:
         """The rows and their pgvector copy in ONE transaction: a search never meets a
         vector row without its `embedding` (it would have no distance)."""
         if not items:
             return
         async with self._engines.write(durable=durable) as conn:
-            fresh = await conn.run_sync(self._save_rows, model, items, now)
+            fresh = await conn.run_sync(self._save_rows, model, items, now, whole_only)
             await set_pgvectors(conn, model, fresh)
             dimensions = {int(v.shape[0]) for _, v in fresh} - self._indexed
             for dimension in dimensions:

@@ -71,7 +71,7 @@ def keyword_search(
     FTS5 gets from matching it as a phrase of its own, this has already."""
     if not terms:
         return []
-    total, matches = _counts(conn, terms)
+    total, matches = _counts(conn, terms, vis)
     chosen = list(terms)
     if total > MATCH_BUDGET:
         # Like SQLite (store/fulltext.py), the terms of a big store that weigh least are
@@ -95,9 +95,10 @@ def keyword_search(
     return [(row[0], float(row[1])) for row in conn.execute(stmt)]
 
 
-def _counts(conn: Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-    """How many memories there are (counted up to MATCH_BUDGET + 1), and, in a store over
-    the budget, about how many hold each term: from the most common lexemes and their
+def _counts(conn: Connection, terms: Sequence[str], vis: Visibility) -> tuple[int, dict[str, int]]:
+    """How many memories the search may see (counted up to MATCH_BUDGET + 1: a project
+    within the budget ranks every term, as it would alone in a store), and, over it,
+    about how many hold each term: from the most common lexemes and their
     frequencies that ANALYZE keeps for search_text (`_CommonLexemes`, 10,000 of them:
     ddl.py); a lexeme not among them counts 0 (rarer than every one of them: under
     ~1,500 memories of 1M real texts, bench scale).
@@ -105,9 +106,9 @@ def _counts(conn: Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]
     matched 47k rows took 130 ms to rank. Counting the matches as SQLite does (up to the
     budget) read ~2,500 rows a common word: 58 ms a search (load 10); asking the planner
     for its estimate of each term, 16 ms; this is one statement (the terms' lexemes).
-    A store within the budget ranks every term, exactly as before."""
+    What the search may see within the budget ranks every term, exactly as before."""
     cap = MATCH_BUDGET + 1
-    capped = select(literal(1)).select_from(MEMORIES).limit(cap).subquery()
+    capped = select(literal(1)).select_from(MEMORIES).where(_visible(vis)).limit(cap).subquery()
     lexemes = [
         cast(func.plainto_tsquery(TS_CONFIG, term), Text).label(f"t{i}")
         for i, term in enumerate(terms)

@@ -1,0 +1,118 @@
+"""The light way in, for what only reads a row or prints the `<memories>` block: the
+SessionStart hook, `memory-mcp context` and `memory-mcp get`. On a SQLite file they read
+through the standard library's sqlite3 (store/sqlite_reads.py) instead of opening the app
+(app/root.py: SQLAlchemy, the model's runtime, the workers), which costs several times
+their whole work in imports alone. The rules are the app's: who may see what is
+rules/permissions.py's decision and store/visibility.py's SQL, the block is
+rules/memories_block.py's. Where these reads cannot serve (PostgreSQL, an in-memory
+database, an older store the full open migrates) each function answers None and the
+caller opens the app.
+
+Also the parts of the app both ways build from Settings (the caller, the policy), so the
+composition root (app/root.py) and this one read the settings alike."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memory_mcp.app.startup import prepare_store_location
+from memory_mcp.checks import validation as v
+from memory_mcp.models import Caller, MemoryRecord, Source
+from memory_mcp.rules.memories_block import (
+    POOL,
+    BlockLimits,
+    most_relevant,
+    pool_view,
+    render_block,
+)
+from memory_mcp.rules.permissions import visible_or_not_found
+from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.projects import current_project
+from memory_mcp.search.ranking_config import RankingConfig
+from memory_mcp.settings import Settings
+from memory_mcp.store.sqlite_file import LARGEST_ID
+from memory_mcp.store.sqlite_reads import SqliteReads, open_reads
+
+
+def project_of(settings: Settings) -> str | None:
+    """The current project of this process: the setting, else (stdio server, CLI, hooks)
+    the git work tree it runs in; a team server's callers choose theirs per connection."""
+    here = Path.cwd() if settings.transport == "stdio" else None
+    return current_project(settings.project, here)
+
+
+def caller_of(settings: Settings) -> Caller:
+    """Who a local way in (stdio, the CLI, the hooks) acts as, in its current project."""
+    return Caller(settings.agent_id, settings.role, settings.session_id, project_of(settings))
+
+
+def policy_from(settings: Settings) -> Policy:
+    return Policy(
+        max_memories_per_agent=settings.max_memories_per_agent,
+        max_value_chars=settings.max_value_chars,
+        search_value_chars=settings.search_value_chars,
+        ttl_days={
+            Source.MANUAL: settings.ttl_manual_days,
+            Source.TASK_COMPLETION: settings.ttl_task_completion_days,
+            Source.SESSION_SUMMARY: settings.ttl_session_summary_days,
+            Source.FILE_INDEX: settings.ttl_file_index_days,
+        },
+        ranking=RankingConfig().with_half_life(settings.recency_half_life_days),
+        search_model_wait_seconds=settings.search_model_wait_seconds,
+    )
+
+
+@contextmanager
+def store_reads(settings: Settings) -> Iterator[SqliteReads | None]:
+    """The store's reads on the standard library, or None (open the app instead). Never
+    creates a store: StoreMissingError when there is none."""
+    prepare_store_location(settings, create=False)
+    path = settings.database_file
+    reads = None if path is None else open_reads(path, settings.synchronous)
+    try:
+        yield reads
+    finally:
+        if reads is not None:
+            reads.close()
+
+
+def memories_block(settings: Settings, limits: BlockLimits | None = None) -> str | None:
+    """The `<memories>` block without a query (rules/memories_block.py's, from the same
+    pool, ranked alike), or None when these reads cannot serve the store."""
+    limits = limits or BlockLimits()
+    with store_reads(settings) as reads:
+        if reads is None:
+            return None
+        now = time.time()
+        pool = reads.recent(pool_view(caller_of(settings), now), POOL)
+    ranking = policy_from(settings).ranking
+    return render_block(most_relevant(pool, now, ranking, limits.max_items), limits)
+
+
+def get_memory(settings: Settings, given_id: object) -> MemoryRecord | None:
+    """MemoryService.get: the memory if the settings' agent may see it (else
+    MemoryNotFoundError), its read counted and written now; or None when these reads
+    cannot serve the store."""
+    with store_reads(settings) as reads:
+        if reads is None:
+            return None
+        memory_id = v.clean_id(given_id, LARGEST_ID)
+        record = visible_or_not_found(caller_of(settings), memory_id, reads.get(memory_id))
+        now = time.time()
+        reads.count_read(record.id, now)
+    record.access_count += 1
+    record.last_accessed_at = now
+    return record
+
+
+__all__ = [
+    "caller_of",
+    "get_memory",
+    "memories_block",
+    "policy_from",
+    "project_of",
+    "store_reads",
+]

@@ -1,0 +1,210 @@
+"""Projects: what a project is called, and which one a process works in.
+
+A project is a name (`acme/payments`, `scratch-3fa2c1`) or `*`, the memories that hold in
+every project. The current project of a stdio server, a CLI command or a hook is, in this
+order: `--project` / MEMORY_MCP_PROJECT / the settings file's `project` (read by the
+composition root), else the git work tree around the working directory (a hook: its
+payload's `cwd`), else none. This module is the standard library only: the hooks' fast path
+imports it before anything heavy.
+
+The name of a work tree, read from its files without running `git`:
+- its `origin` remote's repository path, host and `.git` dropped (`git@github.com:acme/
+  payments.git` and `https://github.com/acme/payments` are both `acme/payments`): two
+  clones of one repository share a project, and two repositories with the same folder
+  name but different remotes stay apart;
+- no origin: the folder's name, `-`, and the first 6 hex digits of the SHA-256 of its real
+  path (`scratch-3fa2c1`): two local repositories with the same folder name stay apart. It
+  is stable while the folder stays where it is; `--project` names it otherwise."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from memory_mcp.models import EVERY_PROJECT  # the standard library only, as this module
+
+MAX_PROJECT_CHARS = 100
+PROJECT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
+NOTES_FOLDER = ".memory"  # a work tree's own notes folder, at its root: the project's notes
+_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9._/-]+")
+_SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+
+
+class ProjectNameError(ValueError):
+    """A project name that is not one (the service's edges turn it into InvalidInputError)."""
+
+
+def check_project(name: object) -> str:
+    """`name` if it is a project name or `*`; else ProjectNameError saying what is allowed."""
+    if name == EVERY_PROJECT:
+        return EVERY_PROJECT
+    if isinstance(name, str) and PROJECT_NAME.fullmatch(name):
+        return name
+    shown = repr(name)[:60]
+    raise ProjectNameError(
+        f"{shown} is not a project: 1-{MAX_PROJECT_CHARS} characters of letters, digits and "
+        "._/- starting with a letter or digit (e.g. acme/payments), or * for every project"
+    )
+
+
+def current_project(named: str | None, cwd: Path | None) -> str | None:
+    """The current project: `named` (a setting; `*` means none), else the work tree's
+    around `cwd` (None: look nowhere), else None."""
+    if named is not None:
+        name = check_project(named.strip())
+        return None if name == EVERY_PROJECT else name
+    if cwd is None:
+        return None
+    tree = work_tree_of(cwd)
+    return None if tree is None else project_of_work_tree(tree)
+
+
+def work_tree_of(path: Path) -> Path | None:
+    """The root of the git work tree holding `path` (a folder, or a file in one), if any:
+    the nearest folder upwards with a `.git` folder or file."""
+    try:
+        here = Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return None
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def project_of_work_tree(tree: Path) -> str:
+    """The project name of the work tree rooted at `tree` (see the module docstring)."""
+    url = origin_url(tree)
+    if url is not None:
+        name = project_of_remote(url, tree)
+        if name is not None:
+            return name
+    return _local_name(tree)
+
+
+def origin_url(tree: Path) -> str | None:
+    """The `origin` remote's URL in the work tree's git config, if it has one."""
+    config = _config_file(tree)
+    if config is None:
+        return None
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    in_origin = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        section = _SECTION.match(line)
+        if section:
+            name, sub = section.group(1).lower(), section.group(2)
+            in_origin = name == "remote" and sub == "origin"
+            continue
+        if in_origin and "=" in line:
+            key, _, value = line.partition("=")
+            if key.strip().lower() == "url":
+                return _config_value(value)
+    return None
+
+
+def _config_file(tree: Path) -> Path | None:
+    """The config of the repository of `tree`: `.git/config`, or for a linked work tree or
+    a submodule (`.git` is a file `gitdir: ...`) the config of its git folder's common
+    folder (`commondir`), else of the git folder itself."""
+    dot_git = tree / ".git"
+    if dot_git.is_dir():
+        return dot_git / "config"
+    try:
+        first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    git_dir = Path(first.removeprefix("gitdir:").strip())
+    if not git_dir.is_absolute():
+        git_dir = tree / git_dir
+    common = git_dir
+    try:
+        named = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        named = ""
+    if named:
+        common = Path(named) if Path(named).is_absolute() else git_dir / named
+    return common / "config"
+
+
+def _config_value(value: str) -> str:
+    """A git config value: an inline comment dropped, quotes and escapes undone."""
+    out: list[str] = []
+    quoted = False
+    chars = iter(value.strip())
+    for ch in chars:
+        if ch == "\\":
+            out.append(next(chars, ""))
+        elif ch == '"':
+            quoted = not quoted
+        elif ch in "#;" and not quoted:
+            break
+        else:
+            out.append(ch)
+    return "".join(out).strip()
+
+
+def project_of_remote(url: str, tree: Path) -> str | None:
+    """`owner/repo` of a remote URL (https, ssh, git, scp-like `git@host:owner/repo.git`);
+    a local path (no host) is named like a work tree without a remote, by the real path
+    of the repository it names. None when nothing usable is left."""
+    url = url.strip()
+    if "://" in url:
+        scheme, _, rest = url.partition("://")
+        if scheme.lower() == "file":
+            return _local_name(Path(rest))
+        host_and_path = rest.split("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest
+        path = host_and_path.partition("/")[2]
+    elif re.match(r"^[^/\\]+:", url) and not re.match(r"^[A-Za-z]:[\\/]", url):
+        path = url.partition(":")[2]  # scp-like: [user@]host:path
+    else:
+        local = Path(url).expanduser()
+        return _local_name(local if local.is_absolute() else tree / local)
+    path = path.split("?", 1)[0].split("#", 1)[0].strip("/")
+    path = path.removesuffix(".git").removesuffix("/")
+    parts = [_NOT_IN_NAME.sub("-", part).strip("-.") for part in path.split("/")]
+    name = "/".join(part for part in parts if part).lower()
+    name = re.sub(r"^[^a-z0-9]+", "", name)[:MAX_PROJECT_CHARS].rstrip("/")
+    return name if name and PROJECT_NAME.fullmatch(name) else None
+
+
+def _local_name(folder: Path) -> str:
+    """`<folder name>-<6 hex of the SHA-256 of its real path>`."""
+    try:
+        real = os.path.realpath(folder)
+    except (OSError, ValueError):
+        real = str(folder)
+    base = Path(real).name.removesuffix(".git") or "root"
+    base = re.sub(r"^[^A-Za-z0-9]+", "", _NOT_IN_NAME.sub("-", base)) or "repo"
+    digest = hashlib.sha256(real.encode("utf-8", errors="surrogateescape")).hexdigest()[:6]
+    return f"{base[: MAX_PROJECT_CHARS - 7]}-{digest}"
+
+
+def notes_folder_of(cwd: Path | None) -> Path | None:
+    """The work tree's notes folder (`.memory/` at its root) when it exists."""
+    if cwd is None:
+        return None
+    tree = work_tree_of(cwd)
+    folder = None if tree is None else tree / NOTES_FOLDER
+    return folder if folder is not None and folder.is_dir() else None
+
+
+__all__ = [
+    "EVERY_PROJECT",
+    "NOTES_FOLDER",
+    "ProjectNameError",
+    "check_project",
+    "current_project",
+    "notes_folder_of",
+    "origin_url",
+    "project_of_remote",
+    "project_of_work_tree",
+    "work_tree_of",
+]
