@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from memory_mcp.models import Caller, NoteChunk, Role, Scope, StoreRequest, Visibility
 from memory_mcp.rules.permissions import Origin
@@ -22,6 +22,7 @@ from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store.keyword import query_terms
 from memory_mcp.store.migrations import CONTEXT_RECIPE
+from memory_mcp.store.rows import M
 from memory_mcp.store.schema import StoreMetaRow
 from memory_mcp.store.write_context import (
     CONTEXT_AFTER,
@@ -403,3 +404,20 @@ async def test_an_import_batch_lends_only_to_memories_seen_as_widely(
         found = await keys_found_by_words(service, ALICE, "quokka")
         assert found[0] == "stored-secret" and sorted(found[1:]) == ["mine", "secret"]
         assert await keys_found_by_words(service, bob, "zanzibar quokka") == []
+
+
+async def test_a_memory_of_another_project_lends_nothing_on_either_side(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Written one after the other in one session, the middle one in another project: the
+    memories before and after it hold each other's words, and none of its own, and it
+    holds none of theirs (its words would reach searches that cannot see it)."""
+    async with opened(make_settings()) as app:
+        caller = replace(ALICE, session_id="two projects")
+        await store_all(app.service, caller, [("kiln", "kiln porcelain")], project="alpha")
+        await store_all(app.service, caller, [("glaze", "glaze recipe")], project="beta")
+        await store_all(app.service, caller, [("wheel", "wheel throwing")], project="alpha")
+        async with app.service.store._engines.write() as conn:
+            rows = (await conn.execute(select(M.key, M.context))).all()
+    contexts = {key: context for key, context in rows}
+    assert contexts == {"kiln": "wheel throwing", "glaze": None, "wheel": "kiln porcelain"}
