@@ -35,8 +35,28 @@ GROUPS = (
 )
 DEFAULT_SCALE_WORKDIR = Path("bench/results/scale")
 DEFAULT_SCALE_DATA = Path("bench/data/scale")
-DEFAULT_LOCOMO_DATA = Path("../shared/bench-data/locomo-dev")  # as the Makefile's
 DEFAULT_BENCH_DATA = Path("../shared/bench-data")
+DEFAULT_LOCOMO_DATA = DEFAULT_BENCH_DATA / "locomo-dev"  # as the Makefile's
+V3_GROUPS = (
+    "context",
+    "following",
+    "after",
+    "after2",
+    "fixed",
+    "combo",
+    "percap",
+    "short",
+    "topic",
+    "date",
+    "run",
+    "runvec",
+    "window",
+    "mmr",
+    "order",
+    "weight",
+    "stack",
+    "distinct",
+)
 
 
 def add_commands(
@@ -52,11 +72,32 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     kinds = bench.add_subparsers(dest="bench", required=True)
 
     locomo = kinds.add_parser(
-        "locomo", help="turn-level recall@5/@10 on LoCoMo conversations (see bench/README.md)"
+        "locomo",
+        aliases=["retrieval"],
+        help="turn-level recall@5/@10 on LoCoMo, REALTALK or BEAM conversations, the format "
+        "read from each file (see bench/README.md)",
     )
-    locomo.add_argument("dir", type=Path, help="a folder of LoCoMo conversation files (*.json)")
+    locomo.add_argument(
+        "dir", type=Path, nargs="+", help="folders of conversation files (*.json), each one set"
+    )
     locomo.add_argument("--json", type=Path, help="also write every number to this file")
     _embedder_flag(locomo)
+    locomo.add_argument(
+        "--cache-vectors",
+        type=Path,
+        nargs="?",
+        const=DEFAULT_LAB_CACHE,
+        metavar="DIR",
+        help="answer the model's calls from vectors cached by text in DIR (default "
+        f"{DEFAULT_LAB_CACHE}, the lab's cache), embedding only texts not seen before: "
+        "the same recall, but ingest throughput no longer measures the model",
+    )
+    locomo.add_argument(
+        "--no-sessions",
+        action="store_true",
+        help="write every turn in a session of its own: no write-time context "
+        "(store/write_context.py), the product as it ranked before it",
+    )
     locomo.add_argument(
         "--db",
         help="an empty PostgreSQL database (postgresql+asyncpg://...) to run every "
@@ -120,6 +161,32 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         + ", ".join(GROUPS),
     )
     loo.add_argument(
+        "--cache",
+        type=Path,
+        default=DEFAULT_LAB_CACHE,
+        help=f"vectors kept for reuse (default: {DEFAULT_LAB_CACHE})",
+    )
+
+    v3 = kinds.add_parser(
+        "retrieval-loo",
+        help="issue 37's retrieval experiments on LoCoMo, REALTALK and BEAM together, "
+        "leave one conversation out, each set apart (bench/lab/v3.py)",
+    )
+    v3.add_argument(
+        "dir",
+        type=Path,
+        nargs="*",
+        default=[DEFAULT_BENCH_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev")],
+        help="folders of conversation files, one set each (default: the three "
+        f"development sets in {DEFAULT_BENCH_DATA})",
+    )
+    v3.add_argument(
+        "--groups",
+        nargs="*",
+        default=[],
+        help="experiment groups beside the baselines (today, no context): " + ", ".join(V3_GROUPS),
+    )
+    v3.add_argument(
         "--cache",
         type=Path,
         default=DEFAULT_LAB_CACHE,
@@ -425,6 +492,13 @@ def run(args: argparse.Namespace) -> int:
         print(run_groups(args.dir, groups, args.cache))
         return 0
 
+    if args.bench == "retrieval-loo":
+        from bench.lab import v3
+
+        lab = v3.Lab(args.dir, args.cache)
+        outcomes = v3.groups(lab, args.groups)
+        print(v3.render(outcomes, outcomes[1]))
+        return 0
     if args.bench == "store":
         return run_store(args)
     if args.bench == "fast":
@@ -440,38 +514,54 @@ def run(args: argparse.Namespace) -> int:
 
     embedder = embedder_from(BenchSettings(embedder=args.embedder))
     started = time.perf_counter()
-    if args.bench == "locomo":
+    if args.bench in ("locomo", "retrieval"):
         from bench.locomo import load_conversations, run_locomo
+        from bench.vector_cache import CachingEmbedder
 
-        try:
-            conversations = load_conversations(args.dir, args.limit_conversations)
-        except (OSError, ValueError, KeyError) as exc:
-            raise SystemExit(f"memory-mcp: cannot read LoCoMo data in {args.dir}: {exc}") from exc
+        cached = CachingEmbedder(embedder, args.cache_vectors) if args.cache_vectors else None
+        reports = {}
+        for directory in args.dir:
+            try:
+                conversations = load_conversations(directory, args.limit_conversations)
+            except (OSError, ValueError, KeyError) as exc:
+                raise SystemExit(
+                    f"memory-mcp: cannot read conversations in {directory}: {exc}"
+                ) from exc
 
-        def progress(run: Any) -> None:
-            _say(f"conversation {run.name}: {run.turns} turns, {len(run.results)} questions")
+            def progress(run: Any) -> None:
+                _say(f"conversation {run.name}: {run.turns} turns, {len(run.results)} questions")
 
-        if args.passage_vectors == "both":
-            from bench.locomo import compare_passage_vectors, render_comparison
+            if args.passage_vectors == "both":
+                from bench.locomo import compare_passage_vectors, render_comparison
 
-            def progress_of(mode: str, run: Any) -> None:
-                _say(f"{mode}: " + f"conversation {run.name}: {len(run.results)} questions")
+                def progress_of(mode: str, run: Any) -> None:
+                    _say(f"{mode}: " + f"conversation {run.name}: {len(run.results)} questions")
 
-            reports = anyio.run(compare_passage_vectors, conversations, embedder, progress_of)
-            print(render_comparison(reports))
-            _write_json(args.json, {mode: r.to_json() for mode, r in reports.items()})
+                both = anyio.run(
+                    compare_passage_vectors, conversations, cached or embedder, progress_of
+                )
+                print(render_comparison(both) + "\n", flush=True)
+                reports.update({f"{directory.name} {mode}": r for mode, r in both.items()})
+            else:
+                report = anyio.run(
+                    run_locomo,
+                    conversations,
+                    cached or embedder,
+                    progress,
+                    args.db,
+                    args.interleave,
+                    args.passage_vectors,
+                    not args.no_sessions,
+                )
+                report.title = directory.name
+                reports[directory.name] = report
+                print(report.render() + "\n", flush=True)
+            if cached is not None:
+                cached.save()
+        if len(reports) == 1:
+            _write_json(args.json, next(iter(reports.values())).to_json())
         else:
-            report = anyio.run(
-                run_locomo,
-                conversations,
-                embedder,
-                progress,
-                args.db,
-                args.interleave,
-                args.passage_vectors,
-            )
-            print(report.render())
-            _write_json(args.json, report.to_json())
+            _write_json(args.json, {name: r.to_json() for name, r in reports.items()})
     elif args.bench == "projects" and args.latency:
         from bench.projects import render_latency, run_latency
 

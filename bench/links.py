@@ -59,7 +59,7 @@ class Setting:
 @dataclass
 class Answer:
     conversation: str
-    category: int
+    category: int | str
     recall: dict[int, float]
 
 

@@ -1,13 +1,18 @@
-"""Turn-level retrieval on LoCoMo, following the protocol of the data set's README:
+"""Turn-level retrieval on LoCoMo, REALTALK and BEAM, following the protocol of the data
+sets' READMEs (../shared/bench-data/*/README.md):
 
 - one fresh, empty store (a temporary SQLite file) per conversation;
-- every turn stored as one memory through `MemoryService.store_memory`, key = its dia_id,
-  value = "{speaker}: {text}", in order, by a writer whose session is the LoCoMo session
-  (an agent's memories arrive that way: one session after another);
-- every question of category 1-4 with non-empty evidence sent to `MemoryService.search`
+- every turn stored as one memory through `MemoryService.store_memory`, key = its id
+  (LoCoMo's dia_id), value = "{speaker}: {text}", in order, by a writer whose session is
+  the conversation's session (an agent's memories arrive that way: one session after
+  another);
+- every question with evidence (LoCoMo: of category 1-4) sent to `MemoryService.search`
   (the service behind the `memory-search` tool) with limit 10;
-- recall@k = share of the question's evidence dia_ids among the top k keys, averaged over
+- recall@k = share of the question's evidence ids among the top k keys, averaged over
   questions, overall and per category.
+
+Two file formats, told apart by their keys: LoCoMo's (`session_N` lists of turns and `qa`)
+and the one REALTALK and BEAM were converted to (`turns` and `questions`).
 
 The store is built by `open_app`, the same composition root the server uses, with the
 user's default settings: nothing here changes how search behaves.
@@ -53,7 +58,7 @@ class Turn:
 @dataclass
 class Question:
     text: str
-    category: int
+    category: int | str  # LoCoMo's 1-4; REALTALK's and BEAM's names
     evidence: list[str]
 
 
@@ -68,7 +73,7 @@ class Conversation:
 class QuestionResult:
     conversation: str
     question: str
-    category: int
+    category: int | str
     evidence: list[str]
     retrieved: list[str]
     recall: dict[int, float]
@@ -85,8 +90,34 @@ class ConversationRun:
 
 
 def load_conversation(path: Path) -> Conversation:
-    """One LoCoMo file: `session_N` lists of turns, and `qa` with category and evidence."""
+    """One conversation file, in either format (the module docstring)."""
     data = json.loads(path.read_text(encoding="utf-8"))
+    if "turns" in data and "questions" in data:
+        return _load_turns_format(path.stem, data)
+    return _load_locomo(path.stem, data)
+
+
+def _load_turns_format(name: str, data: dict[str, Any]) -> Conversation:
+    """REALTALK's and BEAM's converted files: `turns` ({id, text, session, date, speaker})
+    and `questions` ({q, evidence, category}); a question without evidence is no query."""
+    turns = [
+        Turn(
+            key=str(turn["id"]),
+            value=f"{turn['speaker']}: {turn['text']}",
+            session=str(turn["session"]),
+        )
+        for turn in data["turns"]
+    ]
+    questions = [
+        Question(str(q["q"]), str(q["category"]), [str(e) for e in q["evidence"]])
+        for q in data["questions"]
+        if q.get("evidence")
+    ]
+    return Conversation(name=name, turns=turns, questions=questions)
+
+
+def _load_locomo(name: str, data: dict[str, Any]) -> Conversation:
+    """LoCoMo: `session_N` lists of turns, and `qa` with category and evidence."""
     sessions = sorted(
         (int(name.removeprefix("session_")), turns)
         for name, turns in data.items()
@@ -112,13 +143,13 @@ def load_conversation(path: Path) -> Conversation:
         for qa in data.get("qa", [])
         if qa.get("category") in ANSWERABLE_CATEGORIES and qa.get("evidence")
     ]
-    return Conversation(name=path.stem, turns=turns, questions=questions)
+    return Conversation(name=name, turns=turns, questions=questions)
 
 
 def load_conversations(directory: Path, limit: int | None = None) -> list[Conversation]:
     paths = sorted(directory.glob("*.json"))
     if not paths:
-        raise FileNotFoundError(f"no LoCoMo conversation files (*.json) in {directory}")
+        raise FileNotFoundError(f"no conversation files (*.json) in {directory}")
     return [load_conversation(p) for p in paths[:limit]]
 
 
@@ -135,12 +166,15 @@ async def run_conversation(
     db: str | None = None,
     interleave: bool = False,
     passage_vectors: PassageVectors = "after-answer",
+    sessions: bool = True,
 ) -> ConversationRun:
     """Ingest every turn into a fresh store (or `db`, emptied first), then ask every
     question. `interleave`: store one LoCoMo session, then ask at once the questions whose
     evidence it completes (its last evidence turn is in it), as an agent asks right after
     it stored; the server's background workers run meanwhile (the passage vectors follow
-    a store's answer there, unless `passage_vectors` is "before-answer")."""
+    a store's answer there, unless `passage_vectors` is "before-answer"). `sessions`
+    False: every turn written in a session of its own, so no memory gets a write-time
+    context (the product before issue 23)."""
     if db is not None:
         await empty_store(db)
     settings = BenchSettings(
@@ -157,7 +191,8 @@ async def run_conversation(
             for turn in turns:
                 # Each LoCoMo session is one session of the writing agent (a server process
                 # over stdio, an MCP session over HTTP): what store/write_context.py reads.
-                writer = replace(caller, session_id=turn.session or caller.session_id)
+                session = (turn.session or caller.session_id) if sessions else f"turn {turn.key}"
+                writer = replace(caller, session_id=session)
                 try:
                     await service.store_memory(writer, StoreRequest(turn.key, turn.value))
                 except MemoryMcpError:
@@ -214,13 +249,14 @@ async def run_locomo(
     db: str | None = None,
     interleave: bool = False,
     passage_vectors: PassageVectors = "after-answer",
+    sessions: bool = True,
 ) -> LocomoReport:
     await embedder.wait_ready()  # the model's load time is not ingest time
     runs = []
     for conversation in conversations:
         with tempfile.TemporaryDirectory(prefix="memory-mcp-locomo-") as tmp:
             run = await run_conversation(
-                conversation, embedder, Path(tmp), db, interleave, passage_vectors
+                conversation, embedder, Path(tmp), db, interleave, passage_vectors, sessions
             )
         runs.append(run)
         if progress:
@@ -269,6 +305,7 @@ def render_comparison(reports: dict[str, LocomoReport]) -> str:
 @dataclass
 class LocomoReport:
     runs: list[ConversationRun]
+    title: str = "LoCoMo"
 
     @property
     def results(self) -> list[QuestionResult]:
@@ -285,7 +322,7 @@ class LocomoReport:
                 f"recall@{k}": round(mean([r.recall[k] for r in items]), 4) for k in CUTOFFS
             }
 
-        categories = sorted({r.category for r in results})
+        categories = sorted({r.category for r in results}, key=str)
         return {
             "conversations": len(self.runs),
             "turns": turns,
@@ -321,7 +358,7 @@ class LocomoReport:
                 [f"conversation {name}", part["questions"], part["recall@5"], part["recall@10"]]
             )
         lines = [
-            table(["LoCoMo (turn level)", "questions", "R@5", "R@10"], rows),
+            table([f"{self.title} (turn level)", "questions", "R@5", "R@10"], rows),
             "",
             f"ingest: {s['turns']} turns in {s['conversations']} conversations, "
             f"{s['ingest_turns_per_second']} turns/s (store + embed)"

@@ -1,6 +1,7 @@
 """The benchmark harnesses on tiny inputs: the numbers get computed and reported. No
 quality or speed thresholds here (benchmarks are not timed tests); `memory-mcp bench`
-measures those. tests/data/locomo_tiny.json is a made-up conversation in LoCoMo's format."""
+measures those. tests/data/locomo_tiny.json is a made-up conversation in LoCoMo's format,
+tests/data/turns_tiny.json one in the format REALTALK and BEAM were converted to."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from memory_mcp.cli.main import main
 from memory_mcp.semantic.embeddings import Embedder
 
 TINY = Path(__file__).parent / "data" / "locomo_tiny.json"
+TURNS_TINY = Path(__file__).parent / "data" / "turns_tiny.json"
 
 
 def test_loading_follows_the_protocol() -> None:
@@ -31,6 +33,19 @@ def test_loading_follows_the_protocol() -> None:
     # Category 5 and questions without evidence are not queries.
     assert [q.category for q in conversation.questions] == [4, 4, 1, 2, 4, 3]
     assert conversation.questions[2].evidence == ["D1:3", "D1:5"]
+
+
+def test_the_turns_format_is_read_by_its_keys() -> None:
+    conversation = load_conversation(TURNS_TINY)
+    assert conversation.name == "turns_tiny"
+    assert [t.key for t in conversation.turns][:3] == ["D1:1", "D1:2", "D1:3"]
+    assert conversation.turns[3].value == "Mira: two trout, grilled them that night"
+    assert [t.session for t in conversation.turns] == ["session_1"] * 4 + ["session_2"] * 3 + [
+        "session_3"
+    ] * 2
+    # A question without evidence is no query; categories are the set's names.
+    assert [q.category for q in conversation.questions] == ["multi-hop", "temporal", "commonsense"]
+    assert conversation.questions[1].evidence == ["D2:1", "D2:3"]
 
 
 def test_recall_is_the_share_of_evidence_in_the_top_k() -> None:
@@ -104,9 +119,36 @@ def test_cli_bench_locomo_prints_a_table_and_writes_json(
     (folder / "tiny.json").write_text(TINY.read_text())
     out = tmp_path / "result.json"
     assert main(["bench", "locomo", str(folder), "--json", str(out)]) == 0
-    assert "LoCoMo (turn level)" in capfd.readouterr().out
+    assert "locomo (turn level)" in capfd.readouterr().out
     data = json.loads(out.read_text())
     assert data["summary"]["overall"]["questions"] == 6
+
+
+def test_cli_bench_retrieval_reads_both_formats_each_set_apart(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`bench retrieval DIR DIR`: each folder is a set with its own table; --cache-vectors
+    keeps the model's vectors for the next run; --no-sessions runs without context."""
+    sets = {"locomo-like": TINY, "chats": TURNS_TINY}
+    folders = []
+    for name, source in sets.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / source.name).write_text(source.read_text())
+        folders.append(str(folder))
+    out, cache = tmp_path / "result.json", tmp_path / "cache"
+    argv = ["bench", "retrieval", *folders, "--json", str(out), "--cache-vectors", str(cache)]
+    assert main(argv) == 0
+    printed = capfd.readouterr().out
+    assert "locomo-like (turn level)" in printed and "chats (turn level)" in printed
+    assert "category temporal" in printed and "category 4" in printed
+    data = json.loads(out.read_text())
+    assert data["chats"]["summary"]["overall"]["questions"] == 3
+    assert data["locomo-like"]["summary"]["overall"]["questions"] == 6
+    assert (cache / "minilm.npz").stat().st_size > 0
+    assert main([*argv, "--no-sessions"]) == 0
+    again = json.loads(out.read_text())
+    assert again["chats"]["summary"]["overall"]["questions"] == 3
 
 
 def test_cli_bench_outside_a_clone_says_how_to_run_the_benchmarks(

@@ -4,6 +4,7 @@ same turn, passage, window and query vectors many ways, and the model is the slo
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -30,33 +31,53 @@ class CachedEncoder:
     def _digest(text: str) -> str:
         return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The texts of `texts` without a vector yet, each once, in order."""
+        wanted = {self._digest(t): t for t in texts}
+        return [t for d, t in wanted.items() if d not in self._vectors]
+
+    def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        for text, vector in zip(texts, np.asarray(vectors, dtype=np.float32), strict=True):
+            self._vectors[self._digest(text)] = vector
+        self._dirty = True
+
+    def known(self, texts: Sequence[str]) -> np.ndarray:
+        """The cached vectors of `texts` (every one must be cached), one row each."""
+        return np.stack([self._vectors[self._digest(t)] for t in texts])
+
     def vectors(self, texts: Sequence[str], batch: int = 256) -> np.ndarray:
-        digests = [self._digest(t) for t in texts]
-        wanted = {d: t for d, t in zip(digests, texts, strict=True) if d not in self._vectors}
-        if wanted:
-            items = list(wanted.items())
+        items = self.missing(texts)
+        if items:
             started = time.perf_counter()
             for start in range(0, len(items), batch):
                 part = items[start : start + batch]
-                out = np.asarray(self._encode([t for _, t in part]), dtype=np.float32)
-                for (digest, _), vector in zip(part, out, strict=True):
-                    self._vectors[digest] = vector
+                self.add(part, self._encode(part))
                 print(
                     f"  {self.name}: {start + len(part)}/{len(items)} texts "
                     f"({(start + len(part)) / (time.perf_counter() - started):.1f}/s)",
                     file=sys.stderr,
                 )
-            self._dirty = True
+                if (start // batch) % 40 == 39:  # a long run keeps what it has
+                    self.save()
             self.save()
-        return np.stack([self._vectors[d] for d in digests]) if digests else np.zeros((0, 0))
+        return self.known(texts) if texts else np.zeros((0, 0))
 
     def save(self) -> None:
+        """Write the cache, merged with what another process saved meanwhile (a lab run
+        and a `bench retrieval --cache-vectors` run share the file), through a temporary
+        file: a reader never sees half a file."""
         if not self._dirty:
             return
         self._path.parent.mkdir(parents=True, exist_ok=True)
+        if self._path.exists():
+            loaded = np.load(self._path, allow_pickle=False)
+            for digest, vector in zip(loaded["digests"], loaded["vectors"], strict=True):
+                self._vectors.setdefault(str(digest), vector)
         digests = np.array(list(self._vectors), dtype="U40")
         vectors = np.stack(list(self._vectors.values())).astype(np.float32)
-        np.savez(self._path, digests=digests, vectors=vectors)
+        partial = self._path.with_suffix(f".{os.getpid()}.partial.npz")
+        np.savez(partial, digests=digests, vectors=vectors)
+        partial.replace(self._path)
         self._dirty = False
 
 

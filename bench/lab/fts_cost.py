@@ -1,6 +1,7 @@
 """`python -m bench.lab.fts_cost`: what the context column (memory_mcp/write_context.py)
 costs the keyword arm, in SQLite alone. 10k synthetic memories (Zipf words, 12-40 each),
-one FTS5 table without context and one whose context is the previous 4 memories; the
+one FTS5 table without context and one whose context is the memories around each as
+write_context.py takes them (CONTEXT_BEFORE before, CONTEXT_AFTER after); the
 product's statements (term counts up to the budget, the rarest terms within
 `MATCH_BUDGET`, BM25 with the product's weights or the newest matches unranked), the two
 tables one after the other per query kind. Prints p50 per query kind, how many queries were ranked,
@@ -17,7 +18,7 @@ import time
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.store.fulltext import MATCH_BUDGET
 from memory_mcp.store.keyword import match_any, match_own_or_context
-from memory_mcp.store.write_context import CONTEXT_MEMORIES
+from memory_mcp.store.write_context import CONTEXT_AFTER, CONTEXT_BEFORE
 
 SIZE = 10_000
 WEIGHTS = ", ".join(f"{w:g}" for w in KEYWORD_COLUMN_WEIGHTS)
@@ -37,7 +38,9 @@ def _store(docs: list[str], with_context: bool) -> sqlite3.Connection:
                 f"k{i}",
                 doc,
                 "[]",
-                " ".join(docs[max(0, i - CONTEXT_MEMORIES) : i]) if with_context else "",
+                " ".join(docs[max(0, i - CONTEXT_BEFORE) : i] + docs[i + 1 : i + 1 + CONTEXT_AFTER])
+                if with_context
+                else "",
             )
             for i, doc in enumerate(docs)
         ],

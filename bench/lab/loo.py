@@ -31,7 +31,7 @@ class Outcome:
     in_sample_params: Hashable
     loo: tuple[float, float]
     chosen: list[Hashable]  # per fold
-    by_category: dict[int, tuple[int, float, float]] = field(default_factory=dict)
+    by_category: dict[int | str, tuple[int, float, float]] = field(default_factory=dict)
     by_conversation: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
@@ -72,7 +72,7 @@ def leave_one_out(
         by_conversation[test] = (float(part.r5.mean()), float(part.r10.mean()))
     out = pooled(held)
     by_category = {
-        int(cat): (
+        cat: (
             int((out.categories == cat).sum()),
             float(out.r5[out.categories == cat].mean()),
             float(out.r10[out.categories == cat].mean()),

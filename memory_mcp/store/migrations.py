@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.models import Scope, Source
 from memory_mcp.store import write_context
 from memory_mcp.store.rows import MEMORIES, M, next_revision
-from memory_mcp.store.schema import SQLITE_FTS_OLD
+from memory_mcp.store.schema import SQLITE_FTS_OLD, StoreMetaRow
 
 # (table, column, SQL type) in the order they were added.
 ADDED_COLUMNS = (
@@ -39,6 +39,8 @@ ADDED_COLUMNS = (
     ("oauth_codes", "projects", "TEXT"),
     ("oauth_grants", "projects", "TEXT"),
 )
+# store_meta's row naming the rule the stored write-time contexts were made by.
+CONTEXT_RECIPE = "context_recipe"
 # Indexes added since, as idempotent DDL (SQLite and PostgreSQL alike).
 ADDED_INDEXES = (
     "CREATE INDEX IF NOT EXISTS ix_memories_key_lower ON memories (lower(key))",
@@ -89,7 +91,29 @@ async def migrate(conn: AsyncConnection) -> list[str]:
         added.append("memories_fts.context")
     if "memories.written_session" in added:
         await _older_session_memories_gain_context(conn)
+    await _contexts_by_the_current_rule(conn)
     return added
+
+
+async def _contexts_by_the_current_rule(conn: AsyncConnection) -> None:
+    """Contexts made by another rule (write_context.RECIPE: which neighbours lend) are
+    recomputed once, so that every memory is found the way a new one would be."""
+    recipe = await conn.scalar(
+        select(StoreMetaRow.value).where(StoreMetaRow.name == CONTEXT_RECIPE)
+    )
+    if recipe == write_context.RECIPE:
+        return
+    await conn.run_sync(write_context.refresh_all)
+    if recipe is None:
+        await conn.execute(
+            insert(StoreMetaRow).values(name=CONTEXT_RECIPE, value=write_context.RECIPE)
+        )
+    else:
+        await conn.execute(
+            update(StoreMetaRow)
+            .where(StoreMetaRow.name == CONTEXT_RECIPE)
+            .values(value=write_context.RECIPE)
+        )
 
 
 async def _older_session_memories_gain_context(conn: AsyncConnection) -> None:

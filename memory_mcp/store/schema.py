@@ -171,7 +171,8 @@ class TombstoneRow(Base):
 
 
 class StoreMetaRow(Base):
-    """Counters: `revision` grows with every committed change to memories."""
+    """Counters: `revision` grows with every committed change to memories;
+    `context_recipe` says which rule made the write-time contexts (migrations.py)."""
 
     __tablename__ = "store_meta"
 

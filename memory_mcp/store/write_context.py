@@ -1,35 +1,37 @@
-"""What a memory was written after: the words that disambiguate it, kept in step.
+"""What a memory was written among: the words that disambiguate it, kept in step.
 
 A memory rarely stands alone. "Yes, I painted it last week" is about the sunrise named in
 the memory before it; "A set of blue mugs for my sister" answers "Pottery sounds
-relaxing. What are you making first?". So a memory's *context* is the words of the
-`CONTEXT_MEMORIES` memories its writer wrote just before it in the same session (the
-writer's `Caller.session_id`, whatever the scope: a stdio server process, an MCP session
-over HTTP, an import run): the `context` column, a fourth column of the keyword index at
-a lower weight (search/pipeline.KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own
-(store/fulltext.py, `_PARTS`). Measured on the LoCoMo development split,
-leave-one-conversation-out: R@5 / R@10 0.635 / 0.716 -> 0.689 / 0.759 (docs/RETRIEVAL.md,
-"write-time context").
+relaxing. What are you making first?"; a user's "the sprint ends March 29" is explained
+by the long answer written after it. So a memory's *context* is the words of the
+`CONTEXT_BEFORE` memories its writer wrote just before it and the `CONTEXT_AFTER` written
+just after it, in the same session (the writer's `Caller.session_id`, whatever the scope:
+a stdio server process, an MCP session over HTTP, an import run): the `context` column,
+a fourth column of the keyword index at a lower weight (search/pipeline.
+KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own (store/fulltext.py, `_PARTS`).
+Measured on three development sets (LoCoMo, REALTALK, BEAM), leave one conversation out
+(docs/lab/retrieval-v3.md).
 
 The rule, one definition that every write recomputes from what is stored:
 - the memories of a session are ordered by when their current version was written
   (`written_order`, the write's revision, then the id: a batch's rows share a revision);
-- a memory's context is the values of the `CONTEXT_MEMORIES` memories just before it in
-  that order that are at least as widely visible as it (models.seen_wherever: a swarm
-  memory borrows only swarm memories' words; a private memory in the window lends
-  nothing and is not replaced by an older one) and of the same project and task (a
-  memory of another project, or a task's working memory, in the window lends nothing
-  either: its words would reach searches that cannot see it);
+- a memory's context is the values of the `CONTEXT_BEFORE` memories just before it and
+  of the `CONTEXT_AFTER` just after it in that order that are at least as widely visible
+  as it (models.seen_wherever: a swarm memory borrows only swarm memories' words; a
+  private memory in the window lends nothing and is not replaced by another one) and of
+  the same project and task (a memory of another project, or a task's working memory, in
+  the window lends nothing either: its words would reach searches that cannot see it);
 - notes (file_index) neither lend nor borrow: their order of indexing is the file
   system's (a folder walk at start, the watcher's debounce), not the writer's; a shared
   note is indexed by whichever agent's server reads it first, so its context would
   depend on who that was; and a note's chunk already carries its heading path.
 
 So it is kept exact in the same transaction as the change: a new memory reads the last
-few of its session; a rewritten one moves to the end of its (new) session, and the
-memories that followed its old place are recomputed without it; a deleted one's
-followers likewise (`written_after` before the change, `refresh` after). Nothing of a
-deleted memory's words stays in its neighbours' index rows."""
+few of its session, and the last `CONTEXT_AFTER` before it take its words (`written_last`);
+a rewritten one moves to the end of its (new) session, and the memories around its old
+place and before its new one are recomputed; a deleted one's neighbours likewise
+(`neighbours` before the change, `refresh` after). Nothing of a deleted memory's words
+stays in its neighbours' index rows."""
 
 from __future__ import annotations
 
@@ -42,10 +44,16 @@ from sqlalchemy.sql import ColumnElement
 from memory_mcp.models import NewMemory, Scope, Source, seen_wherever
 from memory_mcp.store.rows import MEMORIES, M
 
-# The memories written just before (LOO chose 4 in every fold, of 2-5 and 8).
-CONTEXT_MEMORIES = 4
-# A context longer than this is cut, keeping the most recent words: the previous memories
-# may be long.
+# The memories written just before and just after (leave one out over the three sets:
+# docs/lab/retrieval-v3.md).
+CONTEXT_BEFORE = 3
+CONTEXT_AFTER = 4
+# Which rule the stored contexts were made by (store_meta `context_recipe`): 1, the
+# previous 4 (issue 23); 2, the previous 3 and the following 4. A store made by another is
+# recomputed once at start (migrations.py).
+RECIPE = 2
+# Each side of a context longer than this is cut, keeping the words nearest the memory:
+# its neighbours may be long.
 MAX_CONTEXT_CHARS = 2_000
 # Identities per IN (...) list: under SQLite's bound-variable limit.
 _IN_CHUNK = 500
@@ -64,10 +72,13 @@ _PLACE = (
 _WHERE = (M.id, M.updated_by, M.written_session, M.written_order, M.source)
 
 
-def context_text(previous: Sequence[str]) -> str:
-    """The previous memories' values, oldest first, as one text of bounded size."""
-    text = "\n".join(previous)
-    return text[-MAX_CONTEXT_CHARS:] if len(text) > MAX_CONTEXT_CHARS else text
+def context_text(previous: Sequence[str], following: Sequence[str] = ()) -> str:
+    """The neighbours' values, oldest first, as one text of bounded size: at most
+    MAX_CONTEXT_CHARS of the previous ones (their end) and of the following ones (their
+    start)."""
+    before = "\n".join(previous)[-MAX_CONTEXT_CHARS:]
+    after = "\n".join(following)[:MAX_CONTEXT_CHARS]
+    return "\n".join(part for part in (before, after) if part)
 
 
 # A memory as a lender: (scope, owner, session), (project, task) and its value.
@@ -79,18 +90,26 @@ def _lender(row: Any) -> Lender:
 
 
 def _borrowed(
-    window: Iterable[Lender], scope: Scope, owner: str, session: str, where: tuple[str, str | None]
+    before: Iterable[Lender],
+    scope: Scope,
+    owner: str,
+    session: str,
+    where: tuple[str, str | None],
+    after: Iterable[Lender] = (),
 ) -> str | None:
-    """The context of a memory of (scope, owner, session) in `where` (project, task) after
-    the memories of `window`."""
+    """The context of a memory of (scope, owner, session) in `where` (project, task)
+    between the memories `before` and `after` it."""
     place = (scope, owner, session)
-    values = [
-        value
-        for lender_scope, lender_owner, lender_session, lender_where, value in window
-        if lender_where == where
-        and seen_wherever((lender_scope, lender_owner, lender_session), place)
-    ]
-    return context_text(values) or None
+
+    def lent(window: Iterable[Lender]) -> list[str]:
+        return [
+            value
+            for lender_scope, lender_owner, lender_session, lender_where, value in window
+            if lender_where == where
+            and seen_wherever((lender_scope, lender_owner, lender_session), place)
+        ]
+
+    return context_text(lent(before), lent(after)) or None
 
 
 def _session_of(writer: str, session: str) -> tuple[ColumnElement[bool], ...]:
@@ -111,41 +130,117 @@ def _borrows(row: Any) -> bool:
 
 def context_for(conn: Connection, new: NewMemory, owner: str, but: int | None = None) -> str | None:
     """The context of `new` (owned by `owner`), written now: after every memory of its
-    session; `but`: its own id when it is being rewritten."""
+    session, so before none yet; `but`: its own id when it is being rewritten."""
     if not new.written_session or new.source is Source.FILE_INDEX:
         return None
     stmt = select(*_PLACE).where(*_session_of(new.agent_id, new.written_session))
     if but is not None:
         stmt = stmt.where(M.id != but)
-    rows = conn.execute(stmt.order_by(M.written_order.desc(), M.id.desc()).limit(CONTEXT_MEMORIES))
+    rows = conn.execute(stmt.order_by(M.written_order.desc(), M.id.desc()).limit(CONTEXT_BEFORE))
     window = map(_lender, reversed(rows.all()))
     return _borrowed(window, new.scope, owner, new.session_id, (new.project, new.task))
 
 
-def batch_contexts(conn: Connection, memories: Sequence[NewMemory]) -> list[str | None]:
+def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dict[str, Any]]]:
+    """The context of `new`, a memory written now (after every memory of its session, so
+    before none yet), and the contexts the CONTEXT_AFTER memories before it take with its
+    words, for `store_contexts` once it is inserted: one read of the session's last
+    CONTEXT_BEFORE + CONTEXT_AFTER memories, where `neighbours` then `refresh` cost eight
+    (what every `memory-store` pays)."""
+    if not new.written_session or new.source is Source.FILE_INDEX:
+        return None, []
+    rows = list(
+        conn.execute(
+            select(*_PLACE)
+            .where(*_session_of(new.agent_id, new.written_session))
+            .order_by(M.written_order.desc(), M.id.desc())
+            .limit(CONTEXT_BEFORE + CONTEXT_AFTER)
+        )
+    )
+    rows.reverse()
+    sequence = [*map(_lender, rows), _new_lender(new)]
+    at = len(rows)
+    context = _borrowed(
+        sequence[max(0, at - CONTEXT_BEFORE) : at],
+        new.scope,
+        new.agent_id,
+        new.session_id,
+        (new.project, new.task),
+    )
+    changed: list[dict[str, Any]] = []
+    for index in range(max(0, at - CONTEXT_AFTER), at):
+        row = rows[index]
+        updated = _borrowed(
+            sequence[max(0, index - CONTEXT_BEFORE) : index],
+            Scope(row.scope),
+            row.agent_id,
+            row.session_id,
+            (row.project, row.task),
+            sequence[index + 1 : index + 1 + CONTEXT_AFTER],
+        )
+        if updated != row.context:
+            changed.append({"row_id": row.id, "new_context": updated})
+    return context, changed
+
+
+def store_contexts(conn: Connection, changed: list[dict[str, Any]]) -> None:
+    """Write the contexts `written_last` or `refresh` computed ({row_id, new_context})."""
+    if changed:
+        conn.execute(
+            update(MEMORIES)
+            .where(M.id == bindparam("row_id"))
+            .values(context=bindparam("new_context")),
+            changed,
+        )
+
+
+def batch_contexts(
+    conn: Connection, memories: Sequence[NewMemory]
+) -> tuple[list[str | None], list[int]]:
     """The context of each of `memories`, new ones written now in this order (an import's
-    batch): what `refresh` would give them once inserted, computed before, so that each
-    row is indexed once, with its context (~2x fewer FTS5 writes on import)."""
+    batch), and the stored memories that lend to none of them yet but will borrow from
+    them (the last CONTEXT_AFTER of each session): what `refresh` would give the batch
+    once inserted, computed before, so that each row is indexed once, with its context
+    (~2x fewer FTS5 writes on import). `refresh` the returned ids after the insert."""
     contexts: list[str | None] = [None] * len(memories)
-    sessions: dict[tuple[str, str], list[Lender]] = {}
+    stored: dict[tuple[str, str], list[Any]] = {}
+    members: dict[tuple[str, str], list[int]] = {}
     for index, new in enumerate(memories):
         if not new.written_session or new.source is Source.FILE_INDEX:
             continue
         group = (new.agent_id, new.written_session)
-        if group not in sessions:
+        if group not in stored:
             rows = conn.execute(
                 select(*_PLACE)
                 .where(*_session_of(*group))
                 .order_by(M.written_order.desc(), M.id.desc())
-                .limit(CONTEXT_MEMORIES)
+                .limit(max(CONTEXT_BEFORE, CONTEXT_AFTER))
             )
-            sessions[group] = [_lender(row) for row in reversed(rows.all())]
-        written = sessions[group]
-        window = written[-CONTEXT_MEMORIES:]
-        where = (new.project, new.task)
-        contexts[index] = _borrowed(window, new.scope, new.agent_id, new.session_id, where)
-        written.append((new.scope, new.agent_id, new.session_id, where, new.value))
-    return contexts
+            stored[group] = list(reversed(rows.all()))
+        members.setdefault(group, []).append(index)
+    before_batch: list[int] = []
+    for group, indexes in members.items():
+        sequence = [_lender(row) for row in stored[group]]
+        first = len(sequence)
+        sequence += [_new_lender(memories[i]) for i in indexes]
+        for offset, index in enumerate(indexes):
+            at = first + offset
+            new = memories[index]
+            contexts[index] = _borrowed(
+                sequence[max(0, at - CONTEXT_BEFORE) : at],
+                new.scope,
+                new.agent_id,
+                new.session_id,
+                (new.project, new.task),
+                sequence[at + 1 : at + 1 + CONTEXT_AFTER],
+            )
+        if CONTEXT_AFTER:
+            before_batch += [row.id for row in stored[group][-CONTEXT_AFTER:]]
+    return contexts, before_batch
+
+
+def _new_lender(new: NewMemory) -> Lender:
+    return (new.scope, new.agent_id, new.session_id, (new.project, new.task), new.value)
 
 
 def written_values(new: NewMemory, revision: int, context: str | None) -> dict[str, Any]:
@@ -157,57 +252,77 @@ def written_values(new: NewMemory, revision: int, context: str | None) -> dict[s
     }
 
 
-def written_after(conn: Connection, ids: Collection[int]) -> set[int]:
-    """The memories whose context may hold words of `ids` (the next CONTEXT_MEMORIES of
-    each one's session), `ids` left out: read before `ids` are deleted or moved, and
-    given to `refresh` after."""
-    followers: set[int] = set()
+def neighbours(conn: Connection, ids: Collection[int]) -> set[int]:
+    """The memories whose context may hold words of `ids` (the next CONTEXT_BEFORE and
+    the previous CONTEXT_AFTER of each one's session), `ids` left out: read before `ids`
+    are deleted or moved, and given to `refresh` after; or after a memory is written, for
+    those before it that now borrow its words."""
+    found: set[int] = set()
     wanted = list(ids)
+    place = tuple_(M.written_order, M.id)
     for start in range(0, len(wanted), _IN_CHUNK):
         chunk = wanted[start : start + _IN_CHUNK]
         rows = conn.execute(select(*_WHERE).where(M.id.in_(chunk)))
         for row in rows:
             if not _borrows(row):
                 continue
-            after = conn.scalars(
-                select(M.id)
-                .where(
-                    *_session_of(row.updated_by, row.written_session),
-                    tuple_(M.written_order, M.id) > tuple_(row.written_order, row.id),
+            in_session = _session_of(row.updated_by, row.written_session)
+            here = tuple_(row.written_order, row.id)
+            if CONTEXT_BEFORE:
+                found.update(
+                    conn.scalars(
+                        select(M.id)
+                        .where(*in_session, place > here)
+                        .order_by(M.written_order, M.id)
+                        .limit(CONTEXT_BEFORE)
+                    )
                 )
-                .order_by(M.written_order, M.id)
-                .limit(CONTEXT_MEMORIES)
-            )
-            followers.update(after)
-    return followers - set(ids)
+            if CONTEXT_AFTER:
+                found.update(
+                    conn.scalars(
+                        select(M.id)
+                        .where(*in_session, place < here)
+                        .order_by(M.written_order.desc(), M.id.desc())
+                        .limit(CONTEXT_AFTER)
+                    )
+                )
+    return found - set(ids)
 
 
 def lenders(conn: Connection, ids: Collection[int]) -> dict[int, list[int]]:
-    """The memories whose values make up the context of each of `ids` now, oldest first:
-    the window before it in its writer's session, those seen at least as widely (the
-    rule `refresh` applies). Search's `explain` names the ones that lent a query's words."""
+    """The memories whose values make up the context of each of `ids` now, in session
+    order: the CONTEXT_BEFORE before it and the CONTEXT_AFTER after it in its writer's
+    session, those seen at least as widely (the rule `refresh` applies). Search's
+    `explain` names the ones that lent a query's words."""
     found: dict[int, list[int]] = {}
     wanted = list(ids)
+    place = tuple_(M.written_order, M.id)
     for start in range(0, len(wanted), _IN_CHUNK):
         chunk = wanted[start : start + _IN_CHUNK]
-        rows = conn.execute(select(*_WHERE, *_PLACE[1:4]).where(M.id.in_(chunk)))
+        rows = conn.execute(select(*_WHERE, *_PLACE[1:4], M.project, M.task).where(M.id.in_(chunk)))
         for row in rows:
             if not _borrows(row):
                 continue
-            window = conn.execute(
+            in_session = _session_of(row.updated_by, row.written_session)
+            here = tuple_(row.written_order, row.id)
+            before = conn.execute(
                 select(*_PLACE)
-                .where(
-                    *_session_of(row.updated_by, row.written_session),
-                    tuple_(M.written_order, M.id) < tuple_(row.written_order, row.id),
-                )
+                .where(*in_session, place < here)
                 .order_by(M.written_order.desc(), M.id.desc())
-                .limit(CONTEXT_MEMORIES)
+                .limit(CONTEXT_BEFORE)
             )
-            place = (Scope(row.scope), row.agent_id, row.session_id)
+            after = conn.execute(
+                select(*_PLACE)
+                .where(*in_session, place > here)
+                .order_by(M.written_order, M.id)
+                .limit(CONTEXT_AFTER)
+            )
+            where = (Scope(row.scope), row.agent_id, row.session_id)
             found[row.id] = [
                 lender.id
-                for lender in reversed(window.all())
-                if seen_wherever((Scope(lender.scope), lender.agent_id, lender.session_id), place)
+                for lender in [*reversed(before.all()), *after.all()]
+                if (lender.project, lender.task) == (row.project, row.task)
+                and seen_wherever((Scope(lender.scope), lender.agent_id, lender.session_id), where)
             ]
     return found
 
@@ -215,7 +330,7 @@ def lenders(conn: Connection, ids: Collection[int]) -> dict[int, list[int]]:
 def refresh(conn: Connection, ids: Collection[int]) -> None:
     """Recompute the context of `ids` from what is stored now (those gone are skipped):
     per session, one read of the rows from the window before the first of them to the
-    last of them, and one statement for the contexts that changed."""
+    window after the last of them, and one statement for the contexts that changed."""
     wanted = list(ids)
     groups: dict[tuple[str, str], list[Any]] = {}
     for start in range(0, len(wanted), _IN_CHUNK):
@@ -234,45 +349,66 @@ def refresh(conn: Connection, ids: Collection[int]) -> None:
             select(*_PLACE)
             .where(*in_session, place < tuple_(*first))
             .order_by(M.written_order.desc(), M.id.desc())
-            .limit(CONTEXT_MEMORIES)
+            .limit(CONTEXT_BEFORE)
         )
         span = conn.execute(
             select(*_PLACE)
             .where(*in_session, place >= tuple_(*first), place <= tuple_(*last))
             .order_by(M.written_order, M.id)
         )
-        sequence = [*reversed(before.all()), *span.all()]
+        after = conn.execute(
+            select(*_PLACE)
+            .where(*in_session, place > tuple_(*last))
+            .order_by(M.written_order, M.id)
+            .limit(CONTEXT_AFTER)
+        )
+        sequence = [*reversed(before.all()), *span.all(), *after.all()]
         targets = {row.id for row in members}
         for index, row in enumerate(sequence):
             if row.id not in targets:
                 continue
-            window = sequence[max(0, index - CONTEXT_MEMORIES) : index]
             context = _borrowed(
-                map(_lender, window),
+                map(_lender, sequence[max(0, index - CONTEXT_BEFORE) : index]),
                 Scope(row.scope),
                 row.agent_id,
                 row.session_id,
                 (row.project, row.task),
+                map(_lender, sequence[index + 1 : index + 1 + CONTEXT_AFTER]),
             )
             if context != row.context:
                 changed.append({"row_id": row.id, "new_context": context})
-    if changed:
-        conn.execute(
-            update(MEMORIES)
-            .where(M.id == bindparam("row_id"))
-            .values(context=bindparam("new_context")),
-            changed,
+    store_contexts(conn, changed)
+
+
+def refresh_all(conn: Connection) -> int:
+    """Recompute every context (a store made by another RECIPE): how many memories
+    borrow."""
+    ids = list(
+        conn.scalars(
+            select(M.id).where(
+                M.written_session.is_not(None),
+                M.written_order.is_not(None),
+                M.source != Source.FILE_INDEX.value,
+            )
         )
+    )
+    refresh(conn, ids)
+    return len(ids)
 
 
 __all__ = [
-    "CONTEXT_MEMORIES",
+    "CONTEXT_AFTER",
+    "CONTEXT_BEFORE",
     "MAX_CONTEXT_CHARS",
+    "RECIPE",
     "batch_contexts",
     "context_for",
     "context_text",
     "lenders",
+    "neighbours",
     "refresh",
-    "written_after",
+    "refresh_all",
+    "store_contexts",
+    "written_last",
     "written_values",
 ]

@@ -92,7 +92,7 @@ def insert_new(
     """Insert memories whose identities are not stored yet (with their tags) in a few
     statements, each at its own write time: the id of each identity. In this order, each
     after the ones before it in its session (store/write_context.py)."""
-    contexts = write_context.batch_contexts(conn, [new for new, _ in items])
+    contexts, lenders_before = write_context.batch_contexts(conn, [new for new, _ in items])
     conn.execute(
         insert(MEMORIES),
         [
@@ -114,6 +114,7 @@ def insert_new(
             for (new, now), context in zip(items, contexts, strict=True)
         ],
     )
+    write_context.refresh(conn, lenders_before)  # now followed by the batch's first
     ids = ids_of(conn, [new.identity for new, _ in items])
     tags = [{"memory_id": ids[new.identity], "tag": t} for new, _ in items for t in set(new.tags)]
     if tags:
@@ -137,7 +138,8 @@ def insert_memory(
     if expected_version not in (None, 0):
         raise KeyNotFoundError(new.key, expected_version)
     revision = next_revision(conn)
-    context = write_context.context_for(conn, new, new.agent_id)
+    # Those written just before it borrow its words (store/write_context.py).
+    context, followed = write_context.written_last(conn, new)
     result = conn.execute(
         insert(MEMORIES)
         .values(
@@ -158,6 +160,7 @@ def insert_memory(
         .returning(M.id)
     )
     memory_id = result.scalar_one()
+    write_context.store_contexts(conn, followed)
     write_tags(conn, memory_id, new.tags)
     evicted = (
         []
@@ -198,9 +201,9 @@ def update_memory(
     if taking_over:
         values["agent_id"] = new.agent_id
     revision = next_revision(conn)
-    # The new version is written now, at the end of its session: those that followed the
-    # old one lose its words (store/write_context.py).
-    followers = write_context.written_after(conn, [existing.id])
+    # The new version is written now, at the end of its session: those around the old
+    # one lose its words, those before the new place gain them (store/write_context.py).
+    around = write_context.neighbours(conn, [existing.id])
     owner = values.get("agent_id", existing.agent_id)
     context = write_context.context_for(conn, new, owner, but=existing.id)
     conn.execute(
@@ -228,7 +231,7 @@ def update_memory(
             **write_context.written_values(new, revision, context),
         )
     )
-    write_context.refresh(conn, followers)
+    write_context.refresh(conn, around | write_context.neighbours(conn, [existing.id]))
     if values["tags"] != existing.tags:
         conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
         write_tags(conn, existing.id, new.tags)
@@ -274,13 +277,13 @@ def delete_ids(conn: Connection, ids: list[int], revision: int, now: float | Non
     tombstone them so every process's vector index drops them too. Links into them from
     other memories are removed, kept as those memories' link history (at `now`). The
     memories that borrowed their words (store/write_context.py) are recomputed without them."""
-    followers = write_context.written_after(conn, ids)
+    around = write_context.neighbours(conn, ids)
     forget_links(conn, ids, time.time() if now is None else now)
     conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id.in_(ids)))
     conn.execute(delete(MemoryHistoryRow).where(MemoryHistoryRow.memory_id.in_(ids)))
     result = conn.execute(delete(MEMORIES).where(M.id.in_(ids)))
     conn.execute(insert(TombstoneRow), [{"memory_id": i, "revision": revision} for i in ids])
-    write_context.refresh(conn, followers)
+    write_context.refresh(conn, around)
     return int(result.rowcount or 0)
 
 
@@ -317,7 +320,8 @@ def place(
     if clashes:
         keys = ", ".join(repr(key) for key in sorted(set(clashes))[:20])
         raise InvalidInputError(field, f"a memory there has the same key already: {keys}")
-    followers = write_context.written_after(conn, moving)
+    # Its neighbours on both sides lend to it and borrow from it (store/write_context.py).
+    around = write_context.neighbours(conn, moving)
     # Identities are unique: clear the moving rows' first, so two of them may swap.
     for row in rows:
         conn.execute(update(MEMORIES).where(M.id == row.id).values(identity=f"moving\x1f{row.id}"))
@@ -331,7 +335,7 @@ def place(
             conn.execute(
                 update(LINKS).where(LINKS.c.target_id == row.id).values(target_project=new_project)
             )
-    write_context.refresh(conn, followers | moving)
+    write_context.refresh(conn, around | moving)
     return sorted(moving)
 
 

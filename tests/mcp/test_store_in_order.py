@@ -58,8 +58,9 @@ async def test_memory_store_in_order_gets_the_import_paths_recall(
             for k in (5, 10):
                 assert recall_at(expected.evidence, keys, k) == expected.recall[k]
 
-    # And the context is there: D1:2's sailboat is in the words of the four after it in
-    # its session (D1:3-D1:6), not in the next session's first turn.
+    # And the context is there: D1:2's sailboat is in the words of the three after it in
+    # its session (D1:3-D1:5) and of the one before it (D1:1), not in D1:6 nor in the
+    # next session's first turn.
     async with opened(asker, real_embedder) as app:
         vis = Visibility(caller=app.caller, now=0.0)
         hits = await app.service.store.keyword_search(
@@ -67,9 +68,9 @@ async def test_memory_store_in_order_gets_the_import_paths_recall(
         )
         records = await app.service.store.fetch_many([memory_id for memory_id, _ in hits])
     assert sorted(records[memory_id].key for memory_id, _ in hits) == [
+        "D1:1",
         "D1:2",
         "D1:3",
         "D1:4",
         "D1:5",
-        "D1:6",
     ]

@@ -14,6 +14,7 @@ from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
 from memory_mcp.store.keyword import affordable_terms, match_any, query_terms
+from memory_mcp.store.write_context import CONTEXT_AFTER
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
 pytestmark = BOTH_BACKENDS
@@ -41,7 +42,9 @@ def test_affordable_terms_keep_the_rarest_within_budget() -> None:
 async def test_a_large_store_ranks_by_its_rarer_terms(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fulltext, "MATCH_BUDGET", 3)
+    # "zanzibar" is in the target's own words and in the context of the CONTEXT_AFTER
+    # notes written before it (store/write_context.py): 5 matches, within the budget.
+    monkeypatch.setattr(fulltext, "MATCH_BUDGET", 1 + CONTEXT_AFTER)
     async with opened(make_settings(), FakeEmbedder()) as app:
         for i in range(6):
             await app.service.store_memory(
@@ -54,7 +57,9 @@ async def test_a_large_store_ranks_by_its_rarer_terms(
         store = app.service.store
 
         hits = await store.keyword_search(["shared", "zanzibar"], vis, 10, KEYWORD_COLUMN_WEIGHTS)
-        assert [await key(app, i) for i, _ in hits] == ["target"]  # "shared" is over budget
+        keys = [await key(app, i) for i, _ in hits]  # "shared" is over budget
+        assert keys[0] == "target"
+        assert set(keys[1:]) == {f"note-{i}" for i in range(6 - CONTEXT_AFTER, 6)}
 
         # Every term over budget: the newest matching memories, all scored alike.
         hits = await store.keyword_search(["shared"], vis, 3, KEYWORD_COLUMN_WEIGHTS)
@@ -84,8 +89,9 @@ async def test_term_counts_stop_just_past_the_budget(
             population = fulltext.Population.of(conn, Visibility(app.caller))
             counts = fulltext._counts(conn, ["shared", "zanzibar", "absent"], population)
     assert population.memories == 7
-    # (in its own words, in its context): "shared" is in 7 of each, counted to 4.
-    assert counts == [(4, 4), (1, 0), (0, 0)]
+    # (in its own words, in its context): "shared" is in 7 of each, counted to 4;
+    # "zanzibar" in z's own words and lent to the 4 written before it.
+    assert counts == [(4, 4), (1, 4), (0, 0)]
 
 
 @pytest.mark.anyio

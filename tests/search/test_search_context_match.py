@@ -38,7 +38,7 @@ async def test_a_match_by_the_context_is_named_and_its_lender_too(
             key="payments",
             value="A refund goes through PaymentService.refund in billing",
         )
-        await call(
+        stored = await call(
             client, "memory-store", key="coffee", value="The office coffee machine is on floor 3."
         )
         plain = by_key((await call(client, "memory-search", query="refund"))["results"])
@@ -49,7 +49,7 @@ async def test_a_match_by_the_context_is_named_and_its_lender_too(
             (await call(client, "memory-search", query="coffee", explain=True))["results"]
         )
 
-    # Its own words: keyword and meaning; nothing was written before it to lend any.
+    # Its own words: keyword and meaning; the memory written after it lends no "refund".
     assert plain["payments"]["matched_by"] == "both"
     assert "context_from" not in explained["payments"]["explain"]
     # The coffee memory holds no "refund": the word is its predecessor's.
@@ -57,11 +57,13 @@ async def test_a_match_by_the_context_is_named_and_its_lender_too(
     lent = explained["coffee"]["explain"]
     assert lent["context_from"] == [{"id": payments["id"], "key": "payments"}]
     assert "only in its context" in lent["why"] and str(payments["id"]) in lent["why"]
-    # Searched by its own word it is a plain match again, and the payments memory (which
-    # borrows nothing: it came first) is no keyword match at all.
+    # Searched by its own word it is a plain match again, and the payments memory holds
+    # "coffee" only in its context, lent by the memory written just after it.
     assert coffee["coffee"]["matched_by"] == "both"
     assert "context_from" not in coffee["coffee"]["explain"]
-    assert coffee.get("payments", {}).get("matched_by", "vector") == "vector"
+    assert coffee["payments"]["matched_by"] == "context+vector"
+    after = coffee["payments"]["explain"]["context_from"]
+    assert after == [{"id": stored["id"], "key": "coffee"}]
 
 
 async def test_a_lender_is_named_only_to_who_may_see_it(

@@ -108,7 +108,10 @@ async def test_the_keyword_arm_reads_hits_exact_candidates_and_their_records_at_
         )
         finds = await service.store.keyword_finds(query, Visibility(caller=caller, now=1e12))
         by_key = {record.key: record.id for record in finds.records.values()}
-        assert [memory_id for memory_id, _ in finds.hits] == [by_key["deploy-day"]]
+        # "errors" holds "deploy" only in its context: the rewritten deploy-day is now the
+        # memory written just after it (store/write_context.py). With two memories BM25's
+        # IDF is flat, so which of the two ranks first is not the point here.
+        assert sorted(memory_id for memory_id, _ in finds.hits) == sorted(by_key.values())
         assert finds.exact_ids == [by_key["deploy-day"], by_key["errors"]]
         assert finds.holding == [[by_key["errors"]]]
         assert finds.records[by_key["deploy-day"]].value == "we deploy on mondays"

@@ -1,7 +1,8 @@
 """Context at write time (store/write_context.py): a memory's keyword document holds the
-words of what its writer wrote just before in the same session, read from the store in
-the writing transaction, kept exact when a memory is deleted or rewritten, lent only by
-memories at least as widely visible, the same on SQLite and PostgreSQL."""
+words of what its writer wrote just before and just after it in the same session, read
+from the store in the writing transaction, kept exact when a memory is written after it,
+deleted or rewritten, lent only by memories at least as widely visible, recomputed once
+in a store made by the older rule, the same on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select, update
 
 from memory_mcp.models import Caller, NoteChunk, Role, Scope, StoreRequest, Visibility
 from memory_mcp.rules.permissions import Origin
@@ -19,7 +21,16 @@ from memory_mcp.rules.service import MemoryService
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store.keyword import query_terms
-from memory_mcp.store.write_context import CONTEXT_MEMORIES, MAX_CONTEXT_CHARS, context_text
+from memory_mcp.store.migrations import CONTEXT_RECIPE
+from memory_mcp.store.rows import M
+from memory_mcp.store.schema import StoreMetaRow
+from memory_mcp.store.write_context import (
+    CONTEXT_AFTER,
+    CONTEXT_BEFORE,
+    MAX_CONTEXT_CHARS,
+    RECIPE,
+    context_text,
+)
 from memory_mcp.transfer.batches import ImportReport, write_batches
 from memory_mcp.transfer.jsonl import export_lines, prepare_lines, read_lines
 from tests.conftest import BOTH_BACKENDS, opened
@@ -54,38 +65,54 @@ async def store_all(
         await service.store_memory(caller, StoreRequest(key, value, **request))  # type: ignore[arg-type]
 
 
-def test_a_long_context_keeps_the_most_recent_words() -> None:
+def test_a_long_context_keeps_the_words_nearest_the_memory() -> None:
     text = context_text(["old " * 1_000, "the newest words"])
     assert len(text) == MAX_CONTEXT_CHARS
     assert text.endswith("old \nthe newest words")
+    text = context_text(["before"], ["the next words", "later " * 1_000])
+    assert text.startswith("before\nthe next words\nlater")
+    assert len(text) == len("before\n") + MAX_CONTEXT_CHARS
 
 
-async def test_the_answer_is_found_by_the_words_before_it_own_words_first(
+async def test_the_answer_is_found_by_the_words_around_it_own_words_first(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with opened(make_settings()) as app:
         await store_all(app.service, ALICE, SESSION)
         found = await keys_found_by_words(app.service, ALICE, "pottery")
-    # The two that say it, then the two written within 4 after them, which do not.
+        sister = await keys_found_by_words(app.service, ALICE, "mugs sister")
+    # The two that say it, then the ones written within 3 after or 4 before them.
     assert found[:2] in (["pottery", "first"], ["first", "pottery"]), found
-    assert set(found[2:]) == {"mugs", "bye"}, found
+    assert set(found[2:]) == {"sail", "mugs", "bye"}, found
+    # The question is found by the answer written after it.
+    assert sister[0] == "mugs" and "first" in sister, sister
 
 
-async def test_the_window_is_the_last_few_of_the_same_writer_and_session(
+async def test_the_window_is_the_few_around_it_of_the_same_writer_and_session(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with opened(make_settings()) as app:
         service = app.service
+        await store_all(service, ALICE, [(f"before{i}", f"before {i}") for i in range(5)])
         await store_all(service, ALICE, [("zebra", "a zebra crossing")])
-        await store_all(service, ALICE, [(f"filler{i}", f"filler {i}") for i in range(4)])
+        await store_all(service, ALICE, [(f"after{i}", f"after {i}") for i in range(3)])
         await store_all(service, replace(ALICE, session_id="evening"), [("other", "unrelated")])
         await store_all(service, Caller("bob", Role.WORKER, "morning"), [("bobs", "bob's")])
-        await store_all(service, ALICE, [("fifth", "written fifth")])
+        await store_all(service, ALICE, [("fourth", "written fourth")])
         found = await keys_found_by_words(service, ALICE, "zebra")
-    # filler0-3 hold it in their context; "fifth" is one too far; another session's
-    # memory and another writer's in the same session id borrow nothing.
-    assert sorted(found) == ["filler0", "filler1", "filler2", "filler3", "zebra"]
+    # The 4 before and the 3 after hold it in their context; before0 and "fourth" are
+    # one too far; another session's memory and another writer's in the same session id
+    # borrow nothing.
     assert found[0] == "zebra"
+    assert sorted(found[1:]) == [
+        "after0",
+        "after1",
+        "after2",
+        "before1",
+        "before2",
+        "before3",
+        "before4",
+    ]
 
 
 async def test_a_deleted_memory_leaves_no_words_in_its_neighbours(
@@ -111,15 +138,18 @@ async def test_a_deleted_memory_leaves_no_words_in_its_neighbours(
 async def test_a_rewritten_memory_leaves_its_old_words_nowhere(
     make_settings: Callable[..., Settings],
 ) -> None:
+    later = [(f"later{i}", f"later note {i}") for i in range(4)]
     async with opened(make_settings()) as app:
         service = app.service
-        await store_all(service, ALICE, SESSION)
+        await store_all(service, ALICE, SESSION + later)
         await store_all(service, ALICE, [("pottery", "Ines gave up ceramics")])
         assert await keys_found_by_words(service, ALICE, "thursdays") == []
-        # Rewritten now, it follows the whole session: nothing holds its new words, and
-        # it borrows the last four's ("love" is in the last one).
-        assert await keys_found_by_words(service, ALICE, "ceramics") == ["pottery"]
-        assert await keys_found_by_words(service, ALICE, "love") == ["bye", "pottery"]
+        # Rewritten now, it follows the whole session: the last four lend it their words
+        # and hold its new ones; "love" (in "bye") is now five before it.
+        found = await keys_found_by_words(service, ALICE, "ceramics")
+        assert found[0] == "pottery"
+        assert sorted(found[1:]) == ["later0", "later1", "later2", "later3"]
+        assert "pottery" not in await keys_found_by_words(service, ALICE, "love")
 
 
 async def test_a_memory_rewritten_in_another_session_moves_there(
@@ -131,9 +161,9 @@ async def test_a_memory_rewritten_in_another_session_moves_there(
         evening = replace(ALICE, session_id="evening")
         await store_all(service, evening, [("dinner", "the pasta recipe")])
         await store_all(service, evening, [("sail", "Tomas sold the sailboat")])
-        # Its old followers forget it; in the evening it follows the dinner.
+        # Its old neighbours forget it; in the evening it follows the dinner.
         assert await keys_found_by_words(service, ALICE, "repaired") == []
-        assert await keys_found_by_words(service, ALICE, "sailboat") == ["sail"]
+        assert await keys_found_by_words(service, ALICE, "sailboat") == ["sail", "dinner"]
         assert await keys_found_by_words(service, ALICE, "pasta") == ["dinner", "sail"]
 
 
@@ -145,7 +175,8 @@ async def test_expired_memories_purged_and_bulk_deleted_ones_leave_no_words(
         await store_all(service, ALICE, [("brief", "the quetzal plan")], ttl_seconds=60)
         await store_all(service, ALICE, [("tagged", "the okapi plan")], tags=["drop"])
         await store_all(service, ALICE, SESSION[:3])
-        assert len(await keys_found_by_words(service, ALICE, "quetzal", now=1.0)) == 5
+        # Its own, the 3 after it (the fourth, "first", is one too far).
+        assert len(await keys_found_by_words(service, ALICE, "quetzal", now=1.0)) == 4
         service.clock = lambda: 1e12
         assert await service.purge_expired() == 1
         assert await keys_found_by_words(service, ALICE, "quetzal") == []
@@ -157,8 +188,8 @@ async def test_expired_memories_purged_and_bulk_deleted_ones_leave_no_words(
 async def test_only_memories_seen_as_widely_lend_their_words(
     make_settings: Callable[..., Settings],
 ) -> None:
-    """Every pair of scopes, written one after the other: the later memory holds the
-    earlier one's word only if everyone who sees it also sees the earlier one."""
+    """Every pair of scopes, written one after the other: each memory holds the other's
+    word only if everyone who sees it also sees the other."""
     lends = {
         (Scope.SWARM, Scope.SWARM),
         (Scope.SWARM, Scope.AGENT),
@@ -169,15 +200,18 @@ async def test_only_memories_seen_as_widely_lend_their_words(
     }
     async with opened(make_settings()) as app:
         service = app.service
-        borrowed = set()
+        borrowed, lent_back = set(), set()
         for n, (first, then) in enumerate((a, b) for a in Scope for b in Scope):
             caller = replace(ALICE, session_id=f"pair{n}")
-            word = f"lent{chr(97 + n)}word"
+            word, later_word = f"lent{chr(97 + n)}word", f"back{chr(97 + n)}word"
             await store_all(service, caller, [(f"a{n}", word)], scope=first)
-            await store_all(service, caller, [(f"b{n}", "borrower")], scope=then)
+            await store_all(service, caller, [(f"b{n}", later_word)], scope=then)
             if f"b{n}" in await keys_found_by_words(service, caller, word):
                 borrowed.add((first, then))
+            if f"a{n}" in await keys_found_by_words(service, caller, later_word):
+                lent_back.add((first, then))
     assert borrowed == lends
+    assert lent_back == {(then, first) for first, then in lends}
 
 
 async def test_a_private_memory_is_never_found_through_another_agents_memory(
@@ -267,9 +301,36 @@ async def test_import_gives_the_same_context_as_storing_one_by_one(
             assert found == expected, agent
 
 
-def test_the_window_is_four_memories() -> None:
-    # The benchmark and the docs quote 4 (chosen under leave-one-out).
-    assert CONTEXT_MEMORIES == 4
+def test_the_window_is_three_before_and_four_after() -> None:
+    # The benchmark and the docs quote these (chosen under leave-one-out).
+    assert (CONTEXT_BEFORE, CONTEXT_AFTER) == (3, 4)
+
+
+async def test_a_store_made_by_the_older_rule_is_recomputed_once(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Contexts made before the following memories lent theirs (issue 23's rule) are
+    recomputed at the next start, and the rule recorded."""
+    settings = make_settings()
+    async with opened(settings) as app:
+        await store_all(app.service, ALICE, SESSION)
+        async with app.service.store._engines.write() as conn:
+            await conn.execute(
+                update(StoreMetaRow).where(StoreMetaRow.name == CONTEXT_RECIPE).values(value=1)
+            )
+            await conn.exec_driver_sql("UPDATE memories SET context = NULL")
+        assert await keys_found_by_words(app.service, ALICE, "thursdays") == ["pottery"]
+    async with opened(settings) as app:
+        found = await keys_found_by_words(app.service, ALICE, "thursdays")
+        async with app.service.store._engines.write() as conn:
+            recipe = await conn.scalar(
+                StoreMetaRow.__table__.select()
+                .with_only_columns(StoreMetaRow.value)
+                .where(StoreMetaRow.name == CONTEXT_RECIPE)
+            )
+    assert found[0] == "pottery"
+    assert sorted(found[1:]) == ["bye", "first", "mugs", "sail"]
+    assert recipe == RECIPE
 
 
 async def test_an_older_postgresql_index_is_made_again_with_the_context(
@@ -290,9 +351,9 @@ async def test_an_older_postgresql_index_is_made_again_with_the_context(
     async with opened(settings) as app:
         await store_all(app.service, ALICE, [("later", "after the goodbye")])
         found = await keys_found_by_words(app.service, ALICE, "thursdays")
-    # The three written after it before the restart, whose context was kept while the
-    # old index ignored it, and the one written since.
-    assert sorted(found) == ["bye", "first", "later", "mugs", "pottery"]
+    # Those around it before the restart, whose context was kept while the old index
+    # ignored it ("later", written since, is four after it).
+    assert sorted(found) == ["bye", "first", "mugs", "pottery", "sail"]
 
 
 async def test_an_import_line_with_a_bad_written_session_is_a_bad_line(
@@ -335,9 +396,28 @@ async def test_an_import_batch_lends_only_to_memories_seen_as_widely(
         prepared, bad = prepare_lines(service, parsed, ALICE)
         assert bad == []
         assert await write_batches(service, prepared, ImportReport(), batch_lines=500)
-        # The swarm line borrows neither the stored private memory nor the private line
-        # before it; the private line after it borrows all three.
+        # The swarm line borrows neither the stored private memory nor the private lines
+        # around it; the private line after it borrows all three.
         found = await keys_found_by_words(service, ALICE, "zanzibar")
         assert found[0] == "secret" and sorted(found[1:]) == ["mine", "stored-secret"]
-        assert await keys_found_by_words(service, ALICE, "quokka") == ["stored-secret", "mine"]
+        # The stored private memory before the batch borrows the private lines after it.
+        found = await keys_found_by_words(service, ALICE, "quokka")
+        assert found[0] == "stored-secret" and sorted(found[1:]) == ["mine", "secret"]
         assert await keys_found_by_words(service, bob, "zanzibar quokka") == []
+
+
+async def test_a_memory_of_another_project_lends_nothing_on_either_side(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Written one after the other in one session, the middle one in another project: the
+    memories before and after it hold each other's words, and none of its own, and it
+    holds none of theirs (its words would reach searches that cannot see it)."""
+    async with opened(make_settings()) as app:
+        caller = replace(ALICE, session_id="two projects")
+        await store_all(app.service, caller, [("kiln", "kiln porcelain")], project="alpha")
+        await store_all(app.service, caller, [("glaze", "glaze recipe")], project="beta")
+        await store_all(app.service, caller, [("wheel", "wheel throwing")], project="alpha")
+        async with app.service.store._engines.write() as conn:
+            rows = (await conn.execute(select(M.key, M.context))).all()
+    contexts = {key: context for key, context in rows}
+    assert contexts == {"kiln": "wheel throwing", "glaze": None, "wheel": "kiln porcelain"}
