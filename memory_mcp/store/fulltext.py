@@ -257,11 +257,13 @@ def _ranked(
     (filters included)."""
     hits = _holders(conn, terms, idf, population)
     ids = json.dumps(list({memory_id for memory_id, _, _, _ in hits}))
+    # CROSS JOIN: the hits first, each read by its id. Left to choose, SQLite read the
+    # caller's every memory by scope when the search had no project filter (80 ms at 100k).
     lengths: dict[int, int] = dict(
         cursor_rows(
             conn,
-            f"SELECT memories.id, {_LENGTH} FROM memories WHERE memories.id IN "
-            f"(SELECT value FROM json_each(:ids)) AND ({visible.sql})",
+            f"SELECT memories.id, {_LENGTH} FROM json_each(:ids) AS hit CROSS JOIN memories "
+            f"ON memories.id = hit.value WHERE {visible.sql}",
             {**visible.params, "ids": ids},
         )
     )
