@@ -12,8 +12,9 @@ ranks as if its memories and `*`'s were alone in the store. Its size and total l
 counters that triggers keep per owner and project (`keyword_totals`, store/schema.py). No
 number, no choice of terms and no order depends on what another agent keeps to itself: a
 search reports the same whatever other agents' private memories hold. What it still takes
-is time: a word common in others' private memories (or in other projects) costs that many
-index entries to pass over.
+is time: a word common in others' private memories costs that many index entries to pass
+over. Other projects' entries FTS5 passes over itself: each memory's project is a token
+of the index (store/schema.py), and a search's MATCH asks for its projects' tokens too.
 
 Where it differs from FTS5's bm25(): length is in characters, not tokens (the counters
 are kept by SQL triggers, which cannot run the tokenizer); a phrase of several tokens
@@ -51,7 +52,7 @@ from sqlalchemy import Connection
 
 from memory_mcp.models import Scope, Visibility
 from memory_mcp.store.keyword import OWN_COLUMNS, affordable_terms, match_any, phrase
-from memory_mcp.store.schema import FTS_TOKENIZE
+from memory_mcp.store.schema import FTS_TOKENIZE, project_token
 from memory_mcp.store.sqlite_cursor import cursor_rows
 from memory_mcp.store.visibility import VisibleSql, visible_sql
 
@@ -73,6 +74,8 @@ COLUMNS = ("key", "value", "tags", "context")
 CONTEXT = 3
 # The two phrases a term makes, as FTS5 column filters: a memory's own words, its context.
 _PARTS = ("{key value tags}", "{context}")
+# Every column of a memory's words (not its project's token).
+_WORDS = "{" + " ".join(COLUMNS) + "}"
 
 _MATCHING = "FROM memories JOIN memories_fts ON memories_fts.rowid = memories.id"
 # Whose memories a caller's statistics count: the swarm's, and its own (in the projects
@@ -87,33 +90,57 @@ _LENGTH = (
 @dataclass(frozen=True)
 class Population:
     """The memories a caller's statistics count: how many, their total length, the
-    condition that picks them (`sql`, on `memories`) and its parameters."""
+    condition that picks them (`sql`, on `memories`) and its parameters; and the index's
+    own filter for the search's projects (`projects`, an FTS5 expression, "" for none:
+    `filtered`), whether that filter alone picks exactly these memories (`indexed`: no
+    other agent keeps private memories in those projects, so counting needs no look at
+    `memories`) and whether they are a small part of the store (`few`: `_holders`)."""
 
     memories: int
     chars: int
     sql: str
     params: dict[str, str]
+    projects: str = ""
+    indexed: bool = False
+    few: bool = False
 
     @classmethod
     def of(cls, conn: Connection, vis: Visibility) -> Population:
         """The swarm's and `vis`'s caller's own memories in the projects `vis` shows."""
         params = {"pop_swarm": Scope.SWARM.value, "pop_agent": vis.caller.agent_id}
         projects = vis.shown_projects
-        sql, totals = _OWNERS, ""
+        sql, inside = _OWNERS, "1"
         if projects is not None:
             names = [f":pop_project_{i}" for i in range(len(projects))]
             params.update(
                 {name[1:]: project for name, project in zip(names, sorted(projects), strict=True)}
             )
             sql = f"({_OWNERS} AND memories.project IN ({', '.join(names)}))"
-            totals = f" AND project IN ({', '.join(names)})"
+            inside = f"project IN ({', '.join(names)})"
+        counted = f"owner IN ('', :pop_agent) AND {inside}"
         (row,) = cursor_rows(
             conn,
-            "SELECT coalesce(sum(memories), 0), coalesce(sum(chars), 0) FROM keyword_totals "
-            f"WHERE owner IN ('', :pop_agent){totals}",
+            f"SELECT coalesce(sum(CASE WHEN {counted} THEN memories END), 0), "
+            f"coalesce(sum(CASE WHEN {counted} THEN chars END), 0), "
+            f"coalesce(sum(CASE WHEN {inside} THEN memories END), 0), "
+            "coalesce(sum(memories), 0) FROM keyword_totals",
             params,
         )
-        return cls(int(row[0]), int(row[1]), sql, params)
+        memories, chars, theirs, everyone = (int(value) for value in row)
+        indexed = memories == theirs and projects != frozenset()
+        if not projects or theirs == everyone:  # every memory is in them: no filter
+            return cls(memories, chars, sql, params, indexed=indexed)
+        tokens = " OR ".join(phrase(project_token(project)) for project in sorted(projects))
+        # FTS5 reads a term's every entry to find the few in these projects when it is
+        # asked for its places (fts5vocab), ~2 us each; highlight() counts them in just
+        # these projects' memories, ~6.5 us each: cheaper below a third of the store.
+        few = theirs * 3 < everyone
+        return cls(memories, chars, sql, params, f"{{project}} : ({tokens})", indexed, few)
+
+    def filtered(self, match: str) -> str:
+        """`match` (an FTS5 expression) within the search's projects: FTS5 passes over
+        other projects' entries itself, not each one checked against `memories`."""
+        return f"({match}) AND {self.projects}" if self.projects else match
 
     def idf(self, holding: int) -> float:
         """FTS5's IDF of a phrase `holding` of these memories hold."""
@@ -153,7 +180,8 @@ def keyword_hits(
     if population.memories > MATCH_BUDGET:
         chosen = affordable_terms(matches, MATCH_BUDGET)
         if not chosen:
-            newest = _newest_matching(conn, match_any(present), visible_sql(vis), limit)
+            match = population.filtered(f"{_WORDS} : ({match_any(present)})")
+            newest = _newest_matching(conn, match, visible_sql(vis), limit)
             return newest, holding_terms(conn, present, [i for i, _ in newest], OWN_COLUMNS)
     # The IDF of each phrase: a term in a memory's own words (part 0), in its context (1).
     idf = {
@@ -178,7 +206,7 @@ def keyword_hits(
     if weightless and len(hits) < limit:
         match = " OR ".join(f"{_PARTS[part]} : {phrase(terms[i])}" for i, part in weightless)
         known = {memory_id for memory_id, _ in hits}
-        more = _newest_matching(conn, match, visible_sql(vis), limit)
+        more = _newest_matching(conn, population.filtered(match), visible_sql(vis), limit)
         more = [hit for hit in more if hit[0] not in known][: limit - len(hits)]
         hits += more
         own |= holding_terms(conn, chosen, [i for i, _ in more], OWN_COLUMNS)
@@ -194,12 +222,18 @@ def _counts(
     affordable), and counting stops there."""
     params: dict[str, object] = {**population.params, "cap": MATCH_BUDGET + 1}
     counts = []
+    # Each memory FTS5 finds checked against `memories` cost ~6 us (a page read each at
+    # 100k memories); the index alone answers when its filter picks the population.
+    matching = (
+        "FROM memories_fts WHERE memories_fts MATCH :{name}"
+        if population.indexed
+        else f"{_MATCHING} WHERE memories_fts MATCH :{{name}} AND {population.sql}"
+    )
     for i, term in enumerate(terms):
-        params[f"o{i}"] = f"{{key value tags}} : {phrase(term)}"
-        params[f"x{i}"] = f"{{context}} : {phrase(term)}"
+        params[f"o{i}"] = population.filtered(f"{{key value tags}} : {phrase(term)}")
+        params[f"x{i}"] = population.filtered(f"{{context}} : {phrase(term)}")
         counts += [
-            f"(SELECT count(*) FROM (SELECT 1 {_MATCHING} "
-            f"WHERE memories_fts MATCH :{name}{i} AND {population.sql} LIMIT :cap))"
+            f"(SELECT count(*) FROM (SELECT 1 {matching.format(name=f'{name}{i}')} LIMIT :cap))"
             for name in ("o", "x")
         ]
     (row,) = cursor_rows(conn, f"SELECT {', '.join(counts)}", params)
@@ -223,11 +257,13 @@ def _ranked(
     (filters included)."""
     hits = _holders(conn, terms, idf, population)
     ids = json.dumps(list({memory_id for memory_id, _, _, _ in hits}))
+    # CROSS JOIN: the hits first, each read by its id. Left to choose, SQLite read the
+    # caller's every memory by scope when the search had no project filter (80 ms at 100k).
     lengths: dict[int, int] = dict(
         cursor_rows(
             conn,
-            f"SELECT memories.id, {_LENGTH} FROM memories WHERE memories.id IN "
-            f"(SELECT value FROM json_each(:ids)) AND ({visible.sql})",
+            f"SELECT memories.id, {_LENGTH} FROM json_each(:ids) AS hit CROSS JOIN memories "
+            f"ON memories.id = hit.value WHERE {visible.sql}",
             {**visible.params, "ids": ids},
         )
     )
@@ -257,7 +293,10 @@ def _holders(
     """(memory id, term index, column index, count) for every column of a population's
     memory that holds a phrase of `idf`. A term of one token is read from the index's
     own entries (fts5vocab's `instance` table: each place a token is, so the count is
-    exact); a phrase of several (`api.v2/users`) by a MATCH per column, counted once.
+    exact), or, when the search's projects are a small part of the store, counted by
+    highlight() in the memories a MATCH within those projects finds (the instance table
+    has every project's places); a phrase of several (`api.v2/users`) by a MATCH per
+    column, counted once.
     The tokens are the index's own: the terms are put through its tokenizer (`_tokens`)."""
     params: dict[str, object] = dict(population.params)
     parts = []
@@ -265,7 +304,7 @@ def _holders(
         columns = [c for c in range(len(COLUMNS)) if (i, int(c == CONTEXT)) in idf]
         if not columns:
             continue
-        if len(tokens) == 1:
+        if len(tokens) == 1 and not population.few:
             params[f"k{i}"] = tokens[0]
             names = ", ".join(f"'{COLUMNS[c]}'" for c in columns)
             parts.append(
@@ -276,9 +315,16 @@ def _holders(
             )
             continue
         for c in columns:
-            params[f"m{i}_{c}"] = f"{{{COLUMNS[c]}}} : {phrase(terms[i])}"
+            params[f"m{i}_{c}"] = population.filtered(f"{{{COLUMNS[c]}}} : {phrase(terms[i])}")
+            # A token's places in the column: highlight() marks each, so the text grows
+            # by one character a place. A phrase of several tokens counts once.
+            count = (
+                f"length(highlight(memories_fts, {c}, '#', '')) - length(memories.\"{COLUMNS[c]}\")"
+                if len(tokens) == 1
+                else "1"
+            )
             parts.append(
-                f"SELECT memories.id, {i}, {c}, 1 {_MATCHING} "
+                f"SELECT memories.id, {i}, {c}, {count} {_MATCHING} "
                 f"WHERE memories_fts MATCH :m{i}_{c} AND {population.sql}"
             )
     if not parts:
@@ -334,7 +380,8 @@ def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) ->
     its other words are in every memory."""
     # A memory's own words only: an identifier in its context (store/write_context.py) is
     # one the memory written before it holds, and counting it would make it look common.
-    return _visible_matches(conn, f"{{key value tags}} : {phrase(words)}", visible_sql(vis), limit)
+    match = Population.of(conn, vis).filtered(f"{{key value tags}} : {phrase(words)}")
+    return _visible_matches(conn, match, visible_sql(vis), limit)
 
 
 def _visible_matches(

@@ -85,10 +85,12 @@ async def migrate(conn: AsyncConnection) -> list[str]:
         )
     if "memories.about_agent" in added:
         await _learnings_belong_to_their_lead(conn)
-    if conn.dialect.name == "sqlite" and await _keyword_index_lacks_context(conn):
-        for ddl in SQLITE_FTS_OLD:
-            await conn.exec_driver_sql(ddl)
-        added.append("memories_fts.context")
+    if conn.dialect.name == "sqlite":
+        missing = await _keyword_index_lacks(conn, ("context", "project"))
+        if missing:
+            for ddl in SQLITE_FTS_OLD:
+                await conn.exec_driver_sql(ddl)
+            added += [f"memories_fts.{column}" for column in missing]
     if "memories.written_session" in added:
         await _older_session_memories_gain_context(conn)
     await _contexts_by_the_current_rule(conn)
@@ -137,13 +139,14 @@ async def _older_session_memories_gain_context(conn: AsyncConnection) -> None:
     await conn.run_sync(write_context.refresh, ids)
 
 
-async def _keyword_index_lacks_context(conn: AsyncConnection) -> bool:
-    """An FTS5 index made before the write-time context column (store/write_context.py):
-    init_schema makes it again and refills it from `memories` (their memories have no
-    context until rewritten)."""
+async def _keyword_index_lacks(conn: AsyncConnection, wanted: tuple[str, ...]) -> list[str]:
+    """The columns of `wanted` an existing FTS5 index lacks: one made before the
+    write-time context column (store/write_context.py; their memories have no context
+    until rewritten) or before the project column (store/schema.py). init_schema makes it
+    again and refills it from `memories`, once."""
     table = await conn.exec_driver_sql("PRAGMA table_info(memories_fts)")
     columns = [row._mapping["name"] for row in table]
-    return bool(columns) and "context" not in columns
+    return [column for column in wanted if columns and column not in columns]
 
 
 async def _learnings_belong_to_their_lead(conn: AsyncConnection) -> None:

@@ -119,7 +119,7 @@ class MemoryStore:
             if self._engines.is_sqlite:
                 for ddl in SQLITE_FTS_DDL:
                     await conn.exec_driver_sql(ddl)
-                if "memories_fts.context" in added:
+                if any(column.startswith("memories_fts.") for column in added):
                     await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
                 made = await conn.exec_driver_sql("PRAGMA table_info(keyword_totals)")
                 columns = {row._mapping["name"] for row in made}

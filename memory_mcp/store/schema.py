@@ -182,28 +182,43 @@ class StoreMetaRow(Base):
 
 # Full-text index over key, value, tags and the write-time context, kept in step by
 # triggers inside the writing transaction: a memory is findable by its words the moment
-# the write commits.
+# the write commits. Its fifth column holds one token naming the memory's project
+# (`project_token`): a search ANDs its words with its projects' tokens, so FTS5 walks
+# past other projects' entries inside the index instead of handing each to SQL to check
+# against `memories` (100k memories in 20 projects: a common word's count 28 -> 2.4 ms).
+# The token is the project's name in hex (one token whatever `/`, `.` or `-` it holds;
+# `*` is `x2a`). The index reads its content through a view that spells the token, so
+# FTS5's rebuild, integrity-check and highlight() see what the triggers wrote.
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+_TOKEN = "'x' || lower(hex({row}.project))"
+_FTS_ROW = "{row}.id, {row}.key, {row}.value, {row}.tags, {row}.context, " + _TOKEN
 SQLITE_FTS_DDL = [
+    "CREATE VIEW IF NOT EXISTS memories_fts_source AS SELECT id, key, value, tags, context, "
+    f"{_TOKEN.format(row='memories')} AS project FROM memories",
     f"""CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-        key, value, tags, context, content='memories', content_rowid='id',
+        key, value, tags, context, project, content='memories_fts_source', content_rowid='id',
         tokenize='{FTS_TOKENIZE}')""",
-    """CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, key, value, tags, context)
-        VALUES (new.id, new.key, new.value, new.tags, new.context);
+    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, key, value, tags, context, project)
+        VALUES ({_FTS_ROW.format(row="new")});
     END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags, context)
-        VALUES ('delete', old.id, old.key, old.value, old.tags, old.context);
+    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags, context, project)
+        VALUES ('delete', {_FTS_ROW.format(row="old")});
     END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF key, value, tags, context
-    ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags, context)
-        VALUES ('delete', old.id, old.key, old.value, old.tags, old.context);
-        INSERT INTO memories_fts(rowid, key, value, tags, context)
-        VALUES (new.id, new.key, new.value, new.tags, new.context);
+    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_update
+    AFTER UPDATE OF key, value, tags, context, project ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags, context, project)
+        VALUES ('delete', {_FTS_ROW.format(row="old")});
+        INSERT INTO memories_fts(rowid, key, value, tags, context, project)
+        VALUES ({_FTS_ROW.format(row="new")});
     END""",
 ]
+
+
+def project_token(project: str) -> str:
+    """The keyword index's token for `project` (as `_TOKEN` writes it)."""
+    return "x" + project.encode().hex()
 
 
 def _owner(row: str) -> str:
@@ -252,13 +267,14 @@ SQLITE_KEYWORD_TOTALS_OLD = [
     "DROP TRIGGER IF EXISTS keyword_totals_update",
     "DROP TABLE IF EXISTS keyword_totals",
 ]
-# A keyword index made before the context column: dropped (migrations.py), then made
-# again by SQLITE_FTS_DDL and filled from `memories` by this.
+# A keyword index made before the context column or the project column: dropped
+# (migrations.py), then made again by SQLITE_FTS_DDL and filled from `memories` by this.
 SQLITE_FTS_OLD = [
     "DROP TRIGGER IF EXISTS memories_fts_insert",
     "DROP TRIGGER IF EXISTS memories_fts_delete",
     "DROP TRIGGER IF EXISTS memories_fts_update",
     "DROP TABLE IF EXISTS memories_fts",
+    "DROP VIEW IF EXISTS memories_fts_source",
 ]
 SQLITE_FTS_REBUILD = "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')"
 

@@ -5,6 +5,7 @@ FakeEmbedder: the vector arm's cosines depend on the candidates only, not judged
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 
 import pytest
@@ -58,3 +59,58 @@ async def test_other_projects_change_nothing_a_projects_search_reports(
         assert await reports(app) == alone
         # Read over every project, beta's memories count (the filter is what keeps them out).
         assert await reports(app, project="*") != everywhere
+
+
+def index_checks(settings: Settings) -> None:
+    """FTS5's own check: the index holds exactly what its content (a view spelling each
+    memory's project token) says."""
+    db = sqlite3.connect(settings.database_file or "")
+    try:
+        db.execute("INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
+    finally:
+        db.close()
+
+
+async def test_the_keyword_index_filters_by_project_and_follows_a_move(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The index's own project filter (store/schema.py, the `project` column) is on once
+    other projects hold memories: counts of a word repeated in a memory stay exact, a
+    memory moved to another project is found by its words there and no longer where it
+    was, and a query spelling a project's token finds nothing by it."""
+    settings = make_settings()
+    async with opened(settings, FakeEmbedder()) as app:
+        service = app.service
+        repeated = await service.store_memory(
+            IN_ALPHA, StoreRequest("latex", "latex latex latex gloves", Scope.SWARM)
+        )
+        await service.store_memory(IN_ALPHA, StoreRequest("gloves", "gloves of latex", Scope.SWARM))
+        for n in range(4):
+            await service.store_memory(
+                IN_ALPHA, StoreRequest(f"other{n}", f"nothing alike {n}", Scope.SWARM)
+            )
+        alone = await reports(app)
+        latex_alone = await service.search(IN_ALPHA, SearchRequest("latex"))
+        for n in range(24):  # alpha's 6 memories become a small part of the store
+            await service.store_memory(
+                IN_BETA, StoreRequest(f"b{n}", f"latex batch {n}", Scope.SWARM)
+            )
+        assert await reports(app) == alone
+        latex = await service.search(IN_ALPHA, SearchRequest("latex"))
+        assert [(h.record.key, h.parts and h.parts.bm25) for h in latex.hits] == [
+            (h.record.key, h.parts and h.parts.bm25) for h in latex_alone.hits
+        ]
+        assert latex.hits[0].record.id == repeated.record.id
+
+        moved = await service.move_to_project(IN_ALPHA, [repeated.record], "beta")
+        assert moved
+        in_beta = await service.search(IN_BETA, SearchRequest("gloves"))
+        by_words = {h.record.id for h in in_beta.hits if h.parts and h.parts.bm25 is not None}
+        assert repeated.record.id in by_words
+        in_alpha = await service.search(IN_ALPHA, SearchRequest("gloves"))
+        assert repeated.record.id not in {h.record.id for h in in_alpha.hits}
+
+        token = "x" + b"alpha".hex()
+        found = await service.search(IN_ALPHA, SearchRequest(token, project="*"))
+        assert [h for h in found.hits if h.parts and h.parts.bm25 is not None] == []
+    index_checks(settings)

@@ -15,7 +15,7 @@ import pytest
 
 from memory_mcp.models import Caller, Role, Scope, SearchRequest, StoreRequest
 from memory_mcp.settings import Settings
-from memory_mcp.store.schema import SQLITE_KEYWORD_TOTALS_OLD
+from memory_mcp.store.schema import SQLITE_FTS_OLD, SQLITE_KEYWORD_TOTALS_OLD
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened, pg_query
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
@@ -33,6 +33,23 @@ def rows(path: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 MEMORIES = "SELECT id, identity, key, value, version, agent_id, content_hash FROM memories"
+KEYWORD_COLUMNS = [("key",), ("value",), ("tags",), ("context",), ("project",)]
+# The keyword index before projects: no project column, content read from `memories`.
+INDEX_BEFORE_PROJECTS = [
+    """CREATE VIRTUAL TABLE memories_fts USING fts5(key, value, tags, context,
+        content='memories', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, key, value, tags, context)
+        VALUES (new.id, new.key, new.value, new.tags, new.context);
+    END""",
+    "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')",
+]
+
+
+def index_is_whole(path: Path) -> None:
+    """The keyword index has its project column and holds what its content says."""
+    assert rows(path, "SELECT name FROM pragma_table_info('memories_fts')") == KEYWORD_COLUMNS
+    rows(path, "INSERT INTO memories_fts(memories_fts) VALUES ('integrity-check')")
 
 
 @SQLITE_ONLY  # the file today's release wrote
@@ -66,6 +83,7 @@ async def test_a_store_of_todays_release_opens_with_every_memory_in_every_projec
     assert rows(path, "SELECT DISTINCT target_project FROM memory_links") == [("*",)]
     index = rows(path, "SELECT sql FROM sqlite_master WHERE name = 'ix_memories_project'")
     assert "project, updated_at, id" in index[0][0]
+    index_is_whole(path)  # made again with each memory's project, once
     async with opened(settings) as app:
         # An old memory is updated where it is (`*`), not copied into the project.
         again = await app.service.store_memory(
@@ -100,8 +118,11 @@ async def test_the_migration_adds_the_columns_and_the_index(
     drop += [f"ALTER TABLE {table} DROP COLUMN {column}" for table, column in NEW_COLUMNS]
     if db_backend == "sqlite":
         db = sqlite3.connect(settings.database_file or "")
-        # The keyword counters' triggers read the project (a store before both).
-        for statement in [*SQLITE_KEYWORD_TOTALS_OLD, *drop]:
+        # The keyword counters' and index's triggers read the project (a store before
+        # all three): the index as it was then.
+        for statement in [*SQLITE_KEYWORD_TOTALS_OLD, *SQLITE_FTS_OLD, *drop]:
+            db.execute(statement)
+        for statement in INDEX_BEFORE_PROJECTS:
             db.execute(statement)
         db.commit()
         db.close()
@@ -111,3 +132,9 @@ async def test_the_migration_adds_the_columns_and_the_index(
         record = await app.service.get(Caller("w1", Role.WORKER, "s"), made.record.id)
         assert (record.project, record.key, record.version) == ("*", "k", 1)
         assert (await app.service.project_counts(IN_ALPHA)) == {"*": 1}
+        found = await app.service.search(IN_ALPHA, SearchRequest("memory from before"))
+        assert [(h.record.id, h.parts and h.parts.bm25 is not None) for h in found.hits] == [
+            (made.record.id, True)
+        ]
+    if db_backend == "sqlite":
+        index_is_whole(Path(settings.database_file or ""))

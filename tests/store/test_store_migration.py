@@ -153,8 +153,8 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
     assert {"updated_by", "about_agent", "written_session", "context"} <= set(
         columns(path, "memories")
     )
-    # The keyword index was made again with the write-time context column.
-    assert columns(path, "memories_fts") == ["key", "value", "tags", "context"]
+    # The keyword index was made again with the write-time context and project columns.
+    assert columns(path, "memories_fts") == ["key", "value", "tags", "context", "project"]
     assert "updated_by" in columns(path, "memory_history")
 
     async with opened(settings) as app:
