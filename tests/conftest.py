@@ -83,9 +83,14 @@ def hermetic(
     """Every test runs as a user of its own: its own HOME and XDG folders, no MEMORY_MCP_*
     variable. The machine's settings file, store, notes and Claude settings never leak
     in (tests/test_hermetic.py plants hostile ones). The HOME is not under tmp_path, which
-    tests list. Returns the HOME."""
+    tests list. The test runs in that HOME, outside any git work tree: a stdio server,
+    the CLI and the hooks take their current project from the folder they run in, and
+    the suite must not depend on where pytest is started (a checkout is a work tree, an
+    unpacked archive is not). Tests about projects make their own work trees.
+    Returns the HOME."""
     home = tmp_path_factory.mktemp("home")
     hermetic_environment(monkeypatch, home)
+    monkeypatch.chdir(home)
     return home
 
 
