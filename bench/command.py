@@ -11,7 +11,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench.locomo import Conversation
 
 DEFAULT_LATENCY_WORKDIR = Path("bench/results/latency")
 DEFAULT_STARTUP_WORKDIR = Path("bench/results/startup")
@@ -574,7 +577,10 @@ def run(args: argparse.Namespace) -> int:
     elif args.bench == "projects":
         from bench.projects import load_all, run_projects
 
-        found = load_all(args.dirs)[: args.limit_conversations]
+        try:
+            found = load_all(args.dirs)[: args.limit_conversations]
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"memory-mcp: cannot read conversations: {exc}") from exc
         projects_report = anyio.run(run_projects, found, embedder, _say)
         print(projects_report.render())
         _write_json(args.json, {"benchmark": "projects", **projects_report.summary()})
@@ -623,17 +629,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_store(args: argparse.Namespace) -> int:
-    import anyio
-
+def _conversation(args: argparse.Namespace) -> Conversation:
+    """The LoCoMo conversation `args.conversation` in `args.dir` (bench store, bench fast)."""
     from bench.locomo import load_conversation
-    from bench.store_turns import run_store as measure
 
     path = args.dir / f"{args.conversation}.json"
     try:
-        conversation = load_conversation(path)
+        return load_conversation(path)
     except (OSError, ValueError, KeyError) as exc:
         raise SystemExit(f"memory-mcp: cannot read LoCoMo conversation {path}: {exc}") from exc
+
+
+def run_store(args: argparse.Namespace) -> int:
+    import anyio
+
+    from bench.store_turns import run_store as measure
+
+    conversation = _conversation(args)
     report = anyio.run(measure, args.exe, conversation, args.searches, _say)
     print(report.render())
     _write_json(args.json, report.summary())
@@ -642,13 +654,8 @@ def run_store(args: argparse.Namespace) -> int:
 
 def run_fast(args: argparse.Namespace) -> int:
     from bench.fast_paths import run_fast as measure
-    from bench.locomo import load_conversation
 
-    path = args.dir / f"{args.conversation}.json"
-    try:
-        conversation = load_conversation(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise SystemExit(f"memory-mcp: cannot read LoCoMo conversation {path}: {exc}") from exc
+    conversation = _conversation(args)
     report = measure(conversation, args.runs, args.turns, args.exe, _say)
     print(report.render())
     _write_json(args.json, report.summary())

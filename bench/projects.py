@@ -16,8 +16,6 @@ the same numbers either way, half the time)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.locomo import Conversation, load_conversation, recall_at
 from bench.settings import BenchSettings
 from bench.stats import mean, percentile_ms, table
 from memory_mcp.app.root import open_app
@@ -40,74 +39,22 @@ WRITTEN_FROM = 1_750_000_000.0  # every run's first turn, UNIX seconds
 ASKED_AT = WRITTEN_FROM + 30 * 86_400.0  # every search's "now"
 
 
-@dataclass
-class Turn:
-    key: str
-    value: str
-    session: str
-
-
-@dataclass
-class Question:
-    text: str
-    evidence: list[str]
-
-
-@dataclass
-class Conversation:
-    name: str
-    turns: list[Turn]
-    questions: list[Question]
-
-    @property
-    def project(self) -> str:
-        return f"bench/{self.name}"
-
-
-def load(path: Path) -> Conversation:
-    """A LoCoMo file (`session_N` lists, `qa`: categories 1-4 with evidence) or a REALTALK /
-    BEAM file (`turns`, `questions`: the data sets' READMEs)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if "turns" in data:
-        turns = [
-            Turn(str(t["id"]), f"{t['speaker']}: {t['text']}", f"session_{t['session']}")
-            for t in data["turns"]
-        ]
-        questions = [
-            Question(str(q["q"]), [str(e) for e in q["evidence"]])
-            for q in data["questions"]
-            if q.get("evidence")
-        ]
-        return Conversation(path.stem, turns, questions)
-    sessions = sorted(
-        (int(name.removeprefix("session_")), turns)
-        for name, turns in data.items()
-        if name.startswith("session_") and name.removeprefix("session_").isdigit()
-    )
-    turns = [
-        Turn(str(t["dia_id"]), f"{t['speaker']}: {t['text']}", f"session_{number}")
-        for number, session in sessions
-        for t in session
-    ]
-    questions = [
-        Question(str(qa["question"]), [str(e) for e in qa["evidence"]])
-        for qa in data.get("qa", [])
-        if qa.get("category") in (1, 2, 3, 4) and qa.get("evidence")
-    ]
-    return Conversation(path.stem, turns, questions)
+def project_of(conversation: Conversation) -> str:
+    """The project a conversation's turns go to in the shared store."""
+    return f"bench/{conversation.name}"
 
 
 def load_all(folders: Sequence[Path]) -> list[Conversation]:
-    found = [load(path) for folder in folders for path in sorted(folder.glob("*.json"))]
+    """Every conversation file in `folders`, in either format (bench/locomo.py)."""
+    found = []
+    for path in (path for folder in folders for path in sorted(folder.glob("*.json"))):
+        try:
+            found.append(load_conversation(path))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path} is not a conversation file: {exc!r}") from exc
     if not found:
         raise FileNotFoundError(f"no conversation files (*.json) in {', '.join(map(str, folders))}")
     return found
-
-
-def recall_at(evidence: Iterable[str], retrieved: list[str], k: int) -> float:
-    wanted = list(dict.fromkeys(evidence))
-    top = set(retrieved[:k])
-    return sum(1 for e in wanted if e in top) / len(wanted) if wanted else 0.0
 
 
 class CachedVectors:
@@ -158,7 +105,7 @@ async def ingest_and_ask(
         service = app.service
         service.clock = lambda: ASKED_AT
         for conversation in conversations:
-            caller = replace(app.caller, project=conversation.project if in_projects else None)
+            caller = replace(app.caller, project=project_of(conversation) if in_projects else None)
             for index, turn in enumerate(conversation.turns):
                 writer = replace(caller, session_id=turn.session)
                 request = StoreRequest(turn.key, turn.value, written_at=WRITTEN_FROM + index)
@@ -320,21 +267,14 @@ def search_latency(
 
     from bench.latency import QUERY_KINDS, SyntheticText
     from bench.settings import server_env
-    from bench.startup import _initialize, _search
+    from bench.startup import _initialize, _search, spawn_server
 
     exe = str(Path(sys.executable).with_name("memory-mcp"))
     servers = {}
     for projects in (1, LATENCY_PROJECTS):
         db = workdir / f"{size}-in-{projects}" / "memory.db"
         env = server_env(workdir / "scratch", embedder=embedder, project="p00")
-        servers[projects] = subprocess.Popen(
-            [exe, "serve", "--db", str(db), "--agent-id", "bench"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
+        servers[projects] = spawn_server(exe, db, env)
     seconds: dict[int, list[float]] = {projects: [] for projects in servers}
     try:
         for proc in servers.values():

@@ -282,24 +282,9 @@ def _settle(procs: Iterable[subprocess.Popen[str]], most: float = 2.0) -> None:
 def _drive(
     proc: subprocess.Popen[str], conversation: Conversation, searches: int, run: StoreRun
 ) -> None:
-    """The handshake, the model loaded, then the stores and the searches, timed."""
-    assert proc.stdin is not None
-    init = {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "bench-store", "version": "0"},
-    }
-    _send(proc.stdin, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
-    _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    request_id = 1
-    started = time.perf_counter()
-    while True:  # the model loaded: a store embeds at once, as in steady use
-        request_id += 1
-        if _call(proc, request_id, "memory-search", {"query": "warm up"}).get("semantic"):
-            break
-        if time.perf_counter() - started > GIVE_UP_SECONDS:
-            raise RuntimeError("the model never loaded")
-        time.sleep(0.2)
+    """The handshake, the model loaded (a store embeds at once, as in steady use), then
+    the stores and the searches, timed."""
+    request_id = _ready(proc)
     cpu = _cpu_seconds(proc.pid)
     for turn in conversation.turns:
         request_id += 1

@@ -97,9 +97,10 @@ async def test_projects_harness_ranks_each_project_as_if_alone(
     each: every question's top 10 is the same list."""
     from dataclasses import replace
 
-    from bench.projects import load, run_projects
+    from bench.locomo import load_conversation
+    from bench.projects import run_projects
 
-    tiny = load(TINY)
+    tiny = load_conversation(TINY)
     report = await run_projects([tiny, replace(tiny, name="twin")], real_embedder, print)
     summary = report.summary()
     assert (summary["conversations"], summary["turns"], summary["questions"]) == (2, 34, 12)
