@@ -36,7 +36,7 @@ MEMORIES = {
 async def _stored(app: AppContext) -> dict[str, int]:
     """Each in a session of its own: no memory lends its words to another's context."""
     ids = {}
-    for i, (key, value) in enumerate(MEMORIES.items()):
+    for key, value in MEMORIES.items():
         writer = Caller("w1", Role.WORKER, f"own-{key}")
         ids[key] = (await app.service.store_memory(writer, StoreRequest(key, value))).record.id
     return ids
