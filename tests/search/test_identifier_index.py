@@ -134,3 +134,21 @@ async def test_the_identifiers_index_follows_every_write(
     async with opened(settings, FakeEmbedder()) as app:  # made again, and filled
         assert await _read(app, check) == [ids["tool"], later.record.id]
         assert await _keyword_ids(app, "max_retries") == {later.record.id}
+
+
+async def test_an_identifier_is_found_only_in_the_projects_a_search_covers(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """The identifiers' index has no project token: its matches are checked against each
+    memory's project, as the main index's project filter would."""
+    async with opened(make_settings(), FakeEmbedder()) as app:
+        stored = {}
+        for project in ("alpha", "beta"):
+            writer = Caller("w1", Role.WORKER, f"in-{project}", project=project)
+            request = StoreRequest(f"key-{project}", f"rotate the deploy_key of {project}")
+            stored[project] = (await app.service.store_memory(writer, request)).record.id
+        in_alpha = Caller("w1", Role.WORKER, "reader", project="alpha")
+        found = await app.service.search(in_alpha, SearchRequest("deploy_key"))
+        assert [hit.record.id for hit in found.hits] == [stored["alpha"]]
+        everywhere = await app.service.search(in_alpha, SearchRequest("deploy_key", project="*"))
+        assert {hit.record.id for hit in everywhere.hits} == set(stored.values())
