@@ -125,7 +125,7 @@ class PgvectorSearch:
     async def catch_up(self) -> None:
         """Nothing to do: the search reads the committed rows themselves."""
 
-    async def scan(self, query: np.ndarray) -> None:
+    async def scan(self, query: np.ndarray, vis: Visibility) -> None:
         """Nothing to start: the database scans its own index in `prepare`."""
 
     async def persist_if_due(self, now: float) -> bool:
