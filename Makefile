@@ -71,11 +71,13 @@ lint: $(VENV)/.installed-dev $(VENV)/.installed-npm
 # Two pytest-xdist workers: most of the suite's time is spent waiting on spawned servers,
 # CLI and hook processes, so a second worker keeps both cores busy. A file runs whole on
 # one worker (--dist loadfile): its module-scoped servers start once. TEST_WORKERS=0 runs
-# in one process.
+# in one process. Bytecode is written even where PYTHONDONTWRITEBYTECODE is set (an empty
+# value unsets it): without it each worker re-rewrote every test module's asserts and each
+# of the suite's hundreds of spawned processes compiled what it imported, every run.
 TEST_WORKERS ?= 2
 
 test: lint model
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # LoCoMo conversation files (*.json); not in the repository: `make bench LOCOMO_DATA=DIR`.
 LOCOMO_DATA ?= ../shared/bench-data/locomo-dev

@@ -148,6 +148,12 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "(stores kept in bench/results/projects)",
     )
     projects.add_argument("--searches", type=int, default=150, help="with --latency")
+    projects.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="with --latency: the SQLite stores, or copies of them in a real PostgreSQL",
+    )
     _embedder_flag(projects)
 
     loo = kinds.add_parser(
@@ -570,7 +576,14 @@ def run(args: argparse.Namespace) -> int:
 
         workdir = Path("bench/results/projects")
         measured = anyio.run(
-            run_latency, workdir, args.latency, args.searches, args.embedder, embedder, _say
+            run_latency,
+            workdir,
+            args.latency,
+            args.searches,
+            args.embedder,
+            embedder,
+            _say,
+            args.backend,
         )
         print(render_latency(measured))
         _write_json(args.json, {"benchmark": "projects-latency", **measured})

@@ -5,8 +5,8 @@
    seconds), on a store of 230 memories, against `python -c pass` and a bare `import
    sqlite3` in the same environment: the SessionStart hook, PostToolUse on a file outside
    the memory folders and on a note, the Stop hook (a session summary), `memory-mcp get`
-   and `memory-mcp context`. The configuration alone (`Settings()`: pydantic and
-   pydantic-settings) is timed too: every one of them reads it.
+   and `memory-mcp context`. The configuration alone (`Settings()`: pydantic,
+   settings.py) is timed too: every one of them reads it.
 2. One `memory-store` per LoCoMo turn over stdio, through two servers at once, the
    passages' vectors made before a store answers (today's protocol until issue 39) and
    after it (bench/store_turns.py, passage_modes_over_stdio): p50 / p95, beside the peer's

@@ -258,10 +258,16 @@ async def build_latency_store(
 
 
 def search_latency(
-    workdir: Path, size: int, searches: int, embedder: str, say: Callable[[str], None]
+    stores: dict[int, Path | str],
+    scratch: Path,
+    size: int,
+    searches: int,
+    embedder: str,
+    say: Callable[[str], None],
 ) -> dict[str, Any]:
     """Search p50/p95 over stdio of a server in project p00 of a store of `size` memories
-    in 1 project and of one in LATENCY_PROJECTS: both servers up at once, each query sent
+    in 1 project and of one in LATENCY_PROJECTS (`stores`: each one's SQLite file or
+    database URL, by its number of projects): both servers up at once, each query sent
     to one then the other (the order alternating), so a change of load hits both alike."""
     import sys
 
@@ -271,9 +277,8 @@ def search_latency(
 
     exe = str(Path(sys.executable).with_name("memory-mcp"))
     servers = {}
-    for projects in (1, LATENCY_PROJECTS):
-        db = workdir / f"{size}-in-{projects}" / "memory.db"
-        env = server_env(workdir / "scratch", embedder=embedder, project="p00")
+    for projects, db in stores.items():
+        env = server_env(scratch, embedder=embedder, project="p00")
         servers[projects] = spawn_server(exe, db, env)
     seconds: dict[int, list[float]] = {projects: [] for projects in servers}
     try:
@@ -316,16 +321,41 @@ async def run_latency(
     embedder_name: str,
     embedder: Embedder,
     say: Callable[[str], None],
+    backend: str = "sqlite",
 ) -> dict[str, Any]:
+    """`search_latency` on the SQLite stores (built on the first run), or on copies of
+    them in PostgreSQL (`backend` "postgres": bench/scale_postgres.py's server and bulk
+    load, kept in `workdir`/postgres for the next runs)."""
     import anyio.to_thread
 
+    files: dict[int, Path | str] = {}
     for projects in (1, LATENCY_PROJECTS):
         say(f"building or reusing {size:,} memories in {projects} project(s)")
         folder = workdir / f"{size}-in-{projects}"
         await build_latency_store(folder, size, projects, embedder.model_name, say)
-    return await anyio.to_thread.run_sync(
-        search_latency, workdir, size, searches, embedder_name, say
-    )
+        files[projects] = folder / "memory.db"
+    scratch = workdir / "scratch"
+    if backend == "sqlite":
+        measured = await anyio.to_thread.run_sync(
+            search_latency, files, scratch, size, searches, embedder_name, say
+        )
+        return {**measured, "backend": "sqlite"}
+    from bench.scale_postgres import database_url, has_database, load_from_sqlite, postgres_server
+
+    with postgres_server(workdir / "postgres") as server:
+        urls: dict[int, Path | str] = {}
+        for projects, file in files.items():
+            name = f"projects_{size}_in_{projects}"
+            marker = workdir / "postgres" / f"{name}.built"
+            if not marker.exists() or not has_database(server, name):
+                say(f"copying {file} into PostgreSQL database {name}")
+                await load_from_sqlite(server, name, Path(file), say)
+                marker.write_text(f"{size}\n")
+            urls[projects] = database_url(server, name)
+        measured = await anyio.to_thread.run_sync(
+            search_latency, urls, scratch, size, searches, embedder_name, say
+        )
+    return {**measured, "backend": "postgres"}
 
 
 def render_latency(result: dict[str, Any]) -> str:
@@ -335,9 +365,10 @@ def render_latency(result: dict[str, Any]) -> str:
         [f"{result['memories']:,} in {LATENCY_PROJECTS} projects",
          result["twenty_projects_ms"]["p50"], result["twenty_projects_ms"]["p95"]],
     ]  # fmt: skip
+    title = f"search over stdio ({result.get('backend', 'sqlite')}), in project p00"
     return "\n".join(
         [
-            table(["search over stdio, in project p00", "p50 ms", "p95 ms"], rows),
+            table([title, "p50 ms", "p95 ms"], rows),
             f"p50 ratio ({LATENCY_PROJECTS} projects / 1): {result['p50_ratio']:.3f}",
         ]
     )

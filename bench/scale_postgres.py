@@ -135,7 +135,11 @@ async def load_from_sqlite(
             await store.init_schema()  # makes the GIN index again (store/postgres/ddl.py)
         finally:
             await store.close()
-        await conn.execute("ANALYZE")  # the keyword arm's word counts (postgres/tsvector.py)
+        # ANALYZE: the keyword arm's word counts (postgres/tsvector.py); VACUUM: the
+        # visibility map, without which a read within a project visits every one of its
+        # rows' heap pages instead of ix_memories_project_visible alone (autovacuum sets it
+        # on a live store).
+        await conn.execute("VACUUM ANALYZE")
         fulltext_s = time.perf_counter() - began
         await connection.close()
     finally:

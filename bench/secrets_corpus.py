@@ -303,7 +303,6 @@ PACKAGES = (
     "httpcore",
     "mcp",
     "pydantic",
-    "pydantic_settings",
     "jinja2",
     "anyio",
     "huggingface_hub",

@@ -7,8 +7,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
-
 from memory_mcp.settings import CONFIG_ENV, ENV_PREFIX, Settings
 
 
@@ -16,15 +14,8 @@ class BenchSettings(Settings):
     """`Settings` built from its arguments and the defaults alone."""
 
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings,)
+    def given_elsewhere(cls) -> dict[str, Any]:
+        return {}
 
 
 def store_settings(directory: Path, **fields: Any) -> Settings:

@@ -5,20 +5,15 @@ defaults."""
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 import uuid
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.errors import InvalidInputError
@@ -104,21 +99,32 @@ def sqlite_file(url: str) -> Path | None:
     return Path(name) if name and name != ":memory:" else None
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+class Settings(BaseModel):
+    """`Settings(**flags)`: flags (these arguments) > MEMORY_MCP_* variables > the settings
+    file > defaults, as the CLI, the servers and the hooks read them.
+
+    A pydantic model that reads its two sources itself (`given_elsewhere`) rather than
+    pydantic-settings' BaseSettings: importing pydantic-settings costs ~55 ms of CPU
+    (asyncio, importlib.metadata, dotenv and a dozen cloud sources, loaded up front) on
+    every hook and CLI command, a fifth of `memory-mcp get`, for two sources this
+    reads in 20 lines (bench/fast_paths.py measures it)."""
+
+    # As BaseSettings: defaults validated too (a generated session id is an identifier
+    # like any other), a settings file's unknown keys ignored (`memory-mcp doctor` lists
+    # them), and `model_dir` is a field's name, not pydantic's namespace.
+    model_config = ConfigDict(
+        extra="ignore",
+        validate_default=True,
+        protected_namespaces=("model_validate", "model_dump"),
+    )
+
+    def __init__(self, **flags: Any) -> None:
+        super().__init__(**{**self.given_elsewhere(), **flags})
 
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Flags (init arguments) > MEMORY_MCP_* variables > the settings file > defaults."""
-        read_config_file()  # a missing MEMORY_MCP_CONFIG file or bad TOML: a clear error
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
+    def given_elsewhere(cls) -> dict[str, Any]:
+        """The settings not given as flags: the settings file's, under the variables'."""
+        return {**read_config_file(), **environment_values()}
 
     db: str | None = Field(None, description="SQLite file path or SQLAlchemy URL")
     data_dir: Path = Field(default_factory=default_data_dir)
@@ -288,6 +294,25 @@ class Settings(BaseSettings):
             return self.memory_dir.expanduser()
         conventional = Path(WORKSPACE_PERSONAL_MEMORY)
         return conventional if conventional.is_dir() else self.data_dir.expanduser() / "memory"
+
+
+def environment_values() -> dict[str, Any]:
+    """The settings given as MEMORY_MCP_* variables (the name in any case), by field; a
+    list's value is JSON (MEMORY_MCP_ALLOWED_HOSTS='["a.example","b.example"]')."""
+    given = {name.upper(): value for name, value in os.environ.items()}
+    values: dict[str, Any] = {}
+    for name, field in Settings.model_fields.items():
+        variable = f"{ENV_PREFIX}{name.upper()}"
+        if variable not in given:
+            continue
+        value: Any = given[variable]
+        if get_origin(field.annotation) is list:
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise InvalidInputError(variable, f"must be a JSON list: {exc}") from None
+        values[name] = value
+    return values
 
 
 def setting_sources(flags: dict[str, Any]) -> dict[str, str]:

@@ -3,7 +3,8 @@ a Claude Code hook with nothing to do (a file written outside the memory folders
 neither the store, the model nor the MCP SDK (nor pydantic, numpy or SQLAlchemy under
 them). The SessionStart hook, `memory-mcp context` and `memory-mcp get` read a SQLite store
 on the standard library (app/reads.py): besides the configuration (pydantic) they load
-none of SQLAlchemy, the ORM store, the service, the model, OAuth, the web view or the SDK.
+none of SQLAlchemy, the ORM store, the service, the model, OAuth, the web view, the SDK,
+asyncio, or rich's tables (a memory printed to a pipe).
 Each runs as the real process a user or Claude Code starts, with Python's import log
 (PYTHONPROFILEIMPORTTIME) read back. A store an older memory-mcp made is read through the
 app instead, which migrates it."""
@@ -73,6 +74,13 @@ READING_HEAVY = (
     "starlette",
     "uvicorn",
     "httpx",
+    # A memory printed to a pipe needs no table library (cli/tables.py, piped_memory).
+    "rich.console",
+    "rich.table",
+    # The configuration is pydantic alone (settings.py): pydantic-settings loaded asyncio.
+    "pydantic_settings",
+    "asyncio",
+    "anyio",  # no event loop to run either (cli/token_commands.py imports it lazily)
 )
 
 
@@ -150,7 +158,7 @@ def test_session_start_reads_the_block_without_the_app(tmp_path: Path) -> None:
     names = imported(done.stderr)
     assert "memory_mcp.app.reads" in names  # the log is read, and it took the light road
     # The hook runs no event loop on this road either (hooks/job.py imports anyio lazily).
-    assert heavy(names, (*READING_HEAVY, "anyio")) == []
+    assert heavy(names, READING_HEAVY) == []
 
 
 def test_context_and_get_read_without_the_app(tmp_path: Path) -> None:
@@ -170,6 +178,9 @@ def test_context_and_get_read_without_the_app(tmp_path: Path) -> None:
             count,
         )
         assert heavy(names, READING_HEAVY) == []
+    shown, names = reading([EXE, "get", str(ids["cat"])], env)  # a person's view, piped
+    assert shown.returncode == 0 and "The cat is Miso" in shown.stdout
+    assert heavy(names, READING_HEAVY) == []
     missing, _ = reading([EXE, "get", str(ids["cat"]), "--agent-id", "someone-else"], env)
     assert missing.returncode == 1 and "not found" in missing.stderr
 

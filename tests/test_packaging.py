@@ -67,7 +67,9 @@ def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     wheels = sorted(dist.glob("*.whl"))
     env = {**os.environ, "PIP_CACHE_DIR": str(CACHE / "pip")}
     started = time.monotonic()
-    run(venv / "bin" / "pip", "install", "--quiet", *wheels, env=env)
+    # --no-compile: pip's byte-compiling of every dependency's files (~6 s of CPU) is not
+    # what is tested; the servers below compile what they import.
+    run(venv / "bin" / "pip", "install", "--quiet", "--no-compile", *wheels, env=env)
     print(f"\npip install of {len(wheels)} wheels: {time.monotonic() - started:.1f} s")
     yield venv
 

@@ -22,7 +22,10 @@ async def test_four_processes_of_eight_writers_lose_nothing_and_fail_nothing(
         processes=4,
         writers=8,
         readers=2,
-        stores=25,
+        # Ten stores per writer: all 32 writers still overlap one another and the four
+        # models' loads (what loses writes or locks the file); 25 paid 2.5x the CPU for
+        # more of the same overlap.
+        stores=10,
         burst=0,
         warm_up=False,  # the models load while the writes run, as after a real start
     )
@@ -30,7 +33,7 @@ async def test_four_processes_of_eight_writers_lose_nothing_and_fail_nothing(
     print(report.render())
     assert report.stores.errors == {}
     assert report.reads.errors == {}
-    assert len(report.acknowledged) == 4 * 8 * 25
+    assert len(report.acknowledged) == 4 * 8 * 10
     assert report.missing == 0
     assert (report.integrity, report.fts_integrity) == ("ok", "ok")
     assert report.tracebacks == 0, "nothing unexpected in the servers' logs"

@@ -9,19 +9,25 @@ holding "[bold]" or an escape sequence prints as the characters it holds, inert.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from memory_mcp.checks.text_safety import json_text_for_terminal, strip_terminal_controls
-from memory_mcp.results.memories import Memory, MemoryHistory, MemoryList, SearchResults
-from memory_mcp.rules.stats import VisibleStats
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from memory_mcp.results.memories import Memory, MemoryHistory, MemoryList, SearchResults
+    from memory_mcp.rules.stats import VisibleStats
+
+# rich is imported where a table is drawn: it is a fifth of `memory-mcp get`'s CPU, which
+# off a terminal prints its one memory without it (show_memory).
 
 # Characters of a value shown in one table row (the whole value: `memory-mcp get ID`).
 ROW_VALUE_CHARS = 160
@@ -36,10 +42,22 @@ PIPED_WIDTH = 100_000
 def console() -> Console:
     """stdout; plain text when it is not a terminal (a pipe or a file gets no colours),
     and as wide as its rows."""
+    from rich.console import Console
+
     out = Console(highlight=False, soft_wrap=False)
     if not out.is_terminal:
         out = Console(highlight=False, soft_wrap=False, width=PIPED_WIDTH)
     return out
+
+
+def surely_piped() -> bool:
+    """Whether rich would find stdout no terminal (console()): its own test (the
+    TTY_COMPATIBLE and FORCE_COLOR variables, else isatty) without importing it. Where
+    the variables ask for a terminal this answers False, and rich decides."""
+    if os.environ.get("TTY_COMPATIBLE", "") == "1" or os.environ.get("FORCE_COLOR"):
+        return False
+    isatty = getattr(sys.stdout, "isatty", None)
+    return isatty is not None and not isatty()
 
 
 def print_json(data: BaseModel | Mapping[str, Any] | list[Any]) -> None:
@@ -50,10 +68,14 @@ def print_json(data: BaseModel | Mapping[str, Any] | list[Any]) -> None:
 
 
 def safe(text: object) -> Text:
+    from rich.text import Text
+
     return Text(strip_terminal_controls(str(text)))
 
 
 def one_line(value: str, max_chars: int = ROW_VALUE_CHARS) -> Text:
+    from rich.text import Text
+
     flat = " ".join(strip_terminal_controls(value[: max_chars * 2]).split())
     return Text(flat if len(flat) <= max_chars else flat[: max_chars - 1] + "…")
 
@@ -95,6 +117,9 @@ def show_search(results: SearchResults) -> None:
 def memory_table(measure: str, terminal: bool, *extra: str) -> Table:
     """Columns for one memory a row. On a terminal the value takes the room the others
     leave; off one, every column is as wide as its widest cell."""
+    from rich import box
+    from rich.table import Table
+
     if not terminal:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
         for name in ("id", measure, "scope", "key", "value", "tags", "updated", *extra):
@@ -113,11 +138,8 @@ def memory_table(measure: str, terminal: bool, *extra: str) -> Table:
     return table
 
 
-def show_memory(memory: Memory) -> None:
-    out = console()
-    fields = Table.grid(padding=(0, 2))
-    fields.add_column(style="bold", no_wrap=True)
-    fields.add_column(overflow="fold")
+def memory_fields(memory: Memory) -> list[tuple[str, str]]:
+    """What `memory-mcp get` shows above the value: (name, text as shown, inert)."""
     rows: list[tuple[str, object]] = [
         ("id", memory.id),
         ("key", memory.key),
@@ -140,14 +162,63 @@ def show_memory(memory: Memory) -> None:
         ("flags", ", ".join(memory.flags or []) or None),
         ("metadata", json.dumps(memory.metadata, ensure_ascii=False) if memory.metadata else None),
     ]
-    for name, value in rows + [(n, v) for n, v in optional if v is not None]:
-        fields.add_row(name, safe(value))
-    out.print(fields)
+    shown = rows + [(name, value) for name, value in optional if value is not None]
+    return [(name, strip_terminal_controls(str(value))) for name, value in shown]
+
+
+def show_memory(memory: Memory) -> None:
+    fields = memory_fields(memory)
+    value = strip_terminal_controls(memory.value)
+    piped = piped_memory(fields, value) if surely_piped() else None
+    if piped is not None:
+        sys.stdout.write(piped)
+    else:
+        draw_memory(fields, value)
+
+
+def draw_memory(fields: list[tuple[str, str]], value: str) -> None:
+    """The fields in a grid, a blank line, the value: rich's layout (a terminal's width
+    and styles on one)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    out = console()
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for name, text in fields:
+        grid.add_row(name, Text(text))
+    out.print(grid)
     out.print()
-    out.print(safe(memory.value))
+    out.print(Text(value))
+
+
+def piped_memory(fields: list[tuple[str, str]], value: str) -> str | None:
+    """The characters show_memory's rich grid and value print off a terminal (two
+    columns two cells apart, each padded to its widest cell), written without rich;
+    None where rich would lay them out otherwise (a tab to expand, a line break in a
+    field, a line wider than PIPED_WIDTH). tests/cli/test_tables.py holds the two equal."""
+    from rich.cells import cell_len  # cell widths as rich counts them (wide CJK, emoji)
+
+    if "\t" in value or any("\t" in text or "\n" in text for _, text in fields):
+        return None
+    names = max(cell_len(name) for name, _ in fields)
+    texts = max(cell_len(text) for _, text in fields)
+    if names + 2 + texts > PIPED_WIDTH or any(
+        cell_len(line) > PIPED_WIDTH for line in value.split("\n")
+    ):
+        return None
+    rows = (
+        f"{name}{' ' * (names - cell_len(name))}  {text}{' ' * (texts - cell_len(text))}\n"
+        for name, text in fields
+    )
+    return "".join(rows) + f"\n{value}\n"
 
 
 def counts_table(title: str, counts: Mapping[str, int], total: int) -> Table:
+    from rich import box
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
     table.add_column(title.split()[-1])
     table.add_column("memories", justify="right")
@@ -159,6 +230,8 @@ def counts_table(title: str, counts: Mapping[str, int], total: int) -> Table:
 
 
 def show_stats(stats: VisibleStats, db_size: int | None) -> None:
+    from rich.table import Table
+
     out = console()
     summary = Table.grid(padding=(0, 2))
     summary.add_column(style="bold")
@@ -210,6 +283,9 @@ def show_list(page: MemoryList) -> None:
 
 
 def show_history(history: MemoryHistory) -> None:
+    from rich import box
+    from rich.table import Table
+
     out = console()
     table = Table(expand=out.is_terminal, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("version", no_wrap=True, justify="right")
@@ -234,6 +310,9 @@ def show_history(history: MemoryHistory) -> None:
 
 def show_projects(counts: Mapping[str, int], current: str | None) -> None:
     """`memory-mcp projects`: each project with its memories, the current one marked."""
+    from rich import box
+    from rich.table import Table
+
     out = console()
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("project", overflow="fold")

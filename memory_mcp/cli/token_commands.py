@@ -17,8 +17,6 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-import anyio
-
 if TYPE_CHECKING:
     from memory_mcp.app.context import AppContext
     from memory_mcp.settings import Settings
@@ -143,6 +141,8 @@ async def _list(app: AppContext, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    import anyio  # here: every command's parser loads this module
+
     from memory_mcp.app.root import open_app
 
     if args.token_command == "revoke" and (args.agent is None) == (args.id is None):

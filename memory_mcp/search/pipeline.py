@@ -147,7 +147,7 @@ async def search(
         async with anyio.create_task_group() as index:  # catch up while the model embeds
             index.start_soon(vectors.search.catch_up)
             query_vectors.append(await vectors.embed_query(text))
-        scans.append(await vectors.search.scan(query_vectors[0]))
+        scans.append(await vectors.search.scan(query_vectors[0], vis))
         # Everything of the vector arm that needs no keyword candidate, beside the
         # keyword arm: a big index's shortlist and its exact vectors.
         prepared.append(await vectors.search.prepare(query_vectors[0], vis, pool, scans[0]))

@@ -57,9 +57,10 @@ class VectorSearch(Protocol[ScanT, PreparedT]):
         and has nothing to do."""
         ...
 
-    async def scan(self, query: np.ndarray) -> ScanT | None:
-        """The part of `nearest` that needs only the query: the in-process index's full
-        matrix product, in a thread, on a large index; None otherwise."""
+    async def scan(self, query: np.ndarray, vis: Visibility) -> ScanT | None:
+        """The part of `nearest` that needs only the query and `vis`: the in-process
+        index's matrix product (of the rows `vis` lets through when they are few), in a
+        thread, on a large index; None otherwise."""
         ...
 
     async def prepare(

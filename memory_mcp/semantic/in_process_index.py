@@ -211,13 +211,13 @@ class InProcessIndex:
         log.info("coarse vector index built over %d memories", len(coarse))
         return True
 
-    async def scan(self, query: np.ndarray) -> Scan | None:
+    async def scan(self, query: np.ndarray, vis: Visibility) -> Scan | None:
         index = self.index
         if len(index) < SCAN_IN_THREAD_FROM:
             return None
         if isinstance(index, QuantisedIndex) and index.coarse is not None:
             return None  # the coarse index searches instead (a scan only if it cannot)
-        return await anyio.to_thread.run_sync(index.scan, query)
+        return await anyio.to_thread.run_sync(index.scan, query, vis)
 
     async def prepare(
         self, query: np.ndarray, vis: Visibility, k: int, scan: Scan | None

@@ -207,10 +207,11 @@ class QuantisedIndex(VectorIndex):
         index.codes[:size], index.scales[:size] = quantise(vectors) if size else (0, 0)
         return index
 
-    def scan(self, query: np.ndarray) -> Scan:
+    def scan(self, query: np.ndarray, vis: Visibility | None = None) -> Scan:
         """The Hamming distance of every slot's sign bits to the query's: the one pass
         over the whole index, which a search starts in a worker thread while its keyword
-        arm reads the store (as the exact index starts its product)."""
+        arm reads the store (as the exact index starts its product). Whatever `vis`: a
+        visible set too small for the pass is ranked without it."""
         generation = self.generation
         query_bits = np.packbits(query > self.thresholds)
         distances = numkong.cdist(

@@ -42,7 +42,6 @@ is 0.25-2.4 ms."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -270,25 +269,17 @@ def _ranked(
     """The best `limit` visible memories by BM25 over the population (module docstring),
     and those of them whose own words hold a phrase (the rest hold it in their context),
     for the phrases of `idf` ((term index, 0 its own words or 1 its context) -> IDF).
-    One statement lists the population's memories holding each phrase, in which column
-    and how often (`_holders`); a second reads the length of those the caller sees
-    (filters included)."""
-    hits = _holders(conn, terms, idf, population)
-    ids = json.dumps(list({memory_id for memory_id, _, _, _ in hits}))
-    # CROSS JOIN: the hits first, each read by its id. Left to choose, SQLite read the
-    # caller's every memory by scope when the search had no project filter (80 ms at 100k).
-    lengths: dict[int, int] = dict(
-        cursor_rows(
-            conn,
-            f"SELECT memories.id, {_LENGTH} FROM json_each(:ids) AS hit CROSS JOIN memories "
-            f"ON memories.id = hit.value WHERE {visible.sql}",
-            {**visible.params, "ids": ids},
-        )
-    )
+    One statement lists the population's memories holding each phrase, in which column,
+    how often, whether the caller sees them (filters included) and their length
+    (`_holders`)."""
+    # Summed in one order (memory, term, column) whichever way the places were read, so
+    # a project's scores are its scores alone in a store to the last bit.
+    hits = sorted(_holders(conn, terms, idf, visible, population))
+    lengths = {memory_id: length for memory_id, _, _, _, seen, length in hits if seen}
     # FTS5's BM25 (fts5_aux.c): per phrase, the sum over its columns of weight × count,
     # saturated and normed by length.
     weights: dict[tuple[int, int, int], float] = defaultdict(float)
-    for memory_id, term, column, count in hits:
+    for memory_id, term, column, count, _, _ in hits:
         if memory_id in lengths:
             weights[(memory_id, term, int(column == CONTEXT))] += column_weights[column] * count
     average = max(population.chars / population.memories if population.memories else 1.0, 1.0)
@@ -306,17 +297,22 @@ def _holders(
     conn: Connection,
     terms: Sequence[str],
     idf: dict[tuple[int, int], float],
+    visible: VisibleSql,
     population: Population,
-) -> list[tuple[int, int, int, int]]:
-    """(memory id, term index, column index, count) for every column of a population's
-    memory that holds a phrase of `idf`. A term of one token is read from the index's
-    own entries (fts5vocab's `instance` table: each place a token is, so the count is
-    exact), or, when the search's projects are a small part of the store, counted by
-    highlight() in the memories a MATCH within those projects finds (the instance table
-    has every project's places); a phrase of several (`api.v2/users`) or an identifier
-    (`user_id`, in the identifiers' index) by a MATCH per column, counted once.
+) -> list[tuple[int, int, int, int, int, int]]:
+    """(memory id, term index, column index, count, whether the caller sees it, its
+    length) for every column of a population's memory that holds a phrase of `idf`. A
+    term of one token is read from the index's own entries (fts5vocab's `instance`
+    table: each place a token is, so the count is exact), or, when the search's projects
+    are a small part of the store, counted by highlight() in the memories a MATCH within
+    those projects finds (the instance table has every project's places); a phrase of
+    several (`api.v2/users`) or an identifier (`user_id`, in the identifiers' index) by a
+    MATCH per column, counted once. Each place's memory is read for the population's
+    condition anyway: its visibility and length come with it (a read of them by id
+    afterwards cost ~7 ms of 2,000 hits at 100k memories).
     The tokens are the index's own: the terms are put through its tokenizer (`_tokens`)."""
-    params: dict[str, object] = dict(population.params)
+    params: dict[str, object] = {**population.params, **visible.params}
+    memory = f"({visible.sql}), {_LENGTH}"
     parts = []
     for i, tokens in enumerate(_tokens(conn, terms)):
         columns = [c for c in range(len(COLUMNS)) if (i, int(c == CONTEXT)) in idf]
@@ -327,8 +323,8 @@ def _holders(
             params[f"k{i}"] = tokens[0]
             names = ", ".join(f"'{COLUMNS[c]}'" for c in columns)
             parts.append(
-                f"SELECT memories.id, {i}, {_COLUMN_INDEX}, count(*) FROM temp.memory_places "
-                "AS places JOIN memories ON memories.id = places.doc "
+                f"SELECT memories.id, {i}, {_COLUMN_INDEX}, count(*), {memory} "
+                "FROM temp.memory_places AS places JOIN memories ON memories.id = places.doc "
                 f"WHERE places.term = :k{i} AND places.col IN ({names}) AND {population.sql} "
                 "GROUP BY places.doc, places.col"
             )
@@ -345,7 +341,7 @@ def _holders(
                 else "1"
             )
             parts.append(
-                f"SELECT memories.id, {i}, {c}, {count} {_matching(table)} "
+                f"SELECT memories.id, {i}, {c}, {count}, {memory} {_matching(table)} "
                 f"WHERE {table} MATCH :m{i}_{c} AND {population.sql}"
             )
     if not parts:
@@ -447,21 +443,24 @@ def holding_terms(
 ) -> set[int]:
     """Of `memory_ids`, those whose `columns` (of key, value, tags) hold any of `terms`,
     matched as the keyword arm matches them: a memory's own words, as opposed to its
-    context's (search's `matched_by`), or a neighbour's value (what it lent). One seek
-    per id (FTS5 takes `rowid IN` as equalities, ~0.1 ms each at 20k memories): for a
-    few ids."""
+    context's (search's `matched_by`), or a neighbour's value (what it lent). The index
+    is read between the lowest and the highest id: the ids are a search's newest or best
+    few, or neighbours, close together. Asked for each id (`rowid IN`), FTS5 sought every
+    term's entries in every segment once per id: ~1 ms an id for common words at 100k
+    memories, where the range took 0.3-4 ms for 50 ids."""
     if not terms or not memory_ids:
         return set()
+    wanted = set(memory_ids)
     found: set[int] = set()
     for table in {_index(term) for term in terms}:
         match = f"{{{' '.join(columns)}}} : ({match_any([t for t in terms if _index(t) == table])})"
         rows = cursor_rows(
             conn,
             f"SELECT rowid FROM {table} WHERE {table} MATCH :match "
-            "AND rowid IN (SELECT value FROM json_each(:ids))",
-            {"match": match, "ids": json.dumps(list(memory_ids))},
+            "AND rowid >= :low AND rowid <= :high",
+            {"match": match, "low": min(memory_ids), "high": max(memory_ids)},
         )
-        found.update(row[0] for row in rows)
+        found.update(row[0] for row in rows if row[0] in wanted)
     return found
 
 

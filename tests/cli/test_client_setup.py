@@ -64,32 +64,43 @@ def files_in(home: Path) -> dict[str, str]:
 SERVERS_KEY = {"vscode": "servers", "codex": "mcp_servers"}
 
 
-@pytest.mark.parametrize("client", ["claude-code", "claude-desktop", "cursor", "vscode", "codex"])
-async def test_a_printed_config_starts_a_server_that_answers(
-    hermetic: Path, client: str, monkeypatch: pytest.MonkeyPatch
+CLIENTS = ["claude-code", "claude-desktop", "cursor", "vscode", "codex"]
+# The one file each client's --print names (Claude Code's are checked below).
+CONFIG_FILES = {
+    "claude-desktop": ".config/Claude/claude_desktop_config.json",
+    "cursor": ".cursor/mcp.json",
+    "vscode": ".vscode/mcp.json",
+    "codex": ".codex/config.toml",
+}
+
+
+async def test_the_printed_configs_start_a_server_that_answers(
+    hermetic: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each client's printed entry is started as the client would start it. The five print
+    the same command and args today, so that server starts once (a server per client cost
+    ~2.5 s of CPU each for the same check); a client whose entry differs gets its own."""
     monkeypatch.chdir(hermetic)  # VS Code's file is the workspace's
-    files = printed(client)
-    assert files_in(hermetic) == {}, "--print wrote something"
-    key = SERVERS_KEY.get(client, "mcpServers")
-    (config,) = [part for part in files.values() if key in part]
-    entry = config[key]["memory"]
-    assert Path(entry["command"]).is_absolute()
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=None)
-    async with Client(params, read_timeout_seconds=120) as mcp:
-        assert mcp.server_info is not None and mcp.server_info.name == "memory-mcp"
-        stored = await call(mcp, "memory-store", key="editor", value="We use Neovim")
-    assert stored["version"] == 1
-    where = {
-        "claude-desktop": ".config/Claude/claude_desktop_config.json",
-        "cursor": ".cursor/mcp.json",
-        "vscode": ".vscode/mcp.json",
-        "codex": ".codex/config.toml",
-    }
-    if client in where:
-        assert list(files) == [str(hermetic / where[client])]
-        return
-    hooks = files[str(hermetic / ".claude" / "settings.json")]["hooks"]
+    entries: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    hooks: dict[str, Any] = {}
+    for client in CLIENTS:
+        files = printed(client)
+        assert files_in(hermetic) == {}, f"{client}: --print wrote something"
+        key = SERVERS_KEY.get(client, "mcpServers")
+        (config,) = [part for part in files.values() if key in part]
+        entry = config[key]["memory"]
+        assert Path(entry["command"]).is_absolute(), (client, entry)
+        entries.setdefault((entry["command"], tuple(entry["args"])), []).append(client)
+        if client in CONFIG_FILES:
+            assert list(files) == [str(hermetic / CONFIG_FILES[client])], client
+        else:
+            hooks = files[str(hermetic / ".claude" / "settings.json")]["hooks"]
+    for n, ((command, args), clients) in enumerate(entries.items()):
+        params = StdioServerParameters(command=command, args=list(args), env=None)
+        async with Client(params, read_timeout_seconds=120) as mcp:
+            assert mcp.server_info is not None and mcp.server_info.name == "memory-mcp", clients
+            stored = await call(mcp, "memory-store", key=f"editor-{n}", value="We use Neovim")
+        assert stored["version"] == 1, clients
     assert sorted(hooks) == ["PostToolUse", "SessionEnd", "SessionStart"]
     (group,) = hooks["SessionStart"]
     done = subprocess.run(

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import ValidationError
 
 from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
+from memory_mcp.errors import InvalidInputError
 from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.settings import Settings
 from tests.conftest import opened
@@ -50,6 +52,38 @@ def test_precedence_is_flags_then_env_then_file_then_defaults(
     monkeypatch.setenv("MEMORY_MCP_AGENT_ID", "from-env")
     assert Settings().agent_id == "from-env"
     assert Settings(agent_id="from-flag").agent_id == "from-flag"
+    assert Settings(agent_id="from-flag").max_memories_per_agent == 77, "the rest still read"
+
+
+def test_each_kind_of_setting_comes_from_its_variable(
+    config_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a MEMORY_MCP_* variable gives (settings.environment_values): a name in any
+    case, a number, a flag, a path, a secret, a list as JSON; and a bad value is an error
+    naming the setting, not a default."""
+    variables = {
+        "memory_mcp_agent_id": "lower-case-name",
+        "MEMORY_MCP_PORT": "9001",
+        "MEMORY_MCP_WATCH": "false",
+        "MEMORY_MCP_DATA_DIR": str(config_dir / "data"),
+        "MEMORY_MCP_TOKEN": "t-123",
+        "MEMORY_MCP_ALLOWED_HOSTS": '["memory.example.com", "10.0.0.5"]',
+        "MEMORY_MCP_NOT_A_SETTING": "ignored",
+    }
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    settings = Settings()
+    assert settings.agent_id == "lower-case-name"
+    assert (settings.port, settings.watch, settings.data_dir) == (9001, False, config_dir / "data")
+    assert settings.token is not None and settings.token.get_secret_value() == "t-123"
+    assert settings.allowed_hosts == ["memory.example.com", "10.0.0.5"]
+    monkeypatch.setenv("MEMORY_MCP_ALLOWED_HOSTS", "memory.example.com")
+    with pytest.raises(InvalidInputError, match="MEMORY_MCP_ALLOWED_HOSTS.*JSON list"):
+        Settings()
+    monkeypatch.delenv("MEMORY_MCP_ALLOWED_HOSTS")
+    monkeypatch.setenv("MEMORY_MCP_PORT", "not-a-port")
+    with pytest.raises(ValidationError, match="port"):
+        Settings()
 
 
 def test_memory_mcp_config_points_elsewhere_and_a_typo_there_is_an_error(

@@ -83,6 +83,73 @@ async def test_the_vector_query_uses_the_hnsw_index(
     assert hits[0][0] == records[42].id  # the memory itself is nearest to its own vector
 
 
+async def test_a_small_project_is_ranked_exactly_through_its_own_rows(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A search within a project holding few of the store's vectors (here 30 of 1,530:
+    an HNSW scan's first 400 candidates would hold ~8 of them, k is 10) ranks that
+    project's memories exactly, without the HNSW index: the same top k, in the same
+    order, as every vector of the project scored in numpy, and never a memory of another
+    project, although the query is one of theirs. Every project: the HNSW index."""
+    rng = np.random.default_rng(9)
+    sizes = {"big": 1_500, "small": 30}
+    async with opened(make_settings()) as app:
+        store, caller = app.service.store, app.caller
+        now = app.service.clock()
+        memories = [
+            NewMemory(
+                f"{project}-{i}", f"memory {i} of {project}", Scope.AGENT, caller.agent_id,
+                "", Source.MANUAL, project=project,
+            )
+            for project, size in sizes.items()
+            for i in range(size)
+        ]  # fmt: skip
+        await store.upsert_many([BatchItem(m, now) for m in memories], cap=0)
+        records = [r async for r in store.iter_records()]
+        vectors = rng.normal(size=(len(records), 384)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        pairs = [(r.content_hash, v) for r, v in zip(records, vectors, strict=True)]
+        await store.vectors.save(MODEL, pairs, now)
+        engines: Any = store._engines
+        async with engines.writer.begin() as conn:
+            await conn.execute(text("ANALYZE"))  # the store's size, as autovacuum keeps it
+
+        ran: list[tuple[str, Any]] = []
+
+        def record(_c: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+            if "<=>" in statement:
+                ran.append((statement, parameters))
+
+        search = PgvectorSearch(engines, MODEL)
+        query = vectors[7]  # a memory of project `big`
+        assert records[7].project == "big"
+        event.listen(engines.reader.sync_engine, "before_cursor_execute", record)
+        small = Visibility(caller=caller, now=now, projects=frozenset({"small"}))
+        hits = await search.nearest(query, small, 10)
+        every = await search.nearest(query, Visibility(caller=caller, now=now), 10)
+        event.remove(engines.reader.sync_engine, "before_cursor_execute", record)
+        plans = []
+        async with engines.reader.begin() as conn:
+            for statement, parameters in ran:
+                plan = await conn.exec_driver_sql(f"EXPLAIN {statement}", parameters)
+                plans.append("\n".join(row[0] for row in plan))
+
+    in_small = [i for i, r in enumerate(records) if r.project == "small"]
+    scores = vectors[in_small] @ query
+    truth = [records[in_small[j]].id for j in np.argsort(-scores, kind="stable")[:10]]
+    assert [i for i, _ in hits] == truth
+    assert [s for _, s in hits] == pytest.approx(sorted(scores, reverse=True)[:10], abs=1e-5)
+    assert len(plans) == 2, "one statement each: no HNSW scan first for the small project"
+    # The small project's statement is the exact ranking's (no HNSW distance expression,
+    # which the planner could still choose to run without the index), and its plan does
+    # not read the index.
+    assert "embedding::vector(384) <=>" not in ran[0][0]
+    assert "embedding::vector(384) <=>" in ran[1][0]
+    assert "ix_embeddings_hnsw_384" not in plans[0]
+    assert "ix_embeddings_hnsw_384" in plans[1]
+    assert every[0][0] == records[7].id  # every project: the query's own memory first
+
+
 async def test_nearest_memories_found_beside_the_keyword_arm_are_not_searched_again(
     make_settings: Callable[..., Settings],
 ) -> None:

@@ -5,6 +5,7 @@ is unchanged since (vector_index.Scan)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -75,3 +76,27 @@ def test_a_scan_split_over_two_threads_scores_every_vector_like_one_product(
     monkeypatch.setattr(vector_index, "SPLIT_SCAN_FROM", 2)
     split = index.scan(query).scores
     assert np.array_equal(split, whole)
+
+
+def test_a_scan_of_a_small_project_scores_its_rows_alone_with_the_same_hits() -> None:
+    """A visibility that lets through under 1/GATHER_BELOW of the slots (one project of
+    many) is scanned over those rows alone: the others are never scored, and the search
+    finds what the full product finds. Another caller's mask does not reuse it."""
+    rng = np.random.default_rng(11)
+    rows = [
+        replace(row(i, unit(*rng.standard_normal(8).astype(float))), project=f"p{i % 10}")
+        for i in range(1, 201)
+    ]
+    index = VectorIndex(dimension=8)
+    index.apply(IndexDelta(1, rows))
+    query = unit(1.0, -0.5, 0.25)
+    vis = Visibility(caller=ALICE, now=NOW, projects=frozenset({"p3"}))
+    scan = index.scan(query, vis)
+    assert scan.only is not None
+    assert int(np.isfinite(scan.scores).sum()) == 20  # p3's rows alone
+    full = index.scan(query)
+    assert np.array_equal(scan.scores[scan.only], full.scores[scan.only])
+    assert index.search(query, vis, 5, scan=scan) == index.search(query, vis, 5, scan=full)
+    other = Visibility(caller=ALICE, now=NOW, projects=frozenset({"p4"}))
+    assert index.search(query, other, 5, scan=scan) == index.search(query, other, 5)
+    assert {i % 10 for i, _ in index.search(query, other, 5, scan=scan)} == {4}

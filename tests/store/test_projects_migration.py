@@ -127,6 +127,12 @@ async def test_the_migration_adds_the_columns_and_the_index(
         db.commit()
         db.close()
     else:
+        # A read within projects on PostgreSQL: the covering index (dropped with the
+        # columns), the vectors' hash index and their storage in the row (pgvector_search).
+        drop += [
+            "DROP INDEX ix_embeddings_content_hash",
+            "ALTER TABLE embeddings ALTER COLUMN embedding SET STORAGE EXTERNAL",
+        ]
         pg_query(request.getfixturevalue("pg_server"), settings.database_url, "; ".join(drop))
     async with opened(settings) as app:
         record = await app.service.get(Caller("w1", Role.WORKER, "s"), made.record.id)
@@ -138,3 +144,14 @@ async def test_the_migration_adds_the_columns_and_the_index(
         ]
     if db_backend == "sqlite":
         index_is_whole(Path(settings.database_file or ""))
+    else:
+        made_again = pg_query(
+            request.getfixturevalue("pg_server"),
+            settings.database_url,
+            "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'ix_%'; "
+            "SELECT 'storage ' || attstorage::text FROM pg_attribute "
+            "WHERE attrelid = 'embeddings'::regclass AND attname = 'embedding'",
+        )
+        for name in ("ix_memories_project", "ix_memories_project_visible"):
+            assert f" {name}\n" in made_again
+        assert "ix_embeddings_content_hash" in made_again and "storage m" in made_again

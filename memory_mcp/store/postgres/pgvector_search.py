@@ -2,17 +2,31 @@
 (`embedding`, with a partial HNSW index per dimension), and the vector arm of a search
 runs in the database, the caller's visibility and filters in the same statement, so they
 apply before the top-k (pgvector 0.8's iterative index scan keeps reading the index until
-k visible rows are found; where the filters leave few rows the planner scans them exactly).
-Nothing is cached in the process: every process sees every committed write at once."""
+k visible rows are found; a project's few rows in a store of many are ranked exactly).
+Nothing of the store is kept in the process (only which views were lately too big to rank
+exactly): every process sees every committed write at once."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Float, Select, and_, bindparam, cast, literal_column, select, text
+from sqlalchemy import (
+    Float,
+    Select,
+    and_,
+    bindparam,
+    cast,
+    func,
+    literal,
+    literal_column,
+    select,
+    text,
+    true,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 from sqlalchemy.types import UserDefinedType
@@ -111,6 +125,18 @@ class PgStoredVectors(StoredVectors):
 # nearest-neighbour query, 400 -> 0.844 at 6.9 ms, 800 -> 0.908 at 8.7 ms. 400 buys most
 # of the recall for almost no time; small stores are unaffected (their scans end sooner).
 HNSW_EF_SEARCH = 400
+# A visible set of at most this many memories, and too few of the store's vectors for an
+# HNSW scan's first ef_search candidates to hold k of them, is ranked exactly: its rows
+# read through the project index, each one's vector looked up. 100k memories in 20
+# projects, k 50, load ~8: a project's 5,000 exactly 40 ms; pgvector's iterative scan
+# 140-170 ms (986 candidates to find 50, each joined to its memory); the HNSW scan of a
+# store of one project 55-80 ms. The exact ranking costs ~8 us a row at that load, so
+# past ~20,000 a filtered HNSW scan is cheaper.
+EXACT_ROWS = 20_000
+# A view counted over EXACT_ROWS is not counted again for this long: the count reads
+# EXACT_ROWS index entries (3-10 ms at load ~9 in a project of 100k, beside an HNSW scan
+# of 55-80 ms). A project that shrinks meanwhile is scanned by HNSW, as before.
+RECOUNT_SECONDS = 60.0
 
 
 class PgvectorSearch:
@@ -121,11 +147,14 @@ class PgvectorSearch:
         self._engines = engines
         self.model = model
         self._stored = StoredVectors(engines)
+        # Views (a visibility without its time) counted over EXACT_ROWS: until when they
+        # are not counted again (monotonic seconds).
+        self._big: dict[Visibility, float] = {}
 
     async def catch_up(self) -> None:
         """Nothing to do: the search reads the committed rows themselves."""
 
-    async def scan(self, query: np.ndarray) -> None:
+    async def scan(self, query: np.ndarray, vis: Visibility) -> None:
         """Nothing to start: the database scans its own index in `prepare`."""
 
     async def persist_if_due(self, now: float) -> bool:
@@ -200,15 +229,29 @@ class PgvectorSearch:
         graph it cannot walk further from where it started, or pgvector's scan limit).
         So an answer shorter than k, which means the visible set is small or the index
         gave up, is replaced by an exact ranking of the visible rows: what the in-process
-        index does on SQLite, so both stores answer alike where it can be checked."""
-        # Filtered HNSW scans continue until k rows pass the filters (pgvector 0.8). Both
-        # settings in one round trip, for this transaction only.
-        await conn.execute(
-            text(
-                "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), "
-                f"set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true)"
-            )
+        index does on SQLite, so both stores answer alike where it can be checked.
+        A read within projects that lets few of the store's memories through (`_few`) is
+        ranked exactly at once, as SQLite's index does below GATHER_BELOW: a project of a
+        store of many answers as it would alone, without walking other projects' vectors."""
+        # Filtered HNSW scans continue until k rows pass the filters (pgvector 0.8). The
+        # settings, for this transaction only, and the size of a read within projects,
+        # in one round trip.
+        settings: tuple[ColumnElement[str], ...] = (
+            literal_column("set_config('hnsw.iterative_scan', 'strict_order', true)"),
+            literal_column(f"set_config('hnsw.ef_search', '{HNSW_EF_SEARCH}', true)"),
         )
+        view, now = replace(vis, now=0.0), time.monotonic()
+        # Every project (no index narrows the view), or a view counted big lately.
+        if vis.shown_projects is None or self._big.get(view, now) > now:
+            await conn.execute(select(*settings))
+        else:
+            row = (await conn.execute(select(*settings, *_sizes(vis)))).one()
+            visible, vectors = int(row[2]), float(row[3])
+            if _few(visible, vectors, k):
+                return await _hits(conn, *self._statement(query, vis, indexed=False), k)
+            if visible > EXACT_ROWS:
+                self._big = {v: t for v, t in self._big.items() if t > now}
+                self._big[view] = now + RECOUNT_SECONDS
         hits = await _hits(conn, *self._statement(query, vis, indexed=True), k)
         if len(hits) < k:
             hits = await _hits(conn, *self._statement(query, vis, indexed=False), k)
@@ -220,24 +263,31 @@ class PgvectorSearch:
         """The visible rows with a vector of the query's dimension, and their distance.
         `indexed`: the distance expression and the dimension as literals, exactly the
         partial HNSW index's own, so the planner uses it; otherwise an expression no index
-        has, so it ranks the visible rows exactly."""
+        has, so it ranks the visible rows exactly: each visible memory's vector looked up
+        by its content hash (a lateral subquery the planner cannot merge into a join, so
+        it never reads every vector to hash them)."""
         dimension = int(query.shape[0])
         wanted = cast(bindparam("query", vector_literal(query)), PgVector(dimension))
         column = f"embedding::vector({dimension})" if indexed else "embeddings.embedding"
         distance = literal_column(column).op("<=>", return_type=Float)(wanted)
+        of_memory = and_(
+            E.content_hash == M.content_hash,
+            E.model == self.model,
+            E.dimension == literal_column(str(dimension)),
+            literal_column("embeddings.embedding").is_not(None),
+        )
+        if not indexed:
+            vector = select(distance.label("distance")).where(of_memory).offset(0).lateral()
+            exact = (
+                select(M.id, (1 - vector.c.distance).label("similarity"))
+                .select_from(MEMORIES.join(vector, true()))
+                .where(visible_to(vis))
+            )
+            return exact, vector.c.distance
         stmt = (
             select(M.id, (1 - distance).label("similarity"))
-            .select_from(
-                MEMORIES.join(
-                    EmbeddingRow.__table__,
-                    and_(
-                        E.content_hash == M.content_hash,
-                        E.model == self.model,
-                        E.dimension == literal_column(str(dimension)),
-                    ),
-                )
-            )
-            .where(visible_to(vis), literal_column("embeddings.embedding").is_not(None))
+            .select_from(MEMORIES.join(EmbeddingRow.__table__, of_memory))
+            .where(visible_to(vis))
         )
         return stmt, distance
 
@@ -272,6 +322,25 @@ class VisibleVectors(Mapping[int, np.ndarray]):
 
     def __len__(self) -> int:
         return len(self.vectors)
+
+
+def _sizes(vis: Visibility) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
+    """How many memories `vis` lets through (counted up to EXACT_ROWS + 1, from
+    ix_memories_project_visible alone), and about how many vectors the store holds
+    (ANALYZE's estimate; -1 before the first)."""
+    capped = select(literal(1)).select_from(MEMORIES).where(visible_to(vis))
+    visible = select(func.count()).select_from(capped.limit(EXACT_ROWS + 1).subquery())
+    vectors: ColumnElement[float] = literal_column(
+        "(SELECT reltuples FROM pg_class WHERE oid = 'embeddings'::regclass)"
+    )
+    return visible.scalar_subquery(), vectors
+
+
+def _few(visible: int, vectors: float, k: int) -> bool:
+    """Whether ranking `visible` memories exactly is cheaper than an HNSW scan over
+    `vectors`: few enough (EXACT_ROWS), and too few for the scan's first ef_search
+    candidates to hold k of them on average (the scan would go on reading)."""
+    return visible <= EXACT_ROWS and visible * HNSW_EF_SEARCH < k * vectors
 
 
 def _cosine(vector: np.ndarray, query: np.ndarray) -> float:
