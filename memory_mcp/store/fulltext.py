@@ -76,7 +76,23 @@ _PARTS = ("{key value tags}", "{context}")
 # Every column of a memory's words (not its project's token).
 _WORDS = "{" + " ".join(COLUMNS) + "}"
 
-_MATCHING = "FROM memories JOIN memories_fts ON memories_fts.rowid = memories.id"
+# A query word with `_` is looked up whole in the identifiers' index (store/schema.py):
+# there `gcloud_alpha_compute` is one token, in the main index a phrase of three common
+# ones whose position lists FTS5 walks (the 1M bench store: a count 12.5 ms p50 against
+# 0.18 ms here, and a search makes up to 7 lookups per identifier). It holds no project
+# token: its few matches are checked against `memories`.
+IDENTIFIERS = "memory_identifiers"
+
+
+def _index(term: str) -> str:
+    """The keyword index `term` is looked up in."""
+    return IDENTIFIERS if "_" in term else "memories_fts"
+
+
+def _matching(table: str) -> str:
+    return f"FROM memories JOIN {table} ON {table}.rowid = memories.id"
+
+
 # Whose memories a caller's statistics count: the swarm's, and its own (in the projects
 # of the search: Population.of).
 _OWNERS = "(memories.scope = :pop_swarm OR memories.agent_id = :pop_agent)"
@@ -136,10 +152,13 @@ class Population:
         few = theirs * 3 < everyone
         return cls(memories, chars, sql, params, f"{{project}} : ({tokens})", indexed, few)
 
-    def filtered(self, match: str) -> str:
+    def filtered(self, match: str, table: str = "memories_fts") -> str:
         """`match` (an FTS5 expression) within the search's projects: FTS5 passes over
-        other projects' entries itself, not each one checked against `memories`."""
-        return f"({match}) AND {self.projects}" if self.projects else match
+        other projects' entries itself, not each one checked against `memories`. The
+        identifiers' index has no project token: `match` as it is."""
+        if self.projects and table == "memories_fts":
+            return f"({match}) AND {self.projects}"
+        return match
 
     def idf(self, holding: int) -> float:
         """FTS5's IDF of a phrase `holding` of these memories hold."""
@@ -179,8 +198,8 @@ def keyword_hits(
     if population.memories > MATCH_BUDGET:
         chosen = affordable_terms(matches, MATCH_BUDGET)
         if not chosen:
-            match = population.filtered(f"{_WORDS} : ({match_any(present)})")
-            newest = _newest_matching(conn, match, visible_sql(vis), limit)
+            phrases = [(_WORDS, term) for term in present]
+            newest = _newest_matching(conn, phrases, population, visible_sql(vis), limit)
             return newest, holding_terms(conn, present, [i for i, _ in newest], OWN_COLUMNS)
     # The IDF of each phrase: a term in a memory's own words (part 0), in its context (1).
     idf = {
@@ -203,9 +222,9 @@ def keyword_hits(
     # hold only such phrases come after the others, newest first, scored 0.
     weightless = [part for part, weight in idf.items() if weight <= MIN_IDF]
     if weightless and len(hits) < limit:
-        match = " OR ".join(f"{_PARTS[part]} : {phrase(terms[i])}" for i, part in weightless)
+        phrases = [(_PARTS[part], terms[i]) for i, part in weightless]
         known = {memory_id for memory_id, _ in hits}
-        more = _newest_matching(conn, population.filtered(match), visible_sql(vis), limit)
+        more = _newest_matching(conn, phrases, population, visible_sql(vis), limit)
         more = [hit for hit in more if hit[0] not in known][: limit - len(hits)]
         hits += more
         own |= holding_terms(conn, chosen, [i for i, _ in more], OWN_COLUMNS)
@@ -221,20 +240,19 @@ def _counts(
     affordable), and counting stops there."""
     params: dict[str, object] = {**population.params, "cap": MATCH_BUDGET + 1}
     counts = []
-    # Each memory FTS5 finds checked against `memories` cost ~6 us (a page read each at
-    # 100k memories); the index alone answers when its filter picks the population.
-    matching = (
-        "FROM memories_fts WHERE memories_fts MATCH :{name}"
-        if population.indexed
-        else f"{_MATCHING} WHERE memories_fts MATCH :{{name}} AND {population.sql}"
-    )
     for i, term in enumerate(terms):
-        params[f"o{i}"] = population.filtered(f"{{key value tags}} : {phrase(term)}")
-        params[f"x{i}"] = population.filtered(f"{{context}} : {phrase(term)}")
-        counts += [
-            f"(SELECT count(*) FROM (SELECT 1 {matching.format(name=f'{name}{i}')} LIMIT :cap))"
-            for name in ("o", "x")
-        ]
+        table = _index(term)
+        # Each memory FTS5 finds checked against `memories` cost ~6 us (a page read each
+        # at 100k memories); the index alone answers when its filter picks the population.
+        alone = population.indexed and (table == "memories_fts" or not population.projects)
+        for name, columns in ((f"o{i}", "{key value tags}"), (f"x{i}", "{context}")):
+            params[name] = population.filtered(f"{columns} : {phrase(term)}", table)
+            matching = (
+                f"FROM {table} WHERE {table} MATCH :{name}"
+                if alone
+                else f"{_matching(table)} WHERE {table} MATCH :{name} AND {population.sql}"
+            )
+            counts.append(f"(SELECT count(*) FROM (SELECT 1 {matching} LIMIT :cap))")
     (row,) = cursor_rows(conn, f"SELECT {', '.join(counts)}", params)
     return [(int(row[2 * i]), int(row[2 * i + 1])) for i in range(len(terms))]
 
@@ -288,9 +306,10 @@ def _holders(
     table: each place a token is, so the count is exact), or, when the search's projects
     are a small part of the store, counted by highlight() in the memories a MATCH within
     those projects finds (the instance table has every project's places); a phrase of
-    several (`api.v2/users`) by a MATCH per column, counted once. Each place's memory is
-    read for the population's condition anyway: its visibility and length come with it
-    (a read of them by id afterwards cost ~7 ms of 2,000 hits at 100k memories).
+    several (`api.v2/users`) or an identifier (`user_id`, in the identifiers' index) by a
+    MATCH per column, counted once. Each place's memory is read for the population's
+    condition anyway: its visibility and length come with it (a read of them by id
+    afterwards cost ~7 ms of 2,000 hits at 100k memories).
     The tokens are the index's own: the terms are put through its tokenizer (`_tokens`)."""
     params: dict[str, object] = {**population.params, **visible.params}
     memory = f"({visible.sql}), {_LENGTH}"
@@ -299,7 +318,8 @@ def _holders(
         columns = [c for c in range(len(COLUMNS)) if (i, int(c == CONTEXT)) in idf]
         if not columns:
             continue
-        if len(tokens) == 1 and not population.few:
+        table = _index(terms[i])
+        if len(tokens) == 1 and not population.few and table == "memories_fts":
             params[f"k{i}"] = tokens[0]
             names = ", ".join(f"'{COLUMNS[c]}'" for c in columns)
             parts.append(
@@ -310,17 +330,19 @@ def _holders(
             )
             continue
         for c in columns:
-            params[f"m{i}_{c}"] = population.filtered(f"{{{COLUMNS[c]}}} : {phrase(terms[i])}")
+            params[f"m{i}_{c}"] = population.filtered(
+                f"{{{COLUMNS[c]}}} : {phrase(terms[i])}", table
+            )
             # A token's places in the column: highlight() marks each, so the text grows
             # by one character a place. A phrase of several tokens counts once.
             count = (
                 f"length(highlight(memories_fts, {c}, '#', '')) - length(memories.\"{COLUMNS[c]}\")"
-                if len(tokens) == 1
+                if len(tokens) == 1 and table == "memories_fts"
                 else "1"
             )
             parts.append(
-                f"SELECT memories.id, {i}, {c}, {count}, {memory} {_MATCHING} "
-                f"WHERE memories_fts MATCH :m{i}_{c} AND {population.sql}"
+                f"SELECT memories.id, {i}, {c}, {count}, {memory} {_matching(table)} "
+                f"WHERE {table} MATCH :m{i}_{c} AND {population.sql}"
             )
     if not parts:
         return []
@@ -363,29 +385,54 @@ def _tokens(conn: Connection, terms: Sequence[str]) -> list[list[str]]:
 
 
 def _newest_matching(
-    conn: Connection, match: str, visible: VisibleSql, limit: int
+    conn: Connection,
+    phrases: Sequence[tuple[str, str]],
+    population: Population,
+    visible: VisibleSql,
+    limit: int,
 ) -> list[tuple[int, float]]:
-    newest = _visible_matches(conn, match, visible, limit, "ORDER BY memories_fts.rowid DESC")
-    return [(memory_id, 0.0) for memory_id in newest]
+    """The newest visible memories holding any of `phrases` ((column filter, term)),
+    scored 0: one statement per index the terms are in."""
+    newest: set[int] = set()
+    for table in {_index(term) for _, term in phrases}:
+        match = " OR ".join(f"{cols} : {phrase(t)}" for cols, t in phrases if _index(t) == table)
+        newest.update(
+            _visible_matches(
+                conn,
+                population.filtered(match, table),
+                visible,
+                limit,
+                f"ORDER BY {table}.rowid DESC",
+                table,
+            )
+        )
+    return [(memory_id, 0.0) for memory_id in sorted(newest, reverse=True)[:limit]]
 
 
 def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories holding `words` as a phrase (`gen-0042`: "gen" then "0042"), in no
     order. No BM25 and no cost guard: the phrase's rarest word keeps it cheap even when
-    its other words are in every memory."""
+    its other words are in every memory, and an identifier with `_` is one token of the
+    identifiers' index (`user_id`: "user_id", not "user" then "id")."""
     # A memory's own words only: an identifier in its context (store/write_context.py) is
     # one the memory written before it holds, and counting it would make it look common.
-    match = Population.of(conn, vis).filtered(f"{{key value tags}} : {phrase(words)}")
-    return _visible_matches(conn, match, visible_sql(vis), limit)
+    table = _index(words)
+    match = Population.of(conn, vis).filtered(f"{{key value tags}} : {phrase(words)}", table)
+    return _visible_matches(conn, match, visible_sql(vis), limit, table=table)
 
 
 def _visible_matches(
-    conn: Connection, match: str, visible: VisibleSql, limit: int, order: str = ""
+    conn: Connection,
+    match: str,
+    visible: VisibleSql,
+    limit: int,
+    order: str = "",
+    table: str = "memories_fts",
 ) -> list[int]:
     rows = cursor_rows(
         conn,
-        f"SELECT memories.id {_MATCHING} WHERE memories_fts MATCH :match AND ({visible.sql}) "
-        f"{order} LIMIT :limit",
+        f"SELECT memories.id {_matching(table)} WHERE {table} MATCH :match "
+        f"AND ({visible.sql}) {order} LIMIT :limit",
         {**visible.params, "match": match, "limit": limit},
     )
     return [row[0] for row in rows]
@@ -403,15 +450,18 @@ def holding_terms(
     memories, where the range took 0.3-4 ms for 50 ids."""
     if not terms or not memory_ids:
         return set()
-    match = f"{{{' '.join(columns)}}} : ({match_any(terms)})"
-    rows = cursor_rows(
-        conn,
-        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH :match "
-        "AND rowid >= :low AND rowid <= :high",
-        {"match": match, "low": min(memory_ids), "high": max(memory_ids)},
-    )
     wanted = set(memory_ids)
-    return {row[0] for row in rows if row[0] in wanted}
+    found: set[int] = set()
+    for table in {_index(term) for term in terms}:
+        match = f"{{{' '.join(columns)}}} : ({match_any([t for t in terms if _index(t) == table])})"
+        rows = cursor_rows(
+            conn,
+            f"SELECT rowid FROM {table} WHERE {table} MATCH :match "
+            "AND rowid >= :low AND rowid <= :high",
+            {"match": match, "low": min(memory_ids), "high": max(memory_ids)},
+        )
+        found.update(row[0] for row in rows if row[0] in wanted)
+    return found
 
 
 def keyed(conn: Connection, key: str, vis: Visibility, limit: int) -> list[int]:

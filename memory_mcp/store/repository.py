@@ -51,6 +51,8 @@ from memory_mcp.store.schema import (
     KEYWORD_TOTALS_FILL,
     SQLITE_FTS_DDL,
     SQLITE_FTS_REBUILD,
+    SQLITE_IDENT_DDL,
+    SQLITE_IDENT_REBUILD,
     SQLITE_KEYWORD_TOTALS_DDL,
     SQLITE_KEYWORD_TOTALS_OLD,
     Base,
@@ -121,6 +123,14 @@ class MemoryStore:
                     await conn.exec_driver_sql(ddl)
                 if any(column.startswith("memories_fts.") for column in added):
                     await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
+                # A store from before the identifiers' index fills it once (1M: see
+                # docs/lab/benchmark-runs.md).
+                made = await conn.exec_driver_sql("PRAGMA table_info(memory_identifiers)")
+                fill = not made.all()
+                for ddl in SQLITE_IDENT_DDL:
+                    await conn.exec_driver_sql(ddl)
+                if fill:
+                    await conn.exec_driver_sql(SQLITE_IDENT_REBUILD)
                 made = await conn.exec_driver_sql("PRAGMA table_info(keyword_totals)")
                 columns = {row._mapping["name"] for row in made}
                 if columns and "project" not in columns:  # counted before projects

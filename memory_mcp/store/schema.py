@@ -216,6 +216,42 @@ SQLITE_FTS_DDL = [
 ]
 
 
+# Identifiers as whole tokens (issue 39): a second FTS5 index whose tokenizer keeps `_`
+# inside a token, so `gcloud_alpha_compute` is one entry to look up. In the index above
+# it is the phrase `gcloud alpha compute`, each token in a large share of a store of man
+# pages, and matching the phrase walks their position lists (the 1M store's p95).
+# A query word with `_` is looked up here (store/fulltext.py); its parts alone, in the
+# index above, as before. Only memories with a `_` in their words are indexed: a store
+# of chat turns holds next to none. The view and the triggers' conditions are one
+# expression, so a memory is removed from it exactly when it was added.
+IDENT_TOKENIZE = "porter unicode61 remove_diacritics 2 tokenchars '_'"
+_HAS_IDENT = "instr({row}.key || {row}.value || {row}.tags || coalesce({row}.context, ''), '_')"
+_IDENT_ROW = "{row}.id, {row}.key, {row}.value, {row}.tags, {row}.context"
+_IDENT_ADD = (
+    "INSERT INTO memory_identifiers(rowid, key, value, tags, context) "
+    f"SELECT {_IDENT_ROW.format(row='new')} WHERE {_HAS_IDENT.format(row='new')};"
+)
+_IDENT_TAKE = (
+    "INSERT INTO memory_identifiers(memory_identifiers, rowid, key, value, tags, context) "
+    f"SELECT 'delete', {_IDENT_ROW.format(row='old')} WHERE {_HAS_IDENT.format(row='old')};"
+)
+SQLITE_IDENT_DDL = [
+    "CREATE VIEW IF NOT EXISTS memory_identifiers_source AS SELECT id, key, value, tags, "
+    f"context FROM memories WHERE {_HAS_IDENT.format(row='memories')}",
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS memory_identifiers USING fts5(
+        key, value, tags, context, content='memory_identifiers_source', content_rowid='id',
+        tokenize="{IDENT_TOKENIZE}")""",
+    "CREATE TRIGGER IF NOT EXISTS memory_identifiers_insert AFTER INSERT ON memories "
+    f"BEGIN {_IDENT_ADD} END",
+    "CREATE TRIGGER IF NOT EXISTS memory_identifiers_delete AFTER DELETE ON memories "
+    f"BEGIN {_IDENT_TAKE} END",
+    "CREATE TRIGGER IF NOT EXISTS memory_identifiers_update "
+    f"AFTER UPDATE OF key, value, tags, context ON memories BEGIN {_IDENT_TAKE} {_IDENT_ADD} END",
+]
+# Filled once when made: on a new store at no cost, on an older one the migration.
+SQLITE_IDENT_REBUILD = "INSERT INTO memory_identifiers(memory_identifiers) VALUES ('rebuild')"
+
+
 def project_token(project: str) -> str:
     """The keyword index's token for `project` (as `_TOKEN` writes it)."""
     return "x" + project.encode().hex()
