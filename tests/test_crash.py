@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memory_mcp.transfer.batches import BATCH_LINES
 from tests.mcp.test_stdio_e2e import EXE, server_env
 
 DEADLINE_SECONDS = 300
@@ -84,10 +85,17 @@ def test_a_killed_import_keeps_its_committed_prefix_and_a_rerun_finishes(
     db = tmp_path / "import.db"
     source = tmp_path / "memories.jsonl"
     total = 8000  # ~2 s of writes when quiet: 2000 could all commit before the kill landed
+    # The rerun's embedding is paid per distinct text (vectors are keyed by the text's
+    # hash), the writes per line: the first batch (one transaction, committed before the
+    # kill, BATCH_LINES) has texts found nowhere else, so the rerun must embed what the
+    # killed run stored; the lines after it share BATCH_LINES more texts. 8,000 rows
+    # written, 1,000 texts embedded.
     with source.open("w") as out:
         for i in range(total):
-            line = {"key": f"imported-{i}", "value": f"Imported fact number {i} about kestrels"}
-            out.write(json.dumps(line) + "\n")
+            value = f"Imported fact number {i} about kestrels"
+            if i >= BATCH_LINES:
+                value = f"Shared fact number {i % BATCH_LINES} about kestrels"
+            out.write(json.dumps({"key": f"imported-{i}", "value": value}) + "\n")
 
     args = [EXE, "import", str(source), "--db", str(db), "--agent-id", "importer"]
     proc = subprocess.Popen(
@@ -102,7 +110,7 @@ def test_a_killed_import_keeps_its_committed_prefix_and_a_rerun_finishes(
 
     assert_sound(db)
     kept = {key for (key,) in query(db, "SELECT key FROM memories")}
-    assert 0 < len(kept) < total
+    assert BATCH_LINES <= len(kept) < total  # whole batches: the first one at least
     assert kept == {f"imported-{i}" for i in range(len(kept))}, "a prefix of the file"
 
     rerun = subprocess.run(

@@ -14,7 +14,11 @@ grants, with every project, task and archive filter a read can carry
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,7 +42,7 @@ from memory_mcp.settings import Settings
 from memory_mcp.store.sqlite_cursor import cursor_rows
 from memory_mcp.store.sqlite_reads import open_reads
 from memory_mcp.store.visibility import visible_sql
-from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened
+from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened, store_db
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
@@ -140,43 +144,105 @@ def describe(vis: Visibility) -> str:
 CALLER_IDS = lambda c: f"{c.agent_id}-{c.session_id or 'none'}"  # noqa: E731
 
 
+@dataclass
+class Verdict:
+    """What one group of callers' queries found on a store: the checks read it."""
+
+    written: int = 0
+    records: int = 0
+    sql: list[str] = field(default_factory=list)
+    numpy: list[str] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    stdlib: list[str] = field(default_factory=list)
+    answers: set[frozenset[int]] = field(default_factory=set)
+
+
+@pytest.fixture(scope="module")
+def stores_judged(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[str, str], Awaitable[list[Verdict]]]]:
+    """Every caller's verdict on one store per backend and index kind, built by the first
+    test that asks (writing, embedding and indexing 480 rows is the cost; the queries
+    only read): each caller's test then asserts its own verdict."""
+    found: dict[tuple[str, str], list[Verdict]] = {}
+    with ExitStack() as databases:
+
+        async def verdicts(backend: str, index: str) -> list[Verdict]:
+            if (backend, index) not in found:
+                folder = tmp_path_factory.mktemp(f"parity-{backend}-{index}")
+                db = databases.enter_context(store_db(backend, folder, request))
+                found[(backend, index)] = await judge(
+                    [[caller] for caller in CALLERS], settings_in(folder, db), index
+                )
+            return found[(backend, index)]
+
+        yield verdicts
+
+
+Verdicts = Callable[[str], Awaitable[list[Verdict]]]
+
+
+@pytest.fixture
+def caller_verdicts(
+    db_backend: str,
+    stores_judged: Callable[[str, str], Awaitable[list[Verdict]]],
+    request: pytest.FixtureRequest,
+) -> Verdicts:
+    """The verdicts on this test's backend, by index kind."""
+    if db_backend == "postgresql":
+        request.getfixturevalue("pg_server")  # started here, outside the test's event loop
+    return partial(stores_judged, db_backend)
+
+
+def settings_in(folder: Path, db: str) -> Settings:
+    """make_settings' store, for a module-scoped one."""
+    return Settings(
+        db=db, data_dir=folder / "data", memory_dir=folder / "memory", synchronous="normal"
+    )
+
+
 @pytest.mark.parametrize("caller", CALLERS, ids=CALLER_IDS)
-async def test_the_three_visibility_rules_agree(
-    caller: Caller, make_settings: Callable[..., Settings]
-) -> None:
-    await rules_agree(caller, make_settings())
+async def test_the_three_visibility_rules_agree(caller: Caller, caller_verdicts: Verdicts) -> None:
+    verdicts = await caller_verdicts("exact")
+    assert_agrees(verdicts[CALLERS.index(caller)])
 
 
 @SQLITE_ONLY  # PostgreSQL searches vectors in the database (pgvector), checked above
 @pytest.mark.parametrize("caller", CALLERS, ids=CALLER_IDS)
-async def test_the_quantised_index_agrees(
-    caller: Caller, make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_the_quantised_index_agrees(caller: Caller, caller_verdicts: Verdicts) -> None:
     """A big store's index (semantic/quantised_index.py): sign bits over every visible
     set, then int8, then the store's float32 — the same memories as the rule."""
-    monkeypatch.setattr(vectors_module, "QUANTISE_FROM", 1)
-    monkeypatch.setattr(quantised_index, "BITS_FROM", 0)
-    await rules_agree(caller, make_settings(), quantised=True)
+    verdicts = await caller_verdicts("quantised")
+    assert_agrees(verdicts[CALLERS.index(caller)])
 
 
 @SQLITE_ONLY
 @pytest.mark.parametrize("caller", CALLERS, ids=CALLER_IDS)
-async def test_the_coarse_index_agrees(
-    caller: Caller, make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_the_coarse_index_agrees(caller: Caller, caller_verdicts: Verdicts) -> None:
     """The same with a big store's coarse index (semantic/coarse_index.py, real faiss),
     every list probed so that it answers each query itself (no fallback allowed): the
     mask applied inside its search lets through exactly what the rule does."""
-    monkeypatch.setattr(vectors_module, "QUANTISE_FROM", 1)
-    monkeypatch.setattr(quantised_index, "BITS_FROM", 0)
-    monkeypatch.setattr(coarse_index, "LISTS", 4)
-    monkeypatch.setattr(coarse_index, "PROBES", 4)
+    verdicts = await caller_verdicts("coarse")
+    assert_agrees(verdicts[CALLERS.index(caller)])
 
-    def refuse(*args: object) -> object:
-        raise AssertionError("the coarse index did not answer")
 
-    monkeypatch.setattr(quantised_index.QuantisedIndex, "_exact_pass_candidates", refuse)
-    await rules_agree(caller, make_settings(), quantised=True, coarse=True)
+@contextmanager
+def index_kind(index: str) -> Iterator[None]:
+    """The in-process index `index` names: "exact" (a small store's), "quantised" or
+    "coarse" (a big store's, forced on 480 rows)."""
+    with pytest.MonkeyPatch.context() as patch:
+        if index != "exact":
+            patch.setattr(vectors_module, "QUANTISE_FROM", 1)
+            patch.setattr(quantised_index, "BITS_FROM", 0)
+        if index == "coarse":
+            patch.setattr(coarse_index, "LISTS", 4)
+            patch.setattr(coarse_index, "PROBES", 4)
+
+            def refuse(*args: object) -> object:
+                raise AssertionError("the coarse index did not answer")
+
+            patch.setattr(quantised_index.QuantisedIndex, "_exact_pass_candidates", refuse)
+        yield
 
 
 # -- projects, tasks and archived memories ----------------------------------------------
@@ -253,43 +319,69 @@ def project_queries(caller: Caller) -> list[Visibility]:
 
 async def test_the_project_rules_agree(make_settings: Callable[..., Settings]) -> None:
     """Projects, tasks and archived memories: the three rules agree for every caller."""
-    await project_rules_agree(make_settings())
+    await project_rules_agree(make_settings(), "exact")
 
 
 @SQLITE_ONLY  # PostgreSQL searches vectors in the database (pgvector), checked above
 async def test_the_quantised_index_agrees_on_projects(
-    make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
+    make_settings: Callable[..., Settings],
 ) -> None:
-    monkeypatch.setattr(vectors_module, "QUANTISE_FROM", 1)
-    monkeypatch.setattr(quantised_index, "BITS_FROM", 0)
-    await project_rules_agree(make_settings(), quantised=True)
+    await project_rules_agree(make_settings(), "quantised")
 
 
-async def project_rules_agree(settings: Settings, quantised: bool = False) -> None:
-    await rules_agree(
-        PROJECT_CALLERS,
+async def project_rules_agree(settings: Settings, index: str) -> None:
+    (verdict,) = await judge(
+        [PROJECT_CALLERS],
         settings,
-        quantised=quantised,
+        index,
         rows=project_rows(),
         queries_of=project_queries,
         expected_of=project_reference,
         archive=lambda record: record.key.endswith("-archived"),
     )
+    assert_agrees(verdict)
 
 
-async def rules_agree(
-    callers: Caller | list[Caller],
+def assert_agrees(verdict: Verdict) -> None:
+    assert verdict.records == verdict.written
+    assert verdict.sql == []
+    assert verdict.numpy == []
+    assert verdict.text == []
+    assert verdict.stdlib == []
+    # The table tells the rules apart: many distinct answers, some of them empty.
+    assert len(verdict.answers) >= 20
+    assert frozenset() in verdict.answers
+
+
+async def judge(
+    groups: list[list[Caller]],
     settings: Settings,
-    quantised: bool = False,
-    coarse: bool = False,
+    index: str,
     *,
     rows: list[NewMemory] | None = None,
     queries_of: Callable[[Caller], list[Visibility]] = queries,
     expected_of: Callable[[Visibility, MemoryRecord], bool] = reference,
     archive: Callable[[MemoryRecord], bool] | None = None,
-) -> None:
-    callers = callers if isinstance(callers, list) else [callers]
+) -> list[Verdict]:
+    """One store of `rows` behind the `index` kind; each group of callers' queries, asked
+    of every rule (of the vector arm alone for a big store's index), against the
+    reference: one verdict per group."""
+    with index_kind(index):
+        return await judged(groups, settings, index, rows, queries_of, expected_of, archive)
+
+
+async def judged(
+    groups: list[list[Caller]],
+    settings: Settings,
+    index: str,
+    rows: list[NewMemory] | None,
+    queries_of: Callable[[Caller], list[Visibility]],
+    expected_of: Callable[[Visibility, MemoryRecord], bool],
+    archive: Callable[[MemoryRecord], bool] | None,
+) -> list[Verdict]:
+    quantised, coarse = index != "exact", index == "coarse"
     written = rows_to_write() if rows is None else rows
+    verdicts = [Verdict(written=len(written)) for _ in groups]
     async with opened(settings) as app:
         store, vectors = app.service.store, app.service.vectors
         batch = [BatchItem(new, WRITTEN_AT, may_overwrite_others=True) for new in written]
@@ -309,22 +401,38 @@ async def rules_agree(
             assert await vectors.search.build_coarse_if_due()
         query_vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
 
-        answers: set[frozenset[int]] = set()
-        sql_disagrees: list[str] = []
-        numpy_disagrees: list[str] = []
-        text_disagrees: list[str] = []
-        stdlib_disagrees: list[str] = []
-        sqlite = store._engines.is_sqlite
+        # A big store's index changes the vector arm only: on the same rows, for the same
+        # callers, the SQL condition, its text and the sqlite3 reads are the exact
+        # variant's to judge (the quantised and coarse ones would only repeat them).
+        sql_rules = index == "exact"
+        sqlite = store._engines.is_sqlite and sql_rules
         path = settings.database_file
         reads = open_reads(path, "full") if sqlite and path is not None else None
         assert reads is not None or not sqlite
-        for vis in [vis for caller in callers for vis in queries_of(caller)]:
+        asked = [
+            (verdict, vis)
+            for verdict, callers in zip(verdicts, groups, strict=True)
+            for caller in callers
+            for vis in queries_of(caller)
+        ]
+        for verdict in verdicts:
+            verdict.records = len(records)
+        for verdict, vis in asked:
             expected = {r.id for r in records if expected_of(vis, r)}
-            by_sql = {r.id async for r in store.iter_records(vis)}
+            verdict.answers.add(frozenset(expected))
             by_mask = {i for i, _ in await vectors.search.nearest(query_vector, vis, len(records))}
-            answers.add(frozenset(expected))
+            if by_mask != expected:
+                verdict.numpy.append(
+                    f"{describe(vis)}: mask also {sorted(by_mask - expected)}, "
+                    f"misses {sorted(expected - by_mask)}"
+                )
+            if sql_rules and (by_sql := {r.id async for r in store.iter_records(vis)}) != expected:
+                verdict.sql.append(
+                    f"{describe(vis)}: SQL also {sorted(by_sql - expected)}, "
+                    f"misses {sorted(expected - by_sql)}"
+                )
             if sqlite and (by_text := await store._engines.read(ids_by_sql_text, vis)) != expected:
-                text_disagrees.append(
+                verdict.text.append(
                     f"{describe(vis)}: SQL text also {sorted(by_text - expected)}, "
                     f"misses {sorted(expected - by_text)}"
                 )
@@ -332,28 +440,11 @@ async def rules_agree(
                 reads is not None
                 and (by_reads := {r.id for r in reads.recent(vis, len(records))}) != expected
             ):
-                stdlib_disagrees.append(
+                verdict.stdlib.append(
                     f"{describe(vis)}: sqlite3 also {sorted(by_reads - expected)}, "
                     f"misses {sorted(expected - by_reads)}"
-                )
-            if by_sql != expected:
-                sql_disagrees.append(
-                    f"{describe(vis)}: SQL also {sorted(by_sql - expected)}, "
-                    f"misses {sorted(expected - by_sql)}"
-                )
-            if by_mask != expected:
-                numpy_disagrees.append(
-                    f"{describe(vis)}: mask also {sorted(by_mask - expected)}, "
-                    f"misses {sorted(expected - by_mask)}"
                 )
 
     if reads is not None:
         reads.close()
-    assert len(records) == len(written)
-    assert sql_disagrees == []
-    assert numpy_disagrees == []
-    assert text_disagrees == []
-    assert stdlib_disagrees == []
-    # The table tells the rules apart: many distinct answers, some of them empty.
-    assert len(answers) >= 20
-    assert frozenset() in answers
+    return verdicts
