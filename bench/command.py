@@ -40,6 +40,8 @@ DEFAULT_SCALE_WORKDIR = Path("bench/results/scale")
 DEFAULT_SCALE_DATA = Path("bench/data/scale")
 DEFAULT_BENCH_DATA = Path("../shared/bench-data")
 DEFAULT_LOCOMO_DATA = DEFAULT_BENCH_DATA / "locomo-dev"  # as the Makefile's
+# The three development sets, the default of the commands that read every set.
+DEV_SETS = tuple(DEFAULT_BENCH_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev"))
 V3_GROUPS = (
     "context",
     "following",
@@ -135,7 +137,7 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "dirs",
         type=Path,
         nargs="*",
-        default=[DEFAULT_BENCH_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev")],
+        default=list(DEV_SETS),
         help="folders of LoCoMo, REALTALK or BEAM files (default: the three dev sets)",
     )
     projects.add_argument("--json", type=Path, help="also write every number to this file")
@@ -185,7 +187,7 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "dir",
         type=Path,
         nargs="*",
-        default=[DEFAULT_BENCH_DATA / name for name in ("locomo-dev", "realtalk-dev", "beam-dev")],
+        default=list(DEV_SETS),
         help="folders of conversation files, one set each (default: the three "
         f"development sets in {DEFAULT_BENCH_DATA})",
     )
