@@ -38,6 +38,7 @@ GROUPS = (
 )
 DEFAULT_SCALE_WORKDIR = Path("bench/results/scale")
 DEFAULT_SCALE_DATA = Path("bench/data/scale")
+DEFAULT_SUITE_LOGS = Path("bench/results/suite")
 DEFAULT_BENCH_DATA = Path("../shared/bench-data")
 DEFAULT_LOCOMO_DATA = DEFAULT_BENCH_DATA / "locomo-dev"  # as the Makefile's
 # The three development sets, the default of the commands that read every set.
@@ -363,6 +364,41 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         default=str(Path(sys.executable).parent / "memory-mcp"),
         help="the memory-mcp to spawn (default: this environment's)",
     )
+    fast.add_argument(
+        "--scale-data",
+        type=Path,
+        metavar="DIR",
+        help="also search a store of --scale-memories memories over stdio: p50/p95 against "
+        "the target p95 <= 2x p50 (bench/scale.py on SQLite; DIR as for `bench scale --data`)",
+    )
+    fast.add_argument(
+        "--scale-workdir",
+        type=Path,
+        metavar="DIR",
+        help="where that store is: DIR/N is reused when built for N memories, built from "
+        "--scale-data when missing (an hour or more at a million)",
+    )
+    fast.add_argument(
+        "--scale-memories", type=int, default=1_000_000, help="store size (default 1000000)"
+    )
+    fast.add_argument(
+        "--scale-searches", type=int, default=200, help="timed searches (default 200)"
+    )
+    fast.add_argument(
+        "--suite",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        help="also `make test`'s CPU time (user+sys), wall time and tests passed at two "
+        "revisions of this repository, each in a temporary clone set up by `make install-dev "
+        "model` (bench/suite_cpu.py; about 10-40 minutes each)",
+    )
+    fast.add_argument(
+        "--suite-logs",
+        type=Path,
+        default=DEFAULT_SUITE_LOGS,
+        metavar="DIR",
+        help=f"the makes' output at each revision (default: {DEFAULT_SUITE_LOGS})",
+    )
     fast.add_argument("--json", type=Path, help="also write every number to this file")
 
     importing = kinds.add_parser(
@@ -668,10 +704,22 @@ def run_store(args: argparse.Namespace) -> int:
 
 
 def run_fast(args: argparse.Namespace) -> int:
+    from bench.fast_paths import ScaleRequest, SuiteRequest
     from bench.fast_paths import run_fast as measure
 
+    if (args.scale_data is None) != (args.scale_workdir is None):
+        raise SystemExit("memory-mcp: bench fast: give --scale-data and --scale-workdir together")
+    scale = None
+    if args.scale_data is not None:
+        scale = ScaleRequest(
+            args.scale_data, args.scale_workdir, args.scale_memories, args.scale_searches
+        )
+    suite = None
+    if args.suite is not None:
+        repo = Path(__file__).resolve().parent.parent  # the checkout this bench runs from
+        suite = SuiteRequest(repo, (args.suite[0], args.suite[1]), args.suite_logs)
     conversation = _conversation(args)
-    report = measure(conversation, args.runs, args.turns, args.exe, _say)
+    report = measure(conversation, args.runs, args.turns, args.exe, _say, scale, suite)
     print(report.render())
     _write_json(args.json, report.summary())
     return 0

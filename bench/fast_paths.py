@@ -17,6 +17,11 @@
    session, then repeats, paraphrases, corrections and related facts stored among them),
    through MemoryService.store_and_check with the background worker running, as a server
    stores.
+4. Opt-in (`--scale-data DIR --scale-workdir DIR`): search p50 / p95 over stdio on a store
+   of a million memories (bench/scale.py's `run_scale`, SQLite), against the target
+   p95 <= 2x p50.
+5. Opt-in (`--suite BEFORE AFTER`): the test suite's CPU time at two revisions
+   (bench/suite_cpu.py).
 
 Every timing is as noisy as the machine: the load average is printed before and after."""
 
@@ -35,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from bench import suite_cpu
 from bench.locomo import Conversation
 from bench.settings import store_settings
 from bench.stats import percentile_ms, table
@@ -50,6 +56,25 @@ NEAR_DUPLICATES = Path(__file__).parent / "data" / "near_duplicates.json"
 PEER = "mcp-memory-service 12.4.0"
 PEER_P50_MS = 20.4
 PEER_P95_MS = 22.0
+# Issue 39's target for the keyword arm's tail at a million memories.
+SCALE_TARGET_RATIO = 2.0
+
+
+@dataclass(frozen=True)
+class ScaleRequest:
+    """Where `run_scale` finds its data and keeps (or finds) its store."""
+
+    data: Path
+    workdir: Path
+    memories: int = 1_000_000
+    searches: int = 200
+
+
+@dataclass(frozen=True)
+class SuiteRequest:
+    repo: Path
+    revisions: tuple[str, str]
+    logs: Path
 
 
 @dataclass
@@ -215,9 +240,11 @@ class FastReport:
     agent: dict[str, tuple[int, int]]
     runs: int
     conversation: str
+    scale: dict[str, Any] | None = None  # run_scale's result
+    suite: list[suite_cpu.SuiteRun] | None = None
 
     def summary(self) -> dict[str, Any]:
-        return {
+        result: dict[str, Any] = {
             "benchmark": "fast",
             "load_average": [list(self.load_before), list(self.load_after)],
             "entry_points": {
@@ -241,6 +268,18 @@ class FastReport:
             "peer_recorded_ms": {"name": PEER, "p50": PEER_P50_MS, "p95": PEER_P95_MS},
             "similar_agent": {kind: list(rate) for kind, rate in self.agent.items()},
         }
+        if self.scale is not None:
+            got = self.scale["sqlite"]
+            result["scale"] = {
+                "memories": self.scale["memories"],
+                **got,
+                "p95_over_p50": round(got["p95_ms"] / got["p50_ms"], 2),
+                "target_p95_over_p50": SCALE_TARGET_RATIO,
+                "load_average": [self.scale["load_before"], self.scale["load"]],
+            }
+        if self.suite is not None:
+            result["suite"] = suite_cpu.summary(self.suite)
+        return result
 
     def render(self) -> str:
         lines = [
@@ -286,7 +325,63 @@ class FastReport:
                 ],
             ),
         ]
+        if self.scale is not None:
+            lines += ["", scale_table(self.scale)]
+        if self.suite is not None:
+            lines += ["", suite_cpu.render(self.suite)]
         return "\n".join(lines)
+
+
+def scale_table(result: dict[str, Any]) -> str:
+    got = result["sqlite"]
+    ratio = got["p95_ms"] / got["p50_ms"]
+    met = "met" if ratio <= SCALE_TARGET_RATIO else "not met"
+    return table(
+        [
+            f"search over stdio, {result['memories']:,} memories, SQLite",
+            "searches",
+            "p50 ms",
+            "p95 ms",
+            "p95/p50",
+            "recall@10",
+            f"target p95 <= {SCALE_TARGET_RATIO:g}x p50",
+        ],
+        [
+            [
+                f"memory-mcp (load {result['load_before'][0]} -> {result['load'][0]})",
+                got["searches"],
+                f"{got['p50_ms']:.1f}",
+                f"{got['p95_ms']:.1f}",
+                f"{ratio:.2f}",
+                f"{got['recall_at_10']:.3f}",
+                met,
+            ]
+        ],
+    )
+
+
+def scale_search(request: ScaleRequest, say: Callable[[str], None]) -> dict[str, Any]:
+    """bench/scale.py on SQLite: the store in WORKDIR/N reused when its marker says it holds
+    N memories, built from DATA otherwise."""
+    import anyio
+
+    from bench.scale import run_scale
+    from bench.settings import BenchSettings
+    from memory_mcp.app.root import embedder_from
+
+    model_name = embedder_from(BenchSettings(embedder="onnx")).model_name
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    result: dict[str, Any] = anyio.run(
+        run_scale,
+        request.memories,
+        request.data,
+        request.workdir,
+        model_name,
+        request.searches,
+        say,
+        ("sqlite",),
+    )
+    return {**result, "load_before": load_before}
 
 
 def run_fast(
@@ -295,9 +390,14 @@ def run_fast(
     turns: int | None,
     exe: str,
     say: Callable[[str], None],
+    scale: ScaleRequest | None = None,
+    suite: SuiteRequest | None = None,
 ) -> FastReport:
     import anyio
 
+    if suite is not None:  # a mistyped revision fails now, not after the other parts
+        for revision in suite.revisions:
+            suite_cpu.resolve(suite.repo, revision)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-fast-") as scratch:
         directory = Path(scratch)
@@ -307,4 +407,24 @@ def run_fast(
         say("the near-duplicate hint on an agent's memories")
         (directory / "agent").mkdir()
         agent = anyio.run(agent_rates, directory / "agent")
-    return FastReport(load_before, os.getloadavg(), timings, stores, agent, runs, conversation.name)
+    scaled = None
+    if scale is not None:
+        say(f"search at {scale.memories:,} memories (bench/scale.py)")
+        scaled = scale_search(scale, say)
+    load_after = os.getloadavg()
+    # Last: the suite keeps both cores busy for many minutes, and the load it leaves would
+    # weigh on whatever came after it.
+    suite_runs = None
+    if suite is not None:
+        suite_runs = suite_cpu.measure_suites(suite.repo, suite.revisions, suite.logs, say)
+    return FastReport(
+        load_before,
+        load_after,
+        timings,
+        stores,
+        agent,
+        runs,
+        conversation.name,
+        scaled,
+        suite_runs,
+    )

@@ -87,3 +87,28 @@ def test_bench_scale_reports_every_number_and_builds_once(
 def test_bench_scale_names_missing_data(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="cannot read the scale data"):
         bench_main(["scale", "--memories", "10", "--data", str(tmp_path / "nothing")])
+
+
+def test_bench_fast_scale_part_prints_p50_p95_against_the_target(
+    scale_data: Path, tmp_path: Path
+) -> None:
+    """`bench fast --scale-data --scale-workdir`: bench scale's store and server, its
+    numbers printed beside the fast paths' (the other parts left empty here)."""
+    from bench.fast_paths import SCALE_TARGET_RATIO, FastReport, ScaleRequest, scale_search
+
+    said: list[str] = []
+    request = ScaleRequest(scale_data, tmp_path / "work", MEMORIES, searches=3)
+    result = scale_search(request, said.append)
+    assert any("building or reusing" in line for line in said)
+    assert (tmp_path / "work" / str(MEMORIES) / "built").read_text().strip() == str(MEMORIES)
+    report = FastReport((0.1, 0.2, 0.3), (0.1, 0.2, 0.3), [], {}, {}, 0, "43", scale=result)
+    scale = report.summary()["scale"]
+    assert scale["memories"] == MEMORIES and scale["searches"] == 3
+    assert scale["recall_at_10"] == 1.0
+    assert scale["p95_over_p50"] == round(scale["p95_ms"] / scale["p50_ms"], 2)
+    assert len(scale["load_average"]) == 2
+    row = report.render().splitlines()[-1]
+    assert f"{scale['p50_ms']:.1f}" in row and f"{scale['p95_ms']:.1f}" in row
+    met = scale["p95_ms"] / scale["p50_ms"] <= SCALE_TARGET_RATIO
+    assert row.endswith("  met" if met else "not met")
+    assert f"{MEMORIES:,} memories, SQLite" in report.render()
