@@ -29,6 +29,7 @@ from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
 from memory_mcp.semantic.onnx_model import ensure_in_child
 from memory_mcp.settings import Settings
 from memory_mcp.store.engine import create_engines
+from memory_mcp.store.migrations import SCHEMA_STAMP
 from memory_mcp.store.repository import MemoryStore
 
 
@@ -182,6 +183,10 @@ def pg_server() -> Iterator[Any]:
 
 
 PG_TEMPLATE = "memory_mcp_template"
+# What makes a store look made by another memory-mcp: without this code's stamp, the next
+# open checks every table, index and trigger (store/migrations.py, code_stamp). Tests that
+# make an older store out of today's say it after dropping what it lacked.
+UNSTAMP = f"DELETE FROM store_meta WHERE name = '{SCHEMA_STAMP}'"
 
 
 def _asyncpg_url(uri: str) -> str:

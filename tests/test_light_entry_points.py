@@ -24,7 +24,7 @@ import anyio
 from memory_mcp.models import StoreRequest
 from memory_mcp.rules.memories_block import memories_block
 from memory_mcp.rules.projects import current_project
-from tests.conftest import FakeEmbedder, opened
+from tests.conftest import UNSTAMP, FakeEmbedder, opened
 from tests.hooks.test_hooks import hook_env, post_tool_use, run_hook, settings_for
 from tests.mcp.test_stdio_e2e import EXE
 
@@ -192,6 +192,7 @@ def test_an_older_store_is_read_through_the_app_which_migrates_it(tmp_path: Path
     db = tmp_path / "memory.db"
     with sqlite3.connect(db) as conn:
         conn.execute("ALTER TABLE memories DROP COLUMN about_agent")
+        conn.execute(UNSTAMP)
     env = hook_env(tmp_path)
     got, names = reading([EXE, "get", str(ids["deploy"]), "--json"], env)
     assert got.returncode == 0, got.stderr

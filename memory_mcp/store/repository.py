@@ -113,6 +113,18 @@ class MemoryStore:
             ) from exc
 
     async def _init_schema(self) -> None:
+        # Read first, without the write lock: a store this code stamped needs nothing, and
+        # a command or hook that only reads never waits for another process's writes here.
+        state = await self._engines.read(migrations.schema_state)
+        if state == migrations.CURRENT:
+            return
+        if state == migrations.EMPTY and self._engines.sync_writer is not None:
+            if await self._engines.run_write(migrations.create_new_sqlite):
+                return
+        await self._bring_up_to_date()
+
+    async def _bring_up_to_date(self) -> None:
+        """Every check and step of migrations.py, then the stamp: any store, of any age."""
         async with self._engines.write() as conn:
             await conn.run_sync(Base.metadata.create_all)
             # Columns first: the keyword index (FTS5 triggers, PostgreSQL's generated
@@ -152,6 +164,7 @@ class MemoryStore:
             )
             if exists is None:
                 await conn.execute(insert(StoreMetaRow).values(name="revision", value=0))
+            await migrations.stamp(conn)
 
     # -- writes ---------------------------------------------------------------------------
 

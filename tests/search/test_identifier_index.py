@@ -20,7 +20,7 @@ from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
 from memory_mcp.store.keyword import query_terms
-from tests.conftest import SQLITE_ONLY, FakeEmbedder, opened
+from tests.conftest import SQLITE_ONLY, UNSTAMP, FakeEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, SQLITE_ONLY]
 
@@ -121,6 +121,7 @@ async def test_the_identifiers_index_follows_every_write(
                 "DROP TRIGGER memory_identifiers_update",
                 "DROP TABLE memory_identifiers",
                 "DROP VIEW memory_identifiers_source",
+                UNSTAMP,
             ):
                 conn.exec_driver_sql(ddl)
 

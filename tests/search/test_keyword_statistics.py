@@ -19,7 +19,7 @@ from memory_mcp.app.context import AppContext
 from memory_mcp.models import Caller, Role, Scope, SearchRequest, StoreRequest
 from memory_mcp.settings import Settings
 from memory_mcp.store import fulltext
-from tests.conftest import SQLITE_ONLY, FakeEmbedder, opened
+from tests.conftest import SQLITE_ONLY, UNSTAMP, FakeEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, SQLITE_ONLY]
 
@@ -137,6 +137,7 @@ async def test_the_counters_follow_every_write(make_settings: Callable[..., Sett
 
         def drop(conn: Connection) -> None:
             conn.exec_driver_sql("DROP TABLE keyword_totals")
+            conn.exec_driver_sql(UNSTAMP)
 
         async with app.service.store._engines.write() as conn:
             await conn.run_sync(drop)

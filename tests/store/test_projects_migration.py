@@ -16,7 +16,7 @@ import pytest
 from memory_mcp.models import Caller, Role, Scope, SearchRequest, StoreRequest
 from memory_mcp.settings import Settings
 from memory_mcp.store.schema import SQLITE_FTS_OLD, SQLITE_KEYWORD_TOTALS_OLD
-from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened, pg_query
+from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, UNSTAMP, opened, pg_query
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
@@ -114,7 +114,7 @@ async def test_the_migration_adds_the_columns_and_the_index(
         made = await app.service.store_memory(
             Caller("w1", Role.WORKER, "s"), StoreRequest("k", "a memory from before")
         )
-    drop = ["DROP INDEX ix_memories_project"]
+    drop = ["DROP INDEX ix_memories_project", UNSTAMP]
     drop += [f"ALTER TABLE {table} DROP COLUMN {column}" for table, column in NEW_COLUMNS]
     if db_backend == "sqlite":
         db = sqlite3.connect(settings.database_file or "")

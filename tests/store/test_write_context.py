@@ -33,7 +33,7 @@ from memory_mcp.store.write_context import (
 )
 from memory_mcp.transfer.batches import ImportReport, write_batches
 from memory_mcp.transfer.jsonl import export_lines, prepare_lines, read_lines
-from tests.conftest import BOTH_BACKENDS, opened
+from tests.conftest import BOTH_BACKENDS, UNSTAMP, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
@@ -319,6 +319,7 @@ async def test_a_store_made_by_the_older_rule_is_recomputed_once(
                 update(StoreMetaRow).where(StoreMetaRow.name == CONTEXT_RECIPE).values(value=1)
             )
             await conn.exec_driver_sql("UPDATE memories SET context = NULL")
+            await conn.exec_driver_sql(UNSTAMP)
         assert await keys_found_by_words(app.service, ALICE, "thursdays") == ["pottery"]
     async with opened(settings) as app:
         found = await keys_found_by_words(app.service, ALICE, "thursdays")
@@ -346,6 +347,7 @@ async def test_an_older_postgresql_index_is_made_again_with_the_context(
                 "ALTER TABLE memories ADD COLUMN search_text tsvector GENERATED ALWAYS AS "
                 "(to_tsvector('english', key) || to_tsvector('english', value)) STORED"
             )
+            await conn.exec_driver_sql(UNSTAMP)
         await store_all(app.service, ALICE, SESSION)
         assert await keys_found_by_words(app.service, ALICE, "thursdays") == ["pottery"]
     async with opened(settings) as app:
