@@ -5,16 +5,25 @@ tree's, and every read path keeps to it and `*`: search (both arms, expansion), 
 delete by key, history, the context resource and prompt, the knowledge-graph profile, the
 similar-check and the write-time context; the CLI and the hooks take theirs from their
 working folder and the payload's `cwd`. Then a task's working memories: seen only by
-those who name the task, archived or handed on when it is completed."""
+those who name the task, archived or handed on when it is completed.
+
+On SQLite every server, command and hook is a process of its own, as the user runs them.
+Which project a folder is does not depend on the store, so on PostgreSQL the same
+scenarios run in this process (the servers over the SDK's in-memory transport, each given
+by name the project `serve` finds in its folder; the commands and hooks in their folder):
+every read path still goes through PostgreSQL's own read filter, without paying a
+process's imports a dozen times."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +32,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import TextContent, TextResourceContents
 
+from memory_mcp.app.opener import open_app_when_called
+from memory_mcp.cli.common import settings_from
+from memory_mcp.cli.main import build_parser
+from memory_mcp.cli.main import main as cli_main
+from memory_mcp.hooks.runner import main as hook_main
+from memory_mcp.mcp.server import build_server
+from memory_mcp.rules.projects import current_project
+from memory_mcp.semantic.embeddings import Embedder
 from tests.conftest import BACKENDS, call, call_error, store_db
 from tests.test_projects import repository
 
@@ -34,17 +51,18 @@ ALPHA, BETA = "acme/alpha", "acme/beta"
 
 @dataclass
 class Trees:
-    """Two work trees of two repositories and a folder outside any, sharing a store."""
+    """Two work trees of two repositories and a folder outside any, sharing a store.
+    With `embedder`, the servers, commands and hooks run in this process (module doc)."""
 
     db: str
     home: Path
     alpha: Path
     beta: Path
     outside: Path
+    embedder: Embedder | None = None
 
-    def env(self, **extra: str) -> dict[str, str]:
+    def variables(self, **extra: str) -> dict[str, str]:
         return {
-            **os.environ,
             "HOME": str(self.home),
             "XDG_DATA_HOME": str(self.home / "xdg"),
             "MEMORY_MCP_MEMORY_DIR": str(self.home / "notes"),
@@ -55,20 +73,31 @@ class Trees:
 
     @asynccontextmanager
     async def server(self, cwd: Path, *args: str, agent: str = "me") -> AsyncIterator[Client]:
+        argv = ["serve", "--db", self.db, "--agent-id", agent, "--no-watch", *args]
+        if self.embedder is not None:
+            # `serve`'s own flags and settings (the fixture set the variables), and the
+            # project it would find in `cwd`, by name: this process has one folder.
+            project = current_project(None, cwd) or "*"
+            settings = settings_from(build_parser().parse_args([*argv, "--project", project]))
+            server = build_server(settings, self.embedder, open_app=open_app_when_called)
+            async with Client(server, read_timeout_seconds=180) as client:
+                yield client
+            return
         params = StdioServerParameters(
-            command=EXE,
-            args=["serve", "--db", self.db, "--agent-id", agent, "--no-watch", *args],
-            env=self.env(),
-            cwd=str(cwd),
+            command=EXE, args=argv, env={**os.environ, **self.variables()}, cwd=str(cwd)
         )
         async with Client(params, read_timeout_seconds=180) as client:
             yield client
 
     def cli(self, cwd: Path, *args: str, stdin: str | None = None) -> str:
+        argv = [*args, "--db", self.db] if args[0] != "hook" else list(args)
+        variables = self.variables(MEMORY_MCP_DB=self.db, MEMORY_MCP_AGENT_ID="me")
+        if self.embedder is not None:
+            return in_this_process(argv, cwd, variables, stdin)
         done = subprocess.run(
-            [EXE, *args, "--db", self.db] if args[0] != "hook" else [EXE, *args],
+            [EXE, *argv],
             cwd=cwd,
-            env=self.env(MEMORY_MCP_DB=self.db, MEMORY_MCP_AGENT_ID="me"),
+            env={**os.environ, **variables},
             input=stdin,
             capture_output=True,
             text=True,
@@ -78,16 +107,48 @@ class Trees:
         return done.stdout
 
 
+def in_this_process(
+    argv: list[str], cwd: Path, variables: dict[str, str], stdin: str | None
+) -> str:
+    """`memory-mcp ARGV` run in `cwd` in this process, failing as `check=True` would: its
+    stdout. A hook runs without its watchdog, which would end pytest. In a thread: the CLI
+    runs its own event loop, and async tests call this from inside theirs."""
+    out = io.StringIO()
+
+    def run() -> int:
+        with pytest.MonkeyPatch.context() as patch, redirect_stdout(out):
+            for name, value in variables.items():
+                patch.setenv(name, value)
+            patch.chdir(cwd)
+            if argv[0] == "hook":
+                payload = (stdin or "").encode()
+                return hook_main(argv[1:], payload, watchdog=False, open_app=open_app_when_called)
+            return cli_main(argv)
+
+    with ThreadPoolExecutor(1) as thread:
+        code = thread.submit(run).result(timeout=300)
+    assert code == 0, f"memory-mcp {' '.join(argv)} exited {code}"
+    return out.getvalue()
+
+
 @pytest.fixture(params=BACKENDS)
-def trees(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Trees]:
+def trees(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Trees]:
+    in_process = request.param == "postgresql"
     with store_db(request.param, tmp_path, request) as db:
-        yield Trees(
+        made = Trees(
             db,
             tmp_path / "home",
             repository(tmp_path / "alpha", "git@github.com:acme/alpha.git"),
             repository(tmp_path / "beta", "https://github.com/acme/beta.git"),
             tmp_path,  # not a work tree: no project
+            request.getfixturevalue("real_embedder") if in_process else None,
         )
+        if in_process:  # what a spawned one gets: its settings read them
+            for name, value in made.variables().items():
+                monkeypatch.setenv(name, value)
+        yield made
 
 
 def keys(result: dict[str, Any], name: str = "results") -> set[str]:
