@@ -7,12 +7,13 @@ similar-check and the write-time context; the CLI and the hooks take theirs from
 working folder and the payload's `cwd`. Then a task's working memories: seen only by
 those who name the task, archived or handed on when it is completed.
 
-On SQLite every server, command and hook is a process of its own, as the user runs them.
-Which project a folder is does not depend on the store, so on PostgreSQL the same
-scenarios run in this process (the servers over the SDK's in-memory transport, each given
-by name the project `serve` finds in its folder; the commands and hooks in their folder):
-every read path still goes through PostgreSQL's own read filter, without paying a
-process's imports a dozen times."""
+On SQLite every server is a process of its own, as the user runs them, and so is every
+command and hook whose folder is the point (the commands that name their project or
+cover the whole store run in this process, in their folder). Which project a folder is
+does not depend on the store, so on PostgreSQL the same scenarios run in this process:
+the servers over the SDK's in-memory transport, each given by name the project `serve`
+finds in its folder, the commands and hooks in their folder. Every read path still goes
+through PostgreSQL's own read filter, without paying a process's imports a dozen times."""
 
 from __future__ import annotations
 
@@ -105,6 +106,12 @@ class Trees:
             check=True,
         )
         return done.stdout
+
+    def here(self, cwd: Path, *args: str) -> str:
+        """A command whose folder is not the point (it names its project, or covers the
+        whole store): in this process, in `cwd`, on either store."""
+        argv = [*args, "--db", self.db]
+        return in_this_process(argv, cwd, self.variables(MEMORY_MCP_AGENT_ID="me"), None)
 
 
 def in_this_process(
@@ -275,7 +282,7 @@ async def test_the_graph_profile_reads_and_writes_its_project(trees: Trees) -> N
     lathe = {"type": "entity", "name": "Lathe", "entityType": "tool", "observations": ["b"]}
     graph_file = trees.home.parent / "beta-graph.json"
     graph_file.write_text(json.dumps(lathe) + "\n")
-    trees.cli(trees.outside, "import", str(graph_file), "--from", "memory-json", "--project", BETA)
+    trees.here(trees.outside, "import", str(graph_file), "--from", "memory-json", "--project", BETA)
     async with trees.server(trees.alpha, "--profile", "knowledge-graph") as alpha:
         entity = {"name": "Kiln", "entityType": "tool", "observations": ["alpha's"]}
         await call(alpha, "create_entities", entities=[entity])
@@ -295,16 +302,16 @@ def test_the_cli_and_the_hooks_take_the_project_of_their_folder(trees: Trees) ->
     for project, where in ((ALPHA, "stands in the alpha reeds"), (BETA, "fishes in the pond")):
         name = "alpha-heron" if project == ALPHA else "beta-heron"
         lines.write_text(json.dumps({"key": name, "value": f"A heron {where}"}) + "\n")
-        trees.cli(trees.outside, "import", str(lines), "--project", project)
+        trees.here(trees.outside, "import", str(lines), "--project", project)
     found = json.loads(trees.cli(trees.alpha, "search", "heron", "--json"))
     assert keys(found) == {"alpha-heron"}
-    found = json.loads(trees.cli(trees.alpha, "search", "heron", "--json", "--project", "*"))
+    found = json.loads(trees.here(trees.alpha, "search", "heron", "--json", "--project", "*"))
     assert keys(found) == {"alpha-heron", "beta-heron"}
-    exported = trees.cli(trees.alpha, "export", "--project", BETA)
+    exported = trees.here(trees.alpha, "export", "--project", BETA)
     assert [json.loads(line)["key"] for line in exported.splitlines()] == ["beta-heron"]
-    everything = trees.cli(trees.outside, "export").splitlines()
+    everything = trees.here(trees.outside, "export").splitlines()
     assert {json.loads(line)["project"] for line in everything} == {ALPHA, BETA}
-    counts = json.loads(trees.cli(trees.outside, "projects", "--json"))
+    counts = json.loads(trees.here(trees.outside, "projects", "--json"))
     assert counts == {ALPHA: 1, BETA: 1}
 
     # The session-start hook's block is the payload's work tree's, wherever it runs.
@@ -323,7 +330,7 @@ def test_the_cli_and_the_hooks_take_the_project_of_their_folder(trees: Trees) ->
 
     # A move keeps the id and is seen at once (by the searches below: one process per
     # folder answers for the note and the move).
-    moved = trees.cli(trees.outside, "projects", "move", "--to", ALPHA, "--key", "beta-heron")
+    moved = trees.here(trees.outside, "projects", "move", "--to", ALPHA, "--key", "beta-heron")
     assert f"{BETA} -> {ALPHA}" in moved
 
     def heron_and_note(tree: Path) -> tuple[set[str], set[tuple[str, str]]]:
