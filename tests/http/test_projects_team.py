@@ -1,12 +1,12 @@
 """Projects on a real team server (streamable HTTP, --oauth, SQLite and PostgreSQL): tokens
-made by the real `memory-mcp token add --project`, connections choosing their project by
-the `X-Memory-Project` header or `?project=`. A token reads its projects and `*` and writes
-only its projects; a lead leads only there; every tool keeps to that; an OAuth login
-carries the projects of the token or code it signed in with; the web view too."""
+made by the real `memory-mcp token add --project` (run in this process), connections
+choosing their project by the `X-Memory-Project` header or `?project=`. A token reads its
+projects and `*` and writes only its projects; a lead leads only there; every tool keeps
+to that; an OAuth login carries the projects of the token or code it signed in with; the
+web view too."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -23,22 +23,16 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.conftest import BACKENDS, call, call_error, store_db
 from tests.http.oauth_client import register, tokens_for
-from tests.http.team_server import EXE, TeamServer, running, server_env
+from tests.http.team_server import TeamServer, cli, running
 
 ALPHA, BETA = "alpha", "beta"
 
 
 def token_add(server_db: str, home: Path, agent: str, role: str, *options: str) -> str:
-    """The real CLI; the token (or one-time code) is the last stdout line."""
-    done = subprocess.run(
-        [EXE, "token", "add", agent, "--role", role, "--db", server_db, *options],
-        capture_output=True,
-        text=True,
-        env=server_env(home),
-        timeout=120,
-        check=True,
-    )
-    return done.stdout.strip().splitlines()[-1]
+    """The real CLI, run in this process (team_server.cli: a process paid ~1 s of imports
+    for each); the token (or one-time code) is the last stdout line."""
+    out = cli(["token", "add", agent, "--role", role, "--db", server_db, *options], home)
+    return out.strip().splitlines()[-1]
 
 
 @dataclass

@@ -5,16 +5,26 @@ tree's, and every read path keeps to it and `*`: search (both arms, expansion), 
 delete by key, history, the context resource and prompt, the knowledge-graph profile, the
 similar-check and the write-time context; the CLI and the hooks take theirs from their
 working folder and the payload's `cwd`. Then a task's working memories: seen only by
-those who name the task, archived or handed on when it is completed."""
+those who name the task, archived or handed on when it is completed.
+
+On SQLite every server is a process of its own, as the user runs them, and so is every
+command and hook whose folder is the point (the commands that name their project or
+cover the whole store run in this process, in their folder). Which project a folder is
+does not depend on the store, so on PostgreSQL the same scenarios run in this process:
+the servers over the SDK's in-memory transport, each given by name the project `serve`
+finds in its folder, the commands and hooks in their folder. Every read path still goes
+through PostgreSQL's own read filter, without paying a process's imports a dozen times."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +33,14 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import TextContent, TextResourceContents
 
+from memory_mcp.app.opener import open_app_when_called
+from memory_mcp.cli.common import settings_from
+from memory_mcp.cli.main import build_parser
+from memory_mcp.cli.main import main as cli_main
+from memory_mcp.hooks.runner import main as hook_main
+from memory_mcp.mcp.server import build_server
+from memory_mcp.rules.projects import current_project
+from memory_mcp.semantic.embeddings import Embedder
 from tests.conftest import BACKENDS, call, call_error, store_db
 from tests.test_projects import repository
 
@@ -34,17 +52,18 @@ ALPHA, BETA = "acme/alpha", "acme/beta"
 
 @dataclass
 class Trees:
-    """Two work trees of two repositories and a folder outside any, sharing a store."""
+    """Two work trees of two repositories and a folder outside any, sharing a store.
+    With `embedder`, the servers, commands and hooks run in this process (module doc)."""
 
     db: str
     home: Path
     alpha: Path
     beta: Path
     outside: Path
+    embedder: Embedder | None = None
 
-    def env(self, **extra: str) -> dict[str, str]:
+    def variables(self, **extra: str) -> dict[str, str]:
         return {
-            **os.environ,
             "HOME": str(self.home),
             "XDG_DATA_HOME": str(self.home / "xdg"),
             "MEMORY_MCP_MEMORY_DIR": str(self.home / "notes"),
@@ -55,20 +74,31 @@ class Trees:
 
     @asynccontextmanager
     async def server(self, cwd: Path, *args: str, agent: str = "me") -> AsyncIterator[Client]:
+        argv = ["serve", "--db", self.db, "--agent-id", agent, "--no-watch", *args]
+        if self.embedder is not None:
+            # `serve`'s own flags and settings (the fixture set the variables), and the
+            # project it would find in `cwd`, by name: this process has one folder.
+            project = current_project(None, cwd) or "*"
+            settings = settings_from(build_parser().parse_args([*argv, "--project", project]))
+            server = build_server(settings, self.embedder, open_app=open_app_when_called)
+            async with Client(server, read_timeout_seconds=180) as client:
+                yield client
+            return
         params = StdioServerParameters(
-            command=EXE,
-            args=["serve", "--db", self.db, "--agent-id", agent, "--no-watch", *args],
-            env=self.env(),
-            cwd=str(cwd),
+            command=EXE, args=argv, env={**os.environ, **self.variables()}, cwd=str(cwd)
         )
         async with Client(params, read_timeout_seconds=180) as client:
             yield client
 
     def cli(self, cwd: Path, *args: str, stdin: str | None = None) -> str:
+        argv = [*args, "--db", self.db] if args[0] != "hook" else list(args)
+        variables = self.variables(MEMORY_MCP_DB=self.db, MEMORY_MCP_AGENT_ID="me")
+        if self.embedder is not None:
+            return in_this_process(argv, cwd, variables, stdin)
         done = subprocess.run(
-            [EXE, *args, "--db", self.db] if args[0] != "hook" else [EXE, *args],
+            [EXE, *argv],
             cwd=cwd,
-            env=self.env(MEMORY_MCP_DB=self.db, MEMORY_MCP_AGENT_ID="me"),
+            env={**os.environ, **variables},
             input=stdin,
             capture_output=True,
             text=True,
@@ -77,17 +107,55 @@ class Trees:
         )
         return done.stdout
 
+    def here(self, cwd: Path, *args: str) -> str:
+        """A command whose folder is not the point (it names its project, or covers the
+        whole store): in this process, in `cwd`, on either store."""
+        argv = [*args, "--db", self.db]
+        return in_this_process(argv, cwd, self.variables(MEMORY_MCP_AGENT_ID="me"), None)
+
+
+def in_this_process(
+    argv: list[str], cwd: Path, variables: dict[str, str], stdin: str | None
+) -> str:
+    """`memory-mcp ARGV` run in `cwd` in this process, failing as `check=True` would: its
+    stdout. A hook runs without its watchdog, which would end pytest. In a thread: the CLI
+    runs its own event loop, and async tests call this from inside theirs."""
+    out = io.StringIO()
+
+    def run() -> int:
+        with pytest.MonkeyPatch.context() as patch, redirect_stdout(out):
+            for name, value in variables.items():
+                patch.setenv(name, value)
+            patch.chdir(cwd)
+            if argv[0] == "hook":
+                payload = (stdin or "").encode()
+                return hook_main(argv[1:], payload, watchdog=False, open_app=open_app_when_called)
+            return cli_main(argv)
+
+    with ThreadPoolExecutor(1) as thread:
+        code = thread.submit(run).result(timeout=300)
+    assert code == 0, f"memory-mcp {' '.join(argv)} exited {code}"
+    return out.getvalue()
+
 
 @pytest.fixture(params=BACKENDS)
-def trees(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Trees]:
+def trees(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Trees]:
+    in_process = request.param == "postgresql"
     with store_db(request.param, tmp_path, request) as db:
-        yield Trees(
+        made = Trees(
             db,
             tmp_path / "home",
             repository(tmp_path / "alpha", "git@github.com:acme/alpha.git"),
             repository(tmp_path / "beta", "https://github.com/acme/beta.git"),
             tmp_path,  # not a work tree: no project
+            request.getfixturevalue("real_embedder") if in_process else None,
         )
+        if in_process:  # what a spawned one gets: its settings read them
+            for name, value in made.variables().items():
+                monkeypatch.setenv(name, value)
+        yield made
 
 
 def keys(result: dict[str, Any], name: str = "results") -> set[str]:
@@ -214,7 +282,7 @@ async def test_the_graph_profile_reads_and_writes_its_project(trees: Trees) -> N
     lathe = {"type": "entity", "name": "Lathe", "entityType": "tool", "observations": ["b"]}
     graph_file = trees.home.parent / "beta-graph.json"
     graph_file.write_text(json.dumps(lathe) + "\n")
-    trees.cli(trees.outside, "import", str(graph_file), "--from", "memory-json", "--project", BETA)
+    trees.here(trees.outside, "import", str(graph_file), "--from", "memory-json", "--project", BETA)
     async with trees.server(trees.alpha, "--profile", "knowledge-graph") as alpha:
         entity = {"name": "Kiln", "entityType": "tool", "observations": ["alpha's"]}
         await call(alpha, "create_entities", entities=[entity])
@@ -234,16 +302,16 @@ def test_the_cli_and_the_hooks_take_the_project_of_their_folder(trees: Trees) ->
     for project, where in ((ALPHA, "stands in the alpha reeds"), (BETA, "fishes in the pond")):
         name = "alpha-heron" if project == ALPHA else "beta-heron"
         lines.write_text(json.dumps({"key": name, "value": f"A heron {where}"}) + "\n")
-        trees.cli(trees.outside, "import", str(lines), "--project", project)
+        trees.here(trees.outside, "import", str(lines), "--project", project)
     found = json.loads(trees.cli(trees.alpha, "search", "heron", "--json"))
     assert keys(found) == {"alpha-heron"}
-    found = json.loads(trees.cli(trees.alpha, "search", "heron", "--json", "--project", "*"))
+    found = json.loads(trees.here(trees.alpha, "search", "heron", "--json", "--project", "*"))
     assert keys(found) == {"alpha-heron", "beta-heron"}
-    exported = trees.cli(trees.alpha, "export", "--project", BETA)
+    exported = trees.here(trees.alpha, "export", "--project", BETA)
     assert [json.loads(line)["key"] for line in exported.splitlines()] == ["beta-heron"]
-    everything = trees.cli(trees.outside, "export").splitlines()
+    everything = trees.here(trees.outside, "export").splitlines()
     assert {json.loads(line)["project"] for line in everything} == {ALPHA, BETA}
-    counts = json.loads(trees.cli(trees.outside, "projects", "--json"))
+    counts = json.loads(trees.here(trees.outside, "projects", "--json"))
     assert counts == {ALPHA: 1, BETA: 1}
 
     # The session-start hook's block is the payload's work tree's, wherever it runs.
@@ -262,7 +330,7 @@ def test_the_cli_and_the_hooks_take_the_project_of_their_folder(trees: Trees) ->
 
     # A move keeps the id and is seen at once (by the searches below: one process per
     # folder answers for the note and the move).
-    moved = trees.cli(trees.outside, "projects", "move", "--to", ALPHA, "--key", "beta-heron")
+    moved = trees.here(trees.outside, "projects", "move", "--to", ALPHA, "--key", "beta-heron")
     assert f"{BETA} -> {ALPHA}" in moved
 
     def heron_and_note(tree: Path) -> tuple[set[str], set[tuple[str, str]]]:
