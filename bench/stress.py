@@ -40,6 +40,10 @@ class StressConfig:
     processes: int = 8
     writers: int = 8  # concurrent store_memory callers per process
     readers: int = 2  # concurrent memory-search / memory-get callers per process
+    # 0: the readers read flat out until their process's writers are done. N: each reader
+    # reads once at the start, then once per N stores its process has acknowledged (a
+    # count, not a rate: the same reads however slow the machine, still among the writes).
+    read_every: int = 0
     stores: int = 25  # store_memory calls per writer
     burst: int = 200  # concurrent searches sent at once to one process at the end
     warm_up: bool = True  # wait for every process's model before writing
@@ -73,6 +77,11 @@ class StressReport:
     reads: CallLog = field(default_factory=CallLog)
     burst: CallLog = field(default_factory=CallLog)
     acknowledged: list[tuple[str, str, str]] = field(default_factory=list)  # agent, key, value
+    # Stores answered `similar_checked: false`: written while their process's model was
+    # still loading (warm_up=False), so the writes overlapped the model loads.
+    before_model: int = 0
+    # Per process, when its first and its last store were acknowledged (perf_counter).
+    write_windows: list[tuple[float, float]] = field(default_factory=list)
     missing: int = 0
     integrity: str = ""
     fts_integrity: str = ""
@@ -91,6 +100,7 @@ class StressReport:
             "burst": c.burst,
             "stores": self.stores.summary(),
             "acknowledged": len(self.acknowledged),
+            "stored_before_model_loaded": self.before_model,
             "missing": self.missing,
             "reads": self.reads.summary(),
             "burst_searches": self.burst.summary(),
@@ -108,7 +118,8 @@ class StressReport:
             f"{c.processes} processes x {c.writers} concurrent writers x {c.stores} stores, "
             f"{c.readers} concurrent readers each, one SQLite file ({self.seconds:.0f} s)",
             f"stores:  {c.processes * c.writers * c.stores} sent, {len(self.acknowledged)} "
-            f"acknowledged, {s['failed']} failed, {self.missing} acknowledged but missing; "
+            f"acknowledged ({self.before_model} before their model had loaded), "
+            f"{s['failed']} failed, {self.missing} acknowledged but missing; "
             f"latency p50 {s['p50_ms']:.0f} ms, p99 {s['p99_ms']:.0f} ms, max {s['max_ms']:.0f} ms",
             f"reads:   {r['ok']} answered, {r['failed']} failed; "
             f"latency p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms",
@@ -180,8 +191,12 @@ def _sentence(rng: random.Random) -> str:
 
 async def _load_one(client: Client, index: int, config: StressConfig, report: StressReport) -> None:
     ids: list[int] = []
+    acked: list[float] = []
+    stored = anyio.Event()  # set (and replaced) at each acknowledged store
+    writing = True
 
     async def writer(w: int) -> None:
+        nonlocal stored
         rng = random.Random(index * 1000 + w)
         for k in range(config.stores):
             key = f"p{index}-w{w}-{k}"
@@ -189,16 +204,30 @@ async def _load_one(client: Client, index: int, config: StressConfig, report: St
             out = await _timed(
                 client,
                 report.stores,
-                "store_memory",
+                "memory-store",
                 {"key": key, "value": value, "tags": ["stress"]},
             )
             if out is not None:
                 report.acknowledged.append((f"stress-{index}", key, value))
+                report.before_model += not out.get("similar_checked", True)
+                acked.append(time.perf_counter())
                 ids.append(int(out["id"]))
+                stored.set()
+                stored = anyio.Event()
+
+    async def next_turn(reads: int) -> bool:
+        """Whether the reader reads again: at once when flat out, else once its process
+        has acknowledged `reads * read_every` stores; never once the writers are done."""
+        if config.read_every:
+            while writing and len(acked) < reads * config.read_every:
+                await stored.wait()
+        return writing
 
     async def reader(r: int) -> None:
         rng = random.Random(-(index * 1000 + r))
-        while True:  # until the writers are done
+        reads = 0
+        while await next_turn(reads):  # until the writers are done
+            reads += 1
             if ids and rng.random() < 0.5:
                 await _timed(client, report.reads, "memory-get", {"id": rng.choice(ids)})
             else:
@@ -215,7 +244,12 @@ async def _load_one(client: Client, index: int, config: StressConfig, report: St
         async with anyio.create_task_group() as writers:
             for w in range(config.writers):
                 writers.start_soon(writer, w)
-        readers.cancel_scope.cancel()
+        writing = False
+        stored.set()  # paced readers end after the read in hand
+        if not config.read_every:
+            readers.cancel_scope.cancel()
+    if acked:
+        report.write_windows.append((acked[0], acked[-1]))
 
 
 async def _burst(client: Client, size: int, log: CallLog) -> None:

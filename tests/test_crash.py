@@ -33,11 +33,11 @@ def query(db: Path, sql: str) -> list[tuple[Any, ...]]:
         conn.close()
 
 
-def wait_for(condition: Callable[[], bool], what: str) -> None:
+def wait_for(condition: Callable[[], bool], what: str, every: float = 0.2) -> None:
     deadline = time.monotonic() + DEADLINE_SECONDS
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
+        time.sleep(every)
 
 
 def count(db: Path) -> int:
@@ -47,6 +47,10 @@ def count(db: Path) -> int:
         return int(query(db, "SELECT count(*) FROM memories")[0][0])
     except sqlite3.OperationalError:  # the schema is not there yet
         return 0
+
+
+def tags(db: Path) -> int:
+    return int(query(db, "SELECT count(*) FROM memory_tags")[0][0])
 
 
 def assert_sound(db: Path) -> None:
@@ -79,30 +83,36 @@ def kill_9(proc: subprocess.Popen[str]) -> None:
     assert proc.returncode == -signal.SIGKILL
 
 
-def test_a_killed_import_keeps_its_committed_prefix_and_a_rerun_finishes(
+def test_a_killed_import_keeps_whole_batches_and_a_rerun_finishes_exactly(
     tmp_path: Path,
 ) -> None:
+    """One transaction per batch (transfer/batches.py): a kill at any moment leaves whole
+    batches, a prefix of the file, each memory with its tags and full-text entry; the
+    re-run skips what is stored, writes the rest once and embeds every text."""
     db = tmp_path / "import.db"
     source = tmp_path / "memories.jsonl"
-    total = 8000  # ~2 s of writes when quiet: 2000 could all commit before the kill landed
-    # The rerun's embedding is paid per distinct text (vectors are keyed by the text's
-    # hash), the writes per line: the first batch (one transaction, committed before the
-    # kill, BATCH_LINES) has texts found nowhere else, so the rerun must embed what the
-    # killed run stored; the lines after it share BATCH_LINES more texts. 8,000 rows
-    # written, 1,000 texts embedded.
+    # Eight batches: the kill lands right after the first commit, with seven to go (one
+    # batch is ~0.1 s of writes when quiet). The rerun's embedding is paid per distinct
+    # text (vectors are keyed by the text's hash), the writes per line: the first batch's
+    # ten texts are found nowhere else, so the rerun must embed what the killed run
+    # stored; the lines after it share ten more. 4,000 rows written, 20 texts embedded.
+    total = 8 * BATCH_LINES
     with source.open("w") as out:
         for i in range(total):
-            value = f"Imported fact number {i} about kestrels"
-            if i >= BATCH_LINES:
-                value = f"Shared fact number {i % BATCH_LINES} about kestrels"
-            out.write(json.dumps({"key": f"imported-{i}", "value": value}) + "\n")
+            kind = "Imported" if i < BATCH_LINES else "Shared"
+            line = {
+                "key": f"imported-{i}",
+                "value": f"{kind} fact number {i % 10} about kestrels",
+                "tags": ["bulk", f"team-{i % 5}"],
+            }
+            out.write(json.dumps(line) + "\n")
 
     args = [EXE, "import", str(source), "--db", str(db), "--agent-id", "importer"]
     proc = subprocess.Popen(
         args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env(tmp_path)
     )
-    try:
-        wait_for(lambda: count(db) >= 200 or proc.poll() is not None, "the import to store")
+    try:  # the first batch is committed: kill it mid-import
+        wait_for(lambda: count(db) > 0 or proc.poll() is not None, "the import to store", 0.02)
     finally:
         if proc.poll() is None:
             kill_9(proc)
@@ -110,16 +120,21 @@ def test_a_killed_import_keeps_its_committed_prefix_and_a_rerun_finishes(
 
     assert_sound(db)
     kept = {key for (key,) in query(db, "SELECT key FROM memories")}
-    assert BATCH_LINES <= len(kept) < total  # whole batches: the first one at least
+    assert 0 < len(kept) < total, "killed mid-import, not before or after"
+    assert len(kept) % BATCH_LINES == 0, "committed batches are whole"
     assert kept == {f"imported-{i}" for i in range(len(kept))}, "a prefix of the file"
+    assert tags(db) == 2 * len(kept), "no memory without its tags"
+    assert query(db, "SELECT count(*) FROM memories_fts") == [(len(kept),)]
 
     rerun = subprocess.run(
         args, capture_output=True, text=True, timeout=DEADLINE_SECONDS * 2, env=env(tmp_path)
     )
     assert rerun.returncode == 0, rerun.stderr
+    assert f"imported {total - len(kept)} memories ({len(kept)} unchanged" in rerun.stderr
     assert_sound(db)
-    assert count(db) == total
+    assert query(db, "SELECT count(*), count(DISTINCT key) FROM memories") == [(total, total)]
     assert query(db, "SELECT max(version) FROM memories") == [(1,)], "nothing stored twice"
+    assert tags(db) == 2 * total
     assert unembedded(db) == 0, "import returns when everything is searchable"
 
 
@@ -187,7 +202,7 @@ def test_a_killed_server_loses_no_acknowledged_write_and_a_restart_embeds_all(
         for i in range(8):
             pending[server.store(f"k{i}", f"fact {i} about herons")] = (f"k{i}", f"fact {i}")
         sent = 8
-        while len(acknowledged) < 150:
+        while len(acknowledged) < 50:
             reply = server.read()
             key, value = pending.pop(reply["id"])
             assert not reply["result"].get("isError"), reply

@@ -27,8 +27,8 @@ SHOW_SETTINGS = (
 # The tests that read the user's settings when the README's set-up step had been done.
 ONCE_LEAKY = [
     "tests/search/test_search_at_once.py",
-    "tests/cli/test_import_batches.py::"
-    "test_kill_9_mid_import_leaves_whole_batches_and_a_rerun_finishes_exactly",
+    # Was tests/cli/test_import_batches.py's kill -9 test, now one with test_crash's.
+    "tests/test_crash.py::test_a_killed_import_keeps_whole_batches_and_a_rerun_finishes_exactly",
 ]
 # A test that writes into the user's Claude Code files and settings file (its own HOME's).
 WRITES_HOME = [

@@ -109,6 +109,8 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
 
 
 async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
+    """Three processes (two workers and the lead) on one file; then two of them page,
+    revert and bulk delete (page_revert_and_bulk_delete: the same processes serve both)."""
     async with AsyncExitStack() as stack:
         w1 = await stack.enter_async_context(spawned(tmp_path, "--agent-id", "w1"))
         w2 = await stack.enter_async_context(spawned(tmp_path, "--agent-id", "w2"))
@@ -120,13 +122,13 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
         for name, client in clients.items():
             await call(
                 client,
-                "store_memory",
+                "memory-store",
                 key=f"{name}-private",
                 value=f"{name} keeps the gazebo key under the mat",
             )
             await call(
                 client,
-                "store_memory",
+                "memory-store",
                 key=f"{name}-shared",
                 scope="swarm",
                 value=f"{name} says the gazebo is painted green",
@@ -144,7 +146,7 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
                         partial(
                             call,
                             client,
-                            "store_memory",
+                            "memory-store",
                             key=f"burst-{name}-{i}",
                             scope="swarm",
                             value=f"burst note {i} from {name} about the aviary",
@@ -168,8 +170,8 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
 
         # Read-modify-write with expected_version from the two processes that may update
         # w1's swarm memory (w1 and the lead): no lost update. The third is refused.
-        counter = await call(w1, "store_memory", key="counter", value="0", scope="swarm")
-        refused = await call_error(w2, "store_memory", key="counter", value="9", scope="swarm")
+        counter = await call(w1, "memory-store", key="counter", value="0", scope="swarm")
+        refused = await call_error(w2, "memory-store", key="counter", value="9", scope="swarm")
         assert "agent 'w1'" in refused
         writers = {"w1": w1, "lead": lead}
         increments: list[str] = []
@@ -181,7 +183,7 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
                     try:
                         await call(
                             client,
-                            "store_memory",
+                            "memory-store",
                             key="counter",
                             scope="swarm",
                             value=str(int(current["value"]) + 1),
@@ -202,7 +204,7 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
         # Semantic search across processes: once w2's model is loaded, it finds by meaning
         # a memory that another process wrote.
         await call(
-            w1, "store_memory", key="pets", scope="swarm", value="The office cat is called Miso"
+            w1, "memory-store", key="pets", scope="swarm", value="The office cat is called Miso"
         )
         # Its vector may come from any of the three processes' workers: poll with a deadline.
         deadline = time.monotonic() + 180
@@ -214,6 +216,67 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, f"never found by meaning: {result}"
             await anyio.sleep(0.5)
         assert result["results"][0]["matched_by"] == "vector"
+
+        await page_revert_and_bulk_delete(w1, w2)
+
+
+async def page_revert_and_bulk_delete(w1: Client, w2: Client) -> None:
+    """Browsing, history and bulk deletes, two agents in two processes: one pages through
+    the memories while the other writes. (Was tests/mcp/test_stdio_browse.py, with two
+    processes of its own.)"""
+    for n in range(40):
+        await call(w1, "memory-store", key=f"note-{n:02}", value=f"note {n}", tags=["notes"])
+    await call(w2, "memory-store", key="w2-private", value="never listed for w1")
+
+    seen: list[str] = []
+
+    async def page_through() -> None:
+        cursor = None
+        while True:
+            arguments: dict[str, Any] = {"limit": 6, "scope": "all"}
+            if cursor is not None:
+                arguments["cursor"] = cursor
+            page = await call(w1, "memory-list", **arguments)
+            seen.extend(m["key"] for m in page["memories"])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return
+
+    async def write_meanwhile() -> None:
+        for n in range(15):
+            await call(w2, "memory-store", key=f"late-{n}", value="late", scope="swarm")
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(write_meanwhile)
+        tasks.start_soon(page_through)
+
+    notes = [key for key in seen if key.startswith("note-")]
+    assert notes == [f"note-{n:02}" for n in reversed(range(40))]
+    assert len(seen) == len(set(seen)), "no memory on two pages"
+    assert "w2-private" not in seen
+
+    first = await call(w1, "memory-store", key="editor", value="vim", scope="swarm")
+    await call(w1, "memory-store", key="editor", value="nano", scope="swarm")
+    refused = await call_error(w2, "memory-revert", id=first["id"], version=1)
+    assert "only its owner or the lead" in refused
+    reverted = await call(w1, "memory-revert", id=first["id"], version=1)
+    history = await call(w2, "memory-history", id=first["id"])
+    assert reverted["version"] == 3
+    assert [(v["value"], v["written_by"]) for v in history["versions"]] == [
+        ("vim", "w1"),
+        ("nano", "w1"),
+        ("vim", "w1"),
+    ]
+
+    preview = await call(w1, "memory-delete-many", tags=["notes"], limit=25, dry_run=True)
+    done = await call(w1, "memory-delete-many", tags=["notes"], limit=25)
+    rest = await call(w1, "memory-delete-many", tags=["notes"], limit=25)
+    assert (preview["deleted"], preview["matched"], preview["remaining"]) == (0, 40, 15)
+    assert (done["deleted"], done["remaining"]) == (25, 15)
+    assert [m["id"] for m in done["memories"]] == [m["id"] for m in preview["memories"]]
+    assert rest["deleted"] == 15
+    left = await call(w2, "memory-list", tags=["notes"])
+    assert left["memories"] == []
 
 
 def test_python_server_py_is_memory_mcp_serve(tmp_path: Path) -> None:
