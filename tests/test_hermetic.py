@@ -4,9 +4,13 @@ of its own (tests/conftest.py, `hermetic`), and so does every process a test spa
 The proof plants what a real user has: a settings file in ~/.config/memory-mcp (the
 README's own set-up step), Claude Code's ~/.claude.json and ~/.claude/settings.json and
 MEMORY_MCP_* variables, all hostile (another agent, a lead, a store of their own, a
-runtime that is not installed), then runs probes, the tests that once failed that way
-and one that writes into a user's Claude files in a pytest of their own, and checks that
-the hostile home was not touched, byte for byte."""
+runtime that is not installed, limits that break tests), then runs, in a pytest of its
+own, the probes and one test that writes into a user's Claude files, and checks that the
+hostile home was not touched, byte for byte. The probes see every planted setting at its
+default, in a test and in a process it spawns: the way the tests that once failed under
+such a home went wrong (test_search_at_once and the kill -9 import test read the file's
+search wait and memory limit in-process) is what they check, for every planted setting
+at once, without running those tests' servers and imports (~8 s of CPU)."""
 
 from __future__ import annotations
 
@@ -19,17 +23,25 @@ from pathlib import Path
 from memory_mcp.settings import Settings, config_file
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every setting the hostile home plants, in its settings file or its variables.
+PLANTED = (
+    "agent_id",
+    "role",
+    "db",
+    "memory_dir",
+    "search_model_wait_seconds",
+    "max_memories_per_agent",
+    "embedder",
+    "search_value_chars",
+    "watch",
+)
+DEFAULTS = {name: Settings.model_fields[name].default for name in PLANTED}
 # Read by a spawned interpreter: what a server, a hook or the CLI would take as settings.
 SHOW_SETTINGS = (
     "import json; from memory_mcp.settings import Settings, config_file; s = Settings(); "
-    "print(json.dumps([s.agent_id, s.role.value, str(s.data_dir), s.db, str(config_file())]))"
+    f"print(json.dumps([s.model_dump(mode='json', include=set({PLANTED!r})), "
+    "str(s.data_dir), str(config_file())]))"
 )
-# The tests that read the user's settings when the README's set-up step had been done.
-ONCE_LEAKY = [
-    "tests/search/test_search_at_once.py",
-    # Was tests/cli/test_import_batches.py's kill -9 test, now one with test_crash's.
-    "tests/test_crash.py::test_a_killed_import_keeps_whole_batches_and_a_rerun_finishes_exactly",
-]
 # A test that writes into the user's Claude Code files and settings file (its own HOME's).
 WRITES_HOME = [
     "tests/cli/test_client_setup.py::test_setup_merges_into_the_users_files_and_keeps_theirs",
@@ -46,7 +58,7 @@ def test_a_test_sees_none_of_the_users_settings(hermetic: Path) -> None:
     assert config_file() == hermetic / ".config" / "memory-mcp" / "config.toml"
     assert not config_file().exists()
     settings = Settings()
-    assert (settings.agent_id, settings.role.value, settings.db) == ("default", "worker", None)
+    assert {name: getattr(settings, name) for name in PLANTED} == DEFAULTS
     assert settings.data_dir == hermetic / ".local" / "share" / "memory-mcp"
 
 
@@ -54,8 +66,8 @@ def test_a_spawned_process_sees_none_either(hermetic: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", SHOW_SETTINGS], capture_output=True, text=True, check=True
     )
-    agent, role, data_dir, db, config = json.loads(done.stdout)
-    assert (agent, role, db) == ("default", "worker", None)
+    values, data_dir, config = json.loads(done.stdout)
+    assert values == json.loads(json.dumps(DEFAULTS))
     assert Path(data_dir).is_relative_to(hermetic)
     assert Path(config).is_relative_to(hermetic)
 
@@ -107,13 +119,15 @@ def test_a_hostile_user_setup_changes_no_test_result(tmp_path: Path) -> None:
     probe = subprocess.run(
         [sys.executable, "-c", SHOW_SETTINGS], env=env, capture_output=True, text=True
     )
-    assert json.loads(probe.stdout)[:2] == ["evil", "lead"], "the hostile setup is not hostile"
+    seen = json.loads(probe.stdout)[0]
+    defaults = json.loads(json.dumps(DEFAULTS))
+    # Outside the suite, each planted setting is in force: none of the probes is idle.
+    assert [name for name in PLANTED if seen[name] == defaults[name]] == [], seen
     done = subprocess.run(
         [
             *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
             f"--basetemp={tmp_path / 'inner'}",
             *PROBES,
-            *ONCE_LEAKY,
             *WRITES_HOME,
         ],
         cwd=ROOT,

@@ -42,6 +42,8 @@ HEAVY = (
     "onnxruntime",
     "tokenizers",
     "torch",
+    "sentence_transformers",
+    "anyio",  # no event loop either
 )
 
 

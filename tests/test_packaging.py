@@ -6,17 +6,23 @@ no login) validates the plugin, installs it from this repository's marketplace a
 reports its server connected; mcpb 2.1.2 accepts the Claude Desktop bundle, whose server
 starts from the unpacked bundle the way Claude Desktop starts a "uv" bundle.
 
-Downloads are kept between runs in .venv/cache (pip's and uv's caches, like pip's own
-cache would be): a run after the first installs from disk."""
+Downloads are kept between runs in .venv/cache: the dependencies' wheels (pip download,
+into cache/wheels, the first run or when the wheels need one it lacks) and uv's cache. The
+fresh environment then installs with --no-index: no network, pip resolving the wheels'
+own metadata against those files. `rm -rf .venv/cache/wheels` resolves against today's
+registry again."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,13 +38,22 @@ from tests.conftest import call
 ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / ".venv" / "npm" / "node_modules" / ".bin"
 CACHE = ROOT / ".venv" / "cache"
+WHEELHOUSE = CACHE / "wheels"  # the dependencies' wheels, from the registry
 BASE_PYTHON = getattr(sys, "_base_executable", sys.executable)  # the venv's own Python's base
 PYPI_FILE_LIMIT = 100 * 1024 * 1024
 HEAVY = re.compile(r"^(torch|triton|nvidia-.*|cuda-.*)$", re.IGNORECASE)
 
 
 def run(*command: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
-    done = subprocess.run(
+    done = attempt(*command, env=env, cwd=cwd)
+    assert done.returncode == 0, f"{command}: {done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def attempt(
+    *command: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [str(part) for part in command],
         capture_output=True,
         text=True,
@@ -47,29 +62,58 @@ def run(*command: str | Path, env: dict[str, str] | None = None, cwd: Path | Non
         timeout=900,
         check=False,
     )
-    assert done.returncode == 0, f"{command}: {done.stdout}\n{done.stderr}"
-    return done.stdout + done.stderr
+
+
+OURS = {"memory_mcp_server", "memory_mcp_minilm"}  # the wheels `make dist` builds
+
+
+def fetch(into: Path, *requirements: str | Path) -> None:
+    """Download `requirements` and everything they depend on from the registry into
+    WHEELHOUSE, but for this project's own wheels: a stale copy of those must never be
+    a candidate beside the ones just built."""
+    run(sys.executable, "-m", "pip", "download", "--quiet", "--dest", into, *requirements)
+    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+    for wheel in into.iterdir():
+        if wheel.name.split("-")[0] not in OURS:
+            shutil.move(wheel, WHEELHOUSE / wheel.name)
+
+
+# Options pip reads from the environment, in `make dist`'s isolated build of the wheel too:
+# every install below is from WHEELHOUSE, none from the network.
+OFFLINE = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(WHEELHOUSE)}
 
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    env = {**os.environ, "PIP_CACHE_DIR": str(CACHE / "pip")}
-    run("make", "--no-print-directory", "-s", "dist", f"DIST={out}", env=env, cwd=ROOT)
+    make = ("make", "--no-print-directory", "-s", "dist", f"DIST={out}")
+    env = {**os.environ, **OFFLINE}
+    if attempt(*make, env=env, cwd=ROOT).returncode != 0:  # setuptools not fetched yet
+        pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+        fetch(tmp_path_factory.mktemp("fetched"), *pyproject["build-system"]["requires"])
+        run(*make, env=env, cwd=ROOT)
     return out
 
 
 @pytest.fixture(scope="module")
 def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A fresh virtual environment with the two wheels, by plain pip."""
+    """A fresh virtual environment with the two wheels, by plain pip: this environment's
+    pip installing into it (`pip --python`), so the new one needs no pip of its own (its
+    ensurepip cost ~3.5 s of CPU, and nothing here runs it). The dependencies come from
+    WHEELHOUSE; when the wheels need one it lacks (the first run, a changed dependency),
+    the two wheels' dependencies are fetched from the registry and the install retried."""
     venv = tmp_path_factory.mktemp("venv")
-    run(BASE_PYTHON, "-m", "venv", venv)
+    run(BASE_PYTHON, "-m", "venv", "--without-pip", venv)
     wheels = sorted(dist.glob("*.whl"))
-    env = {**os.environ, "PIP_CACHE_DIR": str(CACHE / "pip")}
-    started = time.monotonic()
     # --no-compile: pip's byte-compiling of every dependency's files (~6 s of CPU) is not
     # what is tested; the servers below compile what they import.
-    run(venv / "bin" / "pip", "install", "--quiet", "--no-compile", *wheels, env=env)
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", venv / "bin" / "python"]
+    install = [*pip, "install", "--quiet", "--no-compile", *wheels]
+    env = {**os.environ, **OFFLINE}
+    started = time.monotonic()
+    if attempt(*install, env=env).returncode != 0:
+        fetch(tmp_path_factory.mktemp("fetched"), *wheels)
+        run(*install, env=env)
     print(f"\npip install of {len(wheels)} wheels: {time.monotonic() - started:.1f} s")
     yield venv
 
@@ -101,8 +145,8 @@ def test_every_published_file_is_under_the_registry_limit(dist: Path) -> None:
 
 
 def test_the_installed_wheels_pull_no_torch(installed: Path) -> None:
-    listed = run(installed / "bin" / "pip", "list", "--format=json")
-    names = {entry["name"] for entry in json.loads(listed.splitlines()[0])}
+    (site,) = (installed / "lib").glob("python3*/site-packages")
+    names = {d.metadata["Name"] for d in importlib.metadata.distributions(path=[str(site)])}
     assert {"memory-mcp-server", "memory-mcp-minilm", "onnxruntime"} <= names
     assert [name for name in names if HEAVY.match(name)] == []
 

@@ -1,6 +1,6 @@
 """Start-up: the server never imports torch (it runs the model with ONNX Runtime, and a
-missing ONNX file is exported by a child process), and the light CLI paths load no store,
-no model and no MCP SDK."""
+missing ONNX file is exported by a child process), and the CLI's `hook` with nothing to
+do loads no store, no model and no MCP SDK."""
 
 from __future__ import annotations
 
@@ -80,22 +80,20 @@ async def test_serve_exports_a_missing_model_in_a_child_and_never_loads_torch(
             assert "libtorch" not in maps, "torch was loaded into the server"
 
 
-@pytest.mark.parametrize("case", ["version", "not-a-note hook"])
-def test_light_commands_load_no_store_model_or_sdk(case: str) -> None:
-    script = f"""
+def test_the_cli_hook_with_nothing_to_do_loads_no_store_model_or_sdk() -> None:
+    """`memory-mcp hook post-tool-use` for a file outside the memory folders, through the
+    CLI's `main` (the hooks' own entry point and `--version` are
+    tests/test_light_entry_points.py's, as the processes a user starts)."""
+    script = """
 import io, json, sys
 from memory_mcp.cli.main import main
-if {case!r} == "version":
-    argv = ["--version"]
-else:
-    argv = ["hook", "post-tool-use"]
-    payload = {{"tool_name": "Write", "tool_input": {{"file_path": "/tmp/app.py"}}}}
-    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode()))
+payload = {"tool_name": "Write", "tool_input": {"file_path": "/tmp/app.py"}}
+sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode()))
 try:
-    code = main(argv)
+    code = main(["hook", "post-tool-use"])
 except SystemExit as exit:
     code = exit.code
-print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
     done = subprocess.run(
         [sys.executable, "-c", script],
@@ -108,4 +106,4 @@ print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["code"] in (0, None)
     loaded = {m for m in report["modules"] if m.startswith(HEAVY)}
-    assert not loaded, f"{case} imported {sorted(loaded)}"
+    assert not loaded, f"the hook imported {sorted(loaded)}"

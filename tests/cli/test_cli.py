@@ -1,17 +1,24 @@
 """The CLI's frame: every setting is a flag, every command has a handler, and loading
-the CLI (or answering --version) imports no store, model, SDK or pydantic. Plus one real
-process per command, as a user runs it (the in-process tests call `main` directly);
-`serve` as a process is tests/mcp/test_stdio_e2e.py."""
+the CLI (or answering --version) imports no store, model, SDK or pydantic. Then each
+command as a user runs it, with the real model: in this process (`cli`: `main` with its
+output captured, the same parser, handlers and exit codes) where what is checked is the
+command's work, and as a real process where the process is what is checked: --version,
+a hook's exit code, `bench` naming itself, `model prepare`, and what a search prints on
+stdout and stderr. tests/test_readme.py runs every command the README shows through the
+`memory-mcp` entry point, tests/test_light_entry_points.py the light reads (`get`,
+`context`) and hooks as processes; `serve` as a process is tests/mcp/test_stdio_e2e.py."""
 
 from __future__ import annotations
 
 import enum
+import io
 import json
 import os
 import subprocess
 import sys
 import types
 import typing
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -106,32 +113,31 @@ def test_version_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == f"memory-mcp {__version__}\n"
 
 
-HEAVY = ("pydantic", "anyio", "sqlalchemy", "mcp", "numpy", "memory_mcp.app.root")
-
-
-def test_loading_the_cli_and_version_import_nothing_heavy() -> None:
-    code = (
-        "import sys; from memory_mcp.cli.main import main; main(['--version']); "
-        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
-    )
-    assert result.stdout.splitlines()[-1] == "[]"
-
-
-# One real process per command.
+def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    """`memory-mcp ARGV` in this process: `main` (what the `memory-mcp` script runs), its
+    stdout and stderr captured and its return value the exit code. A process would spend
+    ~0.2-0.8 s of CPU importing what this one has loaded already."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exit:  # argparse: --help, a usage error
+            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+    return subprocess.CompletedProcess([EXE, *argv], code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A user's environment, for this process (`cli`) and the processes `run` starts."""
+    user = {
         "HF_HUB_OFFLINE": "1",
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
         "MEMORY_MCP_MEMORY_DIR": str(tmp_path / "notes"),
     }
+    for name, value in user.items():
+        monkeypatch.setenv(name, value)
+    return {**os.environ, **user}
 
 
 def run(env: dict[str, str], *argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -144,30 +150,30 @@ def test_process_version(env: dict[str, str]) -> None:
     assert run(env, "--version").stdout == f"memory-mcp {__version__}\n"
 
 
-def test_process_import_then_export(tmp_path: Path, env: dict[str, str]) -> None:
+def test_import_then_export(tmp_path: Path, env: dict[str, str]) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"key": "deploy", "value": "Deploys are blue-green"}) + "\n")
     db = str(tmp_path / "m.db")
-    imported = run(env, "import", str(source), "--db", db)
+    imported = cli("import", str(source), "--db", db)
     assert imported.returncode == 0, imported.stderr
-    exported = run(env, "export", "--db", db)
+    exported = cli("export", "--db", db)
     assert json.loads(exported.stdout)["key"] == "deploy"
     assert exported.stderr == "exported 1 memory that agent 'default' may see\n"
 
 
-def test_process_purge(tmp_path: Path, env: dict[str, str]) -> None:
-    purged = run(env, "purge", "--db", str(tmp_path / "m.db"))
+def test_purge(tmp_path: Path, env: dict[str, str]) -> None:
+    purged = cli("purge", "--db", str(tmp_path / "m.db"))
     assert purged.stderr.splitlines()[-1] == "purged 0 expired memories"
 
 
-def test_process_index_then_context(tmp_path: Path, env: dict[str, str]) -> None:
+def test_index_then_context(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "notes").mkdir()
     note = tmp_path / "notes" / "deploy.md"
     note.write_text("Deploys are blue-green, behind the load balancer.\n")
     db = str(tmp_path / "m.db")
-    indexed = run(env, "index", str(note), "--db", db)
+    indexed = cli("index", str(note), "--db", db)
     assert indexed.returncode == 0, indexed.stderr
-    context = run(env, "context", "--db", db)
+    context = cli("context", "--db", db)
     assert "blue-green" in context.stdout
 
 
@@ -175,8 +181,8 @@ def test_process_hook_exits_0_on_nonsense(env: dict[str, str]) -> None:
     assert run(env, "hook", "no-such-event", stdin="not json").returncode == 0
 
 
-def test_process_doctor(tmp_path: Path, env: dict[str, str]) -> None:
-    doctor = run(env, "doctor", "--db", str(tmp_path / "m.db"))
+def test_doctor(tmp_path: Path, env: dict[str, str]) -> None:
+    doctor = cli("doctor", "--db", str(tmp_path / "m.db"))
     assert "store (server)" in doctor.stdout
 
 
@@ -206,20 +212,22 @@ def test_import_help_lists_what_changes_an_import(capsys: pytest.CaptureFixture[
 DATA = Path(__file__).parent.parent / "data"
 
 
-def test_process_import_graph_then_search(tmp_path: Path, env: dict[str, str]) -> None:
+def test_import_graph_then_search(tmp_path: Path, env: dict[str, str]) -> None:
     db = str(tmp_path / "m.db")
     graph = str(DATA / "reference_memory.json")
-    imported = run(env, "import", "--from", "memory-json", graph, "--db", db)
+    imported = cli("import", "--from", "memory-json", graph, "--db", db)
     assert imported.returncode == 0, imported.stderr
-    found = run(env, "search", "who is the tech lead of payments", "--db", db, "--json")
+    found = cli("search", "who is the tech lead of payments", "--db", db, "--json")
     assert json.loads(found.stdout)["results"][0]["key"] == "entity:Maria_Lopez"
 
 
 def test_process_search_logs_only_with_verbose(tmp_path: Path, env: dict[str, str]) -> None:
-    """Every search printed 'INFO ... embedding model ... loaded' on stderr."""
+    """Every search printed 'INFO ... embedding model ... loaded' on stderr. The two
+    searches are processes: their stdout and stderr, logging configured as a user's
+    command configures it, are what is checked."""
     db = str(tmp_path / "m.db")
     graph = str(DATA / "reference_memory.json")
-    assert run(env, "import", "--from", "memory-json", graph, "--db", db).returncode == 0
+    assert cli("import", "--from", "memory-json", graph, "--db", db).returncode == 0
     quiet = run(env, "search", "tech lead of payments", "--db", db, "-n", "1")
     assert quiet.returncode == 0, quiet.stderr
     assert "Maria" in quiet.stdout
@@ -229,31 +237,32 @@ def test_process_search_logs_only_with_verbose(tmp_path: Path, env: dict[str, st
     assert "loaded" in loud.stderr
 
 
-def test_process_a_worker_never_sees_another_agents_private_import(
+def test_a_worker_never_sees_another_agents_private_import(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     db = str(tmp_path / "m.db")
     export = str(DATA / "mcp_memory_service_export.json")
-    imported = run(
-        env, "import", "--from", "mcp-memory-service", export, "--db", db, "--agent-id", "alice"
+    imported = cli(
+        "import", "--from", "mcp-memory-service", export, "--db", db, "--agent-id", "alice"
     )
     assert imported.returncode == 0, imported.stderr
-    found = run(env, "search", "staging database reset", "--db", db, "--agent-id", "bob")
+    found = cli("search", "staging database reset", "--db", db, "--agent-id", "bob")
+    assert found.returncode == 0, found.stderr
     assert "staging" not in found.stdout
 
 
-def test_process_get_list_history_stats_delete(tmp_path: Path, env: dict[str, str]) -> None:
+def test_get_list_history_stats_delete(tmp_path: Path, env: dict[str, str]) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"key": "deploy", "value": "Deploys are blue-green"}) + "\n")
     db = str(tmp_path / "m.db")
-    assert run(env, "import", str(source), "--db", db).returncode == 0
-    got = run(env, "get", "1", "--db", db)
+    assert cli("import", str(source), "--db", db).returncode == 0
+    got = cli("get", "1", "--db", db)
     assert "Deploys are blue-green" in got.stdout
-    listed = run(env, "list", "--db", db, "--json")
+    listed = cli("list", "--db", db, "--json")
     assert [m["key"] for m in json.loads(listed.stdout)["memories"]] == ["deploy"]
-    history = run(env, "history", "1", "--db", db, "--json")
+    history = cli("history", "1", "--db", db, "--json")
     assert [v["version"] for v in json.loads(history.stdout)["versions"]] == [1]
-    stats = run(env, "stats", "--db", db, "--json")
+    stats = cli("stats", "--db", db, "--json")
     assert json.loads(stats.stdout)["total"] == 1
-    deleted = run(env, "delete", "1", "--db", db)
+    deleted = cli("delete", "1", "--db", db)
     assert deleted.stdout == "deleted memory 1\n"

@@ -5,7 +5,10 @@ for connected, local and team), the hooks they print reach the same store, writi
 into a user's files (JSON, or Codex's TOML with its comments) without losing anything of
 theirs, and `--url` points a client (and Claude Code's hooks, at a real team server) at
 a team server with the token left in a variable.
-Every file lives in the test's own HOME (conftest, hermetic)."""
+Every file lives in the test's own HOME (conftest, hermetic). `setup` runs in this
+process (`cli`: the same `main`, its output and exit code) but for one real `memory-mcp
+setup` before Claude Code connects: what it writes is this interpreter's paths either way,
+the memory-mcp beside the Python that runs it."""
 
 from __future__ import annotations
 
@@ -17,11 +20,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from tests.cli.test_cli import cli
 from tests.conftest import call
 from tests.http.team_server import running, token_add
 
@@ -41,9 +46,7 @@ SESSION_START = {
 
 
 def setup(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [EXE, "setup", *args], capture_output=True, text=True, timeout=60, check=False
-    )
+    return cli("setup", *args)
 
 
 def printed(client: str) -> dict[str, Any]:
@@ -140,7 +143,11 @@ def claude_code_sees_memory() -> str:
 
 
 def test_claude_code_connects_to_the_server_setup_added(hermetic: Path) -> None:
-    done = setup("claude-code")
+    """The README's two steps as a user takes them: the `memory-mcp setup` process, then
+    Claude Code."""
+    done = subprocess.run(
+        [EXE, "setup", "claude-code"], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert claude_code_sees_memory() == f"memory: {EXE} serve - ✔ Connected"
 
@@ -219,7 +226,7 @@ def test_setup_merges_into_the_users_files_and_keeps_theirs(hermetic: Path) -> N
     assert after_first[".claude.json.bak"] == originals[".claude.json"]
     assert after_first["dotfiles/claude-settings.json.bak"] == originals[".claude/settings.json"]
     assert 'agent_id = "me"' in after_first[".config/memory-mcp/config.toml"]
-    doctor = subprocess.run([EXE, "doctor"], capture_output=True, text=True, check=False)
+    doctor = cli("doctor")
     assert "ok: the server and the hooks agree" in doctor.stdout, doctor.stdout
     (agent_line,) = [line for line in doctor.stdout.splitlines() if line.startswith("agent_id")]
     assert agent_line.split() == ["agent_id", "me", "[config", "file]", "me", "[config", "file]"]
@@ -433,7 +440,8 @@ async def test_claude_codes_hooks_follow_the_team_server_of_its_entry(
         assert [name for name, text in written.items() if token in text] == []
         local = tmp_path / "local.jsonl"
         local.write_text('{"key": "local.editor", "value": "Local edits with Nano"}\n')
-        imported = subprocess.run([EXE, "import", str(local)], capture_output=True, timeout=120)
+        # An async test: the command's own event loop runs in a thread of its own.
+        imported = await anyio.to_thread.run_sync(cli, "import", str(local))
         assert imported.returncode == 0, imported.stderr
 
         monkeypatch.setenv("TEAM_TOKEN", token)
@@ -479,7 +487,7 @@ async def test_claude_codes_hooks_follow_the_team_server_of_its_entry(
         refused = session_start()
     assert (refused.returncode, refused.stdout) == (0, ""), refused.stderr
     assert "needs this agent's token in MEMORY_MCP_TOKEN" in refused.stderr
-    context = subprocess.run([EXE, "context"], capture_output=True, text=True, timeout=120)
+    context = await anyio.to_thread.run_sync(cli, "context")
     assert "Local edits with Nano" in context.stdout  # the store a fallback would have read
 
 
