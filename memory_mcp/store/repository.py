@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Collection, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -115,7 +116,12 @@ class MemoryStore:
     async def _init_schema(self) -> None:
         # Read first, without the write lock: a store this code stamped needs nothing, and
         # a command or hook that only reads never waits for another process's writes here.
-        state = await self._engines.read(migrations.schema_state)
+        # A file not there yet is made under the write lock, not by this read's connection.
+        file = self._engines.sync_reader.url.database if self._engines.sync_reader else None
+        if file and not Path(file).exists():
+            state = migrations.EMPTY
+        else:
+            state = await self._engines.read(migrations.schema_state)
         if state == migrations.CURRENT:
             return
         if state == migrations.EMPTY and self._engines.sync_writer is not None:
