@@ -119,6 +119,8 @@ class TeamServer:
     process: subprocess.Popen[bytes]
     tmp: Path  # the server's HOME, logs
     port: int = 0
+    args: tuple[str, ...] = ()  # what followed `--port`, for `restart`
+    env: dict[str, str] | None = None  # `start`'s env, for `restart`
 
     @property
     def log(self) -> str:
@@ -179,7 +181,8 @@ def start(
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
-    server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process, tmp, port)
+    base = f"http://127.0.0.1:{port}"
+    server = TeamServer(transport, base, db, process, tmp, port, tuple(args), env)
     deadline = time.monotonic() + START_DEADLINE_SECONDS
     # One client for every poll: a client made per request (httpx2.get) sets up its TLS
     # context each time, ~20 ms of CPU, and a busy machine polls ~25 times per start.
@@ -203,6 +206,15 @@ def stop(server: TeamServer) -> None:
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait(timeout=30)
+
+
+def restart(server: TeamServer) -> None:
+    """Stop `server`'s process and start a new one on the same store with the same
+    arguments; `server` names the new process from then on (another port), so a fixture
+    that yielded it goes on with it and stops it at the end."""
+    stop(server)
+    new = start(server.tmp, server.transport, server.db, *server.args, env=server.env)
+    server.process, server.base, server.port = new.process, new.base, new.port
 
 
 @contextmanager
