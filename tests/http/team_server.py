@@ -74,9 +74,13 @@ def home_of(db: Path | str) -> Path:
 def cli(argv: list[str], home: Path) -> str:
     """`memory-mcp ARGV` run in this process, in the environment a spawned one gets
     (`server_env(home)`), failing as `check=True` would: its stdout. A process paid ~1 s
-    of imports for each token; the README test runs the token commands as processes. In a
-    thread of its own: the CLI runs its own event loop, and async tests call this from
-    inside theirs."""
+    of imports for each token; the README test runs the token commands as processes."""
+    return cli_output(argv, home)[0]
+
+
+def cli_output(argv: list[str], home: Path) -> tuple[str, str]:
+    """`cli`'s run: (stdout, stderr). In a thread of its own: the CLI runs its own event
+    loop, and async tests call this from inside theirs."""
     out, err = io.StringIO(), io.StringIO()
     env = server_env(home)  # this environment, HOME and the data folders changed
 
@@ -90,7 +94,7 @@ def cli(argv: list[str], home: Path) -> str:
         code = thread.submit(run).result(timeout=120)
     if code != 0:
         raise RuntimeError(f"memory-mcp {' '.join(argv)} exited {code}: {err.getvalue()}")
-    return out.getvalue()
+    return out.getvalue(), err.getvalue()
 
 
 def token_add(
