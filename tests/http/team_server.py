@@ -79,22 +79,31 @@ def cli(argv: list[str], home: Path) -> str:
 
 
 def cli_output(argv: list[str], home: Path) -> tuple[str, str]:
-    """`cli`'s run: (stdout, stderr). In a thread of its own: the CLI runs its own event
-    loop, and async tests call this from inside theirs."""
+    """`cli`'s run: (stdout, stderr)."""
+    code, out, err = cli_run(argv, server_env(home))
+    if code != 0:
+        raise RuntimeError(f"memory-mcp {' '.join(argv)} exited {code}: {err}")
+    return out, err
+
+
+def cli_run(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """`memory-mcp ARGV` run in this process with `env` as its whole environment:
+    (exit code, stdout, stderr). In a thread of its own: the CLI runs its own event loop,
+    and async tests call this from inside theirs. Logging is not a process's own here
+    (pytest holds the root logger's handlers): a test of what a command logs spawns it."""
     out, err = io.StringIO(), io.StringIO()
-    env = server_env(home)  # this environment, HOME and the data folders changed
 
     def run() -> int:
         with pytest.MonkeyPatch.context() as patch, redirect_stdout(out), redirect_stderr(err):
+            for name in set(os.environ) - set(env):
+                patch.delenv(name)
             for name, value in env.items():
                 patch.setenv(name, value)
             return main(argv)
 
     with ThreadPoolExecutor(1) as thread:
-        code = thread.submit(run).result(timeout=120)
-    if code != 0:
-        raise RuntimeError(f"memory-mcp {' '.join(argv)} exited {code}: {err.getvalue()}")
-    return out.getvalue(), err.getvalue()
+        code = thread.submit(run).result(timeout=300)
+    return code, out.getvalue(), err.getvalue()
 
 
 def token_add(
