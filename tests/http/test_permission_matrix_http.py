@@ -22,8 +22,7 @@ the transport or the store gives a connection the wrong agent or session. The de
 overwrites take that identity from the same place; they run whole on both stores in
 process (tests/test_permission_matrix.py). PostgreSQL's server runs without --oauth,
 every viewer with its bearer token: the matrix on a server whose only way in is the
-bearer check. A whole matrix cost ~15 s of CPU; it ran once with bearer tokens and once
-with OAuth logins on two servers before they shared one world."""
+bearer check. A whole matrix costs ~15 s of CPU: it runs once, with both ways in."""
 
 from __future__ import annotations
 
