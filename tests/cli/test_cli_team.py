@@ -1,6 +1,9 @@
 """The people's commands against a running team server (`--url`, the token from
-MEMORY_MCP_TOKEN): a real `memory-mcp serve --transport streamable-http`, real CLI
-processes, the token's agent deciding what is shown."""
+MEMORY_MCP_TOKEN): a real `memory-mcp serve --transport streamable-http`, the real CLI,
+the token's agent deciding what is shown. The first test spawns the command as a process
+(its exit code, and a stderr kept quiet by the process's own logging); the others run
+its `main()` in this process (`cli_run`) in the environment a process would get, the
+same code without a second of imports each."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import anyio
 import pytest
 
 from tests.conftest import call
-from tests.http.team_server import EXE, TeamServer, running, server_env, token_add
+from tests.http.team_server import EXE, TeamServer, cli_run, running, server_env, token_add
 
 ALICE_SECRET = "Alice's private plan: rewrite the tokenizer in Rust"
 
@@ -36,28 +39,41 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TeamServer,
         yield server, tokens
 
 
-def cli(
-    team: tuple[TeamServer, dict[str, str]], agent: str, tmp_path: Path, *argv: str
-) -> subprocess.CompletedProcess[str]:
-    server, tokens = team
+def agent_env(
+    team: tuple[TeamServer, dict[str, str]], agent: str, tmp_path: Path
+) -> dict[str, str]:
+    _, tokens = team
     env = server_env(tmp_path)
     env.update(MEMORY_MCP_TOKEN=tokens[agent], MEMORY_MCP_HOOK_BUDGET_SECONDS="60")
     # A database file that must stay untouched: the answers come from the server.
     env["MEMORY_MCP_DB"] = str(tmp_path / "not-used.db")
-    return subprocess.run(
-        [EXE, *argv, "--url", server.url],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return env
+
+
+def cli(
+    team: tuple[TeamServer, dict[str, str]], agent: str, tmp_path: Path, *argv: str
+) -> subprocess.CompletedProcess[str]:
+    """`memory-mcp ARGV --url` as `agent`, in this process (`cli_run`)."""
+    server, _ = team
+    full = [*argv, "--url", server.url]
+    code, out, err = cli_run(full, agent_env(team, agent, tmp_path))
+    return subprocess.CompletedProcess(full, code, out, err)
 
 
 def test_search_on_the_team_server(team: tuple[TeamServer, dict[str, str]], tmp_path: Path) -> None:
-    found = cli(team, "bob", tmp_path, "search", "how do we deploy", "--json")
+    """A process: the command as a person runs it."""
+    server, _ = team
+    found = subprocess.run(
+        [EXE, "search", "how do we deploy", "--json", "--url", server.url],
+        capture_output=True,
+        text=True,
+        env=agent_env(team, "bob", tmp_path),
+        timeout=300,
+    )
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["results"][0]["value"] == "Deploys are blue-green"
     assert found.stderr == ""  # it printed httpx's INFO line for every request
+    assert not (tmp_path / "not-used.db").exists()
 
 
 def test_a_worker_never_sees_another_agents_private_memory_there(
@@ -94,14 +110,8 @@ def test_url_without_a_token_is_refused(
     server, _ = team
     env = server_env(tmp_path)
     env.pop("MEMORY_MCP_TOKEN", None)
-    refused = subprocess.run(
-        [EXE, "search", "deploy", "--url", server.url],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert (refused.returncode, "MEMORY_MCP_TOKEN" in refused.stderr) == (1, True)
+    code, _, err = cli_run(["search", "deploy", "--url", server.url], env)
+    assert (code, "MEMORY_MCP_TOKEN" in err) == (1, True)
 
 
 def test_store_on_the_team_server_keeps_what_an_update_leaves_out(

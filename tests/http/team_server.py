@@ -74,23 +74,36 @@ def home_of(db: Path | str) -> Path:
 def cli(argv: list[str], home: Path) -> str:
     """`memory-mcp ARGV` run in this process, in the environment a spawned one gets
     (`server_env(home)`), failing as `check=True` would: its stdout. A process paid ~1 s
-    of imports for each token; the README test runs the token commands as processes. In a
-    thread of its own: the CLI runs its own event loop, and async tests call this from
-    inside theirs."""
+    of imports for each token; the README test runs the token commands as processes."""
+    return cli_output(argv, home)[0]
+
+
+def cli_output(argv: list[str], home: Path) -> tuple[str, str]:
+    """`cli`'s run: (stdout, stderr)."""
+    code, out, err = cli_run(argv, server_env(home))
+    if code != 0:
+        raise RuntimeError(f"memory-mcp {' '.join(argv)} exited {code}: {err}")
+    return out, err
+
+
+def cli_run(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """`memory-mcp ARGV` run in this process with `env` as its whole environment:
+    (exit code, stdout, stderr). In a thread of its own: the CLI runs its own event loop,
+    and async tests call this from inside theirs. Logging is not a process's own here
+    (pytest holds the root logger's handlers): a test of what a command logs spawns it."""
     out, err = io.StringIO(), io.StringIO()
-    env = server_env(home)  # this environment, HOME and the data folders changed
 
     def run() -> int:
         with pytest.MonkeyPatch.context() as patch, redirect_stdout(out), redirect_stderr(err):
+            for name in set(os.environ) - set(env):
+                patch.delenv(name)
             for name, value in env.items():
                 patch.setenv(name, value)
             return main(argv)
 
     with ThreadPoolExecutor(1) as thread:
-        code = thread.submit(run).result(timeout=120)
-    if code != 0:
-        raise RuntimeError(f"memory-mcp {' '.join(argv)} exited {code}: {err.getvalue()}")
-    return out.getvalue()
+        code = thread.submit(run).result(timeout=300)
+    return code, out.getvalue(), err.getvalue()
 
 
 def token_add(
@@ -119,6 +132,8 @@ class TeamServer:
     process: subprocess.Popen[bytes]
     tmp: Path  # the server's HOME, logs
     port: int = 0
+    args: tuple[str, ...] = ()  # what followed `--port`, for `restart`
+    env: dict[str, str] | None = None  # `start`'s env, for `restart`
 
     @property
     def log(self) -> str:
@@ -179,7 +194,8 @@ def start(
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
-    server = TeamServer(transport, f"http://127.0.0.1:{port}", db, process, tmp, port)
+    base = f"http://127.0.0.1:{port}"
+    server = TeamServer(transport, base, db, process, tmp, port, tuple(args), env)
     deadline = time.monotonic() + START_DEADLINE_SECONDS
     # One client for every poll: a client made per request (httpx2.get) sets up its TLS
     # context each time, ~20 ms of CPU, and a busy machine polls ~25 times per start.
@@ -203,6 +219,15 @@ def stop(server: TeamServer) -> None:
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait(timeout=30)
+
+
+def restart(server: TeamServer) -> None:
+    """Stop `server`'s process and start a new one on the same store with the same
+    arguments; `server` names the new process from then on (another port), so a fixture
+    that yielded it goes on with it and stops it at the end."""
+    stop(server)
+    new = start(server.tmp, server.transport, server.db, *server.args, env=server.env)
+    server.process, server.base, server.port = new.process, new.base, new.port
 
 
 @contextmanager

@@ -4,13 +4,14 @@ own token (the real /register -> /authorize -> sign-in -> /token flow) and SSE
 connections; the refusal names the limit and reaches that agent only, while another
 agent's `initialize` goes through; a flood of refusals leaves the log bounded; anonymous
 client registrations are rate-limited and never cost a client in the middle of signing in
-its sign-in (memory_mcp/http/agent_sessions.py, rates.py, oauth_provider.py)."""
+its sign-in (memory_mcp/http/agent_sessions.py, rates.py, oauth_provider.py). The grants
+and the flood share one server (`capped`), each with agents of its own."""
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,19 @@ pytestmark = pytest.mark.anyio
 CAP = 2
 
 
+@pytest.fixture(scope="module")
+def capped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamServer]:
+    """Streamable HTTP with OAuth and CAP sessions per agent."""
+    tmp = tmp_path_factory.mktemp("capped")
+    args = ("--oauth", "--max-sessions-per-agent", str(CAP))
+    with running(tmp, "streamable-http", tmp / "memory.db", *args) as server:
+        yield server
+
+
+def agent_token(server: TeamServer, agent: str, role: str = "worker") -> str:
+    return token_add(server.db, agent, role, home=server.tmp)
+
+
 def refusal_of(response: httpx2.Response) -> str:
     """The message of a refused session: 429 and a JSON-RPC error naming the limit."""
     assert response.status_code == 429, response.text
@@ -47,26 +61,24 @@ def refusal_of(response: httpx2.Response) -> str:
     return message
 
 
-async def test_oauth_grants_an_agent_mints_count_as_its_own(tmp_path: Path) -> None:
+async def test_oauth_grants_an_agent_mints_count_as_its_own(capped: TeamServer) -> None:
     """Signing in again and again with its own token gives an agent no more sessions
     (each grant had its own cap before), and its oldest grant ends beyond the cap."""
-    db = tmp_path / "memory.db"
-    w1, lead = token_add(db, "w1"), token_add(db, "lead", "lead")
-    args = ("--oauth", "--max-sessions-per-agent", str(CAP))
-    with running(tmp_path, "streamable-http", db, *args) as server:
-        client = register(server)
-        grants = [tokens_for(client, w1)["access_token"] for _ in range(CAP + 1)]
-        assert mcp_status(server, grants[0]).status_code == 401, "the oldest grant ended"
-        async with httpx2.AsyncClient(timeout=60) as http, AsyncExitStack() as held:
-            for access_token in grants[1:]:  # each grant's session busy, as the SDK's client's
-                session = RawSession(http, server, access_token)
-                await session.open()
-                await held.enter_async_context(session.listening())
-            through_bearer = await RawSession(http, server, w1).post(initialize_request("w1"))
-            assert f"'w1' has {CAP} MCP sessions open" in refusal_of(through_bearer)
-            fresh = tokens_for(client, w1)["access_token"]  # a new grant makes no room
-            refusal_of(await RawSession(http, server, fresh).post(initialize_request("w1")))
-            assert mcp_status(server, lead).status_code == 200, "another agent gets in"
+    server = capped
+    w1, lead = agent_token(server, "w1"), agent_token(server, "lead", "lead")
+    client = register(server)
+    grants = [tokens_for(client, w1)["access_token"] for _ in range(CAP + 1)]
+    assert mcp_status(server, grants[0]).status_code == 401, "the oldest grant ended"
+    async with httpx2.AsyncClient(timeout=60) as http, AsyncExitStack() as held:
+        for access_token in grants[1:]:  # each grant's session busy, as the SDK's client's
+            session = RawSession(http, server, access_token)
+            await session.open()
+            await held.enter_async_context(session.listening())
+        through_bearer = await RawSession(http, server, w1).post(initialize_request("w1"))
+        assert f"'w1' has {CAP} MCP sessions open" in refusal_of(through_bearer)
+        fresh = tokens_for(client, w1)["access_token"]  # a new grant makes no room
+        refusal_of(await RawSession(http, server, fresh).post(initialize_request("w1")))
+        assert mcp_status(server, lead).status_code == 200, "another agent gets in"
 
 
 @asynccontextmanager
@@ -112,25 +124,25 @@ async def test_sse_connections_are_bounded_per_agent(tmp_path: Path) -> None:
             await anyio.sleep(0.2)
 
 
-async def test_a_flood_of_refused_sessions_leaves_the_log_bounded(tmp_path: Path) -> None:
-    db = tmp_path / "memory.db"
-    w1, w2 = token_add(db, "w1"), token_add(db, "w2")
+async def test_a_flood_of_refused_sessions_leaves_the_log_bounded(capped: TeamServer) -> None:
+    server = capped
+    flooder, other_agent = agent_token(server, "flooder"), agent_token(server, "bystander")
     flood = 5 * LOG_LINES_PER_MINUTE
-    with running(tmp_path, "streamable-http", db, "--max-sessions-per-agent", "1") as server:
-        async with httpx2.AsyncClient(timeout=60) as http:
-            busy = RawSession(http, server, w1)
+    async with httpx2.AsyncClient(timeout=60) as http, AsyncExitStack() as held:
+        for _ in range(CAP):  # the flooder's sessions all busy
+            busy = RawSession(http, server, flooder)
             await busy.open()
-            async with busy.listening():
-                logged = len(server.log.splitlines())
-                for _ in range(flood):
-                    refusal_of(await RawSession(http, server, w1).post(initialize_request("f")))
-                other = RawSession(http, server, w2)
-                await other.open()
-                assert await other.ping() == 200
-        lines = server.log.splitlines()[logged:]
-        refusals = [line for line in lines if "refused a new session of agent 'w1'" in line]
-        assert 0 < len(refusals) <= LOG_LINES_PER_MINUTE, "a line a refusal, up to the budget"
-        assert len(lines) < 2 * LOG_LINES_PER_MINUTE, lines[-5:]
+            await held.enter_async_context(busy.listening())
+        logged = len(server.log.splitlines())
+        for _ in range(flood):
+            refusal_of(await RawSession(http, server, flooder).post(initialize_request("f")))
+        other = RawSession(http, server, other_agent)
+        await other.open()
+        assert await other.ping() == 200
+    lines = server.log.splitlines()[logged:]
+    refusals = [line for line in lines if "refused a new session of agent 'flooder'" in line]
+    assert 0 < len(refusals) <= LOG_LINES_PER_MINUTE, "a line a refusal, up to the budget"
+    assert len(lines) < 2 * LOG_LINES_PER_MINUTE, lines[-5:]
 
 
 def _open_sign_in(browser: httpx2.Client, authorization_url: str) -> tuple[str, dict[str, str]]:

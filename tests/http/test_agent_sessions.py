@@ -211,15 +211,17 @@ async def test_shutdown_is_quick_with_many_sessions_open(tmp_path: Path) -> None
     token = token_add(db, "w1")
     with running(tmp_path, "streamable-http", db, "--max-sessions-per-agent", "64") as server:
         server.wait_healthy()
-        async with AsyncExitStack() as clients:
-            for _ in range(50):  # the SDK's client: each holds its GET stream open
-                await clients.enter_async_context(server.client(token))
+        async with httpx2.AsyncClient(timeout=60) as http, AsyncExitStack() as streams:
+            for _ in range(50):  # each holds its GET stream open, as the SDK's client does
+                session = RawSession(http, server, token)
+                await session.open()
+                await streams.enter_async_context(session.listening())
             started = time.monotonic()
             server.process.send_signal(signal.SIGTERM)
             while server.process.poll() is None and time.monotonic() - started < 60:
                 await anyio.sleep(0.05)
             took = time.monotonic() - started
-            clients.pop_all()  # the server is gone: nothing left to close
+            streams.pop_all()  # the server is gone: nothing left to close
     assert server.process.poll() is not None
     assert took < 10, f"SIGTERM with 50 sessions open took {took:.1f} s"
 

@@ -1,6 +1,12 @@
 """The team server over real HTTP on 127.0.0.1: `memory-mcp serve --transport
 streamable-http|sse` spawned as a process, tokens from the real `memory-mcp token add`,
-the SDK's own clients. Identity comes from the token only."""
+the SDK's own clients. Identity comes from the token only.
+
+One server per variant serves every test of the module, each test with its own keys or
+agents. The variants: each transport on SQLite (the transport's own code: its routes,
+its 401s, its session being the connection) and PostgreSQL on streamable HTTP (the
+store's own SQL: tokens, visibility, search, the restart). SSE on PostgreSQL would run
+the same SSE code above the same SQL again."""
 
 from __future__ import annotations
 
@@ -12,7 +18,6 @@ import httpx2
 import pytest
 
 from tests.conftest import (
-    BACKENDS,
     BOTH_BACKENDS,
     call,
     call_error,
@@ -22,8 +27,9 @@ from tests.conftest import (
 )
 from tests.http.team_server import (
     EXE,
-    TRANSPORTS,
     TeamServer,
+    cli,
+    restart,
     running,
     server_env,
     stored_keys,
@@ -35,11 +41,10 @@ pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 WORD = "quokka"
 
 
-@pytest.fixture(
-    scope="module",
-    params=[(t, b) for b in BACKENDS for t in TRANSPORTS],
-    ids=lambda p: "-".join(p),
-)
+VARIANTS = [("streamable-http", "sqlite"), ("sse", "sqlite"), ("streamable-http", "postgresql")]
+
+
+@pytest.fixture(scope="module", params=VARIANTS, ids=lambda p: "-".join(p))
 def team(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[TeamServer, dict[str, str]]]:
@@ -198,15 +203,9 @@ async def test_a_revoked_token_is_refused_at_once(
 
 
 def test_token_list_shows_agents_never_tokens(team: tuple[TeamServer, dict[str, str]]) -> None:
+    """`token list` run in this process (`cli`): the README test runs it as a process."""
     server, tokens = team
-    listing = subprocess.run(
-        [EXE, "token", "list", "--db", str(server.db)],
-        capture_output=True,
-        text=True,
-        env=server_env(server.tmp),
-        timeout=120,
-        check=True,
-    ).stdout
+    listing = cli(["token", "list", "--db", str(server.db)], server.tmp)
     assert "lead\tlead\t" in listing
     assert not [t for t in tokens.values() if t in listing]
 
@@ -224,16 +223,17 @@ def test_only_a_hash_of_a_token_is_stored(
     assert not [t for t in tokens.values() if t.encode() in stored]
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_data_survives_a_restart(tmp_path: Path, transport: str, db_url: str) -> None:
-    db = db_url
-    token = token_add(db, "w1", home=tmp_path)
-    with running(tmp_path, transport, db) as server:
-        async with server.client(token) as client:
-            stored = await call(client, "store_memory", key="durable", value="kept across runs")
-    with running(tmp_path, transport, db) as server:
-        async with server.client(token) as client:
-            again = await call(client, "memory-get", id=stored["id"])
+async def test_data_survives_a_restart(team: tuple[TeamServer, dict[str, str]]) -> None:
+    """The module's server stopped and started again on its store (a new process, a new
+    port): what it stored is there, and the tests after this one use the new process."""
+    server, tokens = team
+    async with server.client(tokens["w1"]) as client:
+        stored = await call(client, "store_memory", key="durable", value="kept across runs")
+    before = server.process.pid
+    restart(server)
+    assert server.process.pid != before
+    async with server.client(tokens["w1"]) as client:
+        again = await call(client, "memory-get", id=stored["id"])
     assert again["value"] == "kept across runs"
 
 

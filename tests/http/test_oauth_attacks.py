@@ -7,15 +7,15 @@ registered: RFC 9700 §4.11.2),
 RFC 7591 §3.2.2 at registration (`invalid_redirect_uri`), RFC 8707 (`invalid_target`; a
 token for another resource refused), RFC 6750 §3.1 on the MCP route (401
 `invalid_token`). The sign-in page refuses a cross-site answer with 403 and sends the
-client nothing. Most run on one server; the store's rules behind them are unit-tested in
-tests/store/test_oauth_grants.py."""
+client nothing. Most run on one server (`site`); a second on its store (`short_lived`) is
+another resource and issues access tokens that last 2 s. The store's rules behind them
+are unit-tested in tests/store/test_oauth_grants.py."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx2
 import pytest
@@ -48,6 +48,16 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     token = token_add(db, "w1")
     with running(tmp, "streamable-http", db, "--oauth") as server:
         yield Site(server, token)
+
+
+@pytest.fixture(scope="module")
+def short_lived(site: Site, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamServer]:
+    """Another server on `site`'s store (another port: another resource) whose access
+    tokens last 2 s."""
+    tmp = tmp_path_factory.mktemp("oauth-short-lived")
+    args = ("--oauth", "--oauth-access-token-seconds", "2")
+    with running(tmp, "streamable-http", site.server.db, *args) as server:
+        yield server
 
 
 def _code(client: RawClient, credential: str) -> tuple[str, str]:
@@ -167,7 +177,7 @@ def test_registering_a_redirect_uri_that_is_not_https_or_loopback_is_refused(
     assert answer.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata")
 
 
-def test_a_token_for_another_resource_is_refused(site: Site, tmp_path: Path) -> None:
+def test_a_token_for_another_resource_is_refused(site: Site, short_lived: TeamServer) -> None:
     client = register(site.server)
     _, challenge = pkce()
     asked = httpx2.get(
@@ -176,18 +186,18 @@ def test_a_token_for_another_resource_is_refused(site: Site, tmp_path: Path) -> 
     assert "invalid_target" in _refusal_page(asked)  # RFC 8707 §2's error, on the page
 
     # A second server on the same store is another resource (another port): a token the
-    # first issued is in the store it reads, yet issued for the first, so refused.
+    # first issued is in the store it reads, yet issued for the first, so refused. (It
+    # lasts as `site` issues them, not 2 s: `site` takes it just before.)
     issued = tokens_for(client, site.token)
-    server = site.server
-    with running(tmp_path, "streamable-http", server.db, "--oauth") as other:
-        assert mcp_status(server, issued["access_token"]).status_code == 200
-        refused = mcp_status(other, issued["access_token"])
-        assert refused.status_code == 401
-        challenge_header = refused.headers["www-authenticate"]
-        assert 'error="invalid_token"' in challenge_header
-        assert f'resource_metadata="{other.base}/.well-known/oauth-protected-resource' in (
-            challenge_header
-        )
+    server, other = site.server, short_lived
+    assert mcp_status(server, issued["access_token"]).status_code == 200
+    refused = mcp_status(other, issued["access_token"])
+    assert refused.status_code == 401
+    challenge_header = refused.headers["www-authenticate"]
+    assert 'error="invalid_token"' in challenge_header
+    assert f'resource_metadata="{other.base}/.well-known/oauth-protected-resource' in (
+        challenge_header
+    )
 
 
 def test_a_code_of_an_agent_revoked_before_the_exchange_is_refused(site: Site) -> None:
@@ -199,23 +209,19 @@ def test_a_code_of_an_agent_revoked_before_the_exchange_is_refused(site: Site) -
 
 
 def test_an_expired_access_token_is_refused_and_refreshing_gives_a_new_one(
-    tmp_path: Path,
+    site: Site, short_lived: TeamServer
 ) -> None:
-    db = tmp_path / "memory.db"
-    token = token_add(db, "w1")
-    with running(
-        tmp_path, "streamable-http", db, "--oauth", "--oauth-access-token-seconds", "2"
-    ) as server:
-        client = register(server)
-        issued = tokens_for(client, token)
-        assert issued["expires_in"] == 2
-        time.sleep(3)
-        refused = mcp_status(server, issued["access_token"])
-        assert refused.status_code == 401
-        assert 'error="invalid_token"' in refused.headers["www-authenticate"]
-        renewed = client.refresh(issued["refresh_token"])
-        assert renewed.status_code == 200
-        assert mcp_status(server, renewed.json()["access_token"]).status_code == 200
+    server = short_lived
+    client = register(server)
+    issued = tokens_for(client, site.token)
+    assert issued["expires_in"] == 2
+    time.sleep(3)
+    refused = mcp_status(server, issued["access_token"])
+    assert refused.status_code == 401
+    assert 'error="invalid_token"' in refused.headers["www-authenticate"]
+    renewed = client.refresh(issued["refresh_token"])
+    assert renewed.status_code == 200
+    assert mcp_status(server, renewed.json()["access_token"]).status_code == 200
 
 
 def _sign_in_page(browser: httpx2.Client, client: RawClient) -> tuple[str, str, dict[str, str]]:
