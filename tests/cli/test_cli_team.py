@@ -31,9 +31,9 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TeamServer,
 
         async def seed() -> None:
             async with server.client(tokens["alice"]) as client:
-                await call(client, "store_memory", key="plan", value=ALICE_SECRET)
+                await call(client, "memory-store", key="plan", value=ALICE_SECRET)
             async with server.client(tokens["bob"]) as client:
-                await call(client, "store_memory", key="deploy", value="Deploys are blue-green")
+                await call(client, "memory-store", key="deploy", value="Deploys are blue-green")
 
         anyio.run(seed)
         yield server, tokens
