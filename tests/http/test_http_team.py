@@ -164,7 +164,11 @@ async def test_a_lead_injects_a_learning_a_worker_finds(
     lesson = f"Run the migrations before the API tests ({server.transport})"
     async with server.client(tokens["lead"]) as lead:
         injected = await call(
-            lead, "memory-inject-learning", learning=lesson, category="mistake-pattern", agent_id="w2"
+            lead,
+            "memory-inject-learning",
+            learning=lesson,
+            category="mistake-pattern",
+            agent_id="w2",
         )
     async with server.client(tokens["w2"]) as worker:
         found = await call(worker, "memory-search", query="migrations before the API tests")
