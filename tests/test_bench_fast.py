@@ -25,11 +25,19 @@ test:
 \t@echo "fake lint: All checks passed!"
 \t@i=0; while [ $$i -lt {loops} ]; do i=$$((i+1)); done; echo "{passed} passed in 0.01s"
 """
-FAILING_MAKEFILE = """\
+# A suite whose tests ran, some failing: measured, its failures shown.
+FAILED_TESTS_MAKEFILE = """\
 install-dev model:
 \t@echo fake setup
 test:
 \t@echo "1 failed, 2 passed in 0.01s"; exit 1
+"""
+# A make that stops before any test (lint): no measure, the bench stops.
+FAILING_MAKEFILE = """\
+install-dev model:
+\t@echo fake setup
+test:
+\t@echo "fake lint: 1 error"; exit 2
 """
 
 
@@ -53,12 +61,14 @@ def commit(repo: Path, makefile: str, tag: str) -> None:
 
 @pytest.fixture
 def fake_repo(tmp_path: Path) -> Path:
-    """A repository of three revisions: `before` (3 tests), `after` (5), `broken`."""
+    """A repository of four revisions: `before` (3 tests), `after` (5), `failing` (2
+    passed, 1 failed) and `broken` (stops before its tests)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
     commit(repo, FAKE_MAKEFILE.format(loops=40_000, passed=3), "before")
     commit(repo, FAKE_MAKEFILE.format(loops=20_000, passed=5), "after")
+    commit(repo, FAILED_TESTS_MAKEFILE, "failing")
     commit(repo, FAILING_MAKEFILE, "broken")
     return repo
 
@@ -116,8 +126,17 @@ def test_suite_cpu_names_the_revision_whose_make_test_fails(
     scratch.mkdir()
     with pytest.raises(SystemExit, match=r"`make test` failed at revision broken \(") as failed:
         suite_cpu.measure_suites(fake_repo, ["before", "broken"], tmp_path / "logs", print, scratch)
-    assert "1 failed, 2 passed" in str(failed.value)  # the log's tail
+    assert "fake lint: 1 error" in str(failed.value)  # the log's tail
     assert list(scratch.iterdir()) == []  # removed on failure too
+
+
+def test_suite_cpu_measures_a_suite_whose_tests_fail_and_shows_it(
+    fake_repo: Path, tmp_path: Path
+) -> None:
+    (run,) = suite_cpu.measure_suites(fake_repo, ["failing"], tmp_path / "logs", print)
+    assert (run.passed, run.failed) == (2, 1)
+    assert "2 (1 failed)" in suite_cpu.render([run])
+    assert suite_cpu.summary([run])["runs"][0]["failed"] == 1
 
 
 def test_suite_cpu_refuses_an_unknown_revision_before_running_any(
