@@ -1,6 +1,7 @@
 """`memory-mcp search | get | delete | stats` for people, called in-process with the FAKE
 embedder (these tests are about who sees what and what is printed, not about meaning;
-tests/cli/test_cli.py runs each as a real process with the real model).
+tests/cli/test_cli.py runs each with the real model, in process; its quiet and --verbose
+searches as real processes).
 
 The store holds, for every test: bob's own memories, a swarm memory of the lead, and
 alice's private memory, which bob (a worker) must never see through any command."""
