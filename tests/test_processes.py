@@ -24,8 +24,8 @@ async def test_four_processes_of_eight_writers_lose_nothing_and_fail_nothing(
         readers=2,
         # Four stores per writer: the 32 writers' first stores are all in flight at once,
         # queued on the one file (asserted below: every process's writes overlap every
-        # other's, and some land before their process's model has loaded). 10 paid about
-        # twice the stores' CPU for more of the same overlap, 25 six times.
+        # other's). 10 paid about twice the stores' CPU for more of the same overlap, 25
+        # six times.
         stores=4,
         # A read per reader at the start (while the models load), then one per 4 stores
         # its process has acknowledged: about 16 reads per process among its writes,
@@ -33,7 +33,10 @@ async def test_four_processes_of_eight_writers_lose_nothing_and_fail_nothing(
         # (~125 reads per process) was a third of the servers' CPU.
         read_every=4,
         burst=0,
-        warm_up=False,  # the models load while the writes run, as after a real start
+        # The writes start as the models start loading, as after a real start. How many
+        # land before a model is ready depends on the machine (0-6 seen; the report prints
+        # it): a timing, not asserted.
+        warm_up=False,
     )
     report = await run_stress(config, progress=print)
     print(report.render())
@@ -46,5 +49,4 @@ async def test_four_processes_of_eight_writers_lose_nothing_and_fail_nothing(
     # What makes it a concurrency test, checked rather than hoped for.
     starts, ends = zip(*report.write_windows, strict=True)
     assert len(starts) == 4 and max(starts) < min(ends), "the four processes wrote at once"
-    assert report.before_model > 0, "stores were written while a model was still loading"
     assert len(report.reads.seconds) >= 4 * 2, "every reader read while its process wrote"
