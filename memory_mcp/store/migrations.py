@@ -144,10 +144,14 @@ def create_new_sqlite(sync_conn: Connection) -> bool:
 
 async def stamp(conn: AsyncConnection) -> None:
     """The last step of init_schema, in its transaction: this code made the store current."""
-    value = code_stamp()
-    await conn.execute(delete(StoreMetaRow).where(StoreMetaRow.name == SCHEMA_STAMP))
+    await _put_meta(conn, SCHEMA_STAMP, code_stamp())
+
+
+async def _put_meta(conn: AsyncConnection, name: str, value: int | None) -> None:
+    """store_meta's row `name` holds `value` (no row for None), whether it was there or not."""
+    await conn.execute(delete(StoreMetaRow).where(StoreMetaRow.name == name))
     if value is not None:
-        await conn.execute(insert(StoreMetaRow).values(name=SCHEMA_STAMP, value=value))
+        await conn.execute(insert(StoreMetaRow).values(name=name, value=value))
 
 
 def _columns(sync_conn: Connection) -> dict[str, set[str]]:
@@ -203,16 +207,7 @@ async def _contexts_by_the_current_rule(conn: AsyncConnection) -> None:
     if recipe == write_context.RECIPE:
         return
     await conn.run_sync(write_context.refresh_all)
-    if recipe is None:
-        await conn.execute(
-            insert(StoreMetaRow).values(name=CONTEXT_RECIPE, value=write_context.RECIPE)
-        )
-    else:
-        await conn.execute(
-            update(StoreMetaRow)
-            .where(StoreMetaRow.name == CONTEXT_RECIPE)
-            .values(value=write_context.RECIPE)
-        )
+    await _put_meta(conn, CONTEXT_RECIPE, write_context.RECIPE)
 
 
 async def _older_session_memories_gain_context(conn: AsyncConnection) -> None:
