@@ -80,9 +80,9 @@ def _make(
     revision: str,
     commit: str,
     ran: Callable[[str], bool] = lambda _: False,
-) -> subprocess.CompletedProcess[bytes]:
-    """`make targets` in `checkout`, its output in `log`; a failure stops the bench unless
-    `ran(output)` says the make got as far as the measure needs."""
+) -> str:
+    """`make targets` in `checkout`, its output in `log` and returned; a failure stops the
+    bench unless `ran(output)` says the make got as far as the measure needs."""
     with open(log, "wb") as out:
         done = subprocess.run(
             ["make", *targets],
@@ -99,7 +99,7 @@ def _make(
             f"memory-mcp: `make {' '.join(targets)}` failed at revision {revision} "
             f"({commit[:12]}), exit {done.returncode}; its output: {log}\n" + "\n".join(tail)
         )
-    return done
+    return output
 
 
 def measure_suite(
@@ -140,11 +140,13 @@ def measure_suite(
         began = time.perf_counter()
         # Tests that fail are counted and shown, not a reason to throw the run away: the
         # suite ran whole (a revision's test may depend on the machine it ran on then).
-        _make(["test"], checkout, log, revision, commit, ran=lambda out: bool(SUMMARY.search(out)))
+        output = _make(
+            ["test"], checkout, log, revision, commit, ran=lambda out: bool(SUMMARY.search(out))
+        )
         wall = time.perf_counter() - began
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         load_after = os.getloadavg()
-    counts = SUMMARY.findall(log.read_text(encoding="utf-8", errors="replace"))
+    counts = SUMMARY.findall(output)
     if not counts:
         raise SystemExit(
             f"memory-mcp: `make test` at revision {revision} ({commit[:12]}) printed no "
