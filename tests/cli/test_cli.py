@@ -11,14 +11,12 @@ stdout and stderr. tests/test_readme.py runs every command the README shows thro
 from __future__ import annotations
 
 import enum
-import io
 import json
 import os
 import subprocess
 import sys
 import types
 import typing
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ from memory_mcp import __version__
 from memory_mcp.cli.common import NOT_FLAGS
 from memory_mcp.cli.main import build_parser, main, serve_flags
 from memory_mcp.settings import Settings
+from tests.conftest import in_process
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
 
@@ -117,13 +116,8 @@ def cli(*argv: str) -> subprocess.CompletedProcess[str]:
     """`memory-mcp ARGV` in this process: `main` (what the `memory-mcp` script runs), its
     stdout and stderr captured and its return value the exit code. A process would spend
     ~0.2-0.8 s of CPU importing what this one has loaded already."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            code = main(list(argv))
-        except SystemExit as exit:  # argparse: --help, a usage error
-            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
-    return subprocess.CompletedProcess([EXE, *argv], code, out.getvalue(), err.getvalue())
+    code, out, err = in_process(lambda: main(list(argv)))
+    return subprocess.CompletedProcess([EXE, *argv], code, out, err)
 
 
 @pytest.fixture

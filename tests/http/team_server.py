@@ -5,7 +5,6 @@ matrix over HTTP and the hooks."""
 
 from __future__ import annotations
 
-import io
 import os
 import signal
 import socket
@@ -13,20 +12,19 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, contextmanager, redirect_stderr, redirect_stdout
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
-import pytest
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memory_mcp.cli.main import main
+from tests.conftest import in_process
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
 TRANSPORTS = ("streamable-http", "sse")
@@ -88,22 +86,8 @@ def cli_output(argv: list[str], home: Path) -> tuple[str, str]:
 
 def cli_run(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
     """`memory-mcp ARGV` run in this process with `env` as its whole environment:
-    (exit code, stdout, stderr). In a thread of its own: the CLI runs its own event loop,
-    and async tests call this from inside theirs. Logging is not a process's own here
-    (pytest holds the root logger's handlers): a test of what a command logs spawns it."""
-    out, err = io.StringIO(), io.StringIO()
-
-    def run() -> int:
-        with pytest.MonkeyPatch.context() as patch, redirect_stdout(out), redirect_stderr(err):
-            for name in set(os.environ) - set(env):
-                patch.delenv(name)
-            for name, value in env.items():
-                patch.setenv(name, value)
-            return main(argv)
-
-    with ThreadPoolExecutor(1) as thread:
-        code = thread.submit(run).result(timeout=300)
-    return code, out.getvalue(), err.getvalue()
+    (exit code, stdout, stderr)."""
+    return in_process(lambda: main(argv), environment=env)
 
 
 def token_add(

@@ -17,14 +17,12 @@ through PostgreSQL's own read filter, without paying a process's imports a dozen
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, redirect_stdout
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +39,7 @@ from memory_mcp.hooks.runner import main as hook_main
 from memory_mcp.mcp.server import build_server
 from memory_mcp.rules.projects import current_project
 from memory_mcp.semantic.embeddings import Embedder
-from tests.conftest import BACKENDS, call, call_error, store_db
+from tests.conftest import BACKENDS, call, call_error, in_process, store_db
 from tests.test_projects import repository
 
 pytestmark = pytest.mark.anyio
@@ -117,25 +115,19 @@ class Trees:
 def in_this_process(
     argv: list[str], cwd: Path, variables: dict[str, str], stdin: str | None
 ) -> str:
-    """`memory-mcp ARGV` run in `cwd` in this process, failing as `check=True` would: its
-    stdout. A hook runs without its watchdog, which would end pytest. In a thread: the CLI
-    runs its own event loop, and async tests call this from inside theirs."""
-    out = io.StringIO()
+    """`memory-mcp ARGV` run in `cwd` in this process (conftest.in_process), failing as
+    `check=True` would: its stdout. A hook runs without its watchdog, which would end
+    pytest."""
 
     def run() -> int:
-        with pytest.MonkeyPatch.context() as patch, redirect_stdout(out):
-            for name, value in variables.items():
-                patch.setenv(name, value)
-            patch.chdir(cwd)
-            if argv[0] == "hook":
-                payload = (stdin or "").encode()
-                return hook_main(argv[1:], payload, watchdog=False, open_app=open_app_when_called)
-            return cli_main(argv)
+        if argv[0] == "hook":
+            payload = (stdin or "").encode()
+            return hook_main(argv[1:], payload, watchdog=False, open_app=open_app_when_called)
+        return cli_main(argv)
 
-    with ThreadPoolExecutor(1) as thread:
-        code = thread.submit(run).result(timeout=300)
-    assert code == 0, f"memory-mcp {' '.join(argv)} exited {code}"
-    return out.getvalue()
+    code, out, err = in_process(run, variables=variables, cwd=cwd)
+    assert code == 0, f"memory-mcp {' '.join(argv)} exited {code}: {err}"
+    return out
 
 
 @pytest.fixture(params=BACKENDS)
