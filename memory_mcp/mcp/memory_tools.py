@@ -188,7 +188,7 @@ async def memory_get(
     async def read() -> Memory:
         caller = caller_of(app)
         record = await app.service.get(caller, id)
-        links, more = await app.service.links_of(caller, record)
+        links, more = await app.service.links.links_of(caller, record)
         shown = [MemoryLink.of(link) for link in links]
         memory = Memory.of(record, app.service.is_expired(record), shown)
         memory.more_links = more or None
@@ -253,7 +253,7 @@ async def complete_task(
     app = await app_of(ctx)
 
     async def complete() -> CompletedTask:
-        done = await app.service.complete_task(caller_of(app), task, handoff_to)
+        done = await app.service.tasks.complete_task(caller_of(app), task, handoff_to)
         return CompletedTask(
             task=task.strip(),
             project=done.project,

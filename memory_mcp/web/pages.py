@@ -171,7 +171,7 @@ class WebPages:
         first, a page at a time."""
         filters = Filters()
         # The project filter's choices: the projects the caller may read.
-        projects = sorted(await self.app.service.project_counts(caller))
+        projects = sorted(await self.app.service.tasks.project_counts(caller))
         try:
             filters = Filters.from_query(request.query_params)
             listing = filters.listing(self.app.service.clock())

@@ -143,7 +143,7 @@ async def test_the_near_duplicate_check_reuses_the_vector_just_computed(
             return await vector(model, digest)
 
         rows.vector = counted  # type: ignore[method-assign]
-        check = await service.similar_to(app.caller, second.record)
+        check = await service.gate.similar_to(app.caller, second.record)
         assert reads == []
         assert [m.key for m in check.memories] == ["deploys"]
         assert check.memories[0].id == first.record.id
@@ -278,7 +278,7 @@ async def test_store_and_check_reads_the_index_while_the_model_runs(
                 app.caller, StoreRequest("deploy-2", DEPLOY_AGAIN)
             )
         assert check.checked and [m.id for m in check.memories] == [first.record.id]
-        assert check == await service.similar_to(app.caller, outcome.record)
+        assert check == await service.gate.similar_to(app.caller, outcome.record)
         vectors = service.vectors
         assert await vectors.rows.has(vectors.model, outcome.record.content_hash)
 
@@ -298,7 +298,7 @@ async def test_a_failed_check_raises_its_own_error_and_the_vector_is_still_saved
         async def failing(*_: Any) -> Any:
             raise ReadFailed("the index could not be read")
 
-        service.similar_to = failing  # type: ignore[method-assign,assignment]
+        service.gate.similar_to = failing  # type: ignore[method-assign,assignment]
         with pytest.raises(ReadFailed):
             await service.store_and_check(app.caller, StoreRequest("deploys", DEPLOY))
         assert await service.vectors.unembedded([DEPLOY]) == []
