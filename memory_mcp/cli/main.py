@@ -7,7 +7,9 @@ subparser, its settings flags (derived from `Settings.model_fields`) and its han
 (`set_defaults(handler=...)`), then the command's own arguments. A handler takes the
 parsed arguments and returns the exit code; the ones that need the store run their work
 through `run_with_app`. Imports of the store, the model and the MCP SDK happen inside
-the handlers, and `--version` is answered before the parser (and pydantic) is built."""
+the handlers, and `--version` is answered before the parser (and pydantic) is built.
+Over 500 lines: the one parser every command is declared in; what a command does at
+length lives in its own module (cli/browse.py, cli/imports.py, ...)."""
 
 from __future__ import annotations
 

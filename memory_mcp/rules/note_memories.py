@@ -6,11 +6,21 @@ is written."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory_mcp.checks.new_memory import checked_memory
-from memory_mcp.models import Caller, MemoryRecord, NoteChunk, Scope, Source, UpsertOutcome
+from memory_mcp.errors import InvalidInputError, PermissionDeniedError
+from memory_mcp.models import (
+    NOTE_KEY_PREFIX,
+    Caller,
+    MemoryRecord,
+    NoteChunk,
+    Scope,
+    Source,
+    UpsertOutcome,
+)
 from memory_mcp.rules import permissions
 from memory_mcp.rules.permissions import Change, Origin, Target
 
@@ -93,4 +103,28 @@ class NoteMemoryService:
         await self.gate.store.set_expiry([r.id for r in notes], expires_at)
 
 
-__all__ = ["NoteMemoryService"]
+def refuse_note_key(key: str, source: Source) -> None:
+    """A memory stored by hand may not take a note's key (the indexer would take it over)."""
+    if source is not Source.FILE_INDEX and key.strip().startswith(NOTE_KEY_PREFIX):
+        raise InvalidInputError(
+            "key",
+            f"keys starting with {NOTE_KEY_PREFIX!r} are reserved for notes indexed from "
+            "the memory folders; choose another key",
+        )
+
+
+def refuse_deleting_a_live_note(record: MemoryRecord) -> None:
+    """A note's memory mirrors its file: deleted alone, it would come back at the next
+    edit or start-up. Once the file is gone, the memory may go too."""
+    path = record.file_path
+    if record.source is not Source.FILE_INDEX or not path or not os.path.lexists(path):
+        return
+    start, end = record.metadata.get("start_line"), record.metadata.get("end_line")
+    lines = f" lines {start}-{end}" if start and end else ""
+    raise PermissionDeniedError(
+        f"memory {record.id} mirrors note {path}{lines}; edit or delete the file instead "
+        "(its memories follow it)"
+    )
+
+
+__all__ = ["NoteMemoryService", "refuse_deleting_a_live_note", "refuse_note_key"]

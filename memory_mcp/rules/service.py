@@ -10,12 +10,15 @@ Who may read or change a memory is decided in one place, rules/permissions.py (`
 `decide`/`check`); every method here asks it before it reads or writes. A read by id is the
 gate's (`Gate.read`): a memory someone may not see is "not found", the same answer as a
 missing one. A write is the gate's (`Gate.write`), which decides it once; this module builds
-the memory to write at a time it reads once."""
+the memory to write at a time it reads once.
+
+Over 500 lines: the memories' own operations, one method each for a tool or a command
+(store, inject, revert, three deletes, get, list, history, search, the import's batch);
+the other subjects live beside it."""
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -29,7 +32,6 @@ from memory_mcp.errors import (
 )
 from memory_mcp.models import (
     EVERY_PROJECT,
-    NOTE_KEY_PREFIX,
     BatchItem,
     BatchOutcome,
     Caller,
@@ -66,7 +68,11 @@ from memory_mcp.rules.gate import Gate
 from memory_mcp.rules.learnings import learning_request
 from memory_mcp.rules.linking import LinkService
 from memory_mcp.rules.memories_block import pool_view
-from memory_mcp.rules.note_memories import NoteMemoryService
+from memory_mcp.rules.note_memories import (
+    NoteMemoryService,
+    refuse_deleting_a_live_note,
+    refuse_note_key,
+)
 from memory_mcp.rules.permissions import Change, Target, can_see
 from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.tasks import TaskService, task_argument
@@ -172,7 +178,7 @@ class MemoryService:
         """The memory `request` asks `caller` to store at `now`, checked (sizes, secrets,
         expiry bounds, its project); whether it may be written is the gate's to decide."""
         source = request.source or Source.MANUAL
-        _refuse_note_key(request.key, source)
+        refuse_note_key(request.key, source)
         project = permissions.written_project(caller, request.project)
         # A task's working memory is seen by every agent that names the task: swarm scope.
         scope = Scope.SWARM if request.task is not None else request.scope
@@ -323,7 +329,7 @@ class MemoryService:
 
     async def _delete_record(self, caller: Caller, record: MemoryRecord) -> int:
         permissions.check(caller, Target.of(record), Change.DELETE)
-        _refuse_deleting_a_live_note(record)
+        refuse_deleting_a_live_note(record)
         await self.store.delete([record.id])
         return record.id
 
@@ -564,29 +570,6 @@ def _expected_version(expected_version: int | None) -> int | None:
             "expected_version", f"must be a whole number from 0 to {v.MAX_WHOLE_NUMBER}"
         )
     return expected_version
-
-
-def _refuse_note_key(key: str, source: Source) -> None:
-    if source is not Source.FILE_INDEX and key.strip().startswith(NOTE_KEY_PREFIX):
-        raise InvalidInputError(
-            "key",
-            f"keys starting with {NOTE_KEY_PREFIX!r} are reserved for notes indexed from "
-            "the memory folders; choose another key",
-        )
-
-
-def _refuse_deleting_a_live_note(record: MemoryRecord) -> None:
-    """A note's memory mirrors its file: deleted alone, it would come back at the next
-    edit or start-up. Once the file is gone, the memory may go too."""
-    path = record.file_path
-    if record.source is not Source.FILE_INDEX or not path or not os.path.lexists(path):
-        return
-    start, end = record.metadata.get("start_line"), record.metadata.get("end_line")
-    lines = f" lines {start}-{end}" if start and end else ""
-    raise PermissionDeniedError(
-        f"memory {record.id} mirrors note {path}{lines}; edit or delete the file instead "
-        "(its memories follow it)"
-    )
 
 
 __all__ = ["MemoryService"]

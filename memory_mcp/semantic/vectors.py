@@ -2,7 +2,9 @@
 storing their vectors, and the vector backend that finds the nearest ones (`search`, a
 VectorSearch of search/ports.py, picked by the composition root). The rules hold one
 (`Gate.vectors`, rules/gate.py) and call nothing else for vectors. This layer computes and
-keeps vectors; the rules decide and write memories.
+keeps vectors; the rules decide and write memories. Over 500 lines: the writers below
+share one set of queues and locks (what a store is embedding now, the passage queue, the
+query count), which must stay in one place to stay consistent.
 
 Who writes vectors
 - `embedding` (a WriteEmbedding), around a memory's write (Gate.write), when the model is

@@ -1,4 +1,4 @@
-"""A store's path (Vectors.write_embedded, issue 26): the model embeds the text while the
+"""A store's path (Gate.write with Vectors.embedding, issue 26): the model embeds the text while the
 memory's write transaction commits, the memory's commit waits for the disk and the
 vector's does not, and the near-duplicate check uses the vector just computed instead of
 reading it back. On a real SQLite file (synchronous=FULL, the default) and on PostgreSQL;
@@ -152,7 +152,7 @@ async def test_the_near_duplicate_check_reuses_the_vector_just_computed(
 async def test_the_background_worker_leaves_a_text_being_embedded_alone(
     make_settings: Callable[..., Settings],
 ) -> None:
-    """While write_embedded embeds a text its memory is already committed; embed_pending
+    """While a WriteEmbedding embeds a text its memory is already committed; embed_pending
     meanwhile must not embed it a second time."""
     gate = anyio.Event()
 
