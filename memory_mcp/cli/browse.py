@@ -248,7 +248,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     source = v.parse_source(args.source, tuple(Source)) if args.source else None
     explain: bool = args.explain
     request = SearchRequest(
-        *(args.query, args.limit, scope, args.tags, source, args.include_expired),
+        args.query,
+        limit=args.limit,
+        scope=scope,
+        tags=args.tags,
+        source=source,
+        include_expired=args.include_expired,
         since=args.since,
         until=args.until,
         min_score=args.min_score,

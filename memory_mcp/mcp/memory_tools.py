@@ -143,19 +143,19 @@ async def memory_search(
     async def search() -> SearchResult:
         request = SearchRequest(
             query,
-            limit,
-            v.parse_scope(scope, allow_all=True),
-            tags,
-            None if source is None else v.parse_source(source, tuple(Source)),
-            include_expired,
-            since,
-            until,
-            min_score,
-            expand,
-            explain,
-            project,
-            task,
-            include_archived,
+            limit=limit,
+            scope=v.parse_scope(scope, allow_all=True),
+            tags=tags,
+            source=None if source is None else v.parse_source(source, tuple(Source)),
+            include_expired=include_expired,
+            since=since,
+            until=until,
+            min_score=min_score,
+            expand=expand,
+            explain=explain,
+            project=project,
+            task=task,
+            include_archived=include_archived,
         )
         return await app.service.search(caller_of(app), request)
 

@@ -203,11 +203,11 @@ class WebPages:
         by_owner = listing.agent_id is not None
         request = SearchRequest(
             filters.query,
-            v.MAX_SEARCH_LIMIT if by_owner else filters.limit,
-            listing.scope,
-            list(listing.tags),
-            listing.source,
-            listing.include_expired,
+            limit=v.MAX_SEARCH_LIMIT if by_owner else filters.limit,
+            scope=listing.scope,
+            tags=list(listing.tags),
+            source=listing.source,
+            include_expired=listing.include_expired,
             since=filters.since or None,
             until=filters.until or None,
             project=listing.project,
