@@ -99,7 +99,7 @@ class ShownMemory(ToolResult):
     search's `SearchHit`, memory-list's `ListedMemory`), declared once: each of those adds
     its own, and `fields_of` fills these from a record."""
 
-    omitted_when_empty = frozenset({"task", "archived_at", "about_agent", "flags"})
+    omitted_when_empty = frozenset({"task", "archived_at", "kind", "about_agent", "flags"})
 
     id: int
     key: str
@@ -115,6 +115,7 @@ class ShownMemory(ToolResult):
     expires_at: str | None
     task: str | None = None
     archived_at: str | None = None
+    kind: str | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
 
@@ -136,6 +137,7 @@ class ShownMemory(ToolResult):
             "expires_at": iso(record.expires_at),
             "task": record.task,
             "archived_at": iso(record.archived_at),
+            "kind": record.kind,
             "about_agent": record.about_agent or None,
             "flags": record.flags or None,
         }
