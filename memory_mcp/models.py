@@ -1,4 +1,6 @@
-"""Plain data shapes shared by the service and the store."""
+"""Plain data shapes shared by the service and the store. Over 500 lines: every layer's
+shared vocabulary (a memory, its requests, its outcomes), plain declarations with no
+logic to split by."""
 
 from __future__ import annotations
 
