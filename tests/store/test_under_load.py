@@ -1,7 +1,7 @@
 """Behaviour under load and with a damaged store, through the in-process MCP client on a real
 SQLite file: reads never wait for writers, a busy store says so, unexpected failures never
 leak their text, damaged rows are skipped, tool calls take turns, commits are fsynced.
-(Real server processes on one file: tests/test_processes.py and tests/test_crash.py.)"""
+(Real server processes on one file: tests/store/test_processes.py and tests/store/test_crash.py.)"""
 
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ from bench.stats import percentile_ms, table
 from memory_mcp.cli.main import main
 from memory_mcp.semantic.embeddings import Embedder
 
-TINY = Path(__file__).parent / "data" / "locomo_tiny.json"
-TURNS_TINY = Path(__file__).parent / "data" / "turns_tiny.json"
+TINY = Path(__file__).parents[1] / "data" / "locomo_tiny.json"
+TURNS_TINY = Path(__file__).parents[1] / "data" / "turns_tiny.json"
 
 
 def test_loading_follows_the_protocol() -> None:
