@@ -1,4 +1,4 @@
-"""`memory-mcp bench scale --memories N`: a store of N memories of real text with real
+"""`python -m bench scale --memories N`: a store of N memories of real text with real
 MiniLM vectors, and a real server over it on stdio.
 
 The data (`--data DIR`, default bench/data/scale; made by `bench scale-data`,

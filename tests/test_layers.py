@@ -237,8 +237,8 @@ def long_modules(modules: Modules) -> list[str]:
 
 
 def bench_imports(modules: Modules) -> list[str]:
-    # bench/ is not installed with the package: `memory-mcp bench` runs `python -m bench`
-    # in a clone, by path, and imports none of it.
+    # bench/ is a project of its own beside the package (bench/pyproject.toml), depending on
+    # it: the package imports none of it.
     return sorted(
         f"{name} imports the benchmarks {target}"
         for name, path in modules.items()

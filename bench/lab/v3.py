@@ -1,13 +1,13 @@
 """Issue 37's experiments: the three development sets together (LoCoMo, REALTALK, BEAM),
 leave one conversation out over all twenty, every set reported apart.
 
-`python -m bench.lab.v3 [GROUP ...]` (or `memory-mcp bench retrieval-loo`): a replica of
+`python -m bench.lab.v3 [GROUP ...]` (or `python -m bench retrieval-loo`): a replica of
 the product's search path on cached vectors (bench/lab/replica.py: FTS5 BM25 with the
 product's terms and column weights, the vector arm, ranking.fuse; plus here the write-time
 context as store/write_context.py builds it, exact matches first as search/exact_match.py
 orders them, and the turns the product refuses left out), so that a grid of settings runs
 in seconds once the model has embedded each text once. Its rows are within 0.006 of
-`memory-mcp bench retrieval` on the same data (it ranks with FTS5's bm25(), the product
+`python -m bench retrieval` on the same data (it ranks with FTS5's bm25(), the product
 with its own BM25 in store/fulltext.py: docs/lab/retrieval-v3.md).
 
 Leave one out: a variant's parameters are chosen on nineteen conversations and measured on

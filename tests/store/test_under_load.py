@@ -209,7 +209,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A burst is worked on a few calls at a time, first come first served, so the early
-    calls finish early (the latency numbers are in `memory-mcp bench stress`)."""
+    calls finish early (the latency numbers are in `python -m bench stress`)."""
     real_search = MemoryService.search
     running = 0
     most_running = 0
