@@ -49,7 +49,7 @@ from bench.stats import percentile_ms
 from memory_mcp.app.root import open_app
 from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.settings import Settings
-from memory_mcp.store.rows import content_hash
+from memory_mcp.store.memories_table import content_hash
 
 BATCH = 5_000
 GIVE_UP_SECONDS = 600.0

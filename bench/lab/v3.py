@@ -8,7 +8,7 @@ context as store/write_context.py builds it, exact matches first as search/exact
 orders them, and the turns the product refuses left out), so that a grid of settings runs
 in seconds once the model has embedded each text once. Its rows are within 0.006 of
 `python -m bench retrieval` on the same data (it ranks with FTS5's bm25(), the product
-with its own BM25 in store/fulltext.py: docs/lab/retrieval-v3.md).
+with its own BM25 in store/sqlite/fts5.py: docs/lab/retrieval-v3.md).
 
 Leave one out: a variant's parameters are chosen on nineteen conversations and measured on
 the twentieth. The choice maximises the mean over the three sets of each set's mean of

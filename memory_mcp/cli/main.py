@@ -1,5 +1,6 @@
-"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, model,
-and for people search, get, list, history, delete, stats (cli_browse), projects.
+"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, model, and
+for people search, get, list, history, delete, stats (cli/browse.py), projects
+(cli/project_commands.py).
 Errors become one line on stderr and exit 1 (a hook always exits 0).
 
 Every command is registered in `build_parser` the same way: `_command(...)` adds the
@@ -52,8 +53,8 @@ def serve_flags(argv: list[str]) -> dict[str, Any]:
     return flag_overrides(build_parser().parse_args(["serve", *argv]))
 
 
-# --- the commands' handlers (the bigger ones live in cli_notes, cli_import, cli_doctor,
-# cli_model, imported when the command runs)
+# --- the commands' handlers (the bigger ones live in cli/note_commands.py, imports.py,
+# doctor.py, model_commands.py, imported when the command runs)
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -1,13 +1,21 @@
-"""Turning a user's query into an FTS5 MATCH expression, safely.
+"""The keyword arm: a user's query as terms, the cost budget, and `KeywordIndex`, the port
+each database implements (store/sqlite/fts5.py on FTS5, store/postgres/tsvector.py on a
+tsvector); the store's Dialect names which one (store/dialect.py).
 
-User text never reaches FTS5 syntax directly: each word becomes a quoted phrase, so
-operators (AND, NEAR, *, column filters) in a query are plain words, and an identifier
+On SQLite user text never reaches FTS5 syntax directly: each word becomes a quoted phrase,
+so operators (AND, NEAR, *, column filters) in a query are plain words, and an identifier
 such as `ERR_CONN_42` or `api.v2/users` stays one phrase whose parts must be adjacent."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from memory_mcp.models import Visibility
 
 # Words whose presence says nothing about which memory is meant. Removing them keeps
 # BM25 from ranking on "what", "did", "the"; they are kept when nothing else is left.
@@ -27,6 +35,54 @@ STOPWORDS = frozenset(
 OWN_COLUMNS = ("key", "value", "tags")
 
 _TOKEN = re.compile(r"\w+(?:[-_.:/']\w+)*", re.UNICODE)
+
+# Memories whose terms one search may read: ~1.5 microseconds each here, so ~4 ms, well
+# inside the query embedding that the keyword arm runs beside (20,000 made a search with
+# common words take 30 ms at 10k memories; 5,000 still 8 ms of a 15 ms budget). Left out
+# are terms in more than a quarter of a 10k store, which weigh little in BM25
+# (store/sqlite/fts5.py). Both databases' indexes keep to it.
+MATCH_BUDGET = 2_500
+
+
+class KeywordIndex(Protocol):
+    """A database's keyword index, on a connection of a read transaction (Engines.read).
+    Every call applies the caller's visibility inside its statement, before any cut; none
+    writes. Its implementations are modules (store/sqlite/fts5.py,
+    store/postgres/tsvector.py): their functions are the methods, without `self`."""
+
+    def keyword_hits(
+        self,
+        conn: Connection,
+        terms: Sequence[str],
+        vis: Visibility,
+        limit: int,
+        column_weights: tuple[float, float, float, float],
+    ) -> tuple[list[tuple[int, float]], set[int]]:
+        """(id, relevance, larger is better) of visible memories holding any of `terms`
+        (from `query_terms`), best first, at most `limit` (`column_weights` weigh a match
+        in the key, value, tags and context); and the ids of those whose own words (key,
+        value, tags) hold a term: the others were found by their context alone."""
+        ...
+
+    def holding_phrase(
+        self, conn: Connection, words: str, vis: Visibility, limit: int
+    ) -> list[int]:
+        """Visible memories whose own words hold `words` as a phrase, in no order."""
+        ...
+
+    def holding_terms(
+        self,
+        conn: Connection,
+        terms: Sequence[str],
+        memory_ids: Sequence[int],
+        columns: Sequence[str],
+    ) -> set[int]:
+        """Of `memory_ids`, those whose `columns` (of key, value, tags) hold any of `terms`."""
+        ...
+
+    def keyed(self, conn: Connection, key: str, vis: Visibility, limit: int) -> list[int]:
+        """Visible memories whose key is `key`, ignoring case."""
+        ...
 
 
 def query_terms(query: str) -> list[str]:

@@ -19,19 +19,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.models import Scope, Source
 from memory_mcp.store import write_context
-from memory_mcp.store.rows import MEMORIES, M, next_revision
+from memory_mcp.store.memories_table import MEMORIES, M, next_revision
 from memory_mcp.store.schema import (
+    Base,
+    StoreMetaRow,
+)
+from memory_mcp.store.sqlite.ddl import (
     SQLITE_FTS_DDL,
     SQLITE_FTS_OLD,
     SQLITE_IDENT_DDL,
     SQLITE_KEYWORD_TOTALS_DDL,
-    Base,
-    StoreMetaRow,
 )
 
 # (table, column, SQL type) in the order they were added.
@@ -64,6 +66,7 @@ SCHEMA_CODE = (
     "store/schema.py",
     "store/migrations.py",
     "store/repository.py",
+    "store/sqlite/ddl.py",
     "store/postgres/ddl.py",
     "store/postgres/pgvector_search.py",
 )
@@ -103,19 +106,10 @@ OTHER = "other"  # anything else: check everything
 def schema_state(sync_conn: Connection) -> str:
     """CURRENT, EMPTY or OTHER (a read; init_schema decides under the write lock)."""
     stamp = code_stamp()
-    if sync_conn.dialect.name == "sqlite":
-        tables = {
-            row[0]
-            for row in sync_conn.exec_driver_sql(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-            )
-        }
-        if not tables:
-            return EMPTY
-        made = "store_meta" in tables
-    else:
-        made = bool(sync_conn.exec_driver_sql("SELECT to_regclass('store_meta')").scalar())
-    if stamp is None or not made:
+    tables = set(inspect(sync_conn).get_table_names())  # the current schema's, any database
+    if not tables:
+        return EMPTY
+    if stamp is None or "store_meta" not in tables:
         return OTHER
     stored = sync_conn.scalar(select(StoreMetaRow.value).where(StoreMetaRow.name == SCHEMA_STAMP))
     return CURRENT if stored == stamp else OTHER

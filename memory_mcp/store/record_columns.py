@@ -2,9 +2,9 @@
 SQL text: by id, and the most recently used visible ones (the `<memories>` block's pool).
 
 Standard library only, so that a hook or a reading command can read a record without
-SQLAlchemy: store/sqlite_reads.py runs this SQL on the standard library's sqlite3, and
-MemoryStore runs the same text through SQLAlchemy on either database (store/rows.py,
-store/record_reads.py). The checks below are what a read trusts of a row: SQLite's columns
+SQLAlchemy: store/sqlite/stdlib_reads.py runs this SQL on the standard library's sqlite3, and
+MemoryStore runs the same text through SQLAlchemy on either database (store/memories_table.py,
+store/read_statements.py). The checks below are what a read trusts of a row: SQLite's columns
 take any value, so a row can hold what no valid write stores, and one such row must never
 break a search, a prompt block or an export."""
 
