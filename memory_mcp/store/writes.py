@@ -39,7 +39,7 @@ from memory_mcp.store.memories_table import (
     next_revision,
     record_from_row,
 )
-from memory_mcp.store.record_columns import access_sql
+from memory_mcp.store.record_columns import ACCESS_SQL
 from memory_mcp.store.schema import (
     MemoryHistoryRow,
     MemoryLinkRow,
@@ -414,7 +414,7 @@ def write_accesses(conn: Connection, reads: dict[int, PendingAccess]) -> None:
     (store/sqlite/stdlib_reads.py runs it too). No revision: search is unaffected."""
     if reads:
         conn.execute(
-            text(access_sql(conn.dialect.name)),
+            text(ACCESS_SQL),
             [{"id": i, "count": entry.count, "last": entry.last} for i, entry in reads.items()],
         )
 

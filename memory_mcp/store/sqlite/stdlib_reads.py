@@ -21,10 +21,10 @@ from typing import Any
 from memory_mcp.errors import store_error
 from memory_mcp.models import MemoryRecord, Visibility
 from memory_mcp.store.record_columns import (
+    ACCESS_SQL,
     RECORD_BY_ID_SQL,
     RECORD_COLUMNS,
     RecordColumns,
-    access_sql,
     readable_from_columns,
     recent_sql,
     record_from_columns,
@@ -105,7 +105,7 @@ class SqliteReads:
         try:
             self._execute("BEGIN IMMEDIATE", {})
             try:
-                self._execute(access_sql("sqlite"), {"id": memory_id, "count": 1, "last": now})
+                self._execute(ACCESS_SQL, {"id": memory_id, "count": 1, "last": now})
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
