@@ -34,8 +34,8 @@ class Dialect:
     stored_vectors: Callable[[Engines], StoredVectors]
     # The database's own objects beside the tables (keyword indexes, triggers, vector
     # columns), made or brought up to date when a store opens, after the tables and
-    # migrations.py's columns (the columns just added: a list of "table.column").
-    create_objects: Callable[[AsyncConnection, list[str]], Awaitable[None]]
+    # migrations.py's columns.
+    create_objects: Callable[[AsyncConnection], Awaitable[None]]
     # The largest id `memories` holds (the schema's INTEGER on this database).
     largest_id: int
     # A vector search the database runs itself (the engines and the embedding model ->

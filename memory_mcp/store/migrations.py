@@ -31,7 +31,6 @@ from memory_mcp.store.schema import (
 )
 from memory_mcp.store.sqlite.ddl import (
     SQLITE_FTS_DDL,
-    SQLITE_FTS_OLD,
     SQLITE_IDENT_DDL,
     SQLITE_KEYWORD_TOTALS_DDL,
 )
@@ -181,12 +180,6 @@ async def migrate(conn: AsyncConnection) -> list[str]:
         )
     if "memories.about_agent" in added:
         await _learnings_belong_to_their_lead(conn)
-    if conn.dialect.name == "sqlite":
-        missing = await _keyword_index_lacks(conn, ("context", "project"))
-        if missing:
-            for ddl in SQLITE_FTS_OLD:
-                await conn.exec_driver_sql(ddl)
-            added += [f"memories_fts.{column}" for column in missing]
     if "memories.written_session" in added:
         await _older_session_memories_gain_context(conn)
     await _contexts_by_the_current_rule(conn)
@@ -224,16 +217,6 @@ async def _older_session_memories_gain_context(conn: AsyncConnection) -> None:
     )
     ids = list(await conn.scalars(placed))
     await conn.run_sync(write_context.refresh, ids)
-
-
-async def _keyword_index_lacks(conn: AsyncConnection, wanted: tuple[str, ...]) -> list[str]:
-    """The columns of `wanted` an existing FTS5 index lacks: one made before the
-    write-time context column (store/write_context.py; their memories have no context
-    until rewritten) or before the project column (store/schema.py). init_schema makes it
-    again and refills it from `memories`, once."""
-    table = await conn.exec_driver_sql("PRAGMA table_info(memories_fts)")
-    columns = [row._mapping["name"] for row in table]
-    return [column for column in wanted if columns and column not in columns]
 
 
 async def _learnings_belong_to_their_lead(conn: AsyncConnection) -> None:

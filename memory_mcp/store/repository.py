@@ -121,8 +121,8 @@ class MemoryStore:
             await conn.run_sync(Base.metadata.create_all)
             # Columns first: the keyword index (FTS5 triggers, PostgreSQL's generated
             # column) reads the write-time context column.
-            added = await migrations.migrate(conn)
-            await self._engines.dialect.create_objects(conn, added)
+            await migrations.migrate(conn)
+            await self._engines.dialect.create_objects(conn)
             exists = await conn.scalar(
                 select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
             )

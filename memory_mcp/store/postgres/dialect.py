@@ -23,7 +23,7 @@ LARGEST_ID = 2**31 - 1
 SEQUENCED = ("memories", "memory_history", "memory_links", "agent_tokens", "oauth_grants")
 
 
-async def create_objects(conn: AsyncConnection, added: list[str]) -> None:
+async def create_objects(conn: AsyncConnection) -> None:
     """The tsvector column and its index, and the pgvector column filled (vectors copied
     from SQLite or saved by an older version) with an HNSW index per dimension."""
     await create_postgres_objects(conn)

@@ -131,7 +131,7 @@ SQLITE_KEYWORD_TOTALS_OLD = [
     "DROP TABLE IF EXISTS keyword_totals",
 ]
 # A keyword index made before the context column or the project column: dropped
-# (migrations.py), then made again by SQLITE_FTS_DDL and filled from `memories` by this.
+# (create_sqlite_objects), then made again by SQLITE_FTS_DDL and filled from `memories` by this.
 SQLITE_FTS_OLD = [
     "DROP TRIGGER IF EXISTS memories_fts_insert",
     "DROP TRIGGER IF EXISTS memories_fts_delete",
@@ -142,12 +142,16 @@ SQLITE_FTS_OLD = [
 SQLITE_FTS_REBUILD = "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')"
 
 
-async def create_sqlite_objects(conn: AsyncConnection, added: list[str]) -> None:
-    """The keyword indexes and counters, made when missing and filled when new; `added`:
-    the columns migrations.py just added (a keyword index made before them is rebuilt)."""
+async def create_sqlite_objects(conn: AsyncConnection) -> None:
+    """The keyword indexes and counters, made when missing and filled when new, after the
+    tables and migrations.py's columns (the index reads the write-time context)."""
+    old = await _keyword_index_lacks(conn, ("context", "project"))
+    if old:
+        for ddl in SQLITE_FTS_OLD:
+            await conn.exec_driver_sql(ddl)
     for ddl in SQLITE_FTS_DDL:
         await conn.exec_driver_sql(ddl)
-    if any(column.startswith("memories_fts.") for column in added):
+    if old:
         await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
     # A store from before the identifiers' index fills it once (1M: see
     # docs/lab/benchmark-runs.md).
@@ -167,3 +171,13 @@ async def create_sqlite_objects(conn: AsyncConnection, added: list[str]) -> None
         await conn.exec_driver_sql(ddl)
     if fill:
         await conn.exec_driver_sql(KEYWORD_TOTALS_FILL)
+
+
+async def _keyword_index_lacks(conn: AsyncConnection, wanted: tuple[str, ...]) -> list[str]:
+    """The columns of `wanted` an existing FTS5 index lacks: one made before the
+    write-time context column (store/write_context.py; their memories have no context
+    until rewritten) or before the project column (store/schema.py). init_schema makes it
+    again and refills it from `memories`, once (create_sqlite_objects)."""
+    table = await conn.exec_driver_sql("PRAGMA table_info(memories_fts)")
+    columns = [row._mapping["name"] for row in table]
+    return [column for column in wanted if columns and column not in columns]
