@@ -37,7 +37,7 @@ from bench.lab.replica import KeywordIndex, fuse, recall
 from memory_mcp.checks.safety import redact_field
 from memory_mcp.search.exact_match import IDENTIFIER_MAX_MATCHES, _verbatim, identifier_tokens
 from memory_mcp.settings import Settings
-from memory_mcp.store.keyword import phrase
+from memory_mcp.store.sqlite.match import phrase
 from memory_mcp.store.write_context import MAX_CONTEXT_CHARS
 
 DATA = Path("../shared/bench-data")

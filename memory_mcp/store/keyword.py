@@ -2,9 +2,8 @@
 each database implements (store/sqlite/fts5.py on FTS5, store/postgres/tsvector.py on a
 tsvector); the store's Dialect names which one (store/dialect.py).
 
-On SQLite user text never reaches FTS5 syntax directly: each word becomes a quoted phrase,
-so operators (AND, NEAR, *, column filters) in a query are plain words, and an identifier
-such as `ERR_CONN_42` or `api.v2/users` stays one phrase whose parts must be adjacent."""
+How the terms become the index's own query syntax is the index's business
+(store/sqlite/match.py for FTS5, plainto_tsquery on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -96,21 +95,6 @@ def query_terms(query: str) -> list[str]:
     return content or tokens
 
 
-def match_any(terms: Sequence[str]) -> str:
-    """An OR of quoted phrases (BM25 rewards memories that match more and rarer terms).
-    Terms come from `query_terms`, which never contain a double quote."""
-    return " OR ".join(f'"{term}"' for term in terms)
-
-
-def match_own_or_context(terms: Sequence[str]) -> str:
-    """`match_any` over a memory's own words (key, value, tags) OR its context words
-    (store/write_context.py), as separate phrases: FTS5 gives each phrase its own IDF, so
-    the words a memory lends to the next ones in its session do not make them look
-    common (in a store of 8 memories, one word lent to four neighbours had an IDF of ~0)."""
-    terms_match = match_any(terms)
-    return f"{{key value tags}} : ({terms_match}) OR {{context}} : ({terms_match})"
-
-
 def affordable_terms(matches: dict[str, int], budget: int) -> list[str]:
     """The terms to rank by, rarest first, while the memories they match stay within
     `budget` (FTS5 computes BM25 for every matching memory, ~1 microsecond each). The terms
@@ -125,9 +109,3 @@ def affordable_terms(matches: dict[str, int], budget: int) -> list[str]:
         chosen.append(term)
         total += matches[term]
     return chosen
-
-
-def phrase(text: str) -> str:
-    """Any text as one FTS5 phrase: its words, adjacent and in order (a double quote inside
-    is doubled, FTS5's escape, so no text can become syntax)."""
-    return '"' + text.replace('"', '""') + '"'

@@ -12,8 +12,9 @@ from memory_mcp.app.context import AppContext
 from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
-from memory_mcp.store.keyword import affordable_terms, match_any, query_terms
+from memory_mcp.store.keyword import affordable_terms, query_terms
 from memory_mcp.store.sqlite import fts5
+from memory_mcp.store.sqlite.match import match_any
 from memory_mcp.store.write_context import CONTEXT_AFTER
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 

@@ -53,15 +53,10 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 
 from memory_mcp.models import Scope, Visibility
-from memory_mcp.store.keyword import (
-    MATCH_BUDGET,
-    OWN_COLUMNS,
-    affordable_terms,
-    match_any,
-    phrase,
-)
+from memory_mcp.store.keyword import MATCH_BUDGET, OWN_COLUMNS, affordable_terms
 from memory_mcp.store.sqlite.cursor import cursor_rows
 from memory_mcp.store.sqlite.ddl import FTS_TOKENIZE, project_token
+from memory_mcp.store.sqlite.match import match_any, phrase
 from memory_mcp.store.visibility import VisibleSql, visible_sql
 
 # FTS5's BM25 constants (fts5_aux.c), and its floor for a term in over half the memories.
