@@ -560,7 +560,6 @@ CLI_OTHERS = {
     "copy": "an operator copies a whole store row for row into an empty one",
     "token": "bearer tokens and OAuth grants, not memories",
     "model": "the model export",
-    "bench": "its own stores",
     "setup": "a client's config files and the settings file, never the store",
 }
 
