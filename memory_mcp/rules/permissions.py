@@ -12,7 +12,7 @@ rules ask before they write: an upsert is decided once, by the gate (rules/gate.
 store applies to the row it reads under its write lock, so no other writer can slip in
 between; a bulk delete hands the store the answer as which owners and keys it may choose
 (`bulk_rights`).
-`tests/test_write_paths.py` lists every write path and fails when one is added without
+`tests/rules/test_write_paths.py` lists every write path and fails when one is added without
 being held to this.
 
 The rules:

@@ -17,8 +17,9 @@ Who writes vectors
   A text of several passages is saved so marked `whole_only` and queued for
   `complete_passages` (a worker `keep_embedded` starts), which saves the memory's vector
   (passages.py: the whole text's and its passages' summed) in its place moments later;
-  a search in between ranks the memory with its whole text's vector (the answer
-  waits for what the answer and the very next search need). Without that worker (the
+  a search in between ranks the memory with its whole text's vector (the answer waits
+  only for what the answer and the very next search need: a store's latency is an
+  agent's turn). Without that worker (the
   CLI, tests) or with Settings.passage_vectors "before-answer", the passages are embedded
   before the answer. Notes never are (`embed_now=False`): a big note's chunks would hold
   up every note saved after it.
@@ -78,7 +79,7 @@ from memory_mcp.semantic.passages import (
     embed_whole,
     unit,
 )
-from memory_mcp.store.rows import content_hash
+from memory_mcp.store.memories_table import content_hash
 
 log = logging.getLogger(__name__)
 
