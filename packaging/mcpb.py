@@ -90,7 +90,8 @@ def manifest(wheels: list[str]) -> dict[str, object]:
         "PostgreSQL store shared by a team). Search finds them by meaning, with the bundled "
         "all-MiniLM-L6-v2 model run locally (no download, no API key), and by exact words "
         "and identifiers. Private, per-session and shared scopes; history and undo.",
-        "author": {"name": "memory-mcp maintainers"},
+        "author": {"name": "the memory-mcp authors"},
+        "license": "MIT",
         "server": {
             "type": "uv",
             "entry_point": "server/main.py",

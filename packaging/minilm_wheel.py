@@ -53,6 +53,7 @@ def fetch_source(folder: Path) -> Path:
 
 def stage(source_wheel: Path, tree: Path) -> None:
     shutil.copytree(HERE / "minilm", tree, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(HERE.parent / "LICENSE", tree / "LICENSE-MIT")
     model = tree / "memory_mcp_minilm" / "model"
     with zipfile.ZipFile(source_wheel) as archive:
         for name in FILES:

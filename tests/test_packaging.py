@@ -64,6 +64,8 @@ def attempt(
     )
 
 
+# The distribution's name on PyPI (the command is memory-mcp).
+PUBLISHED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
 OURS = {"memory_mcp_server", "memory_mcp_minilm"}  # the wheels `make dist` builds
 
 
@@ -136,7 +138,7 @@ def test_every_published_file_is_under_the_registry_limit(dist: Path) -> None:
     files = {path.name: path.stat().st_size for path in dist.iterdir()}
     assert set(files) == {
         f"memory_mcp_server-{__version__}-py3-none-any.whl",
-        "memory_mcp_minilm-1.0.0-py3-none-any.whl",
+        "memory_mcp_minilm-1.1.0-py3-none-any.whl",
         f"memory-mcp-{__version__}.mcpb",
     }
     assert all(size < PYPI_FILE_LIMIT for size in files.values()), files
@@ -149,6 +151,13 @@ def test_the_installed_wheels_pull_no_torch(installed: Path) -> None:
     names = {d.metadata["Name"] for d in importlib.metadata.distributions(path=[str(site)])}
     assert {"memory-mcp-server", "memory-mcp-minilm", "onnxruntime"} <= names
     assert [name for name in names if HEAVY.match(name)] == []
+
+
+def test_pip_show_of_the_installed_wheels_says_their_licences(installed: Path) -> None:
+    pip = [sys.executable, "-m", "pip", "--python", installed / "bin" / "python", "show"]
+    server, model = PUBLISHED, "memory-mcp-minilm"
+    assert "License-Expression: MIT\n" in run(*pip, server)
+    assert "License-Expression: Apache-2.0 AND MIT\n" in run(*pip, model)
 
 
 def test_the_installed_wheel_gives_the_command_under_both_names(installed: Path) -> None:

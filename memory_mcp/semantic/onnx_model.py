@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 EXPORT_RECIPE = "built-fused-v3"
 FILE_PREFIX = "all-MiniLM-L6-v2"
 # The weights package, pinned (pyproject.toml's dependency; packaging/minilm/).
-WEIGHTS_PACKAGE = "memory-mcp-minilm==1.0.0"
+WEIGHTS_PACKAGE = "memory-mcp-minilm==1.1.0"
 # A child process that builds takes ~1-2 s here; a loaded machine can take many times that.
 EXPORT_TIMEOUT_SECONDS = 600.0
 

@@ -5,7 +5,7 @@ Nothing here runs them: memory-mcp builds an ONNX graph from these files
 
 from pathlib import Path
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 
 
