@@ -91,9 +91,12 @@ bench: $(VENV)/.installed model
 # The release artefacts, into dist/: the wheel, the model's wheel (the same file every
 # release: publish it once), the Claude Desktop bundle dist/memory-mcp-VERSION.mcpb (both
 # wheels inside, run by uv; packaging/mcpb.py). Publishing is not done here. DIST=DIR
-# writes elsewhere (tests/test_packaging.py).
+# writes elsewhere (tests/test_packaging.py). First, the names we publish must be free on
+# PyPI or ours (packaging/pypi_names.py: the registry; PYPI_NAMES_LIST=FILE adds a list of
+# PyPI's names for look-alikes; PYPI_NAMES_OFFLINE=1 skips the registry).
 DIST ?= dist
 dist: $(MINILM_WHEEL) $(VENV)/.installed $(VENV)/.installed-npm
+	$(BIN)/python packaging/pypi_names.py
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	$(BIN)/pip wheel --quiet --no-deps -w $(DIST) .
 	cp $(MINILM_WHEEL) $(DIST)/

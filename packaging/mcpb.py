@@ -3,7 +3,7 @@
 dist` runs this).
 
 A "uv" bundle (manifest 0.4): Claude Desktop runs `uv run` in the unpacked folder, which
-installs the two wheels carried inside (memory-mcp-server and its model, memory-mcp-minilm) and
+installs the two wheels carried inside (memory-mcp-kit and its model, memory-mcp-minilm) and
 their dependencies from PyPI into the bundle's own environment, then starts
 packaging/mcpb_main.py. Nothing has to be published for the bundle to work, and no torch
 is installed. The user sets the store, the agent id and the role in Claude Desktop's
@@ -136,7 +136,7 @@ def project(wheels: list[str]) -> str:
 
 def main(dist: Path, mcpb: str) -> int:
     wheels = sorted(path.name for path in dist.glob("*.whl"))
-    if {w.split("-")[0] for w in wheels} != {"memory_mcp_server", "memory_mcp_minilm"}:
+    if {w.split("-")[0] for w in wheels} != {"memory_mcp_kit", "memory_mcp_minilm"}:
         raise SystemExit(f"expected the two wheels in {dist}, found {wheels}")
     with tempfile.TemporaryDirectory() as scratch:
         stage = Path(scratch) / BUNDLE_NAME

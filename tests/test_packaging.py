@@ -66,7 +66,7 @@ def attempt(
 
 # The distribution's name on PyPI (the command is memory-mcp).
 PUBLISHED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
-OURS = {"memory_mcp_server", "memory_mcp_minilm"}  # the wheels `make dist` builds
+OURS = {"memory_mcp_kit", "memory_mcp_minilm"}  # the wheels `make dist` builds
 
 
 def fetch(into: Path, *requirements: str | Path) -> None:
@@ -137,19 +137,19 @@ def user_env(home: Path) -> dict[str, str]:
 def test_every_published_file_is_under_the_registry_limit(dist: Path) -> None:
     files = {path.name: path.stat().st_size for path in dist.iterdir()}
     assert set(files) == {
-        f"memory_mcp_server-{__version__}-py3-none-any.whl",
+        f"memory_mcp_kit-{__version__}-py3-none-any.whl",
         "memory_mcp_minilm-1.1.0-py3-none-any.whl",
         f"memory-mcp-{__version__}.mcpb",
     }
     assert all(size < PYPI_FILE_LIMIT for size in files.values()), files
     # The weights travel once, in the model's wheel: a release of the server stays small.
-    assert files[f"memory_mcp_server-{__version__}-py3-none-any.whl"] < 2 * 1024 * 1024, files
+    assert files[f"memory_mcp_kit-{__version__}-py3-none-any.whl"] < 2 * 1024 * 1024, files
 
 
 def test_the_installed_wheels_pull_no_torch(installed: Path) -> None:
     (site,) = (installed / "lib").glob("python3*/site-packages")
     names = {d.metadata["Name"] for d in importlib.metadata.distributions(path=[str(site)])}
-    assert {"memory-mcp-server", "memory-mcp-minilm", "onnxruntime"} <= names
+    assert {"memory-mcp-kit", "memory-mcp-minilm", "onnxruntime"} <= names
     assert [name for name in names if HEAVY.match(name)] == []
 
 
@@ -161,9 +161,9 @@ def test_pip_show_of_the_installed_wheels_says_their_licences(installed: Path) -
 
 
 def test_the_installed_wheel_gives_the_command_under_both_names(installed: Path) -> None:
-    """`memory-mcp` (the documented command) and `memory-mcp-server` (the package's name,
-    which `uvx memory-mcp-server` runs) are the same program."""
-    for name in ("memory-mcp", "memory-mcp-server"):
+    """`memory-mcp` (the documented command) and `memory-mcp-kit` (the package's name,
+    which `uvx memory-mcp-kit` runs) are the same program."""
+    for name in ("memory-mcp", "memory-mcp-kit"):
         assert run(installed / "bin" / name, "--version").strip() == f"memory-mcp {__version__}"
 
 

@@ -91,7 +91,7 @@ def test_every_version_is_the_package_version() -> None:
 
 
 def test_the_package_provides_the_command_named_like_it() -> None:
-    """`uvx memory-mcp-server` (and the registry's `runtimeHint: uvx`) runs the executable
+    """`uvx memory-mcp-kit` (and the registry's `runtimeHint: uvx`) runs the executable
     named like the package: the same command as `memory-mcp`."""
     scripts = project()["scripts"]
     assert scripts[project_name()] == scripts["memory-mcp"] == "memory_mcp.cli.main:main"
