@@ -167,6 +167,44 @@ def test_the_installed_wheel_gives_the_command_under_both_names(installed: Path)
         assert run(installed / "bin" / name, "--version").strip() == f"memory-mcp {__version__}"
 
 
+def interpreter(version: str) -> Path:
+    """A CPython of `version` on this machine: the venv's own base, or pyenv's (uv never
+    downloads one here: UV_PYTHON_DOWNLOADS=never below)."""
+    candidates = [Path(BASE_PYTHON).resolve()]
+    found = shutil.which(f"python{version}")  # pyenv's shim, where pyenv is installed
+    roots = [Path(os.environ["PYENV_ROOT"])] if os.environ.get("PYENV_ROOT") else []
+    roots += [Path(found).parent.parent] if found else []
+    for root in roots:
+        candidates += sorted(root.glob(f"versions/{version}.*/bin/python{version}"))
+    candidates += [Path(found)] if found else []
+    for candidate in candidates:
+        done = attempt(candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])")
+        if done.returncode == 0 and done.stdout.strip() == version:
+            return candidate
+    raise AssertionError(f"no Python {version} on this machine (tried {candidates})")
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.12"])
+def test_uvx_runs_our_command_by_the_published_name(
+    dist: Path, version: str, tmp_path: Path
+) -> None:
+    """`uvx --python X NAME@VERSION --version` as a user types it, with the built wheels
+    where PyPI will have them and the registry for the rest: our memory-mcp, on each
+    Python we support (the first published name gave another project's, or none on 3.11)."""
+    python = interpreter(version)
+    env = {
+        **user_env(tmp_path),
+        "PATH": f"{python.parent}{os.pathsep}{ROOT / '.venv' / 'bin'}{os.pathsep}"
+        + os.environ["PATH"],
+        "UV_FIND_LINKS": str(dist),
+        "UV_PYTHON_DOWNLOADS": "never",
+    }
+    del env["UV_PYTHON"]
+    command = ("uvx", "--python", version, f"{PUBLISHED}@{__version__}", "--version")
+    done = attempt(*command, env=env)
+    assert (done.returncode, done.stdout) == (0, f"memory-mcp {__version__}\n"), done.stderr
+
+
 async def meaning_hit(exe: Path, home: Path) -> dict[str, Any]:
     env = {
         **user_env(home),
