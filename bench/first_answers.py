@@ -10,13 +10,16 @@ not exist yet), and times, from the spawn: the server's first line on stderr, th
 load. Prints each median, the ratio of `initialize` + `tools/list` to the floor, and the
 load average (the machine is shared: compare ratios, not seconds). The server is the one
 given (`--exe`: e.g. the `memory-mcp` of an environment the built wheels were installed
-into); this environment's by default."""
+into; this environment's by default), or a command that starts it (`--command "uvx
+--quiet memory-mcp-kit@0.1.0"`: the plugin's; `serve` is added), whose first stderr line
+then says what each start costs before the server runs (uv's own check and start)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -57,7 +60,7 @@ def _send(stdin: IO[str], message: dict[str, object]) -> None:
     stdin.flush()
 
 
-def first_answers(exe: str, env: dict[str, str]) -> FirstAnswers:
+def first_answers(command: list[str], env: dict[str, str]) -> FirstAnswers:
     """One fresh server: spawn, initialize, tools/list, close."""
     with tempfile.TemporaryDirectory(prefix="first-answers-") as scratch:
         home = Path(scratch)
@@ -71,7 +74,7 @@ def first_answers(exe: str, env: dict[str, str]) -> FirstAnswers:
         first_log: list[float] = []
         started = time.perf_counter()
         server = subprocess.Popen(
-            [exe, "serve"],
+            [*command, "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -141,26 +144,30 @@ def server_env() -> dict[str, str]:
     return env
 
 
-def measure(exe: str, runs: int) -> dict[str, object]:
+def measure(command: list[str], python: str, runs: int) -> dict[str, object]:
     env = server_env()
-    python = python_of(exe)
     bare_import(python, env)  # warm the file cache for both sides alike
-    first_answers(exe, env)
+    first = first_answers(command, env)  # for uvx with a new cache: the install too
     floors, servers = [], []
     for _ in range(runs):
         floors.append(bare_import(python, env))
-        servers.append(first_answers(exe, env))
+        servers.append(first_answers(command, env))
     floor = statistics.median(floors)
     listed = statistics.median(s.tools_list for s in servers)
     logs = [s.first_log_line for s in servers if s.first_log_line is not None]
     return {
-        "exe": exe,
+        "exe": " ".join(command),
         "runs": runs,
         "bare_import_mcp_s": floor,
         "first_log_line_s": statistics.median(logs) if logs else None,
         "initialize_s": statistics.median(s.initialize for s in servers),
         "tools_list_s": listed,
         "ratio": listed / floor,
+        "first_start": {
+            "first_log_line_s": first.first_log_line,
+            "initialize_s": first.initialize,
+            "tools_list_s": first.tools_list,
+        },
         "tools": sorted({s.tools for s in servers}),
         "load": os.getloadavg(),
     }
@@ -171,8 +178,11 @@ def render(result: dict[str, object]) -> str:
         value = result[key]
         return f"{float(value) * 1000:.0f} ms" if isinstance(value, float) else "none"
 
-    load = result["load"]
-    assert isinstance(load, tuple)
+    def seconds(value: object) -> str:
+        return f"{float(value) * 1000:.0f} ms" if isinstance(value, float) else "none"
+
+    load, first = result["load"], result["first_start"]
+    assert isinstance(load, tuple) and isinstance(first, dict)
     return "\n".join(
         [
             f"fresh `{result['exe']} serve`, medians of {result['runs']} runs "
@@ -182,6 +192,9 @@ def render(result: dict[str, object]) -> str:
             f"  server: initialize answered      {ms('initialize_s')}",
             f"  server: tools/list answered      {ms('tools_list_s')} ({result['tools']} tools)",
             f"  initialize + tools/list / bare import: {float(str(result['ratio'])):.2f}x",
+            f"  the first start (not in the medians): first stderr line "
+            f"{seconds(first['first_log_line_s'])}, initialize {seconds(first['initialize_s'])}, "
+            f"tools/list {seconds(first['tools_list_s'])}",
         ]
     )
 
@@ -193,10 +206,19 @@ def main(argv: list[str] | None = None) -> int:
         default=str(Path(sys.executable).parent / "memory-mcp"),
         help="the memory-mcp to spawn (default: this environment's)",
     )
+    parser.add_argument(
+        "--command",
+        help="a command that starts memory-mcp (`serve` is added), instead of --exe",
+    )
+    parser.add_argument(
+        "--python", help="the Python of the floor (default: the one of --exe, or this one)"
+    )
     parser.add_argument("--runs", type=int, default=9, help="runs of each (default 9)")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args(argv)
-    result = measure(args.exe, args.runs)
+    command = shlex.split(args.command) if args.command else [args.exe]
+    python = args.python or (python_of(args.exe) if not args.command else sys.executable)
+    result = measure(command, python, args.runs)
     print(render(result))
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

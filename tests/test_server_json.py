@@ -75,11 +75,12 @@ def test_every_version_is_the_package_version() -> None:
     assert load(PLUGIN / ".claude-plugin" / "plugin.json")["version"] == __version__
     # What the plugin runs is the published package's own command, at this version.
     pinned = f"{project_name()}@{__version__}"
-    assert load(PLUGIN / ".mcp.json")["mcpServers"]["memory"]["args"] == [
-        "--quiet",
-        pinned,
-        "serve",
-    ]
+    server = load(PLUGIN / ".mcp.json")["mcpServers"]["memory"]
+    assert server["args"] == ["--quiet", pinned, "serve"]
+    # Python writes the bytecode of what the server imports at its first start, also where
+    # the user's environment says not to: later starts read it instead of compiling again
+    # (packaging/README.md: why not uv's --compile-bytecode).
+    assert server["env"] == {"PYTHONDONTWRITEBYTECODE": ""}
     commands = [
         hook["command"]
         for groups in load(PLUGIN / "hooks" / "hooks.json")["hooks"].values()
