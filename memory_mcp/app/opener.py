@@ -8,8 +8,6 @@ import importlib
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Protocol
 
-import anyio.to_thread
-
 if TYPE_CHECKING:
     from memory_mcp.app.context import AppContext
     from memory_mcp.semantic.embeddings import Embedder
@@ -51,5 +49,8 @@ async def import_app_off_the_loop() -> None:
     event loop. The loop keeps answering meanwhile: a client's `tools/list`, sent right
     after the handshake that starts the opening, waited behind these imports (1.5 s at
     load 7). The thread holds the interpreter lock only in slices, so the loop's few
-    milliseconds of work get through; an import already done costs nothing."""
+    milliseconds of work get through; an import already done costs nothing. (anyio here:
+    `--version` and the hooks' fast path import this module and never this function.)"""
+    import anyio.to_thread
+
     await anyio.to_thread.run_sync(importlib.import_module, "memory_mcp.app.root")
