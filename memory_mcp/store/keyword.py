@@ -25,8 +25,23 @@ STOPWORDS = frozenset(
 # A memory's own columns in the keyword index; its fourth, `context`, holds the words of
 # the memories written just before it (store/write_context.py).
 OWN_COLUMNS = ("key", "value", "tags")
+# BM25 column weights for (key, value, tags, context): a hit in the key or a tag says more
+# than one word somewhere in a long value; one in the words of the memories written just
+# before it (store/write_context.py) says less (LOO on the LoCoMo dev split chose 0.7 in
+# four folds, 1.0 in one, of 0.5-2: docs/RETRIEVAL.md, "write-time context").
+KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.7)
 
 _TOKEN = re.compile(r"\w+(?:[-_.:/']\w+)*", re.UNICODE)
+
+# The keyword index's tokenizer (store/schema.py's FTS5 tables), and the token that names a
+# memory's project in it: here, beside the queries, so that the reads on the standard
+# library (store/sqlite_reads.py) search without importing SQLAlchemy's schema.
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+
+def project_token(project: str) -> str:
+    """The keyword index's token for `project` (as schema.py's `_TOKEN` writes it)."""
+    return "x" + project.encode().hex()
 
 
 def query_terms(query: str) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, LargeBinary, String, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from memory_mcp.store.keyword import FTS_TOKENIZE, project_token  # noqa: F401 (theirs)
+
 
 class Base(DeclarativeBase):
     pass
@@ -189,7 +191,6 @@ class StoreMetaRow(Base):
 # The token is the project's name in hex (one token whatever `/`, `.` or `-` it holds;
 # `*` is `x2a`). The index reads its content through a view that spells the token, so
 # FTS5's rebuild, integrity-check and highlight() see what the triggers wrote.
-FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _TOKEN = "'x' || lower(hex({row}.project))"
 _FTS_ROW = "{row}.id, {row}.key, {row}.value, {row}.tags, {row}.context, " + _TOKEN
 SQLITE_FTS_DDL = [
@@ -250,11 +251,6 @@ SQLITE_IDENT_DDL = [
 ]
 # Filled once when made: on a new store at no cost, on an older one the migration.
 SQLITE_IDENT_REBUILD = "INSERT INTO memory_identifiers(memory_identifiers) VALUES ('rebuild')"
-
-
-def project_token(project: str) -> str:
-    """The keyword index's token for `project` (as `_TOKEN` writes it)."""
-    return "x" + project.encode().hex()
 
 
 def _owner(row: str) -> str:

@@ -1,0 +1,35 @@
+"""Which memories a prompt recalls (the UserPromptSubmit hook's block, app/reads.py).
+
+By words, not by meaning: the hook runs as a process of its own at every prompt, and
+loading the embedding model there costs seconds where the keyword index answers in tens of
+milliseconds (docs/lab/capture.md measures both as whole processes). A hit is injected only
+when it holds a large enough share of the prompt's weight: its BM25 over the sum of the
+prompt's term IDFs (store/fulltext.query_weight, about what a memory of average length
+holding each term once scores). A prompt about nothing stored then gets no block: a wrong
+block costs context and misleads, none costs nothing. Standard library only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# A pasted log or file is not a question: its first words are enough to find what it is
+# about, and each term costs the keyword index a lookup.
+MAX_PROMPT_TERMS = 32
+
+
+# Hits read before the threshold: BM25's best, re-ranked by how much of the prompt each
+# holds (in a small store BM25 weighs a word in half the memories at nothing).
+CANDIDATES = 50
+
+
+def relevant(
+    hits: Sequence[tuple[int, float]], shares: dict[int, float], min_match: float
+) -> list[int]:
+    """The ids of `hits` ((id, BM25), best first) that hold at least `min_match` of the
+    prompt (`shares`: store/fulltext.coverage), most of it first, then by BM25."""
+    order = {memory_id: rank for rank, (memory_id, _) in enumerate(hits)}
+    chosen = [i for i, _ in hits if shares.get(i, 0.0) >= min_match]
+    return sorted(chosen, key=lambda i: (-shares[i], order[i]))
+
+
+__all__ = ["CANDIDATES", "MAX_PROMPT_TERMS", "relevant"]
