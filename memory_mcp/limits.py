@@ -34,7 +34,7 @@ DEFAULT_BLOCK_TOKENS = 1_000
 BLOCK_ITEMS_MAX = 200
 BLOCK_TOKENS_MAX = 100_000
 # The prompt hook's threshold (settings.prompt_min_match; docs/lab/capture.md).
-PROMPT_MIN_MATCH = 0.5
+PROMPT_MIN_MATCH = 0.6
 # `context --query`, `search`: how long a command waits for the embedding model before it
 # searches by words only (the model loads in ~5-15 s here).
 MODEL_WAIT_SECONDS = 60.0

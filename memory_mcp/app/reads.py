@@ -104,7 +104,12 @@ def prompt_block(settings: Settings, prompt: str) -> str | None:
     (rules/prompt_recall.py: BM25 over the keyword index, each hit holding at least
     `prompt_min_match` of the prompt), best first, in `prompt_max_tokens`; ""
     when none does; None when these reads cannot serve the store."""
-    from memory_mcp.rules.prompt_recall import CANDIDATES, MAX_PROMPT_TERMS, relevant
+    from memory_mcp.rules.prompt_recall import (
+        CANDIDATES,
+        MAX_PROMPT_TERMS,
+        recalled_by_prompt,
+        relevant,
+    )
     from memory_mcp.store.keyword import KEYWORD_COLUMN_WEIGHTS, query_terms
 
     terms = query_terms(prompt)[:MAX_PROMPT_TERMS]
@@ -116,9 +121,9 @@ def prompt_block(settings: Settings, prompt: str) -> str | None:
             return None
         vis = pool_view(caller_of(settings), time.time())
         hits, shares = reads.keyword_hits(terms, vis, CANDIDATES, KEYWORD_COLUMN_WEIGHTS)
-        chosen = relevant(hits, shares, settings.prompt_min_match)[: limits.max_items]
-        records = [record for record in map(reads.get, chosen) if record is not None]
-    return render_block(by_priority(records), limits)
+        chosen = relevant(hits, shares, settings.prompt_min_match)
+        records = [r for r in map(reads.get, chosen) if r is not None and recalled_by_prompt(r)]
+    return render_block(by_priority(records[: limits.max_items]), limits)
 
 
 def get_memory(settings: Settings, given_id: object) -> MemoryRecord | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memory_mcp.models import MemoryRecord, Source
+
 # A pasted log or file is not a question: its first words are enough to find what it is
 # about, and each term costs the keyword index a lookup.
 MAX_PROMPT_TERMS = 32
@@ -20,6 +22,14 @@ MAX_PROMPT_TERMS = 32
 # Hits read before the threshold: BM25's best, re-ranked by how much of the prompt each
 # holds (in a small store BM25 weighs a word in half the memories at nothing).
 CANDIDATES = 50
+
+
+def recalled_by_prompt(record: MemoryRecord) -> bool:
+    """Not a session summary: it lists a whole session's requests, so it holds some words
+    of most prompts, and the messages it lists are captured one by one (on one LoCoMo
+    conversation, leaving summaries out took the prompts about nothing stored that got
+    no block from 13% to 23%, and recall from 0.418 to 0.435, at a threshold of 0.4)."""
+    return record.source is not Source.SESSION_SUMMARY
 
 
 def relevant(
@@ -32,4 +42,4 @@ def relevant(
     return sorted(chosen, key=lambda i: (-shares[i], order[i]))
 
 
-__all__ = ["CANDIDATES", "MAX_PROMPT_TERMS", "relevant"]
+__all__ = ["CANDIDATES", "MAX_PROMPT_TERMS", "recalled_by_prompt", "relevant"]
