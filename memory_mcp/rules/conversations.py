@@ -6,8 +6,8 @@ the conversation's.
 
 A message is keyed by its session and its own id (`conversation:<session>:<message id>`),
 so capturing a transcript twice (PreCompact, then SessionEnd) stores each message once:
-the messages already stored are left alone, read in one query before anything is written,
-and the new ones are written in one transaction. Every message passes the checks of any
+all are written in one transaction, and the store leaves alone each one it already holds
+as it is (the same key, text, time and expiry: nothing changes, not even its version). Every message passes the checks of any
 write (rules/service.py prepare_memory: sizes, secrets redacted, instruction-like text
 flagged). The hooks parse the transcript (hooks/transcript.py); this module knows nothing
 of Claude Code's format.
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from memory_mcp.models import NewMemory
     from memory_mcp.rules.service import MemoryService
 
-CONVERSATION = "conversation"  # the tag (and, in metadata, the kind) of a captured message
+CONVERSATION = "conversation"  # the kind (models.KINDS) and a tag of a captured message
 KEY_PREFIX = "conversation:"
 # A message longer than this is stored in parts, each whole paragraphs where it can: a
 # <memories> block shows a memory whole or not at all, and a 1,000-token block holds
@@ -65,7 +65,7 @@ def conversation_key(session: str, message_id: str, part: int = 0) -> str:
 
 
 def is_conversation(record: MemoryRecord) -> bool:
-    return record.key.startswith(KEY_PREFIX) and CONVERSATION in record.tags
+    return record.kind == CONVERSATION
 
 
 def conversation_attributes(record: MemoryRecord) -> list[tuple[str, object]]:
@@ -123,7 +123,7 @@ def _requests(
     for message in messages:
         pieces = parts_of(message.text)
         for part, text in enumerate(pieces):
-            meta = {**metadata, "kind": CONVERSATION, "session_id": session, "role": message.role}
+            meta = {**metadata, "session_id": session, "role": message.role}
             said = iso(message.said_at)
             if said:
                 meta["said"] = said
@@ -137,6 +137,7 @@ def _requests(
                 metadata=meta,
                 ttl_seconds=ttl_seconds,
                 written_at=message.said_at,
+                kind=CONVERSATION,
             )
             requests.append((request, message.said_at))
     return requests
@@ -169,12 +170,13 @@ async def capture(
             prepared.append((service.prepare_memory(caller, request), said_at))
         except (InvalidInputError, PermissionDeniedError) as exc:  # this message, not the rest
             refused.append(f"{request.key}: {exc}")
-    stored = await service.store.owners([new.identity for new, _ in prepared])
-    fresh = [(caller, new, at) for new, at in prepared if new.identity not in stored]
-    report.already = len(prepared) - len(fresh)
-    if fresh:
-        outcome = await service.write_batch(fresh)
+    if prepared:
+        # A message stored before is the same memory to the last field (its key, text,
+        # time and expiry all come from the transcript): the store counts it unchanged
+        # and writes nothing (store/writes.py, is_unchanged).
+        outcome = await service.write_batch([(caller, new, at) for new, at in prepared])
         report.stored = outcome.created + outcome.updated
+        report.already = outcome.unchanged
         refused.extend(reason for _, reason in outcome.refused)
     report.refused = refused or None
     return report

@@ -46,8 +46,11 @@ SAID = [  # (role, text): what the people in the session said, in order
 ]
 
 
+STARTED = time.time() - 600  # the session's first line; a transcript's lines keep their times
+
+
 def _event(role: str, text: str, index: int, cwd: Path) -> dict[str, Any]:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 600 + index))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(STARTED + index))
     event: dict[str, Any] = {
         "type": role,
         "uuid": f"uuid-{index}",
