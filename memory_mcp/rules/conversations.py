@@ -7,10 +7,10 @@ the conversation's.
 A message is keyed by its session and its own id (`conversation:<session>:<message id>`),
 so capturing a transcript twice (PreCompact, then SessionEnd) stores each message once:
 all are written in one transaction, and the store leaves alone each one it already holds
-as it is (the same key, text, time and expiry: nothing changes, not even its version). Every message passes the checks of any
-write (rules/service.py prepare_memory: sizes, secrets redacted, instruction-like text
-flagged). The hooks parse the transcript (hooks/transcript.py); this module knows nothing
-of Claude Code's format.
+as it is (the same key, text, time and expiry: nothing changes, not even its version).
+Every message passes the checks of any write (rules/service.py prepare_memory: sizes,
+secrets redacted, instruction-like text flagged). The hooks parse the transcript
+(hooks/transcript.py); this module knows nothing of Claude Code's format.
 
 Imported by the `<memories>` block (rules/memories_block.py), which shows a message as a
 turn with its role, session and time: the standard library only at import."""

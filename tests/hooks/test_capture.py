@@ -68,7 +68,7 @@ def _event(role: str, text: str, index: int, cwd: Path) -> dict[str, Any]:
 
 def write_transcript(path: Path, cwd: Path, said: list[tuple[str, str]]) -> None:
     """Claude Code's transcript of `said`, with what is not a person's words between."""
-    events = [{"type": "summary", "summary": "Invoices", "leafUuid": "x"}]
+    events: list[dict[str, Any]] = [{"type": "summary", "summary": "Invoices", "leafUuid": "x"}]
     for index, (role, text) in enumerate(said):
         events.append(_event(role, text, index, cwd))
         if index == 1:  # the assistant's tool call (same message id) and its output
