@@ -224,3 +224,23 @@ def test_capture_is_off_with_one_setting(world: dict[str, Any]) -> None:
     del world["env"]["MEMORY_MCP_CAPTURE_CONVERSATIONS"]  # on by default
     end_of_session(world)
     assert len(conversation(stored(world))) == len(SAID)
+
+
+def test_the_prompt_hook_searches_without_the_app(tmp_path: Path) -> None:
+    """At every prompt: the keyword index on the standard library, as SessionStart reads
+    its block (app/reads.py), none of SQLAlchemy, the service or the model loaded."""
+    from tests.hooks.test_hooks import hook_env
+    from tests.hooks.test_hooks import run_hook as run_script
+    from tests.test_light_entry_points import READING_HEAVY, heavy, imported, seed
+
+    seed(tmp_path)  # "deploy": "Deploys use blue-green", "cat": "The cat is Miso"
+    env = {**hook_env(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"}
+    payload = {"session_id": "s", "cwd": str(tmp_path), "prompt": "Do we deploy blue-green?"}
+    done, _elapsed = run_script("user-prompt", payload, env)
+    assert done.returncode == 0
+    block = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    keys = [item.attrib["key"] for item in ET.fromstring(block).findall("memory")]
+    assert keys == ["deploy"]
+    names = imported(done.stderr)
+    assert "memory_mcp.store.fulltext" in names  # the log is read, and it searched
+    assert heavy(names, READING_HEAVY) == []
