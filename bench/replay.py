@@ -185,11 +185,14 @@ def replay_set(
     limit_conversations: int | None,
     say: Callable[[str], None],
 ) -> SetResult:
-    paths = sorted(directory.glob("*.json"))[:limit_conversations]
-    conversations = [load_conversation(p) for p in paths]
+    every = sorted(directory.glob("*.json"))
+    conversations = [load_conversation(p) for p in every[:limit_conversations]]
     result = SetResult(directory.name)
     for index, conversation in enumerate(conversations):
-        other = conversations[(index + 1) % len(conversations)]
+        # Another conversation's questions, also when only some are replayed.
+        other = load_conversation(every[(index + 1) % len(every)])
+        if other.name == conversation.name:
+            raise ValueError(f"{directory}: the negatives need a second conversation")
         with tempfile.TemporaryDirectory(prefix="replay-") as scratch:
             root = Path(scratch)
             work = root / "work" / conversation.name

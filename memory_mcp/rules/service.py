@@ -98,9 +98,9 @@ from memory_mcp.rules.links import (
     within_fan_out,
 )
 from memory_mcp.rules.memories_block import pool_view
-from memory_mcp.rules.task_completions import record_completion
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.task_completions import record_completion
 from memory_mcp.rules.versions import one_version, versions_page
 from memory_mcp.search import pipeline
 from memory_mcp.search.hits import SearchResult
