@@ -42,7 +42,8 @@ from memory_mcp.search.ranking import (
 )
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.search.time_filters import parse_time_range
-from memory_mcp.store.keyword import KEYWORD_COLUMN_WEIGHTS, query_terms
+from memory_mcp.store.keyword import KEYWORD_COLUMN_WEIGHTS as KEYWORD_COLUMN_WEIGHTS
+from memory_mcp.store.keyword import query_terms
 
 if TYPE_CHECKING:
     from memory_mcp.rules.policy import Policy
