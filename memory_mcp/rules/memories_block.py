@@ -59,10 +59,6 @@ class BlockLimits:
     max_tokens: int = DEFAULT_BLOCK_TOKENS
 
 
-def estimate_tokens(text: str) -> int:
-    return -(-len(text) // CHARS_PER_TOKEN)
-
-
 def is_learning(record: MemoryRecord) -> bool:
     """A lead's learning (rules/service.py, inject_learning): its key and tag say so."""
     return record.key.startswith("learning:") and "learning" in record.tags
