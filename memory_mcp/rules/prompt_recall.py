@@ -2,11 +2,12 @@
 
 By words, not by meaning: the hook runs as a process of its own at every prompt, and
 loading the embedding model there costs seconds where the keyword index answers in tens of
-milliseconds (docs/lab/capture.md measures both as whole processes). A hit is injected only
-when it holds a large enough share of the prompt's weight: its BM25 over the sum of the
-prompt's term IDFs (store/fulltext.query_weight, about what a memory of average length
-holding each term once scores). A prompt about nothing stored then gets no block: a wrong
-block costs context and misleads, none costs nothing. Standard library only."""
+milliseconds (docs/lab/capture.md measures both as whole processes). The keyword index's
+best hits (BM25) are re-ranked by how much of the prompt each holds, and a hit is injected
+only when that share reaches the threshold: the prompt's words found in its own words, each
+weighted by its rarity in the project (store/sqlite/fts5.coverage). A prompt about nothing
+stored then gets no block: a wrong block costs context and misleads, none costs nothing.
+Standard library only."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def relevant(
     hits: Sequence[tuple[int, float]], shares: dict[int, float], min_match: float
 ) -> list[int]:
     """The ids of `hits` ((id, BM25), best first) that hold at least `min_match` of the
-    prompt (`shares`: store/fulltext.coverage), most of it first, then by BM25."""
+    prompt (`shares`: store/sqlite/fts5.coverage), most of it first, then by BM25."""
     order = {memory_id: rank for rank, (memory_id, _) in enumerate(hits)}
     chosen = [i for i, _ in hits if shares.get(i, 0.0) >= min_match]
     return sorted(chosen, key=lambda i: (-shares[i], order[i]))

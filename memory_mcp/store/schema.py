@@ -5,8 +5,6 @@ from __future__ import annotations
 from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, LargeBinary, String, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from memory_mcp.store.keyword import FTS_TOKENIZE, project_token  # noqa: F401 (theirs)
-
 
 class Base(DeclarativeBase):
     pass
@@ -21,7 +19,7 @@ class MemoryRow(Base):
         Index("ix_memories_scope", "scope", "agent_id", "session_id"),
         # Search looks up a memory whose key is the query, ignoring (ASCII) case.
         Index("ix_memories_key_lower", text("lower(key)")),
-        # Listing newest first (store/listing.py) walks these instead of sorting.
+        # Listing newest first (store/browsing.py) walks these instead of sorting.
         Index("ix_memories_updated", "updated_at", "id"),
         Index("ix_memories_created", "created_at", "id"),
         # A write reads what its writer wrote just before in the same session, and a
@@ -183,135 +181,6 @@ class StoreMetaRow(Base):
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[int] = mapped_column(Integer)
-
-
-# Full-text index over key, value, tags and the write-time context, kept in step by
-# triggers inside the writing transaction: a memory is findable by its words the moment
-# the write commits. Its fifth column holds one token naming the memory's project
-# (`project_token`): a search ANDs its words with its projects' tokens, so FTS5 walks
-# past other projects' entries inside the index instead of handing each to SQL to check
-# against `memories` (100k memories in 20 projects: a common word's count 28 -> 2.4 ms).
-# The token is the project's name in hex (one token whatever `/`, `.` or `-` it holds;
-# `*` is `x2a`). The index reads its content through a view that spells the token, so
-# FTS5's rebuild, integrity-check and highlight() see what the triggers wrote.
-_TOKEN = "'x' || lower(hex({row}.project))"
-_FTS_ROW = "{row}.id, {row}.key, {row}.value, {row}.tags, {row}.context, " + _TOKEN
-SQLITE_FTS_DDL = [
-    "CREATE VIEW IF NOT EXISTS memories_fts_source AS SELECT id, key, value, tags, context, "
-    f"{_TOKEN.format(row='memories')} AS project FROM memories",
-    f"""CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-        key, value, tags, context, project, content='memories_fts_source', content_rowid='id',
-        tokenize='{FTS_TOKENIZE}')""",
-    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, key, value, tags, context, project)
-        VALUES ({_FTS_ROW.format(row="new")});
-    END""",
-    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags, context, project)
-        VALUES ('delete', {_FTS_ROW.format(row="old")});
-    END""",
-    f"""CREATE TRIGGER IF NOT EXISTS memories_fts_update
-    AFTER UPDATE OF key, value, tags, context, project ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, key, value, tags, context, project)
-        VALUES ('delete', {_FTS_ROW.format(row="old")});
-        INSERT INTO memories_fts(rowid, key, value, tags, context, project)
-        VALUES ({_FTS_ROW.format(row="new")});
-    END""",
-]
-
-
-# Identifiers as whole tokens (issue 39): a second FTS5 index whose tokenizer keeps `_`
-# inside a token, so `gcloud_alpha_compute` is one entry to look up. In the index above
-# it is the phrase `gcloud alpha compute`, each token in a large share of a store of man
-# pages, and matching the phrase walks their position lists (the 1M store's p95).
-# A query word with `_` is looked up here (store/fulltext.py); its parts alone, in the
-# index above, as before. Only memories with a `_` in their words are indexed: a store
-# of chat turns holds next to none. The view and the triggers' conditions are one
-# expression, so a memory is removed from it exactly when it was added.
-IDENT_TOKENIZE = "porter unicode61 remove_diacritics 2 tokenchars '_'"
-_HAS_IDENT = "instr({row}.key || {row}.value || {row}.tags || coalesce({row}.context, ''), '_')"
-_IDENT_ROW = "{row}.id, {row}.key, {row}.value, {row}.tags, {row}.context"
-_IDENT_ADD = (
-    "INSERT INTO memory_identifiers(rowid, key, value, tags, context) "
-    f"SELECT {_IDENT_ROW.format(row='new')} WHERE {_HAS_IDENT.format(row='new')};"
-)
-_IDENT_TAKE = (
-    "INSERT INTO memory_identifiers(memory_identifiers, rowid, key, value, tags, context) "
-    f"SELECT 'delete', {_IDENT_ROW.format(row='old')} WHERE {_HAS_IDENT.format(row='old')};"
-)
-SQLITE_IDENT_DDL = [
-    "CREATE VIEW IF NOT EXISTS memory_identifiers_source AS SELECT id, key, value, tags, "
-    f"context FROM memories WHERE {_HAS_IDENT.format(row='memories')}",
-    f"""CREATE VIRTUAL TABLE IF NOT EXISTS memory_identifiers USING fts5(
-        key, value, tags, context, content='memory_identifiers_source', content_rowid='id',
-        tokenize="{IDENT_TOKENIZE}")""",
-    "CREATE TRIGGER IF NOT EXISTS memory_identifiers_insert AFTER INSERT ON memories "
-    f"BEGIN {_IDENT_ADD} END",
-    "CREATE TRIGGER IF NOT EXISTS memory_identifiers_delete AFTER DELETE ON memories "
-    f"BEGIN {_IDENT_TAKE} END",
-    "CREATE TRIGGER IF NOT EXISTS memory_identifiers_update "
-    f"AFTER UPDATE OF key, value, tags, context ON memories BEGIN {_IDENT_TAKE} {_IDENT_ADD} END",
-]
-# Filled once when made: on a new store at no cost, on an older one the migration.
-SQLITE_IDENT_REBUILD = "INSERT INTO memory_identifiers(memory_identifiers) VALUES ('rebuild')"
-
-
-def _owner(row: str) -> str:
-    return f"CASE WHEN {row}.scope = 'swarm' THEN '' ELSE {row}.agent_id END"
-
-
-def _chars(row: str) -> str:
-    return (
-        f"length({row}.key) + length({row}.value) + length({row}.tags)"
-        f" + coalesce(length({row}.context), 0)"
-    )
-
-
-_ADD = (
-    f"INSERT INTO keyword_totals(owner, project, memories, chars) VALUES ({_owner('new')}, "
-    f"new.project, 1, {_chars('new')}) ON CONFLICT(owner, project) DO UPDATE SET "
-    "memories = memories + 1, chars = chars + excluded.chars;"
-)
-_TAKE = (
-    f"UPDATE keyword_totals SET memories = memories - 1, chars = chars - ({_chars('old')}) "
-    f"WHERE owner = {_owner('old')} AND project = old.project;"
-)
-# The size and total length (characters) of each owner's memories ('' for the swarm's) in
-# each project: what a caller's keyword statistics count is the swarm's and its own in the
-# projects its search covers, never another agent's private memories nor another
-# project's (store/fulltext.py). Kept by triggers in the writing transaction, as the
-# index is; filled from `memories` when made (KEYWORD_TOTALS_FILL).
-SQLITE_KEYWORD_TOTALS_DDL = [
-    """CREATE TABLE IF NOT EXISTS keyword_totals (
-        owner TEXT NOT NULL, project TEXT NOT NULL, memories INTEGER NOT NULL,
-        chars INTEGER NOT NULL, PRIMARY KEY (owner, project))""",
-    f"CREATE TRIGGER IF NOT EXISTS keyword_totals_insert AFTER INSERT ON memories BEGIN {_ADD} END",
-    "CREATE TRIGGER IF NOT EXISTS keyword_totals_delete AFTER DELETE ON memories "
-    f"BEGIN {_TAKE} END",
-    "CREATE TRIGGER IF NOT EXISTS keyword_totals_update AFTER UPDATE OF key, value, tags, "
-    f"context, scope, agent_id, project ON memories BEGIN {_TAKE} {_ADD} END",
-]
-KEYWORD_TOTALS_FILL = (
-    f"INSERT INTO keyword_totals(owner, project, memories, chars) SELECT {_owner('memories')}, "
-    f"project, count(*), sum({_chars('memories')}) FROM memories GROUP BY 1, 2"
-)
-# Counters made before projects (per owner only): dropped, made again and filled.
-SQLITE_KEYWORD_TOTALS_OLD = [
-    "DROP TRIGGER IF EXISTS keyword_totals_insert",
-    "DROP TRIGGER IF EXISTS keyword_totals_delete",
-    "DROP TRIGGER IF EXISTS keyword_totals_update",
-    "DROP TABLE IF EXISTS keyword_totals",
-]
-# A keyword index made before the context column or the project column: dropped
-# (migrations.py), then made again by SQLITE_FTS_DDL and filled from `memories` by this.
-SQLITE_FTS_OLD = [
-    "DROP TRIGGER IF EXISTS memories_fts_insert",
-    "DROP TRIGGER IF EXISTS memories_fts_delete",
-    "DROP TRIGGER IF EXISTS memories_fts_update",
-    "DROP TABLE IF EXISTS memories_fts",
-    "DROP VIEW IF EXISTS memories_fts_source",
-]
-SQLITE_FTS_REBUILD = "INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')"
 
 
 class AgentTokenRow(Base):

@@ -242,5 +242,5 @@ def test_the_prompt_hook_searches_without_the_app(tmp_path: Path) -> None:
     keys = [item.attrib["key"] for item in ET.fromstring(block).findall("memory")]
     assert keys == ["deploy"]
     names = imported(done.stderr)
-    assert "memory_mcp.store.fulltext" in names  # the log is read, and it searched
+    assert "memory_mcp.store.sqlite.fts5" in names  # the log is read, and it searched
     assert heavy(names, READING_HEAVY) == []

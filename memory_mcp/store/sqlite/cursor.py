@@ -32,7 +32,7 @@ Params = Mapping[str, Any] | Sequence[Any]
 
 def cursor_rows(conn: SqlConnection, sql: str, params: Params) -> list[tuple[Any, ...]]:
     """Every row of `sql` (SQLite syntax; `:name` or `?` parameters), as plain tuples. On
-    SQLAlchemy's connection, or the standard library's (store/sqlite_reads.py: the hooks
+    SQLAlchemy's connection, or the standard library's (store/sqlite/stdlib_reads.py: the hooks
     search without importing SQLAlchemy)."""
     cursor: Any
     if isinstance(conn, sqlite3.Connection):
