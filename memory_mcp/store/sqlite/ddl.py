@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from memory_mcp.store.sqlite.match import FTS_TOKENIZE, project_token
+from memory_mcp.store.sqlite.match import FTS_TOKENIZE
 
 # Full-text index over key, value, tags and the write-time context, kept in step by
 # triggers inside the writing transaction: a memory is findable by its words the moment
