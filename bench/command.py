@@ -1,5 +1,5 @@
-"""`memory-mcp bench locomo DIR|latency|startup|stress|store DIR|scale|scale-data ...` (or
-`python -m bench ...` from the repository's root): tables on stdout, progress on stderr, and
+"""`python -m bench locomo DIR|latency|startup|stress|store DIR|scale|scale-data ...` from the
+repository's root (or `make bench-NAME ARGS=...`): tables on stdout, progress on stderr, and
 with --json the full numbers for comparing runs. Settings are the benchmarks' own
 (bench/settings.py), not the user's."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -65,15 +64,6 @@ V3_GROUPS = (
 )
 
 
-def add_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Add `bench` and its subcommands to the CLI's subparsers."""
-    bench = commands.add_parser("bench", help="measure retrieval quality and search latency")
-    add_arguments(bench)
-    return bench
-
-
 def add_arguments(bench: argparse.ArgumentParser) -> None:
     kinds = bench.add_subparsers(dest="bench", required=True)
 
@@ -127,6 +117,27 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         default="after-answer",
         help="when a store's passage vectors are made (MEMORY_MCP_PASSAGE_VECTORS); both: "
         "each conversation both ways, side by side (implies --interleave)",
+    )
+
+    replay = kinds.add_parser(
+        "replay",
+        help="conversations captured by the Claude Code hooks and recalled at each prompt: "
+        "recall within a budget, empty blocks when nothing is relevant (bench/replay.py)",
+    )
+    replay.add_argument(
+        "dir", type=Path, nargs="*", default=list(DEV_SETS), help="folders of conversations"
+    )
+    replay.add_argument("--json", type=Path, help="also write the summary to this file")
+    replay.add_argument("--limit-conversations", type=int, metavar="N")
+    replay.add_argument(
+        "--thresholds", type=_floats, default=(0.3, 0.4, 0.5, 0.6), metavar="T,T", help="min match"
+    )
+    replay.add_argument("--budgets", type=_ints, default=(1_000, 2_000), metavar="N,N")
+    replay.add_argument(
+        "--negatives", type=int, default=40, help="another conversation's questions asked"
+    )
+    replay.add_argument(
+        "--timed", type=int, default=10, help="prompts per conversation run as whole processes"
     )
 
     projects = kinds.add_parser(
@@ -494,17 +505,20 @@ def _embedder_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# How the benchmarks were started, for their usage lines: `memory-mcp bench` sets it
-# (memory_mcp/cli/main.py, run_bench); `python -m bench` is the default.
-PROG_VARIABLE = "BENCH_PROG"
-
-
 def main(argv: list[str] | None = None) -> int:
-    """`python -m bench ...`: the same commands without the installed CLI."""
-    prog = os.environ.get(PROG_VARIABLE) or "python -m bench"
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    """`python -m bench ...`: the benchmarks' own command (they are no command of the
+    installed package)."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     add_arguments(parser)
     return run(parser.parse_args(argv))
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    return tuple(float(part) for part in text.split(","))
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(","))
 
 
 def _say(message: str) -> None:
@@ -546,6 +560,10 @@ def run(args: argparse.Namespace) -> int:
         outcomes = v3.groups(lab, args.groups)
         print(v3.render(outcomes, outcomes[1]))
         return 0
+    if args.bench == "replay":  # the hooks, as Claude Code runs them
+        from bench import replay
+
+        return replay.main(args, _say)
     if args.bench == "store":
         return run_store(args)
     if args.bench == "fast":

@@ -1,5 +1,6 @@
-"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, bench, model,
-and for people search, get, list, history, delete, stats (cli_browse), projects.
+"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, model, and
+for people search, get, list, history, delete, stats (cli/browse.py), projects
+(cli/project_commands.py).
 Errors become one line on stderr and exit 1 (a hook always exits 0).
 
 Every command is registered in `build_parser` the same way: `_command(...)` adds the
@@ -7,7 +8,9 @@ subparser, its settings flags (derived from `Settings.model_fields`) and its han
 (`set_defaults(handler=...)`), then the command's own arguments. A handler takes the
 parsed arguments and returns the exit code; the ones that need the store run their work
 through `run_with_app`. Imports of the store, the model and the MCP SDK happen inside
-the handlers, and `--version` is answered before the parser (and pydantic) is built."""
+the handlers, and `--version` is answered before the parser (and pydantic) is built.
+The benchmarks are no command of the installed package: they are a project of their own in
+a clone (bench/, `make bench`)."""
 
 from __future__ import annotations
 
@@ -30,7 +33,13 @@ from memory_mcp.cli.common import (
     whole_store_unless_named,
 )
 from memory_mcp.cli.launch import cmd_hook, cmd_serve, cmd_ui
-from memory_mcp.limits import MAX_BLOCK_ITEMS, MODEL_WAIT_SECONDS
+from memory_mcp.limits import (
+    BLOCK_ITEMS_MAX,
+    BLOCK_TOKENS_MAX,
+    DEFAULT_BLOCK_TOKENS,
+    MAX_BLOCK_ITEMS,
+    MODEL_WAIT_SECONDS,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -39,8 +48,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 Handler = Callable[["argparse.Namespace"], int]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]  # bench/ lies here in a clone, run by path
 
 SERVERS = ("serve", "ui")  # they log at INFO without -v
 # importers.FORMATS' names (not imported: the readers pull in pydantic)
@@ -52,8 +59,8 @@ def serve_flags(argv: list[str]) -> dict[str, Any]:
     return flag_overrides(build_parser().parse_args(["serve", *argv]))
 
 
-# --- the commands' handlers (the bigger ones live in cli_notes, cli_import, cli_doctor,
-# cli_model and bench/, imported when the command runs)
+# --- the commands' handlers (the bigger ones live in cli/note_commands.py, imports.py,
+# doctor.py, model_commands.py, imported when the command runs)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -155,7 +162,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     from memory_mcp.cli import note_commands as cli_notes
 
-    return cli_notes.cmd_context(settings_from(args), args.query, args.limit)
+    return cli_notes.cmd_context(settings_from(args), args.query, args.limit, args.max_tokens)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -188,41 +195,24 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return client_setup.run(args)
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    return run_bench(args.bench_args)
-
-
-def run_bench(argv: list[str]) -> int:
-    """The benchmarks live beside the package in a clone (bench/), never installed with it:
-    run there as `python -m bench ARGS` (their own stores and settings, never the user's),
-    in this interpreter, from the current folder."""
-    import os
-    import subprocess
-
-    if not (REPO_ROOT / "bench" / "command.py").is_file():
-        print(
-            "memory-mcp: the benchmarks are not installed with the package; run them from a "
-            "clone of the repository: python -m bench ARGS (see bench/README.md)",
-            file=sys.stderr,
-        )
-        return 2
-    path = [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "BENCH_PROG": "memory-mcp bench"}
-    return subprocess.run([sys.executable, "-m", "bench", *argv], env=env).returncode
-
-
-def context_limit(text: str) -> int:
+def _whole_number(text: str, most: int) -> int:
     import argparse
 
     try:
-        limit = int(text)
+        number = int(text)
     except ValueError:
-        limit = 0
-    if not 1 <= limit <= MAX_BLOCK_ITEMS:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a whole number from 1 to {MAX_BLOCK_ITEMS}"
-        )
-    return limit
+        number = 0
+    if not 1 <= number <= most:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {most}")
+    return number
+
+
+def context_limit(text: str) -> int:
+    return _whole_number(text, BLOCK_ITEMS_MAX)
+
+
+def context_tokens(text: str) -> int:
+    return _whole_number(text, BLOCK_TOKENS_MAX)
 
 
 # --- registration
@@ -238,7 +228,7 @@ def _command(
     """Add one command: its parser, its settings flags and its handler."""
     parser: argparse.ArgumentParser = commands.add_parser(name, **parser_options)
     parser.set_defaults(handler=handler)
-    if name not in ("hook", "bench"):  # a hook logs nothing; bench has its own flags
+    if name != "hook":  # a hook logs nothing
         parser.add_argument(
             "-v",
             "--verbose",
@@ -358,8 +348,15 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument(
         "--limit",
         type=context_limit,
-        default=MAX_BLOCK_ITEMS,
-        help=f"at most this many memories (1-{MAX_BLOCK_ITEMS}, default {MAX_BLOCK_ITEMS})",
+        help=f"at most this many memories (1-{BLOCK_ITEMS_MAX}; default the setting "
+        f"context_max_items, {MAX_BLOCK_ITEMS})",
+    )
+    context.add_argument(
+        "--max-tokens",
+        type=context_tokens,
+        help="the block's budget in tokens, filled with whole memories by priority; those "
+        "that did not fit are named in a <more> line (default the setting "
+        f"context_max_tokens, {DEFAULT_BLOCK_TOKENS:,})",
     )
 
     from memory_mcp.cli import browse as cli_browse  # search, get, list, history, delete, stats
@@ -376,7 +373,10 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_hook,
         help="run a Claude Code hook (JSON on stdin); see hooks/ and the README",
     )
-    hook.add_argument("event", help="post-tool-use, session-start, session-end or stop")
+    hook.add_argument(
+        "event",
+        help="post-tool-use, session-start, user-prompt, session-end, pre-compact or stop",
+    )
 
     doctor = _command(
         commands,
@@ -442,15 +442,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     client_setup.add_arguments(setup)
 
-    bench = _command(
-        commands,
-        "bench",
-        cmd_bench,
-        help="measure retrieval quality and search latency (from a clone: python -m bench)",
-        add_help=False,  # --help goes to the benchmarks' own parser
-    )
-    bench.add_argument("bench_args", nargs=argparse.REMAINDER)
-
     model = _command(
         commands,
         "model",
@@ -488,8 +479,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--version"]:  # without building the parser: no pydantic to import
         print(f"memory-mcp {__version__}")
         return 0
-    if argv[:1] == ["bench"]:  # every argument is the benchmarks' own, --help too
-        return run_bench(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "hook":  # before anything that could exit non-zero: hooks exit 0
         return int(args.handler(args))

@@ -1,11 +1,11 @@
-"""A SQLite store's reads on the standard library's sqlite3, for the ways in that only
-read a row or two and must answer in a blink: the SessionStart hook and `memory-mcp
-context` (the `<memories>` block's pool), `memory-mcp get` (one record, and its read
-counted). Importing SQLAlchemy, its ORM and the async drivers costs more than a hook's
-whole work (~0.4 s of CPU; issue 39), so these run the store's own SQL text
-(store/records.py, with the visibility condition of store/visibility.py) on a connection
-set up as the engines set theirs up (store/sqlite_file.py). MemoryStore runs the same text
-through SQLAlchemy: one statement each, two drivers.
+"""A SQLite store's reads on the standard library's sqlite3, for the ways in that only read a
+row or two and must answer in a blink: the SessionStart hook and `memory-mcp context` (the
+`<memories>` block's pool), `memory-mcp get` (one record, and its read counted). Importing
+SQLAlchemy, its ORM and the async drivers costs more than a hook's whole work (~0.4 s of
+CPU, where a hook with nothing to do must answer at once), so these run the store's own SQL
+text (store/record_columns.py, with the visibility condition of store/visibility.py) on a
+connection set up as the engines set theirs up (store/sqlite/file.py). MemoryStore runs the
+same text through SQLAlchemy: one statement each, two drivers.
 
 `open_reads` answers None when this path cannot serve: a store that is not a plain file
 (PostgreSQL, in memory), or a file an older memory-mcp made whose tables lack a column
@@ -14,22 +14,23 @@ the reads need: the full open (app/root.py) migrates it, so the caller opens the
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from memory_mcp.errors import store_error
 from memory_mcp.models import MemoryRecord, Visibility
-from memory_mcp.store.records import (
+from memory_mcp.store.record_columns import (
+    ACCESS_SQL,
     RECORD_BY_ID_SQL,
     RECORD_COLUMNS,
     RecordColumns,
-    access_sql,
     readable_from_columns,
     recent_sql,
     record_from_columns,
 )
-from memory_mcp.store.sqlite_file import (
+from memory_mcp.store.sqlite.file import (
     BUSY_TIMEOUT_MS,
     FileWriteLock,
     Synchronous,
@@ -97,6 +98,29 @@ class SqliteReads:
         sql, params = recent_sql(vis, limit)
         return readable_from_columns(self._execute(sql, params, records=True))
 
+    def keyword_hits(
+        self,
+        terms: Sequence[str],
+        vis: Visibility,
+        limit: int,
+        column_weights: tuple[float, float, float, float],
+    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+        """The search's keyword arm (store/sqlite/fts5.py: BM25 over what `vis` may see,
+        best first) and how much of the query each hit holds (fts5.coverage), in one read
+        transaction."""
+        from memory_mcp.store.sqlite import fts5
+
+        try:
+            self._conn.execute("BEGIN")
+            hits, _ = fts5.keyword_hits(self._conn, terms, vis, limit, column_weights)
+            shares = fts5.coverage(self._conn, terms, vis, [i for i, _ in hits])
+        except sqlite3.OperationalError as exc:
+            raise store_error(exc) from exc
+        finally:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")  # read only; temp tables are the connection's
+        return hits, shares
+
     def count_read(self, memory_id: int, now: float) -> None:
         """Write one read of a memory (MemoryStore.flush_accesses' statement), under the
         write lock every process on the file takes."""
@@ -105,7 +129,7 @@ class SqliteReads:
         try:
             self._execute("BEGIN IMMEDIATE", {})
             try:
-                self._execute(access_sql("sqlite"), {"id": memory_id, "count": 1, "last": now})
+                self._execute(ACCESS_SQL, {"id": memory_id, "count": 1, "last": now})
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")

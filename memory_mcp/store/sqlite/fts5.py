@@ -1,6 +1,8 @@
-"""Keyword search on SQLite FTS5: BM25 over what the caller may see, with a bound on its cost.
+"""SQLite's KeywordIndex (store/keyword.py): FTS5, BM25 over what the caller may see, with a
+bound on its cost.
 
-Statistics that leak nothing (issue 35). FTS5's own bm25() weighs a word by how many of
+Statistics that leak nothing (no agent may learn of another's private memories through a
+score). FTS5's own bm25() weighs a word by how many of
 ALL memories hold it, and a memory's length against ALL memories' average: one private
 memory of another agent holding a rare word moved a search's `explain.bm25` (6.6027 →
 5.9146), and the order of results with it. So FTS5 only finds where each term is; the
@@ -23,7 +25,8 @@ FTS5's floor (1e-6), is not scored: it weighs nothing, and reading every memory 
 speaker's name cost more than the rest of the search. The memories holding only such
 phrases follow the others, newest first, scored 0 (FTS5 gave them ~1e-6, which the
 ranking scales to 0 beside any other match and to 1 when nothing else matches, as 0
-is). On the LoCoMo dev split: docs/RETRIEVAL.md, "Issue 35".
+is). Measured on the LoCoMo dev split: docs/RETRIEVAL.md, "Keyword statistics that leak
+nothing".
 
 The cost bound: FTS5 finds every memory that holds any query term, about a microsecond
 each: a word found in most of 100k memories costs ~100 ms, while a selective query costs
@@ -35,7 +38,7 @@ BM25 says little (a word in a fifth of all memories weighs 1.4, in half of them 
 the newest matching memories are returned, unranked, and the vector arm ranks them by
 meaning.
 
-The statements are SQL text run on the connection's own cursor (store/sqlite_cursor.py),
+The statements are SQL text run on the connection's own cursor (store/sqlite/cursor.py),
 the caller's visibility as SQL text (store/visibility.py, visible_sql): through SQLAlchemy's
 statement building the Python around them cost ~1.4 ms a search, where SQLite's own work
 is 0.25-2.4 ms."""
@@ -46,20 +49,17 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING
 
 from memory_mcp.models import Scope, Visibility
-from memory_mcp.store.keyword import OWN_COLUMNS, affordable_terms, match_any, phrase
-from memory_mcp.store.schema import FTS_TOKENIZE, project_token
-from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.keyword import MATCH_BUDGET, OWN_COLUMNS, affordable_terms
+from memory_mcp.store.sqlite.cursor import cursor_rows
+from memory_mcp.store.sqlite.match import FTS_TOKENIZE, match_any, phrase, project_token
 from memory_mcp.store.visibility import VisibleSql, visible_sql
 
-# Memories whose terms one search may read: ~1.5 microseconds each here, so ~4 ms, well
-# inside the query embedding that the keyword arm runs beside (20,000 made a search with
-# common words take 30 ms at 10k memories; 5,000 still 8 ms of a 15 ms budget). Left out
-# are terms in more than a quarter of a 10k store, which weigh little in BM25 (see above).
-MATCH_BUDGET = 2_500
+if TYPE_CHECKING:  # SQLAlchemy's, or the standard library's (the hooks: stdlib_reads.py)
+    from memory_mcp.store.sqlite.cursor import SqlConnection
+
 # FTS5's BM25 constants (fts5_aux.c), and its floor for a term in over half the memories.
 K1 = 1.2
 B = 0.75
@@ -120,7 +120,7 @@ class Population:
     few: bool = False
 
     @classmethod
-    def of(cls, conn: Connection, vis: Visibility) -> Population:
+    def of(cls, conn: SqlConnection, vis: Visibility) -> Population:
         """The swarm's and `vis`'s caller's own memories in the projects `vis` shows."""
         params = {"pop_swarm": Scope.SWARM.value, "pop_agent": vis.caller.agent_id}
         projects = vis.shown_projects
@@ -166,26 +166,16 @@ class Population:
         return idf if idf > 0 else MIN_IDF
 
 
-def keyword_search(
-    conn: Connection,
-    terms: Sequence[str],
-    vis: Visibility,
-    limit: int,
-    column_weights: tuple[float, float, float, float],
-) -> list[tuple[int, float]]:
-    """(id, BM25 relevance, larger is better) of visible memories with any of `terms`."""
-    return keyword_hits(conn, terms, vis, limit, column_weights)[0]
-
-
 def keyword_hits(
-    conn: Connection,
+    conn: SqlConnection,
     terms: Sequence[str],
     vis: Visibility,
     limit: int,
     column_weights: tuple[float, float, float, float],
 ) -> tuple[list[tuple[int, float]], set[int]]:
-    """keyword_search's hits, and those of them whose own words (key, value, tags) hold a
-    term they were found by: the others were found by their context alone."""
+    """(id, BM25 relevance, larger is better) of visible memories with any of `terms`, and
+    those of them whose own words (key, value, tags) hold a term they were found by: the
+    others were found by their context alone."""
     if not terms:
         return [], set()
     population = Population.of(conn, vis)
@@ -231,8 +221,33 @@ def keyword_hits(
     return hits, own
 
 
+def coverage(
+    conn: SqlConnection, terms: Sequence[str], vis: Visibility, memory_ids: Sequence[int]
+) -> dict[int, float]:
+    """How much of a query each of `memory_ids` holds, 0-1: the IDF-weighted share of
+    `terms` found in its own words (key, value, tags), an IDF over the population of `vis`
+    that stays positive however common a term is (Lucene's, log(1 + (N - n + 0.5) /
+    (n + 0.5))), a term no memory holds weighing most. Unlike BM25 it does not depend on
+    the size of the store: the prompt hook (app/reads.py) compares it with a threshold."""
+    if not terms or not memory_ids:
+        return {}
+    population = Population.of(conn, vis)
+    holding = _counts(conn, terms, population)
+    everyone = population.memories
+    weights = [
+        math.log(1 + (everyone - min(own, everyone) + 0.5) / (min(own, everyone) + 0.5))
+        for own, _ in holding
+    ]
+    total = sum(weights)
+    shares = dict.fromkeys(memory_ids, 0.0)
+    for term, weight in zip(terms, weights, strict=True):
+        for memory_id in holding_terms(conn, [term], memory_ids, OWN_COLUMNS):
+            shares[memory_id] += weight / total
+    return shares
+
+
 def _counts(
-    conn: Connection, terms: Sequence[str], population: Population
+    conn: SqlConnection, terms: Sequence[str], population: Population
 ) -> list[tuple[int, int]]:
     """How many of the population's memories hold each term in their own words and in
     their context, each counted only up to MATCH_BUDGET + 1: one statement, no scores.
@@ -258,7 +273,7 @@ def _counts(
 
 
 def _ranked(
-    conn: Connection,
+    conn: SqlConnection,
     terms: Sequence[str],
     idf: dict[tuple[int, int], float],
     visible: VisibleSql,
@@ -294,7 +309,7 @@ def _ranked(
 
 
 def _holders(
-    conn: Connection,
+    conn: SqlConnection,
     terms: Sequence[str],
     idf: dict[tuple[int, int], float],
     visible: VisibleSql,
@@ -367,7 +382,7 @@ _QUERY_TABLES = (
 )
 
 
-def _tokens(conn: Connection, terms: Sequence[str]) -> list[list[str]]:
+def _tokens(conn: SqlConnection, terms: Sequence[str]) -> list[list[str]]:
     """Each term as the keyword index holds it: lower-cased, without diacritics, stemmed
     ("running" → "run"), split where the tokenizer splits ("api.v2" → "api", "v2")."""
     for ddl in _QUERY_TABLES:
@@ -385,7 +400,7 @@ def _tokens(conn: Connection, terms: Sequence[str]) -> list[list[str]]:
 
 
 def _newest_matching(
-    conn: Connection,
+    conn: SqlConnection,
     phrases: Sequence[tuple[str, str]],
     population: Population,
     visible: VisibleSql,
@@ -409,7 +424,7 @@ def _newest_matching(
     return [(memory_id, 0.0) for memory_id in sorted(newest, reverse=True)[:limit]]
 
 
-def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) -> list[int]:
+def holding_phrase(conn: SqlConnection, words: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories holding `words` as a phrase (`gen-0042`: "gen" then "0042"), in no
     order. No BM25 and no cost guard: the phrase's rarest word keeps it cheap even when
     its other words are in every memory, and an identifier with `_` is one token of the
@@ -422,7 +437,7 @@ def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) ->
 
 
 def _visible_matches(
-    conn: Connection,
+    conn: SqlConnection,
     match: str,
     visible: VisibleSql,
     limit: int,
@@ -439,7 +454,7 @@ def _visible_matches(
 
 
 def holding_terms(
-    conn: Connection, terms: Sequence[str], memory_ids: Sequence[int], columns: Sequence[str]
+    conn: SqlConnection, terms: Sequence[str], memory_ids: Sequence[int], columns: Sequence[str]
 ) -> set[int]:
     """Of `memory_ids`, those whose `columns` (of key, value, tags) hold any of `terms`,
     matched as the keyword arm matches them: a memory's own words, as opposed to its
@@ -464,7 +479,7 @@ def holding_terms(
     return found
 
 
-def keyed(conn: Connection, key: str, vis: Visibility, limit: int) -> list[int]:
+def keyed(conn: SqlConnection, key: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories whose key is `key`, ignoring case."""
     visible = visible_sql(vis)
     rows = cursor_rows(
