@@ -87,7 +87,7 @@ def test_every_version_is_the_package_version() -> None:
         for group in groups
         for hook in group["hooks"]
     ]
-    events = ["post-tool-use", "session-start", "session-end"]
+    events = ["post-tool-use", "session-start", "user-prompt", "pre-compact", "session-end"]
     assert commands == [f"uvx --quiet {pinned} hook {event}" for event in events], commands
 
 
