@@ -298,7 +298,8 @@ def test_claude_code_installs_the_plugin_from_the_marketplace(dist: Path, tmp_pa
     assert "✔ Connected" in connected_line(listed), listed
     details = claude("plugin", "details", "memory-mcp@memory-mcp", env=env)
     assert re.search(r"MCP servers \(1\)\s+memory", details), details
-    assert re.search(r"Hooks \(3\)", details), details
+    hooks = json.loads((ROOT / "plugins/memory-mcp/hooks/hooks.json").read_text(encoding="utf-8"))
+    assert re.search(rf"Hooks \({len(hooks['hooks'])}\)", details), details
 
 
 BUSY_LOOPS = 4  # processes spinning on the CPU beside Claude Code: load >= 4 on top
