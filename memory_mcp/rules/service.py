@@ -105,7 +105,7 @@ class MemoryService:
         self.gate = Gate(store, policy, vectors, clock)
         self.embedder = embedder
         self.links = LinkService(self.gate)
-        self.tasks = TaskService(self.gate)
+        self.tasks = TaskService(self.gate, self)
         self.note_memories = NoteMemoryService(self.gate)
 
     # What every subject shares is the gate's (a test sets the clock here, for all of them).

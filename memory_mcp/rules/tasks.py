@@ -14,14 +14,19 @@ from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, MemoryRecord, Placement
 from memory_mcp.rules import permissions
 from memory_mcp.rules.permissions import Change, Target
+from memory_mcp.rules.task_completions import record_completion
 
 if TYPE_CHECKING:
     from memory_mcp.rules.gate import Gate
+    from memory_mcp.rules.service import MemoryService
 
 
 class TaskService:
-    def __init__(self, gate: Gate) -> None:
+    """`memories`: where a completed task's record is stored, as any memory is."""
+
+    def __init__(self, gate: Gate, memories: MemoryService) -> None:
         self.gate = gate
+        self.memories = memories
 
     async def complete_task(
         self, caller: Caller, task: Any, handoff_to: Any = None, project: str | None = None
@@ -39,6 +44,8 @@ class TaskService:
         working = [r.id for r in records if r.archived_at is None]
         if to is None:
             await self.gate.store.archive(working, self.gate.clock())
+            done = [r for r in records if r.archived_at is None]
+            await record_completion(self.memories, caller, where, name, done)
             return Placement(where, archived=working)
         return Placement(
             where, moved=await self.gate.store.place(working, task=to, field="handoff_to")
