@@ -107,9 +107,22 @@ class MemoryRecord:
     project: str = EVERY_PROJECT
     task: str | None = None  # a task's working memory (memory-complete-task archives it)
     archived_at: float | None = None  # UNIX seconds; found only with include_archived
+    # Its validity window (rules/validity.py): what it says holds from `valid_from` (None:
+    # from created_at) until `valid_to` (None: still current), when the memory
+    # `superseded_by` corrected it. Found only with include_superseded or as_of.
+    valid_from: float | None = None
+    valid_to: float | None = None
+    superseded_by: int | None = None
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def holds_from(self) -> float:
+        return self.created_at if self.valid_from is None else self.valid_from
+
+    def superseded(self, now: float) -> bool:
+        return self.valid_to is not None and self.valid_to <= now
 
 
 class Ranked(Protocol):
@@ -176,6 +189,10 @@ class StoreRequest:
     task: str | None = None  # a working memory of this task (scope swarm)
     archived_at: float | None = None  # an imported memory of a completed task
     replace: bool = False
+    # A correction (rules/validity.py): the id of the memory this one supersedes, whose
+    # window closes when this is stored; and from when this holds (None: now).
+    supersedes: int | None = None
+    valid_from: float | None = None
 
     def kept(self) -> frozenset[str]:
         """The fields an update keeps from the stored memory: those not given."""
@@ -230,6 +247,11 @@ class SearchRequest:
     project: str | None = None
     task: str | None = None
     include_archived: bool = False
+    # Corrected memories and replaced versions too, marked (rules/validity.py); `as_of`
+    # (as `since`: an ISO date-time or an age): what was current then, each memory as its
+    # version of that time.
+    include_superseded: bool = False
+    as_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -289,6 +311,8 @@ class NewMemory:
     project: str = EVERY_PROJECT
     task: str | None = None
     archived_at: float | None = None  # kept archived (an import); a store revives it
+    # From when what it says holds (rules/validity.py); None: from when it is written.
+    valid_from: float | None = None
 
     @property
     def identity(self) -> str:
@@ -347,6 +371,10 @@ class Visibility:
     task: str | None = None
     every_task: bool = False
     include_archived: bool = False
+    # Memories a correction closed (valid_to passed) pass too; `as_of` (UNIX seconds):
+    # only those whose window held then (rules/validity.py), whatever `now` says of them.
+    include_superseded: bool = False
+    as_of: float | None = None
 
     @property
     def shown_projects(self) -> frozenset[str] | None:
@@ -391,6 +419,23 @@ class KeywordFinds:
     # The hits whose own words (key, value, tags) hold a query word; the others matched
     # only the words of the memories written before them (store/write_context.py).
     own_words: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class PastVersion:
+    """A replaced version of a memory, and its window: written at `written_at` (the
+    memory's creation for version 1, else when the version before it was replaced) and
+    current until `replaced_at`."""
+
+    memory_id: int
+    version: int
+    value: str
+    tags: str  # JSON text, as stored
+    metadata: str
+    source: str
+    updated_by: str | None
+    written_at: float
+    replaced_at: float
 
 
 @dataclass

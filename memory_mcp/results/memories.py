@@ -8,7 +8,7 @@ when they are empty, as clients have always seen them; the schema lists them as 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import (
@@ -24,6 +24,24 @@ from memory_mcp.results.explanations import ScoreExplanation
 from memory_mcp.results.links import LinkRecord, MemoryLink
 from memory_mcp.rules.browsing import DeleteManyResult, MemoryVersion
 from memory_mcp.semantic.similar_check import SimilarCheck
+
+if TYPE_CHECKING:  # annotations only: nothing more to import before the handshake
+    from memory_mcp.search.hits import SearchResult
+
+# A memory's validity window (rules/validity.py), shown once it says something: a
+# `valid_from` other than its creation, or a closed window.
+WINDOW = frozenset({"valid_from", "valid_to", "superseded_by"})
+
+
+def window_of(record: MemoryRecord) -> dict[str, Any]:
+    """What a result shows of `record`'s window: `valid_from` when it differs from its
+    creation, `valid_to` and `superseded_by` once closed (None: left out)."""
+    stated = record.valid_from not in (None, record.created_at)
+    return {
+        "valid_from": iso(record.valid_from) if stated else None,
+        "valid_to": iso(record.valid_to),
+        "superseded_by": record.superseded_by,
+    }
 
 
 class SimilarMemory(ToolResult):
@@ -99,7 +117,7 @@ class Memory(ToolResult):
     with its links to and from memories the reader may see (`more_links`: more than shown)."""
 
     omitted_when_empty = frozenset(
-        {"about_agent", "flags", "file_path", "links", "more_links", "task", "archived_at"}
+        {"about_agent", "flags", "file_path", "links", "more_links", "task", "archived_at"} | WINDOW
     )
 
     id: int
@@ -128,6 +146,9 @@ class Memory(ToolResult):
     file_path: str | None = None
     links: list[MemoryLink] | None = None
     more_links: bool | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    superseded_by: int | None = None
 
     @classmethod
     def of(
@@ -159,6 +180,7 @@ class Memory(ToolResult):
             flags=record.flags or None,
             file_path=record.file_path or None,
             links=links or None,
+            **window_of(record),
         )
 
 
@@ -185,6 +207,7 @@ def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
         "full_length": len(record.value) if cut else None,
         "about_agent": record.about_agent or None,
         "flags": record.flags or None,
+        **window_of(record),
     }
 
 
@@ -193,6 +216,8 @@ class SearchHit(ToolResult):
 
     omitted_when_empty = frozenset(
         {"truncated", "full_length", "about_agent", "flags", "explain", "task", "archived_at"}
+        | WINDOW
+        | {"version"}
     )
 
     id: int
@@ -216,6 +241,10 @@ class SearchHit(ToolResult):
     about_agent: str | None = None
     flags: list[str] | None = None
     explain: ScoreExplanation | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    superseded_by: int | None = None
+    version: int | None = None  # a replaced version's number (matched_by "history")
 
     @classmethod
     def of(
@@ -231,17 +260,47 @@ class SearchHit(ToolResult):
             score=round(score, 4),
             matched_by=matched_by,
             explain=explain,
+            version=record.version if matched_by == "history" or record.valid_to else None,
+        )
+
+
+class TimeCueShown(ToolResult):
+    """The time expression memory-search read in the query (search/time_cues.py) and its
+    range (`since` included, `until` excluded; null: open). `applied`: some memory was
+    stated in it, and those outside it scored lower; false: the range held none."""
+
+    omitted_when_empty = frozenset({"anchor"})
+
+    expression: str
+    since: str | None
+    until: str | None
+    applied: bool
+    anchor: str | None = None  # "since the release": the words of the dated memory
+
+    @classmethod
+    def of(cls, result: SearchResult) -> TimeCueShown | None:
+        cue = result.time_cue
+        if cue is None:
+            return None
+        return cls(
+            expression=cue.expression,
+            since=iso(cue.start),
+            until=iso(cue.end),
+            applied=result.time_applied,
+            anchor=cue.anchor,
         )
 
 
 class SearchResults(ToolResult):
-    """memory-search's answer. `semantic: false`: keyword search only (see notices)."""
+    """memory-search's answer. `semantic: false`: keyword search only (see notices).
+    `time_cue` (with explain): the time expression read in the query."""
 
-    omitted_when_empty = frozenset({"notices"})
+    omitted_when_empty = frozenset({"notices", "time_cue"})
 
     results: list[SearchHit]
     semantic: bool
     notices: list[str] | None = None
+    time_cue: TimeCueShown | None = None
 
 
 class DeleteResult(ToolResult):
@@ -295,7 +354,7 @@ class ListedMemory(ToolResult):
     """One memory-list item: the memory with its value cut like a search result's."""
 
     omitted_when_empty = frozenset(
-        {"truncated", "full_length", "about_agent", "flags", "task", "archived_at"}
+        {"truncated", "full_length", "about_agent", "flags", "task", "archived_at"} | WINDOW
     )
 
     id: int
@@ -318,6 +377,9 @@ class ListedMemory(ToolResult):
     full_length: int | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
+    superseded_by: int | None = None
 
     @classmethod
     def of(cls, record: MemoryRecord, max_chars: int) -> ListedMemory:
@@ -345,6 +407,9 @@ class Version(ToolResult):
     written_by: str
     written_at: str | None
     current: bool
+    # Until when it held (rules/validity.py): when the next version replaced it, or a
+    # correction closed the memory; null while it holds.
+    valid_to: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
 
@@ -360,6 +425,7 @@ class Version(ToolResult):
             written_by=entry.written_by,
             written_at=iso(entry.written_at),
             current=entry.current,
+            valid_to=iso(entry.valid_to),
             truncated=True if cut else None,
             full_length=len(entry.value) if cut else None,
         )

@@ -57,7 +57,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.rules import permissions
+from memory_mcp.rules import permissions, validity
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -152,7 +152,13 @@ class MemoryService:
         now = request.written_at if request.written_at is not None else self.clock()
         new = self.prepare_memory(caller, request)
         version = self.check_expected_version(request.expected_version)
-        return await self.write_memory(caller, new, version, now, embed_now=embed_now, then=then)
+        old = None  # a correction's memory: checked before anything is written
+        if request.supersedes is not None:
+            old = await validity.corrected(self.store, caller, new, request.supersedes)
+        outcome = await self.write_memory(caller, new, version, now, embed_now=embed_now, then=then)
+        if old is not None:
+            await validity.close(self.store, old, outcome.record, self.change_links, caller)
+        return outcome
 
     async def store_and_check(
         self, caller: Caller, request: StoreRequest
@@ -199,6 +205,7 @@ class MemoryService:
             task=request.task,
             archived_at=request.archived_at,
         )
+        new.valid_from = v.clean_valid_from(request.valid_from)
         # An update changes what the request gives and keeps the rest (the store takes
         # those columns from the row it updates: store/writes.py, update_values).
         new.kept = request.kept()
@@ -568,6 +575,7 @@ class MemoryService:
             projects=permissions.readable_projects(caller, project),
             every_task=True,
             include_archived=True,
+            include_superseded=True,
         )
         async for record in self.store.iter_records(vis):
             yield record
@@ -609,6 +617,11 @@ class MemoryService:
         record.last_accessed_at = now
         return record
 
+    async def as_of(self, record: MemoryRecord, given: Any) -> MemoryRecord:
+        """`record` (read by `get`) as it held at `given` (memory-get's `as_of`)."""
+        at = validity.as_of_time(given, self.clock())
+        return record if at is None else await validity.record_as_of(self.store, record, at)
+
     def by_id(self, caller: Caller, include_expired: bool = False) -> Visibility:
         """What a read by id shows (can_see): a memory of any project the caller may read,
         a task's working memories and archived ones too: a link's far end, a neighbour."""
@@ -618,6 +631,7 @@ class MemoryService:
             now=self.clock(),
             every_task=True,
             include_archived=True,
+            include_superseded=True,
         )
 
     async def _visible_record(self, caller: Caller, given_id: Any) -> MemoryRecord:
@@ -651,9 +665,13 @@ class MemoryService:
             projects=permissions.readable_projects(caller, filters.project),
             task=filters.task,
             include_archived=filters.include_archived,
+            include_superseded=filters.include_superseded,
+            as_of=filters.as_of,
         )
         selection = Selection(vis, sort, filters.agent_id, filters.since, filters.until)
         records, last = await self.store.list_page(selection, after, limit)
+        if filters.as_of is not None:
+            records = await validity.records_as_of(self.store, records, filters.as_of)
         return MemoryPage(records, None if last is None else encode_cursor(sort, last))
 
     async def history(
@@ -684,6 +702,8 @@ class MemoryService:
         is search/pipeline.py; the rule of who may see what is applied inside both arms,
         over the projects `request.project` covers (permissions.readable_projects)."""
         projects = permissions.readable_projects(caller, request.project)
+        # An expired memory's words leave its neighbours before the index is read.
+        await self.store.forget_expired(self.clock())
         return await pipeline.search(
             self.store, self.vectors, self.policy, self.clock, caller, request, projects
         )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from memory_mcp.models import MemoryRecord
 from memory_mcp.search.expansion import LinkedFrom
 from memory_mcp.search.ranking import PriorParts, Relevance
+from memory_mcp.search.time_cues import TimeCue
 
 
 @dataclass
@@ -28,6 +29,8 @@ class SearchHit:
     # With `explain`: the memories (id, key) in its context that hold query words, i.e.
     # that lent it the words it matched by (store/write_context.py).
     context_from: list[tuple[int, str]] = field(default_factory=list)
+    # The factor of the query's time expression (search/time_cues.py), when it applied.
+    time_factor: float | None = None
 
 
 @dataclass
@@ -35,6 +38,10 @@ class SearchResult:
     hits: list[SearchHit]
     notices: list[str] = field(default_factory=list)
     semantic: bool = True  # False: keyword search only (the model was not ready)
+    # The query's time expression and its range (search/time_cues.py); `time_applied`:
+    # some candidate was stated in it, so it ranked them.
+    time_cue: TimeCue | None = None
+    time_applied: bool = False
 
 
 __all__ = ["SearchHit", "SearchResult"]

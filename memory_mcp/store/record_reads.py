@@ -58,6 +58,14 @@ def any_expired(conn: Connection, now: float) -> bool:
     return conn.execute(select(M.id).where(expired_by(now)).limit(1)).first() is not None
 
 
+def expired_lenders(conn: Connection, now: float) -> bool:
+    """Whether a memory expired by `now` still lends its words (write_context.forget_expired)."""
+    found = conn.execute(
+        select(M.id).where(expired_by(now), M.written_session.is_not(None)).limit(1)
+    ).first()
+    return found is not None
+
+
 def record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:
     row = conn.execute(_RECORD_BY_ID, {"id": memory_id}).first()
     return record_from_row(row) if row else None

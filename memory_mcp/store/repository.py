@@ -25,6 +25,7 @@ from memory_mcp.models import (
     KeywordQuery,
     MemoryRecord,
     NewMemory,
+    PastVersion,
     Position,
     RankFacts,
     Scope,
@@ -32,7 +33,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.store import fulltext, migrations, writes
+from memory_mcp.store import fulltext, migrations, validity_rows, write_context, writes
 from memory_mcp.store import listing as browse
 from memory_mcp.store import record_reads as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
@@ -307,6 +308,31 @@ class MemoryStore:
                 return 0
             revision = await conn.run_sync(next_revision)
             return await conn.run_sync(writes.delete_ids, ids, revision, now)
+
+    async def forget_expired(self, now: float) -> int:
+        """Take the words of memories expired by `now` back from their neighbours'
+        contexts (write_context.forget_expired). Reads first: almost always there are
+        none, and then no write lock is taken."""
+        if not await self._engines.read(reads.expired_lenders, now):
+            return 0
+        async with self._engines.write() as conn:
+            return await conn.run_sync(write_context.forget_expired, now)
+
+    async def close_window(self, old_id: int, new_id: int, at: float) -> None:
+        """Memory `old_id` is superseded by `new_id` from `at` (validity_rows.close_window)."""
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.run_sync(validity_rows.close_window, old_id, new_id, at, revision)
+
+    async def versions_at(self, memory_ids: Sequence[int], at: float) -> dict[int, PastVersion]:
+        if not memory_ids:
+            return {}
+        return await self._engines.read(validity_rows.versions_at, list(memory_ids), at)
+
+    async def past_versions_holding(
+        self, terms: list[str], vis: Visibility, limit: int
+    ) -> list[PastVersion]:
+        return await self._engines.read(validity_rows.past_versions_holding, terms, vis, limit)
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
         """The memory, or None; DamagedMemoryError if its row cannot be read."""
