@@ -112,8 +112,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "weekday",
-            r"\b(?P<which>on|last|this|past)\s+(?P<weekday>monday|tuesday|wednesday|thursday"
-            r"|friday|saturday|sunday)\b",
+            r"\b(?:(?P<which>on|last|this|past)\s+)?(?P<weekday>monday|tuesday|wednesday"
+            r"|thursday|friday|saturday|sunday)\b(?!\.\w)",
         ),
         (
             "month",
@@ -211,7 +211,10 @@ def in_range(at: float, cue: TimeCue) -> bool:
 
 
 def _left_alone(name: str, match: re.Match[str], query: str) -> bool:
-    """A match that is a word, not a date: "May I ask", "may 5 people" (a verb)."""
+    """A match that is a word, not a date: "May I ask", "may 5 people" (a verb); a bare
+    weekday ("Monday standup" names a meeting, not a day)."""
+    if name == "weekday" and match.group("which") is None and match.group("prefix") is None:
+        return True
     if "month" in match.groupdict() and (match.group("month") or "").lower() == "may":
         # "May" the month is written with a capital ("in may" may well be the verb).
         if match.group("month") != "May":
@@ -286,7 +289,8 @@ def _range(
             return None
         return _days(stated, 1, today)
     if name == "weekday":
-        which, weekday = match.group("which").lower(), _WEEKDAYS[match.group("weekday").lower()]
+        which = (match.group("which") or "on").lower()
+        weekday = _WEEKDAYS[match.group("weekday").lower()]
         back = (day.weekday() - weekday) % 7
         if which == "this":
             return _days(day - timedelta(days=day.weekday() - weekday), 1, today)
