@@ -67,13 +67,24 @@ class RedactedSecret(ToolResult):
         return found or None
 
 
+class Conflict(ToolResult):
+    """A current memory of yours the one just stored may contradict (rules/conflicts.py):
+    `why` (another number, date, value, or a negation), and `supersede`, the call that
+    closes its window if the new one is the correction (nothing is changed unasked)."""
+
+    id: int
+    key: str
+    why: str
+    supersede: str
+
+
 class StoredMemory(ToolResult):
     """memory-store's answer: which memory was written, at which version, and the visible
     memories it closely resembles (`similar`, most similar first; nothing is merged).
     `similar_checked: false`: not compared yet (the model is still loading).
     `redacted`: the secrets replaced before storing (checks/safety.py)."""
 
-    omitted_when_empty = frozenset({"flags", "redacted", "task"})
+    omitted_when_empty = frozenset({"flags", "redacted", "task", "conflicts"})
 
     id: int
     key: str
@@ -89,6 +100,7 @@ class StoredMemory(ToolResult):
     redacted: list[RedactedSecret] | None = None
     similar: list[SimilarMemory] = []
     similar_checked: bool = True
+    conflicts: list[Conflict] | None = None
 
     @classmethod
     def of(cls, outcome: UpsertOutcome, similar: SimilarCheck | None = None) -> StoredMemory:
@@ -109,6 +121,11 @@ class StoredMemory(ToolResult):
             redacted=RedactedSecret.all_of(outcome.redactions),
             similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
             similar_checked=check.checked,
+            conflicts=[
+                Conflict(id=c.id, key=c.key, why=c.why, supersede=c.supersede)
+                for c in check.conflicts
+            ]
+            or None,
         )
 
 

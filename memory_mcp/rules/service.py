@@ -76,6 +76,7 @@ from memory_mcp.rules.browsing import (
     encode_cursor,
     parse_order,
 )
+from memory_mcp.rules.conflicts import conflicts_of
 from memory_mcp.rules.links import (
     DEFAULT_FAN_OUT,
     DEFAULT_RELATED_LIMIT,
@@ -157,7 +158,7 @@ class MemoryService:
             old = await validity.corrected(self.store, caller, new, request.supersedes)
         outcome = await self.write_memory(caller, new, version, now, embed_now=embed_now, then=then)
         if old is not None:
-            await validity.close(self.store, old, outcome.record, self.change_links, caller)
+            await validity.close(old, outcome.record, self.change_links, caller)
         return outcome
 
     async def store_and_check(
@@ -169,7 +170,9 @@ class MemoryService:
         checks: list[SimilarCheck] = []
 
         async def check(outcome: UpsertOutcome) -> None:
-            checks.append(await self.similar_to(caller, outcome.record))
+            similar = await self.similar_to(caller, outcome.record)
+            similar.conflicts = await conflicts_of(self.store, outcome.record, similar)
+            checks.append(similar)
 
         outcome = await self.store_memory(caller, request, then=check)
         return outcome, checks[0]
@@ -739,7 +742,7 @@ class MemoryService:
         # Whether the store may go ahead if another agent holds the source when it writes
         # (only a swarm memory can be; the decision's answer for "someone else's").
         held_by_another = replace(Target.of(source), owner=None)
-        return await self.store.links.change(
+        outcome = await self.store.links.change(
             source.id,
             cleaned_adds,
             cleaned_removes,
@@ -748,6 +751,8 @@ class MemoryService:
             may_change_others=permissions.decide(caller, held_by_another, Change.LINK) is None,
             max_links=MAX_LINKS_PER_MEMORY,
         )
+        await validity.follow_links(self.store, caller, source, outcome)  # `supersedes`
+        return outcome
 
     async def _checked_end(
         self, caller: Caller, source: MemoryRecord, to: Any, relation: Any

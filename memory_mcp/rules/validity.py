@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Caller, MemoryRecord, NewMemory, memory_identity
+from memory_mcp.models import Caller, LinkOutcome, MemoryRecord, NewMemory, memory_identity
 from memory_mcp.rules import permissions
 from memory_mcp.rules.permissions import Change, Target
 from memory_mcp.search.past_versions import as_version
@@ -70,14 +70,33 @@ async def corrected(store: MemoryStore, caller: Caller, new: NewMemory, given: A
     return record
 
 
-async def close(
-    store: MemoryStore, old: MemoryRecord, new: MemoryRecord, links: Any, caller: Caller
-) -> None:
-    """`new` corrects `old`: `old`'s window closes when `new` holds from (not before `old`
-    began), and `new` links to it (`supersedes`)."""
-    at = max(new.holds_from, old.holds_from)
-    await store.close_window(old.id, new.id, at)
+async def close(old: MemoryRecord, new: MemoryRecord, links: Any, caller: Caller) -> None:
+    """`new` corrects `old`: `new` links to it (`supersedes`), which closes its window
+    (follow_links)."""
     await links(caller, new.id, [(old.id, SUPERSEDES)], [])
+
+
+async def follow_links(
+    store: MemoryStore, caller: Caller, source: MemoryRecord, outcome: LinkOutcome
+) -> None:
+    """A `supersedes` link made closes its target's window from when the source holds
+    (not before the target began), if `caller` may change the target (else it is a link
+    only); one removed opens it again, if that link had closed it."""
+    for link in outcome.added:
+        if link.relation != SUPERSEDES:
+            continue
+        target = await store.get(link.target_id)
+        if target is None or target.valid_to is not None:
+            continue
+        if permissions.decide(caller, Target.of(target), Change.UPDATE) is None:
+            at = max(source.holds_from, target.holds_from)
+            await store.close_window(target.id, source.id, at)
+    for link in outcome.removed:
+        if link.relation != SUPERSEDES:
+            continue
+        target = await store.get(link.target_id)
+        if target is not None and target.superseded_by == source.id:
+            await store.open_window(target.id)
 
 
 def as_of_time(given: Any, now: float | None = None) -> float | None:
@@ -121,6 +140,7 @@ __all__ = [
     "as_of_time",
     "close",
     "corrected",
+    "follow_links",
     "record_as_of",
     "records_as_of",
 ]

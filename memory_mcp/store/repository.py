@@ -324,6 +324,12 @@ class MemoryStore:
             revision = await conn.run_sync(next_revision)
             await conn.run_sync(validity_rows.close_window, old_id, new_id, at, revision)
 
+    async def open_window(self, memory_id: int) -> None:
+        """Memory `memory_id` holds again (validity_rows.open_window)."""
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.run_sync(validity_rows.open_window, memory_id, revision)
+
     async def versions_at(self, memory_ids: Sequence[int], at: float) -> dict[int, PastVersion]:
         if not memory_ids:
             return {}

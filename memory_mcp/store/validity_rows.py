@@ -32,6 +32,17 @@ def close_window(conn: Connection, old_id: int, new_id: int, at: float, revision
     write_context.refresh(conn, write_context.neighbours(conn, [old_id]))
 
 
+def open_window(conn: Connection, memory_id: int, revision: int) -> None:
+    """Memory `memory_id` holds again (the link that closed it was removed): back in
+    default reads, its words lent again."""
+    conn.execute(
+        update(MEMORIES)
+        .where(M.id == memory_id)
+        .values(valid_to=None, superseded_by=None, revision=revision)
+    )
+    write_context.refresh(conn, write_context.neighbours(conn, [memory_id]))
+
+
 def _versions(conn: Connection, memory_ids: list[int]) -> dict[int, list[Any]]:
     """Each memory's history rows, oldest first, with its creation time."""
     found: dict[int, list[Any]] = {}
@@ -119,4 +130,4 @@ def _escaped(term: str) -> str:
     return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-__all__ = ["close_window", "past_versions_holding", "versions_at"]
+__all__ = ["close_window", "open_window", "past_versions_holding", "versions_at"]
