@@ -39,6 +39,43 @@ class Source(StrEnum):
     FILE_INDEX = "file_index"
 
 
+# The kinds of memory the rules know (a memory's optional `kind`): what the write policy
+# (which kinds are worth storing) and the lifetime per kind are stated in. The first eight
+# are kept; the last three are the agent-memory seed's "don't store" observations, named so
+# a policy can refuse them by name. Other kinds are accepted as given (a short identifier,
+# KIND_PATTERN) unless a write policy is on, which refuses what it does not list.
+KINDS = (
+    "preference",
+    "fact",
+    "decision",
+    "strategy",
+    "tool_result",
+    "session_summary",
+    "conversation",
+    "note",
+    "intermediate_reasoning",
+    "failed_tool_call",
+    "speculative_inference",
+)
+KIND_PATTERN = r"[a-z][a-z0-9_]{0,39}"
+# How long a memory of each kind lives when no TTL is given, in days (0: permanent): the
+# seeds' "conversations 30d, facts 1y, preferences permanent", TTL per observation type.
+# Settings.ttl_kind_days starts from this table; a kind not in it keeps its source's.
+KIND_LIFETIME_DAYS: dict[str, float] = {
+    "preference": 0,
+    "fact": 365,
+    "decision": 0,
+    "strategy": 90,
+    "tool_result": 7,
+    "session_summary": 30,
+    "conversation": 30,
+    "note": 0,
+    "intermediate_reasoning": 1,
+    "failed_tool_call": 7,
+    "speculative_inference": 7,
+}
+
+
 class LearningCategory(StrEnum):
     """What kind of lesson an inject-learning carries (its tag, and part of its key)."""
 
@@ -113,6 +150,7 @@ class MemoryRecord:
     valid_from: float | None = None
     valid_to: float | None = None
     superseded_by: int | None = None
+    kind: str | None = None  # what kind of memory (KINDS), as its writer said; None: not said
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -188,6 +226,7 @@ class StoreRequest:
     project: str | None = None  # a name or `*`; None: the caller's current project
     task: str | None = None  # a working memory of this task (scope swarm)
     archived_at: float | None = None  # an imported memory of a completed task
+    kind: str | None = None  # what kind of memory it is (KINDS); None: not given
     replace: bool = False
     # A correction (rules/validity.py): the id of the memory this one supersedes, whose
     # window closes when this is stored; and from when this holds (None: now).
@@ -206,6 +245,7 @@ class StoreRequest:
             "pinned": self.pinned is None,
             "expires_at": self.ttl_seconds is None and self.expires_at is None,
             "about_agent": self.about_agent is None,
+            "kind": self.kind is None,
         }
         return frozenset(name for name, missing in absent.items() if missing)
 
@@ -213,7 +253,7 @@ class StoreRequest:
 # What an update may keep from the stored memory (StoreRequest.kept, NewMemory.kept): the
 # store's column names. Key, value and scope are always given; flags follow the value.
 KEEPABLE = frozenset(
-    {"tags", "metadata", "source", "confidence", "pinned", "expires_at", "about_agent"}
+    {"tags", "metadata", "source", "confidence", "pinned", "expires_at", "about_agent", "kind"}
 )
 
 
@@ -313,6 +353,7 @@ class NewMemory:
     archived_at: float | None = None  # kept archived (an import); a store revives it
     # From when what it says holds (rules/validity.py); None: from when it is written.
     valid_from: float | None = None
+    kind: str | None = None
 
     @property
     def identity(self) -> str:

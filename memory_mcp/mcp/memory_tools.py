@@ -64,10 +64,7 @@ async def store_memory(
     source: Annotated[
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
-        Field(
-            description="Default manual; a new memory's lifetime: task_completion 7 d, "
-            "session_summary 3 d."
-        ),
+        Field(description="Default manual."),
     ] = None,
     confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
     pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
@@ -82,6 +79,10 @@ async def store_memory(
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
     supersedes: Annotated[
         int | None, Field(strict=True, description="Id of the memory this corrects.")
+    ] = None,
+    kind: Annotated[
+        str | None,
+        Field(description="preference, fact, decision..."),
     ] = None,
 ) -> StoredMemory:
     """Save something worth knowing in a later session: a decision, a preference, a fix
@@ -110,6 +111,7 @@ async def store_memory(
             project=project,
             task=task,
             supersedes=supersedes,
+            kind=kind,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
 

@@ -200,13 +200,14 @@ class MemoryService:
             expires_at=v.resolve_expiry(
                 request.ttl_seconds,
                 request.expires_at,
-                self.policy.default_ttl_seconds(source),
+                self.policy.default_ttl_seconds(source, v.clean_kind(request.kind)),
                 now,
             ),
             about_agent=request.about_agent,
             project=project,
             task=request.task,
             archived_at=request.archived_at,
+            kind=request.kind,
         )
         new.valid_from = v.clean_valid_from(request.valid_from)
         # An update changes what the request gives and keeps the rest (the store takes
@@ -517,7 +518,7 @@ class MemoryService:
             project=record.project,
             task=record.task,
         )
-        new.kept = frozenset({"confidence", "pinned", "expires_at", "about_agent"})
+        new.kept = frozenset({"confidence", "pinned", "expires_at", "about_agent", "kind"})
         if expected is None:
             expected = record.version
         return await self.write_memory(caller, new, expected)

@@ -58,6 +58,7 @@ ADDED_COLUMNS = (
     ("memories", "valid_from", "FLOAT"),
     ("memories", "valid_to", "FLOAT"),
     ("memories", "superseded_by", "INTEGER"),
+    ("memories", "kind", "VARCHAR(40)"),  # NULL: not said, as every memory before kinds
 )
 # store_meta's row naming the rule the stored write-time contexts were made by.
 CONTEXT_RECIPE = "context_recipe"

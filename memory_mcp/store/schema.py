@@ -80,6 +80,9 @@ class MemoryRow(Base):
     valid_from: Mapped[float | None] = mapped_column(Float, nullable=True)
     valid_to: Mapped[float | None] = mapped_column(Float, nullable=True)
     superseded_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # What kind of memory it is (models.KINDS: preference, fact, decision...), given by its
+    # writer; the write policy and the lifetime per kind read it. NULL: not said.
+    kind: Mapped[str | None] = mapped_column(String(40), nullable=True)
 
 
 class MemoryTagRow(Base):
