@@ -55,6 +55,9 @@ MAX_CHANGED_WORDS = 3
 # negation to be the difference, more ("tabs, not spaces" restates "tabs over spaces").
 MIN_SHARED = 0.4
 MIN_NEGATION_SHARED = 0.6
+# A statement of at most this many words is an agent's fact, whose first word is often
+# its subject (a name: "Redis runs on port 6380").
+SHORT_STATEMENT_WORDS = 15
 # "X over Y", "X, not Y", "X rather than Y", "X instead of Y": a preference's order.
 _PREFERENCE = re.compile(
     r"\b([\w.+#-]+),?\s+(?:over|not|rather\s+than|instead\s+of|than|vs\.?|versus)\s+"
@@ -168,14 +171,18 @@ def _preferences(text: str) -> set[tuple[str, str]]:
 def _words(text: str) -> dict[str, bool]:
     """Content words, lower-cased, each with whether it reads as a name or identifier."""
     words: dict[str, bool] = {}
+    short = len(text.split()) <= SHORT_STATEMENT_WORDS
     for match in _WORD.finditer(text):
         word = match.group(0)
         lowered = word.lower().strip(".-/")
         if not lowered or lowered in STOPWORDS:
             continue
-        # A capital (a sentence's first word too: "Redis runs on 6380"; its stopwords are
-        # left out above), a digit, a dot, dash, underscore or slash.
-        name = word[0].isupper() or bool(re.search(r"[\d._\-/]", word))
+        # A capital inside a sentence, a digit, a dot, dash, underscore or slash; a short
+        # statement's first word too ("Redis runs on 6380": its subject), not a long
+        # message's ("So I ...").
+        first = not re.search(r"\w", text[: match.start()].rsplit(".", 1)[-1])
+        capital = word[0].isupper() and (not first or short)
+        name = capital or bool(re.search(r"[\d._\-/]", word))
         name = name and lowered not in _NOT_NAMES and not _NEGATION.fullmatch(lowered)
         words[lowered] = words.get(lowered, False) or name
     return words

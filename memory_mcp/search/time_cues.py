@@ -48,6 +48,10 @@ class TimeCue:
     start: float | None
     end: float | None
     anchor: str | None = None
+    # Said relative to now ("last week"): its words say nothing of what a memory holds,
+    # so the keyword match leaves them out; a date's ("3 March", "in May") may be in the
+    # memory itself, and stay.
+    relative: bool = True
 
 
 _NUMBERS = {
@@ -146,6 +150,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "month_year": ("19", "20"),
     "year": ("19", "20"),
 }
+# The rules whose expressions name a date rather than a time relative to now.
+_ABSOLUTE = frozenset({"iso", "date_dm", "date_md", "month", "month_year", "year"})
 # "since" followed by words that are no time expression: the anchor ("since the release").
 _ANCHOR = re.compile(
     r"\bsince\s+(?P<anchor>(?:the|our|my|we|i|they|you)\s+[a-z][\w.-]*(?:\s+[a-z][\w.-]*){0,2})",
@@ -188,12 +194,14 @@ def find_time_cue(query: str, now: float, zone: tzinfo | None = None) -> TimeCue
     if found is None:
         return _anchor(query)
     start, end = _with_prefix(match.group("prefix"), found, now)
-    return TimeCue(match.group(0).strip(), match.span(), start, end)
+    relative = name not in _ABSOLUTE
+    return TimeCue(match.group(0).strip(), match.span(), start, end, relative=relative)
 
 
 def without_cue(query: str, cue: TimeCue | None) -> str:
-    """`query` without its time expression: the words left to match memories by."""
-    if cue is None:
+    """`query` without its time expression if it is relative: the words left to match
+    memories by."""
+    if cue is None or not cue.relative:
         return query
     return (query[: cue.span[0]] + " " + query[cue.span[1] :]).strip()
 

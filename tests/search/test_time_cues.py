@@ -4,6 +4,7 @@ alone; and what it costs a query."""
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime
 
@@ -61,6 +62,8 @@ FOUND = [
     ("until last month", "until last month", None, "2026-11-01"),
     ("Dec 5 incident", "Dec 5", "2025-12-05", "2025-12-06"),
 ]
+# What makes an expression a date (absolute) rather than a time relative to now.
+DATE_WORDS = re.compile(r"(?:19|20)\d\d|january|march|may|december|dec\b", re.IGNORECASE)
 # Must not read as time.
 LEFT_ALONE = [
     "May I ask what the deploy target is?",
@@ -93,7 +96,9 @@ def test_an_expression_reads_as_its_range(
         assert cue.end == at(end)
     else:
         assert cue.end is not None and at("2026-03-10") < cue.end < at("2026-03-12")  # type: ignore[operator]
-    assert expression not in without_cue(query, cue)
+    # A relative expression's words leave the keyword match; a date's stay.
+    assert (expression not in without_cue(query, cue)) == cue.relative
+    assert cue.relative == (DATE_WORDS.search(expression) is None)
 
 
 @pytest.mark.parametrize("query", LEFT_ALONE)
