@@ -21,7 +21,7 @@ Each is named in memory-store's answer under `conflicts`, with the call that wou
 the old one's window (rules/validity.py): a `supersedes` link from the new memory. A
 wrong candidate costs the agent tokens and a look, so the rules keep to plain differences
 and stay quiet otherwise (precision and recall on a labelled set of pairs:
-bench/conflicts.py, docs/lab/conflicts.md)."""
+bench/conflicts.py, docs/lab/facts-that-change.md)."""
 
 from __future__ import annotations
 

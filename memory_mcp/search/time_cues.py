@@ -17,12 +17,12 @@ Left alone on purpose: "May I ask", "a second opinion", "at last", "the last tim
 "ago" ("took 3 days"). Months resolve to their latest occurrence not after today (the
 past is what memories hold); days are local days of the machine's time zone.
 
-Why rules and not a library (measured 2026-11-29, docs/lab/time-cues.md): dateparser
-1.5 takes ~620 ms to import and ~3.4 ms a query, and finds dates in "we", "May I ask" and
-"a second"; parsedatetime 2.6 is fast (0.1 ms) but gives points, not ranges, prefers the
-future ("in May" is next May) and also reads "May I ask" and "a second". Either would
-need these rules around it; the hooks start in ~100 ms, so an import of that size was
-not an option. The search (search/pipeline.py) uses the range as a ranking factor of
+Why rules and not a library (measured 2026-11-29, docs/lab/facts-that-change.md): the
+maintained dateparser 1.5 takes ~620 ms to import and ~3.4 ms a query, and finds dates
+in "we", "May I ask" and "a second"; parsedatetime 2.6 is fast (0.1 ms) but gives points,
+not ranges, prefers the future ("in May" is next May) and also reads "May I ask" and "a
+second". Either would need these rules around it; the hooks start in ~100 ms, so an
+import of that size was not an option. The search (search/pipeline.py) uses the range as a ranking factor of
 its own (`time_factor`); retrieval can share it (`find_time_cue`, `without_cue`)."""
 
 from __future__ import annotations
