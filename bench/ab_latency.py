@@ -30,7 +30,7 @@ KINDS = ("selective", "common", "question", "time")
 
 def _query(text: Any, kind: str) -> str:
     if kind == "time":
-        return text.query("question") + " last week"
+        return str(text.query("question")) + " last week"
     return str(text.query(kind))
 
 

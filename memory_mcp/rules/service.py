@@ -170,9 +170,7 @@ class MemoryService:
         checks: list[SimilarCheck] = []
 
         async def check(outcome: UpsertOutcome) -> None:
-            similar = await self.similar_to(caller, outcome.record)
-            similar.conflicts = await conflicts_of(self.store, outcome.record, similar)
-            checks.append(similar)
+            checks.append(await self.similar_to(caller, outcome.record))
 
         outcome = await self.store_memory(caller, request, then=check)
         return outcome, checks[0]
@@ -269,8 +267,11 @@ class MemoryService:
 
     async def similar_to(self, caller: Caller, record: MemoryRecord) -> SimilarCheck:
         """The memories `caller` can see that closely resemble `record` (just written):
-        store_memory's `similar` (memory_mcp/semantic/similar.py)."""
-        return await find_similar(self.vectors, self.store, caller, record, self.clock())
+        store_memory's `similar` (memory_mcp/semantic/similar.py) and `conflicts`."""
+        similar = await find_similar(self.vectors, self.store, caller, record, self.clock())
+        # Of those, the ones it may contradict (rules/conflicts.py).
+        similar.conflicts = await conflicts_of(self.store, record, similar)
+        return similar
 
     async def write_batch(
         self, memories: Sequence[tuple[Caller, NewMemory, float | None]]

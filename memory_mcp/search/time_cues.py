@@ -22,8 +22,9 @@ maintained dateparser 1.5 takes ~620 ms to import and ~3.4 ms a query, and finds
 in "we", "May I ask" and "a second"; parsedatetime 2.6 is fast (0.1 ms) but gives points,
 not ranges, prefers the future ("in May" is next May) and also reads "May I ask" and "a
 second". Either would need these rules around it; the hooks start in ~100 ms, so an
-import of that size was not an option. The search (search/pipeline.py) uses the range as a ranking factor of
-its own (`time_factor`); retrieval can share it (`find_time_cue`, `without_cue`)."""
+import of that size was not an option. The search (search/pipeline.py) uses the range as
+a ranking factor of its own (`time_factor`); retrieval can share it (`find_time_cue`,
+`without_cue`)."""
 
 from __future__ import annotations
 
