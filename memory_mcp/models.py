@@ -229,9 +229,11 @@ class StoreRequest:
     kind: str | None = None  # what kind of memory it is (KINDS); None: not given
     replace: bool = False
     # A correction (rules/validity.py): the id of the memory this one supersedes, whose
-    # window closes when this is stored; and from when this holds (None: now).
+    # window closes when this is stored; and from when this holds (None: now); until
+    # when it held (an imported memory that a correction had closed; None: it holds).
     supersedes: int | None = None
     valid_from: float | None = None
+    valid_to: float | None = None
 
     def kept(self) -> frozenset[str]:
         """The fields an update keeps from the stored memory: those not given."""
@@ -352,7 +354,9 @@ class NewMemory:
     task: str | None = None
     archived_at: float | None = None  # kept archived (an import); a store revives it
     # From when what it says holds (rules/validity.py); None: from when it is written.
+    # Until when: only an import of a closed memory gives it (a store opens it again).
     valid_from: float | None = None
+    valid_to: float | None = None
     kind: str | None = None
 
     @property

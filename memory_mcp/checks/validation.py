@@ -309,14 +309,14 @@ def clean_limit(limit: int) -> int:
     return limit
 
 
-def clean_valid_from(valid_from: float | None) -> float | None:
-    """From when a stored fact holds (UNIX seconds), a time datetime can show."""
+def clean_valid_from(valid_from: float | None, field: str = "valid_from") -> float | None:
+    """A bound of a fact's validity window (UNIX seconds), a time datetime can show."""
     if valid_from is None:
         return None
     if isinstance(valid_from, bool) or not isinstance(valid_from, int | float):
-        raise InvalidInputError("valid_from", f"{shown(valid_from)} is not a time")
+        raise InvalidInputError(field, f"{shown(valid_from)} is not a time")
     if not -62_135_596_800.0 <= valid_from <= 253_402_300_799.0:  # also false for NaN
-        raise InvalidInputError("valid_from", f"{valid_from} is not a time datetime can show")
+        raise InvalidInputError(field, f"{valid_from} is not a time datetime can show")
     return float(valid_from)
 
 

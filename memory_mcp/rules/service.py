@@ -208,6 +208,7 @@ class MemoryService:
             kind=request.kind,
         )
         new.valid_from = v.clean_valid_from(request.valid_from)
+        new.valid_to = v.clean_valid_from(request.valid_to, "valid_to")
         # An update changes what the request gives and keeps the rest (the store takes
         # those columns from the row it updates: store/writes.py, update_values).
         new.kept = request.kept()

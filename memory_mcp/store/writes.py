@@ -110,6 +110,7 @@ def insert_new(
                 "access_count": 0,
                 "revision": revision,
                 "valid_from": now if new.valid_from is None else new.valid_from,
+                "valid_to": new.valid_to,
                 **content_values(new),
                 **write_context.written_values(new, revision, context),
             }
@@ -157,6 +158,7 @@ def insert_memory(
             access_count=0,
             revision=revision,
             valid_from=now if new.valid_from is None else new.valid_from,
+            valid_to=new.valid_to,
             **content_values(new),
             **write_context.written_values(new, revision, context),
         )
@@ -205,7 +207,9 @@ def update_memory(
         values["agent_id"] = new.agent_id
     if new.valid_from is not None:
         values["valid_from"] = new.valid_from
-    if existing.valid_to is not None:  # stated again, changed: it holds again
+    if new.valid_to is not None:  # an import of a memory a correction had closed
+        values["valid_to"] = new.valid_to
+    elif existing.valid_to is not None:  # stated again, changed: it holds again
         values.update(valid_to=None, superseded_by=None)
     revision = next_revision(conn)
     # The new version is written now, at the end of its session: those around the old
