@@ -108,7 +108,7 @@ from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.similar import find_similar
 from memory_mcp.semantic.similar_check import SimilarCheck
 from memory_mcp.semantic.vectors import Vectors
-from memory_mcp.store.listing import Selection
+from memory_mcp.store.browsing import Selection
 from memory_mcp.store.repository import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -153,9 +153,8 @@ class MemoryService:
         now = request.written_at if request.written_at is not None else self.clock()
         new = self.prepare_memory(caller, request)
         version = self.check_expected_version(request.expected_version)
-        old = None  # a correction's memory: checked before anything is written
-        if request.supersedes is not None:
-            old = await validity.corrected(self.store, caller, new, request.supersedes)
+        # A correction's memory (`supersedes`), checked before anything is written.
+        old = await validity.corrected(self.store, caller, new, request.supersedes)
         outcome = await self.write_memory(caller, new, version, now, embed_now=embed_now, then=then)
         if old is not None:
             await validity.close(old, outcome.record, self.change_links, caller)
@@ -708,8 +707,7 @@ class MemoryService:
         is search/pipeline.py; the rule of who may see what is applied inside both arms,
         over the projects `request.project` covers (permissions.readable_projects)."""
         projects = permissions.readable_projects(caller, request.project)
-        # An expired memory's words leave its neighbours before the index is read.
-        await self.store.forget_expired(self.clock())
+        await self.store.forget_expired(self.clock())  # before the index is read
         return await pipeline.search(
             self.store, self.vectors, self.policy, self.clock, caller, request, projects
         )

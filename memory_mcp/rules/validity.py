@@ -44,9 +44,14 @@ if TYPE_CHECKING:
 SUPERSEDES = "supersedes"  # the link a correction makes to the memory it closes
 
 
-async def corrected(store: MemoryStore, caller: Caller, new: NewMemory, given: Any) -> MemoryRecord:
-    """The memory `given` (memory-store's `supersedes`) names, checked before anything is
-    written: one `caller` may see and change, current, and not the one being stored."""
+async def corrected(
+    store: MemoryStore, caller: Caller, new: NewMemory, given: Any
+) -> MemoryRecord | None:
+    """The memory `given` (memory-store's `supersedes`; None: none) names, checked before
+    anything is written: one `caller` may see and change, current, and not the one being
+    stored."""
+    if given is None:
+        return None
     memory_id = v.clean_id(given, store.largest_id, "supersedes")
     record = await store.get(memory_id)
     if record is None or not permissions.can_see(caller, record):

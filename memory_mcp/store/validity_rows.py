@@ -12,7 +12,7 @@ from sqlalchemy import Connection, func, or_, select, update
 
 from memory_mcp.models import PastVersion, Source, Visibility
 from memory_mcp.store import write_context
-from memory_mcp.store.rows import MEMORIES, M, visible_to
+from memory_mcp.store.memories_table import MEMORIES, M, visible_to
 from memory_mcp.store.schema import MemoryHistoryRow
 
 H = MemoryHistoryRow.__table__.c
