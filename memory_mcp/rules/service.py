@@ -101,6 +101,7 @@ from memory_mcp.rules.links import (
 from memory_mcp.rules.memories_block import pool_view
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.task_completions import record_completion
 from memory_mcp.rules.versions import one_version, versions_page
 from memory_mcp.search import pipeline
 from memory_mcp.search.hits import SearchResult
@@ -153,7 +154,6 @@ class MemoryService:
         now = request.written_at if request.written_at is not None else self.clock()
         new = self.prepare_memory(caller, request)
         version = self.check_expected_version(request.expected_version)
-        # A correction's memory (`supersedes`), checked before anything is written.
         old = await validity.corrected(self.store, caller, new, request.supersedes)
         outcome = await self.write_memory(caller, new, version, now, embed_now=embed_now, then=then)
         if old is not None:
@@ -206,8 +206,7 @@ class MemoryService:
             archived_at=request.archived_at,
             kind=request.kind,
         )
-        new.valid_from = v.clean_valid_from(request.valid_from)
-        new.valid_to = v.clean_valid_from(request.valid_to, "valid_to")
+        validity.window_of(new, request)
         # An update changes what the request gives and keeps the rest (the store takes
         # those columns from the row it updates: store/writes.py, update_values).
         new.kept = request.kept()
@@ -269,7 +268,6 @@ class MemoryService:
         """The memories `caller` can see that closely resemble `record` (just written):
         store_memory's `similar` (memory_mcp/semantic/similar.py) and `conflicts`."""
         similar = await find_similar(self.vectors, self.store, caller, record, self.clock())
-        # Of those, the ones it may contradict (rules/conflicts.py).
         similar.conflicts = await conflicts_of(self.store, record, similar)
         return similar
 
@@ -545,6 +543,8 @@ class MemoryService:
         working = [r.id for r in records if r.archived_at is None]
         if to is None:
             await self.store.archive(working, self.clock())
+            done = [r for r in records if r.archived_at is None]
+            await record_completion(self, caller, where, name, done)
             return Placement(where, archived=working)
         return Placement(where, moved=await self.store.place(working, task=to, field="handoff_to"))
 

@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Caller, LinkOutcome, MemoryRecord, NewMemory, memory_identity
+from memory_mcp.models import (
+    Caller,
+    LinkOutcome,
+    MemoryRecord,
+    NewMemory,
+    StoreRequest,
+    memory_identity,
+)
 from memory_mcp.rules import permissions
 from memory_mcp.rules.permissions import Change, Target
 from memory_mcp.search.past_versions import as_version
@@ -44,12 +51,19 @@ if TYPE_CHECKING:
 SUPERSEDES = "supersedes"  # the link a correction makes to the memory it closes
 
 
+def window_of(new: NewMemory, request: StoreRequest) -> None:
+    """The window a store asks for: from when it holds (None: from when it is written),
+    and until when (an import of a closed memory; None: it holds)."""
+    new.valid_from = v.clean_valid_from(request.valid_from)
+    new.valid_to = v.clean_valid_from(request.valid_to, "valid_to")
+
+
 async def corrected(
     store: MemoryStore, caller: Caller, new: NewMemory, given: Any
 ) -> MemoryRecord | None:
     """The memory `given` (memory-store's `supersedes`; None: none) names, checked before
-    anything is written: one `caller` may see and change, current, and not the one being
-    stored."""
+    anything is written (a correction that cannot be made stores nothing): one `caller`
+    may see and change, current, and not the one being stored."""
     if given is None:
         return None
     memory_id = v.clean_id(given, store.largest_id, "supersedes")
@@ -148,4 +162,5 @@ __all__ = [
     "follow_links",
     "record_as_of",
     "records_as_of",
+    "window_of",
 ]
