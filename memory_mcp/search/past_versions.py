@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from memory_mcp.models import MemoryRecord, PastVersion, Source, Visibility
-from memory_mcp.search.hits import SearchHit
+from memory_mcp.search.hits import RankedHit
 from memory_mcp.search.ports import SearchStore
 
 HISTORY_WEIGHT = 0.5
@@ -44,8 +44,8 @@ def as_version(record: MemoryRecord, version: PastVersion) -> MemoryRecord:
 
 
 async def with_past_versions(
-    store: SearchStore, hits: list[SearchHit], vis: Visibility, terms: list[str], limit: int
-) -> list[SearchHit]:
+    store: SearchStore, hits: list[RankedHit], vis: Visibility, terms: list[str], limit: int
+) -> list[RankedHit]:
     """`hits` as of `vis.as_of` (if given), with the replaced versions that hold query
     words, best first, `limit` of them."""
     if vis.as_of is not None:
@@ -67,7 +67,7 @@ async def with_past_versions(
         text = version.value.lower()
         share = sum(term in text for term in terms) / len(terms)
         score = HISTORY_WEIGHT * share
-        hits.append(SearchHit(as_version(record, version), score, score, "history"))
+        hits.append(RankedHit(as_version(record, version), score, score, "history"))
     hits.sort(key=lambda hit: -hit.score)
     return hits[:limit]
 
