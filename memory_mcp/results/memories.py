@@ -28,15 +28,13 @@ from memory_mcp.semantic.similar_check import SimilarCheck
 if TYPE_CHECKING:  # annotations only: nothing more to import before the handshake
     from memory_mcp.search.hits import SearchResult
 
-# A memory's validity window (rules/validity.py), shown once it says something: a
-# `valid_from` other than its creation, or a closed window.
-WINDOW = frozenset({"valid_from", "valid_to", "superseded_by"})
+WINDOW = frozenset({"valid_from", "valid_to", "superseded_by"})  # rules/validity.py
 
 
 def window_of(record: MemoryRecord) -> dict[str, Any]:
-    """What a result shows of `record`'s window: `valid_from` when it differs from its
-    creation, `valid_to` and `superseded_by` once closed (None: left out)."""
-    stated = record.valid_from not in (None, record.created_at)
+    """`record`'s window as shown: `valid_from` unless it is its creation, and once closed
+    `valid_to` and `superseded_by` (None: left out)."""
+    stated = record.valid_from != record.created_at
     return {
         "valid_from": iso(record.valid_from) if stated else None,
         "valid_to": iso(record.valid_to),
@@ -153,8 +151,7 @@ class ShownMemory(ToolResult):
     kind: str | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
-    # Its validity window (rules/validity.py), when it says something (window_of).
-    valid_from: str | None = None
+    valid_from: str | None = None  # the window, when it says something (window_of)
     valid_to: str | None = None
     superseded_by: int | None = None
 
