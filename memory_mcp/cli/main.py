@@ -10,7 +10,8 @@ parsed arguments and returns the exit code; the ones that need the store run the
 through `run_with_app`. Imports of the store, the model and the MCP SDK happen inside
 the handlers, and `--version` is answered before the parser (and pydantic) is built.
 The benchmarks are no command of the installed package: they are a project of their own in
-a clone (bench/, `make bench`)."""
+a clone (bench/, `make bench`). Over 500 lines: the one parser every command is declared
+in; what a command does at length lives in its own module (cli/browse.py, cli/imports.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,13 @@ from memory_mcp.cli.common import (
     whole_store_unless_named,
 )
 from memory_mcp.cli.launch import cmd_hook, cmd_serve, cmd_ui
-from memory_mcp.limits import MAX_BLOCK_ITEMS, MODEL_WAIT_SECONDS
+from memory_mcp.limits import (
+    BLOCK_ITEMS_MAX,
+    BLOCK_TOKENS_MAX,
+    DEFAULT_BLOCK_TOKENS,
+    MAX_BLOCK_ITEMS,
+    MODEL_WAIT_SECONDS,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -156,7 +163,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     from memory_mcp.cli import note_commands as cli_notes
 
-    return cli_notes.cmd_context(settings_from(args), args.query, args.limit)
+    return cli_notes.cmd_context(settings_from(args), args.query, args.limit, args.max_tokens)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -189,18 +196,24 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return client_setup.run(args)
 
 
-def context_limit(text: str) -> int:
+def _whole_number(text: str, most: int) -> int:
     import argparse
 
     try:
-        limit = int(text)
+        number = int(text)
     except ValueError:
-        limit = 0
-    if not 1 <= limit <= MAX_BLOCK_ITEMS:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a whole number from 1 to {MAX_BLOCK_ITEMS}"
-        )
-    return limit
+        number = 0
+    if not 1 <= number <= most:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {most}")
+    return number
+
+
+def context_limit(text: str) -> int:
+    return _whole_number(text, BLOCK_ITEMS_MAX)
+
+
+def context_tokens(text: str) -> int:
+    return _whole_number(text, BLOCK_TOKENS_MAX)
 
 
 # --- registration
@@ -336,8 +349,15 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument(
         "--limit",
         type=context_limit,
-        default=MAX_BLOCK_ITEMS,
-        help=f"at most this many memories (1-{MAX_BLOCK_ITEMS}, default {MAX_BLOCK_ITEMS})",
+        help=f"at most this many memories (1-{BLOCK_ITEMS_MAX}; default the setting "
+        f"context_max_items, {MAX_BLOCK_ITEMS})",
+    )
+    context.add_argument(
+        "--max-tokens",
+        type=context_tokens,
+        help="the block's budget in tokens, filled with whole memories by priority; those "
+        "that did not fit are named in a <more> line (default the setting "
+        f"context_max_tokens, {DEFAULT_BLOCK_TOKENS:,})",
     )
 
     from memory_mcp.cli import browse as cli_browse  # search, get, list, history, delete, stats
@@ -354,7 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_hook,
         help="run a Claude Code hook (JSON on stdin); see hooks/ and the README",
     )
-    hook.add_argument("event", help="post-tool-use, session-start, session-end or stop")
+    hook.add_argument(
+        "event",
+        help="post-tool-use, session-start, user-prompt, session-end, pre-compact or stop",
+    )
 
     doctor = _command(
         commands,
@@ -425,13 +448,17 @@ def build_parser() -> argparse.ArgumentParser:
         "model",
         cmd_model,
         ("data_dir", "model_dir"),
-        help="prepare the embedding model (ONNX export)",
+        help="check the embedding model's graph (or build one from the weights)",
     )
     kinds = model.add_subparsers(dest="model_command", required=True)
     prepare = kinds.add_parser(
-        "prepare", help="export the bundled all-MiniLM-L6-v2 to ONNX unless already done"
+        "prepare",
+        help="check the bundled all-MiniLM-L6-v2 graph; with --model-dir, build one there "
+        "from the weights unless already done",
     )
-    prepare.add_argument("--force", action="store_true", help="export again even if present")
+    prepare.add_argument(
+        "--force", action="store_true", help="build the graph from the weights even if present"
+    )
     return parser
 
 

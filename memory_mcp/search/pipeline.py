@@ -31,7 +31,7 @@ from memory_mcp.search.exact_match import (
     with_candidates,
 )
 from memory_mcp.search.expansion import LinkedFrom, linked_neighbours, seeds_of
-from memory_mcp.search.hits import SearchHit, SearchResult
+from memory_mcp.search.hits import RankedHit, SearchResult
 from memory_mcp.search.ports import PreparedT, QueryVectors, ScanT, SearchStore
 from memory_mcp.search.ranking import (
     PriorParts,
@@ -42,16 +42,12 @@ from memory_mcp.search.ranking import (
 )
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.search.time_filters import parse_time_range
+from memory_mcp.store.keyword import KEYWORD_COLUMN_WEIGHTS as KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.store.keyword import query_terms
 
 if TYPE_CHECKING:
     from memory_mcp.rules.policy import Policy
 
-# BM25 column weights for (key, value, tags, context): a hit in the key or a tag says more
-# than one word somewhere in a long value; one in the words of the memories written just
-# before it (store/write_context.py) says less (LOO on the LoCoMo dev split chose 0.7 in
-# four folds, 1.0 in one, of 0.5-2: docs/RETRIEVAL.md, "write-time context").
-KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.7)
 # Whole records read with the ranking facts, past `limit`: a prior can lift a candidate
 # over more relevant ones, and one result not read whole costs another read (~1 ms).
 LIKELY_SLACK = 5
@@ -223,7 +219,7 @@ async def search(
 
 
 async def _name_lenders(
-    store: SearchStore, hits: list[SearchHit], terms: list[str], vis: Visibility
+    store: SearchStore, hits: list[RankedHit], terms: list[str], vis: Visibility
 ) -> None:
     """The neighbours that lent query words to the hits the keyword arm found, those the
     caller may see (any caller who sees a memory sees its lenders: write_context.py)."""
@@ -235,10 +231,10 @@ async def _name_lenders(
 
 async def _whole_hits(
     store: SearchStore, ranked: list[_Candidate], records: dict[int, MemoryRecord], limit: int
-) -> list[SearchHit]:
+) -> list[RankedHit]:
     """The first `limit` candidates as hits with their whole records, read now where
     the search has only their facts; one deleted or damaged since is passed over."""
-    hits: list[SearchHit] = []
+    hits: list[RankedHit] = []
     taken = 0
     while len(hits) < limit and taken < len(ranked):
         batch = ranked[taken : taken + limit - len(hits)]
@@ -249,7 +245,7 @@ async def _whole_hits(
             record = records.get(c.record.id)
             if record is not None:
                 hits.append(
-                    SearchHit(
+                    RankedHit(
                         record,
                         c.score,
                         c.relevance.relevance,
