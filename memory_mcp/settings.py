@@ -142,9 +142,10 @@ class Settings(BaseModel):
     # The tools served: memory-mcp's own, or the reference knowledge-graph server's nine
     # (create_entities, read_graph, ...: memory_mcp/graph/profile.py) on the same store.
     profile: Literal["memory", "knowledge-graph"] = "memory"
-    # The deprecated tool names (store_memory, inject-learning) answer either way; listed in
-    # tools/list only for old clients that pick tools from the list (mcp/tool_names.py).
-    legacy_tool_names: bool = Field(False, description="list the deprecated tool names too")
+    # The earlier release's tool names (store_memory, inject-learning) answer either
+    # way; listed in tools/list only for clients that pick tools from the list by those
+    # names (mcp/tool_names.py).
+    legacy_tool_names: bool = Field(False, description="list the earlier tool names too")
     graph_scope: Scope = Field(
         Scope.AGENT, description="the scope of the knowledge-graph profile's entities"
     )

@@ -41,7 +41,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
     ):
         first = await call(
             w1,
-            "memory-store",
+            "store_memory",
             key="team-rule",
             value="Two reviewers",
             tags=["process"],
@@ -50,7 +50,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         assert (first["agent_id"], first["updated_by"]) == ("w1", "w1")
 
         error = await call_error(
-            w2, "memory-store", key="team-rule", value="No reviews", scope="global"
+            w2, "store_memory", key="team-rule", value="No reviews", scope="global"
         )
         assert "agent 'w1'" in error
         assert "owner or the lead" in error
@@ -58,7 +58,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         assert (kept["value"], kept["version"], kept["tags"]) == ("Two reviewers", 1, ["process"])
 
         by_lead = await call(
-            lead, "memory-store", key="team-rule", value="Three reviewers", scope="swarm"
+            lead, "store_memory", key="team-rule", value="Three reviewers", scope="swarm"
         )
         assert by_lead["id"] == first["id"]
         assert by_lead["version"] == 2
@@ -69,7 +69,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         assert [(r["id"], r["updated_by"]) for r in found["results"]] == [(first["id"], "lead")]
 
         by_owner = await call(
-            w1, "memory-store", key="team-rule", value="Two reviewers again", scope="swarm"
+            w1, "store_memory", key="team-rule", value="Two reviewers again", scope="swarm"
         )
         assert (by_owner["version"], by_owner["updated_by"]) == (3, "w1")
 

@@ -1,5 +1,5 @@
-"""The memory tools: memory-store, memory-search, memory-get, memory-delete,
-memory-inject-learning and memory-complete-task. Translation only: arguments parsed into
+"""The memory tools: store_memory, memory-search, memory-get, memory-delete,
+inject-learning and memory-complete-task. Translation only: arguments parsed into
 the service's types inside `guard` (a bad value becomes a tool error naming the
 argument), results as pydantic models (results/memories.py, published as each tool's
 outputSchema)."""
@@ -24,6 +24,7 @@ from memory_mcp.mcp.tool_calls import (
     guard,
     one_of,
 )
+from memory_mcp.mcp.tool_names import INJECT_LEARNING, STORE
 from memory_mcp.models import LearningCategory, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.results.explanations import ScoreExplanation
 from memory_mcp.results.links import MemoryLink
@@ -82,7 +83,7 @@ async def store_memory(
     that worked, a fact about the code. The same key and scope updates it (version +1,
     history kept), changing only the fields given. `similar` lists near-copies: update
     one instead of keeping two. Secrets are stored as [REDACTED:kind].
-    Example: memory-store(key="test-command", value="Run `make test`", tags=["build"])"""
+    Example: store_memory(key="test-command", value="Run `make test`", tags=["build"])"""
     app = await app_of(ctx)
 
     async def store() -> StoredMemory:
@@ -179,7 +180,7 @@ async def memory_search(
 
 async def memory_get(
     ctx: Context,
-    id: Annotated[int, Field(strict=True, description="From memory-search or memory-store.")],
+    id: Annotated[int, Field(strict=True, description="From memory-search or store_memory.")],
 ) -> Memory:
     """Read one whole memory by id, with its links (expired ones too).
     Example: memory-get(id=42)"""
@@ -229,7 +230,7 @@ async def inject_learning(
 ) -> Learning:
     """Lead only: share a lesson with every worker (a swarm memory tagged with its
     category, owned by you). The same learning twice changes nothing.
-    Example: memory-inject-learning(learning="Run migrations before the API tests",
+    Example: inject-learning(learning="Run migrations before the API tests",
     category="mistake-pattern", agent_id="worker-2")"""
     app = await app_of(ctx)
 
@@ -267,7 +268,7 @@ async def complete_task(
 
 def register_memory_tools(server: MCPServer[Any]) -> None:
     server.tool(
-        name="memory-store",  # and the deprecated store_memory (mcp/tool_names.py)
+        name=STORE,  # and its alias memory-store (mcp/tool_names.py)
         annotations=ToolAnnotations(
             title="Store a memory", readOnlyHint=False, destructiveHint=False, idempotentHint=True
         ),
@@ -287,7 +288,7 @@ def register_memory_tools(server: MCPServer[Any]) -> None:
         ),
     )(memory_delete)
     server.tool(
-        name="memory-inject-learning",  # and the deprecated inject-learning (mcp/tool_names.py)
+        name=INJECT_LEARNING,  # and its alias memory-inject-learning (mcp/tool_names.py)
         annotations=ToolAnnotations(
             title="Share a learning with every agent (lead only)",
             readOnlyHint=False,

@@ -50,7 +50,7 @@ class RedactedSecret(ToolResult):
 
 
 class StoredMemory(ToolResult):
-    """memory-store's answer: which memory was written, at which version, and the visible
+    """store_memory's answer: which memory was written, at which version, and the visible
     memories it closely resembles (`similar`, most similar first; nothing is merged).
     `similar_checked: false`: not compared yet (the model is still loading).
     `redacted`: the secrets replaced before storing (checks/safety.py)."""

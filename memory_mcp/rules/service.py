@@ -159,7 +159,7 @@ class MemoryService:
     ) -> tuple[UpsertOutcome, SimilarCheck]:
         """store_memory, and the near-duplicate check of the memory it wrote (similar_to)
         made on the way: the check's reads run beside the model and the vector's save
-        instead of after them (Vectors.write_embedded). The memory-store tool's call."""
+        instead of after them (Vectors.write_embedded). The store_memory tool's call."""
         checks: list[SimilarCheck] = []
 
         async def check(outcome: UpsertOutcome) -> None:
@@ -328,8 +328,8 @@ class MemoryService:
         refusing would let anyone who once wrote the key block that learning for good."""
         if not caller.is_lead:
             raise PermissionDeniedError(
-                f"memory-inject-learning is for the lead agent; {caller.agent_id!r} is a "
-                "worker (store what you learned with memory-store, or ask the lead)"
+                f"inject-learning is for the lead agent; {caller.agent_id!r} is a "
+                "worker (store what you learned with store_memory, or ask the lead)"
             )
         text, redactions = redact_field(
             v.clean_value(learning, self.policy.max_value_chars, field="learning"), "learning"

@@ -66,7 +66,7 @@ class MemoryLine(BaseModel):
         field at fault (InvalidInputError). Every source is allowed: an export holds them.
         `project`: where it goes instead of the line's own (`import --project`).
 
-        Over a stored memory, as memory-store: the fields the line has are written, those
+        Over a stored memory, as store_memory: the fields the line has are written, those
         it leaves out are kept (null counts as left out). A line with all of WHOLE_LINE,
         as `export` writes them, is the whole memory (StoreRequest.replace)."""
         given = self.model_fields_set

@@ -18,24 +18,24 @@ from tests.conftest import FakeEmbedder, call, call_error
 pytestmark = pytest.mark.anyio
 
 STORE_TAKES = (
-    "memory-store takes: key (required), value (required), scope, tags, metadata, "
+    "store_memory takes: key (required), value (required), scope, tags, metadata, "
     "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace, "
     "project, task"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (
-        "memory-store",
+        "store_memory",
         {"key": "x", "text": "We use Neovim"},
         "unknown argument 'text' (did you mean 'value'?); missing required argument 'value'. "
         + STORE_TAKES,
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "x", "value": "v", "agent_id": "someone-else"},
         "unknown argument 'agent_id' (Who you are comes from the server (its --agent-id, or "
         "your token), never from an argument.). " + STORE_TAKES,
     ),
-    ("memory-store", {}, "missing required arguments 'key', 'value'. " + STORE_TAKES),
+    ("store_memory", {}, "missing required arguments 'key', 'value'. " + STORE_TAKES),
     (
         "memory-get",
         {"key": "x"},

@@ -118,7 +118,7 @@ async def store_varied(client: Client) -> None:
         ("lunch", "lunch is at noon; deploy nothing on Fridays"),
         ("cat", "the office cat is called Miso"),
     ]:
-        await call(client, "memory-store", key=key, value=value)
+        await call(client, "store_memory", key=key, value=value)
 
 
 async def test_min_score_leaves_out_the_weaker_results(

@@ -221,7 +221,7 @@ async def test_a_meaning_only_question_is_answered_through_pgvector(
             "editor": "The team edits code in Neovim with the LSP configured.",
             "deploy": "Deploys go through the blue-green pipeline; never push to prod.",
         }.items():
-            await call(client, "memory-store", key=key, value=value)
+            await call(client, "store_memory", key=key, value=value)
         found = await call(client, "memory-search", query="what fruit do they like?", limit=3)
     assert found["results"][0]["key"] == "snack"
     assert found["results"][0]["matched_by"] == "vector"
