@@ -180,15 +180,29 @@ async def memory_search(
 
 async def memory_get(
     ctx: Context,
-    id: Annotated[int, Field(strict=True, description="From memory-search or store_memory.")],
+    id: Annotated[
+        int | None, Field(strict=True, description="From memory-search or store_memory.")
+    ] = None,
+    key: Annotated[str | None, Field(description="Instead of id: its key.")] = None,
+    scope: Annotated[str | None, one_of(*Scope, optional=True)] = None,
+    project: Annotated[str | None, PROJECT_FILTER] = None,
 ) -> Memory:
-    """Read one whole memory by id, with its links (expired ones too).
-    Example: memory-get(id=42)"""
+    """Read one whole memory by id, or by key (scope, project: which one, if the key
+    names several), with its links (expired ones too).
+    Example: memory-get(id=42) or memory-get(key="deploy-day")"""
     app = await app_of(ctx)
 
     async def read() -> Memory:
         caller = caller_of(app)
-        record = await app.service.get(caller, id)
+        if (id is None) == (key is None):
+            raise InvalidInputError("id", "give id or key, not both or neither")
+        if key is None:
+            if scope is not None or project is not None:
+                raise InvalidInputError("id", "scope and project go with key, not with id")
+            record = await app.service.get(caller, id)
+        else:
+            parsed = None if scope is None else v.parse_store_scope(scope)
+            record = await app.service.get_by_key(caller, key, parsed, project)
         links, more = await app.service.links_of(caller, record)
         shown = [MemoryLink.of(link) for link in links]
         memory = Memory.of(record, app.service.is_expired(record), shown)

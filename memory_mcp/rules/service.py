@@ -97,6 +97,7 @@ from memory_mcp.rules.links import (
     parse_direction,
     within_fan_out,
 )
+from memory_mcp.rules.key_reads import one_by_key
 from memory_mcp.rules.memories_block import pool_view
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
@@ -608,6 +609,14 @@ class MemoryService:
         record.access_count += self.store.touch(record.id, now)
         record.last_accessed_at = now
         return record
+
+    async def get_by_key(
+        self, caller: Caller, key: object, scope: Scope | None, project: str | None
+    ) -> MemoryRecord:
+        """The one memory `caller` may see under `key` (rules/key_reads.py), its read
+        counted as `get` counts one."""
+        record = await one_by_key(self.store, caller, key, scope, project, self.clock())
+        return await self.get(caller, record.id)
 
     def by_id(self, caller: Caller, include_expired: bool = False) -> Visibility:
         """What a read by id shows (can_see): a memory of any project the caller may read,

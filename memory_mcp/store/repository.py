@@ -481,6 +481,18 @@ class MemoryStore:
         at = last.updated_at if selection.order == "updated" else last.created_at
         return readable_records(rows[:limit]), Position(float(at), int(last.id))
 
+    async def keyed(self, key: str, vis: Visibility, limit: int) -> list[MemoryRecord]:
+        """The memories `vis` lets through whose key is `key` (memory-get by key), oldest
+        first; `lower(key)` is indexed (search looks keys up ignoring case)."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MEMORIES)
+                .where(func.lower(M.key) == func.lower(key), M.key == key, visible_to(vis))
+                .order_by(M.id)
+                .limit(limit)
+            )
+            return readable_records(rows)
+
     async def get_by_identity(self, identity: str) -> MemoryRecord | None:
         """The memory with this upsert identity (NewMemory.identity), if stored."""
         async with self._engines.reader.connect() as conn:
