@@ -76,6 +76,11 @@ class Caller:
         return self.role is Role.LEAD
 
 
+# A memory's value as given: text, or a JSON object or array (stored as compact JSON text
+# and marked, so that a string that reads as JSON stays a string).
+JsonValue = str | dict[str, Any] | list[Any]
+
+
 @dataclass
 class MemoryRecord:
     """One stored memory, as the store returns it. Timestamps are UNIX seconds (UTC)."""
@@ -107,6 +112,9 @@ class MemoryRecord:
     project: str = EVERY_PROJECT
     task: str | None = None  # a task's working memory (memory-complete-task archives it)
     archived_at: float | None = None  # UNIX seconds; found only with include_archived
+    # `value` is compact JSON text of an object or array given as such (checks/json_values.py),
+    # not a string that happens to read as JSON.
+    value_json: bool = False
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -160,7 +168,7 @@ class StoreRequest:
     whole memory, what it leaves out gets the default as for a new one."""
 
     key: str
-    value: str
+    value: JsonValue  # text, or a JSON object or array (checks/json_values.py)
     scope: Scope = Scope.AGENT
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
@@ -289,6 +297,7 @@ class NewMemory:
     project: str = EVERY_PROJECT
     task: str | None = None
     archived_at: float | None = None  # kept archived (an import); a store revives it
+    value_json: bool = False  # `value` is an object or array as compact JSON
 
     @property
     def identity(self) -> str:

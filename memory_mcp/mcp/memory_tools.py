@@ -45,7 +45,10 @@ if TYPE_CHECKING:
 async def store_memory(
     ctx: Context,
     key: Annotated[str, Field(description="Short unique name, e.g. 'deploy-preference'.")],
-    value: Annotated[str, Field(description="What to remember, as plain text.")],
+    value: Annotated[
+        str | dict[str, Any] | list[Any],
+        Field(description="What to remember: text, or a JSON object or array."),
+    ],
     scope: Annotated[
         str,
         one_of(*Scope),

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_mcp.checks.json_values import shown_value
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import (
+    JsonValue,
     LearningCategory,
     MemoryRecord,
     Redaction,
@@ -104,7 +106,7 @@ class Memory(ToolResult):
 
     id: int
     key: str
-    value: str
+    value: JsonValue  # as given: text, or a JSON object or array
     scope: Scope
     project: str
     agent_id: str
@@ -136,7 +138,7 @@ class Memory(ToolResult):
         return cls(
             id=record.id,
             key=record.key,
-            value=record.value,
+            value=shown_value(record.value, record.value_json),
             scope=record.scope,
             project=record.project,
             agent_id=record.agent_id,
@@ -169,7 +171,8 @@ def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
     return {
         "id": record.id,
         "key": record.key,
-        "value": record.value[:max_chars],
+        # A JSON value cut short is no longer JSON: its text, `truncated` says so.
+        "value": record.value[:max_chars] if cut else shown_value(record.value, record.value_json),
         "scope": record.scope,
         "project": record.project,
         "task": record.task,
@@ -197,7 +200,7 @@ class SearchHit(ToolResult):
 
     id: int
     key: str
-    value: str
+    value: JsonValue  # as given: text, or a JSON object or array
     scope: Scope
     project: str
     agent_id: str
@@ -300,7 +303,7 @@ class ListedMemory(ToolResult):
 
     id: int
     key: str
-    value: str
+    value: JsonValue  # as given: text, or a JSON object or array
     scope: Scope
     project: str
     agent_id: str
@@ -338,7 +341,7 @@ class Version(ToolResult):
     omitted_when_empty = frozenset({"truncated", "full_length"})
 
     version: int
-    value: str
+    value: JsonValue  # as given: text, or a JSON object or array
     tags: list[str]
     metadata: dict[str, Any]
     source: Source
@@ -353,7 +356,7 @@ class Version(ToolResult):
         cut = max_chars is not None and len(entry.value) > max_chars
         return cls(
             version=entry.version,
-            value=entry.value[:max_chars] if cut else entry.value,
+            value=entry.value[:max_chars] if cut else shown_value(entry.value, entry.value_json),
             tags=entry.tags,
             metadata=entry.metadata,
             source=entry.source,

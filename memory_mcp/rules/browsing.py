@@ -104,6 +104,7 @@ class MemoryVersion:
     written_by: str
     written_at: float
     current: bool
+    value_json: bool = False  # `value` is a JSON object or array (checks/json_values.py)
 
 
 @dataclass

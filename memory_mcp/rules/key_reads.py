@@ -30,8 +30,8 @@ async def one_by_key(
 ) -> MemoryRecord:
     """The one memory `caller` may see under `key` (expired ones too, as a read by id),
     within `scope` (None: any) and `project` (a name or `*`: that project only; left
-    out: the current project and `*`, as a search). Task working memories and archived ones are left out:
-    a task's keys are its own key space (memory-list with `task` shows them)."""
+    out: the current project and `*`, as a search). Task working memories and archived
+    ones are left out: a task's keys are its own key space (memory-list with `task`)."""
     if not isinstance(key, str):
         raise InvalidInputError("key", "must be a string")
     clean = v.clean_key(key)

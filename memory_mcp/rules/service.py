@@ -30,6 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from memory_mcp.checks import validation as v
+from memory_mcp.checks.json_values import shown_value
 from memory_mcp.checks.new_memory import checked_memory
 from memory_mcp.checks.safety import redact_field, refuse_secret_name
 from memory_mcp.errors import (
@@ -76,6 +77,7 @@ from memory_mcp.rules.browsing import (
     encode_cursor,
     parse_order,
 )
+from memory_mcp.rules.key_reads import one_by_key
 from memory_mcp.rules.links import (
     DEFAULT_FAN_OUT,
     DEFAULT_RELATED_LIMIT,
@@ -97,7 +99,6 @@ from memory_mcp.rules.links import (
     parse_direction,
     within_fan_out,
 )
-from memory_mcp.rules.key_reads import one_by_key
 from memory_mcp.rules.memories_block import pool_view
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
@@ -496,7 +497,7 @@ class MemoryService:
             caller,
             self.policy.max_value_chars,
             key=record.key,
-            value=old.value,
+            value=shown_value(old.value, old.value_json),
             scope=record.scope,
             source=old.source,
             tags=old.tags,

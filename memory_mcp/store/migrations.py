@@ -53,6 +53,9 @@ ADDED_COLUMNS = (
     ("oauth_login_codes", "projects", "TEXT"),  # and every sign-in and grant
     ("oauth_codes", "projects", "TEXT"),
     ("oauth_grants", "projects", "TEXT"),
+    # A JSON object or array as the value (checks/json_values.py); every older one is text.
+    ("memories", "value_json", "BOOLEAN NOT NULL DEFAULT FALSE"),
+    ("memory_history", "value_json", "BOOLEAN NOT NULL DEFAULT FALSE"),
 )
 # store_meta's row naming the rule the stored write-time contexts were made by.
 CONTEXT_RECIPE = "context_recipe"

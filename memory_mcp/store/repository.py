@@ -460,6 +460,7 @@ class MemoryStore:
                     "source": r.source,
                     "replaced_at": r.replaced_at,
                     "updated_by": r.updated_by,
+                    "value_json": bool(r.value_json),
                 }
                 for r in rows
             ]

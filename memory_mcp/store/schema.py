@@ -73,6 +73,8 @@ class MemoryRow(Base):
     project: Mapped[str] = mapped_column(String(100), default="*", server_default="*")
     task: Mapped[str | None] = mapped_column(String(256), nullable=True)
     archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # `value` is a JSON object or array as compact JSON (checks/json_values.py), not text.
+    value_json: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
 
 
 class MemoryTagRow(Base):
@@ -103,6 +105,7 @@ class MemoryHistoryRow(Base):
     replaced_at: Mapped[float] = mapped_column(Float)
     # Who wrote this (replaced) version.
     updated_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    value_json: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
 
 
 class MemoryLinkRow(Base):

@@ -70,6 +70,7 @@ def content_values(new: NewMemory) -> dict[str, Any]:
         # Stored again after its task was completed: a working memory again (unless an
         # import brings it archived).
         "archived_at": new.archived_at,
+        "value_json": new.value_json,
     }
 
 
@@ -216,6 +217,7 @@ def update_memory(
             source=existing.source,
             replaced_at=now,
             updated_by=existing.updated_by or existing.agent_id,
+            value_json=existing.value_json,
         )
     )
     conn.execute(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory_mcp.checks.json_values import shown_value
 from memory_mcp.checks.text_safety import json_text_for_terminal
 from memory_mcp.checks.validation import (
     clean_key,
@@ -39,7 +40,8 @@ class MemoryLine(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     key: str
-    value: str
+    # Text, or a JSON object or array (written as such by export: the type round-trips).
+    value: str | dict[str, Any] | list[Any]
     scope: str = "agent"
     tags: list[str] = []
     metadata: dict[str, Any] = {}
@@ -206,7 +208,7 @@ async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None 
     async for record in records:
         line = {
             "key": record.key,
-            "value": record.value,
+            "value": shown_value(record.value, record.value_json),
             "scope": record.scope.value,
             "tags": record.tags,
             "metadata": record.metadata,
