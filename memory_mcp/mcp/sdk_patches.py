@@ -5,6 +5,9 @@
 - every tool argument is checked for valid Unicode and bounded nesting before it is parsed,
   and by name (mcp/argument_names.py): an unknown one is refused, not dropped, and every
   missing required one is named;
+- a string argument where the argument takes text (`value`: text, an object or an array)
+  stays the string it was sent as: the SDK parses string arguments of other types as JSON
+  (for clients that send a list as JSON text), which would make '{"a": 1}' an object;
 - tool descriptions are the docstrings without their source indentation, and argument
   schemas without what pydantic adds that tells a model nothing (`tight_schema`): every
   session pays for the tool list in context;
@@ -24,7 +27,7 @@ import logging
 import re
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 import mcp_types as types
@@ -33,6 +36,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -157,8 +161,27 @@ def _built_tool(
     if tool is None:
         tool = Tool.from_function(fn, name, title, description, annotations=annotations, **options)
         tool.parameters = tight_schema(tool.parameters)
+        metadata = tool.fn_metadata
+        tool.fn_metadata = StringsStayStrings(
+            arg_model=metadata.arg_model,
+            output_schema=metadata.output_schema,
+            output_model=metadata.output_model,
+            wrap_output=metadata.wrap_output,
+        )
         _BUILT_TOOLS[key] = tool
     return tool
+
+
+class StringsStayStrings(FuncMetadata):
+    """The SDK's argument handling, but a string sent for an argument that takes text
+    among other types is not parsed as JSON first (see the module doc)."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        parsed = super().pre_parse_json(data)
+        for name, field in self.arg_model.model_fields.items():
+            if isinstance(data.get(name), str) and str in get_args(field.annotation):
+                parsed[name] = data[name]
+        return parsed
 
 
 def filter_tool_list(stdio_lead: bool, list_aliases: bool) -> Callable[..., Any]:

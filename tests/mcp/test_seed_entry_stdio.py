@@ -27,3 +27,23 @@ async def test_get_by_key(tmp_path: Path) -> None:
     assert f"memory {mine['id']}" in several and f"memory {shared['id']}" in several
     assert "give scope to pick one" in several
     assert (picked["id"], picked["value"]) == (shared["id"], "Tuesdays, team-wide")
+
+
+async def test_json_values_round_trip_and_are_found_by_their_words(tmp_path: Path) -> None:
+    service = {"owner": "Annika", "checks": ["flake8", "mypy"], "port": 8080, "live": True}
+    steps = ["compile the wheel", {"then": "upload to the artifactory"}]
+    async with spawned(tmp_path, "--agent-id", "w1") as client:
+        stored = await call(client, "store_memory", key="billing-service", value=service)
+        listed = await call(client, "store_memory", key="release-steps", value=steps)
+        text = await call(client, "store_memory", key="quoted", value='{"owner": "Bo"}')
+        by_id = await call(client, "memory-get", id=stored["id"])
+        by_key = await call(client, "memory-get", key="release-steps")
+        quoted = await call(client, "memory-get", id=text["id"])
+        owner = await call(client, "memory-search", query="Annika", limit=3)
+        upload = await call(client, "memory-search", query="artifactory", limit=3)
+    assert by_id["value"] == service
+    assert (by_key["id"], by_key["value"]) == (listed["id"], steps)
+    assert quoted["value"] == '{"owner": "Bo"}', "a string that reads as JSON stays a string"
+    assert owner["results"][0]["id"] == stored["id"]
+    assert owner["results"][0]["value"] == service
+    assert upload["results"][0]["value"] == steps
