@@ -6,6 +6,7 @@ outputSchema)."""
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -15,6 +16,7 @@ from pydantic import Field
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.identity import caller_of
+from memory_mcp.mcp.store_batch import batch_requests
 from memory_mcp.mcp.tool_calls import (
     ARCHIVED_FILTER,
     PROJECT_ARGUMENT,
@@ -35,8 +37,10 @@ from memory_mcp.results.memories import (
     Memory,
     SearchHit,
     SearchResults,
+    StoreAnswer,
     StoredMemory,
 )
+from memory_mcp.rules.batch import MAX_BATCH
 
 if TYPE_CHECKING:
     from memory_mcp.search.hits import SearchResult
@@ -44,11 +48,13 @@ if TYPE_CHECKING:
 
 async def store_memory(
     ctx: Context,
-    key: Annotated[str, Field(description="Short unique name, e.g. 'deploy-preference'.")],
+    key: Annotated[
+        str | None, Field(description="Short unique name, e.g. 'deploy-preference'.")
+    ] = None,
     value: Annotated[
-        str | dict[str, Any] | list[Any],
+        str | dict[str, Any] | list[Any] | None,
         Field(description="What to remember: text, or a JSON object or array."),
-    ],
+    ] = None,
     scope: Annotated[
         str,
         one_of(*Scope),
@@ -65,10 +71,7 @@ async def store_memory(
     source: Annotated[
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
-        Field(
-            description="Default manual; a new memory's lifetime: task_completion 7 d, "
-            "session_summary 3 d."
-        ),
+        Field(description="Default manual; task_completion lasts 7 d, session_summary 3 d."),
     ] = None,
     confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
     pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
@@ -81,16 +84,49 @@ async def store_memory(
     ] = False,
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
-) -> StoredMemory:
+    memories: Annotated[
+        list[dict[str, Any]] | None,
+        Field(
+            description=f"Instead of key and value: up to {MAX_BATCH} memories, each an "
+            "object of these arguments; all stored or none."
+        ),
+    ] = None,
+) -> StoreAnswer:
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
     history kept), changing only the fields given. `similar` lists near-copies: update
     one instead of keeping two. Secrets are stored as [REDACTED:kind].
     Example: store_memory(key="test-command", value="Run `make test`", tags=["build"])"""
     app = await app_of(ctx)
+    one = {
+        "key": key,
+        "value": value,
+        "scope": scope,
+        "tags": tags,
+        "metadata": metadata,
+        "ttl_seconds": ttl_seconds,
+        "expires_at": expires_at,
+        "source": source,
+        "confidence": confidence,
+        "pinned": pinned,
+        "expected_version": expected_version,
+        "replace": replace,
+        "project": project,
+        "task": task,
+    }
 
-    async def store() -> StoredMemory:
+    async def store() -> StoreAnswer:
         caller = caller_of(app)
+        if memories is not None:
+            given = [name for name, got in one.items() if got != ONE_MEMORY_DEFAULTS[name]]
+            if given:
+                raise InvalidInputError(
+                    given[0], "with memories, give each memory's arguments inside it"
+                )
+            stored = await app.service.store_batch(caller, batch_requests(memories))
+            return StoreAnswer(stored=[StoredMemory.of(*answer) for answer in stored])
+        if key is None or value is None:
+            raise InvalidInputError("key" if key is None else "value", "is required")
         request = StoreRequest(
             key=key,
             value=value,
@@ -107,9 +143,18 @@ async def store_memory(
             project=project,
             task=task,
         )
-        return StoredMemory.of(*await app.service.store_and_check(caller, request))
+        return StoreAnswer.one(StoredMemory.of(*await app.service.store_and_check(caller, request)))
 
     return await guard(app, store())
+
+
+# A single memory's arguments as store_memory leaves them out: with `memories`, each goes
+# inside its memory instead.
+ONE_MEMORY_DEFAULTS: dict[str, Any] = {
+    name: parameter.default
+    for name, parameter in inspect.signature(store_memory).parameters.items()
+    if name not in ("ctx", "memories")
+}
 
 
 async def memory_search(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
 from memory_mcp.checks.json_values import shown_value
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import (
@@ -94,6 +96,44 @@ class StoredMemory(ToolResult):
             similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
             similar_checked=check.checked,
         )
+
+
+class StoreAnswer(ToolResult):
+    """store_memory's answer: for one memory, StoredMemory's fields (the same answer as
+    always); for `memories`, `stored`: each memory's StoredMemory, in the order given.
+    One model for both, as a tool publishes one outputSchema: every field is optional in
+    it, and an answer holds one set or the other."""
+
+    id: int | None = None
+    key: str | None = None
+    scope: Scope | None = None
+    project: str | None = None
+    version: int | None = None
+    created: bool | None = None
+    agent_id: str | None = None
+    updated_by: str | None = None
+    expires_at: str | None = None
+    task: str | None = None
+    flags: list[str] | None = None
+    redacted: list[RedactedSecret] | None = None
+    similar: list[SimilarMemory] | None = None
+    similar_checked: bool | None = None
+    stored: list[StoredMemory] | None = None
+
+    @classmethod
+    def one(cls, stored: StoredMemory) -> StoreAnswer:
+        return cls(**dict(stored))
+
+    @model_serializer(mode="wrap")
+    def _leave_out_empty_extras(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.stored is not None:  # several: only their answers
+            return {"stored": data["stored"]}
+        data.pop("stored", None)
+        for name in StoredMemory.omitted_when_empty:
+            if data.get(name) in (None, [], False):
+                data.pop(name, None)
+        return data
 
 
 class Memory(ToolResult):

@@ -59,6 +59,7 @@ from memory_mcp.models import (
     Visibility,
 )
 from memory_mcp.rules import permissions
+from memory_mcp.rules.batch import store_batch
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -169,6 +170,12 @@ class MemoryService:
 
         outcome = await self.store_memory(caller, request, then=check)
         return outcome, checks[0]
+
+    async def store_batch(
+        self, caller: Caller, requests: list[StoreRequest]
+    ) -> list[tuple[UpsertOutcome, SimilarCheck]]:
+        """Several memories in one transaction, all or none (rules/batch.py)."""
+        return await store_batch(self, caller, requests)
 
     def prepare_memory(self, caller: Caller, request: StoreRequest) -> NewMemory:
         """Every check of store_memory, without writing: the memory that would be stored.

@@ -214,6 +214,30 @@ class MemoryStore:
                     raise
         raise AssertionError("unreachable")
 
+    async def upsert_each(
+        self, items: Sequence[tuple[NewMemory, int | None, bool]], *, now: float, cap: int
+    ) -> list[UpsertOutcome]:
+        """Upsert each of `items` (the memory, its expected version, whether it may update
+        another agent's) as `upsert` does, in order, in ONE transaction: the outcome of
+        each, or the first error and nothing written (store_memory with `memories`)."""
+
+        def upsert_all(conn: Connection, reads: dict[int, PendingAccess]) -> list[UpsertOutcome]:
+            writes.write_accesses(conn, reads)
+            return [
+                writes.upsert_row(conn, new, expected, now, cap, may_overwrite)
+                for new, expected, may_overwrite in items
+            ]
+
+        for attempt in range(3):
+            reads = self._accesses.take()
+            try:
+                return await self._engines.run_write(upsert_all, reads)
+            except BaseException as exc:
+                self._accesses.put_back(reads)
+                if not isinstance(exc, IntegrityError) or attempt == 2:
+                    raise  # (IntegrityError: see upsert; the retry updates instead)
+        raise AssertionError("unreachable")
+
     async def upsert_many(self, items: Sequence[BatchItem], *, cap: int) -> BatchOutcome:
         """Write a batch in ONE transaction (import): all of it is committed or none, so a
         process killed at any moment leaves whole batches. Memories not stored yet are

@@ -47,3 +47,25 @@ async def test_json_values_round_trip_and_are_found_by_their_words(tmp_path: Pat
     assert owner["results"][0]["id"] == stored["id"]
     assert owner["results"][0]["value"] == service
     assert upload["results"][0]["value"] == steps
+
+
+async def test_a_batch_of_50_is_stored_whole_or_not_at_all(tmp_path: Path) -> None:
+    batch = [
+        {"key": f"fact-{i:02}", "value": f"Fact {i}: the pelican count at pier {i} is {i * 3}"}
+        for i in range(50)
+    ]
+    bad = [*batch[:30], {"key": "fact-bad", "value": "   "}, *batch[30:49]]
+    async with spawned(tmp_path, "--agent-id", "w1") as client:
+        refused = await call_error(client, "store_memory", memories=bad)
+        before = await call(client, "memory-list", limit=100)
+        answer = await call(client, "store_memory", memories=batch)
+        after = await call(client, "memory-list", limit=100)
+        found = await call(client, "memory-search", query="pelican pier 17", limit=1)
+    assert "invalid memories[30].value: must not be empty" in refused
+    assert before["memories"] == [], "one bad item: nothing stored"
+    stored = answer["stored"]
+    assert [m["key"] for m in stored] == [m["key"] for m in batch]
+    assert all(m["created"] and m["similar_checked"] for m in stored)
+    assert len({m["id"] for m in stored}) == 50
+    assert len(after["memories"]) == 50
+    assert found["results"][0]["key"] == "fact-17"
