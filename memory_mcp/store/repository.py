@@ -32,7 +32,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.store import fulltext, migrations, writes
+from memory_mcp.store import batch_writes, fulltext, migrations, writes
 from memory_mcp.store import listing as browse
 from memory_mcp.store import record_reads as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
@@ -221,17 +221,12 @@ class MemoryStore:
         another agent's) as `upsert` does, in order, in ONE transaction: the outcome of
         each, or the first error and nothing written (store_memory with `memories`)."""
 
-        def upsert_all(conn: Connection, reads: dict[int, PendingAccess]) -> list[UpsertOutcome]:
-            writes.write_accesses(conn, reads)
-            return [
-                writes.upsert_row(conn, new, expected, now, cap, may_overwrite)
-                for new, expected, may_overwrite in items
-            ]
-
         for attempt in range(3):
             reads = self._accesses.take()
             try:
-                return await self._engines.run_write(upsert_all, reads)
+                return await self._engines.run_write(
+                    batch_writes.upsert_each, reads, items, now, cap
+                )
             except BaseException as exc:
                 self._accesses.put_back(reads)
                 if not isinstance(exc, IntegrityError) or attempt == 2:
