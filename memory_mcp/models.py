@@ -415,6 +415,15 @@ class UpsertOutcome:
 
 
 @dataclass(frozen=True)
+class Caps:
+    """How many memories may live (not archived; notes not counted) per owner and per
+    project before the least recently used are archived (store/eviction.py); 0: no cap."""
+
+    per_agent: int = 0
+    per_project: int = 0
+
+
+@dataclass(frozen=True)
 class BatchItem:
     """One memory of a batch write (import): what to write, the time it is written at
     (its own, for an exported memory), and whether it may update another agent's."""

@@ -174,8 +174,11 @@ class Settings(BaseModel):
     # Anonymous client registrations (RFC 7591) the server accepts in any minute; more get 429.
     oauth_registrations_per_minute: int = Field(60, ge=1, le=10_000)
 
-    # Limits that protect the store and the client's context window.
+    # Limits that protect the store and the client's context window. The caps (0: none):
+    # live memories per owner and per project; past one, the least recently used are
+    # archived (store/eviction.py).
     max_memories_per_agent: int = Field(10_000, ge=0)
+    max_entries_per_project: int = Field(0, ge=0)
     max_value_chars: int = Field(65_536, ge=1)
     search_value_chars: int = Field(1_000, ge=50)
 

@@ -23,7 +23,7 @@ from memory_mcp.app import root as app_module
 from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import NewMemory, Scope, Source
+from memory_mcp.models import Caps, NewMemory, Scope, Source
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 
@@ -68,7 +68,7 @@ async def stored_before_the_rule(
             NewMemory(key, "Migrations are optional", scope, "wk", "", Source.MANUAL),
             expected_version=None,
             now=1_000.0,
-            cap=0,
+            cap=Caps(),
         )
         return outcome.record.id
 

@@ -19,7 +19,7 @@ from memory_mcp.app.root import open_app
 from memory_mcp.cli import main as cli
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import NewMemory, Scope, Source, StoreRequest
+from memory_mcp.models import Caps, NewMemory, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 
@@ -101,11 +101,15 @@ async def test_the_store_refuses_an_overwrite_under_its_write_lock(
                 source=Source.MANUAL,
             )
 
-        await store.upsert(swarm("w1", "mine"), expected_version=None, now=1.0, cap=0)
+        await store.upsert(swarm("w1", "mine"), expected_version=None, now=1.0, cap=Caps())
         with pytest.raises(PermissionDeniedError, match="agent 'w1'"):
-            await store.upsert(swarm("w2", "theirs"), expected_version=None, now=2.0, cap=0)
+            await store.upsert(swarm("w2", "theirs"), expected_version=None, now=2.0, cap=Caps())
         allowed = await store.upsert(
-            swarm("w2", "theirs"), expected_version=None, now=3.0, cap=0, may_overwrite_others=True
+            swarm("w2", "theirs"),
+            expected_version=None,
+            now=3.0,
+            cap=Caps(),
+            may_overwrite_others=True,
         )
         assert (allowed.record.agent_id, allowed.record.updated_by) == ("w1", "w2")
 

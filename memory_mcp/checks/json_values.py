@@ -49,9 +49,9 @@ def stored_value(
             field,
             f"is {len(text):,} characters as JSON; the limit is {max_chars:,} (split it up)",
         )
-    redactions: list[Redaction] = []
-    safe = redact_json(value, field, redactions)
-    return (encoded(safe) if redactions else text), True, redactions
+    found: list[Redaction] = []
+    safe = redact_json(value, field, found)
+    return (encoded(safe) if found else text), True, found
 
 
 def shown_value(text: str, is_json: bool) -> JsonValue:

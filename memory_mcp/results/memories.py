@@ -57,9 +57,10 @@ class StoredMemory(ToolResult):
     """store_memory's answer: which memory was written, at which version, and the visible
     memories it closely resembles (`similar`, most similar first; nothing is merged).
     `similar_checked: false`: not compared yet (the model is still loading).
-    `redacted`: the secrets replaced before storing (checks/safety.py)."""
+    `redacted`: the secrets replaced before storing (checks/safety.py). `evicted`: the
+    memories archived because this write took a cap past its limit (store/eviction.py)."""
 
-    omitted_when_empty = frozenset({"flags", "redacted", "task"})
+    omitted_when_empty = frozenset({"flags", "redacted", "task", "evicted"})
 
     id: int
     key: str
@@ -75,6 +76,7 @@ class StoredMemory(ToolResult):
     redacted: list[RedactedSecret] | None = None
     similar: list[SimilarMemory] = []
     similar_checked: bool = True
+    evicted: list[int] | None = None
 
     @classmethod
     def of(cls, outcome: UpsertOutcome, similar: SimilarCheck | None = None) -> StoredMemory:
@@ -95,6 +97,7 @@ class StoredMemory(ToolResult):
             redacted=RedactedSecret.all_of(outcome.redactions),
             similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
             similar_checked=check.checked,
+            evicted=outcome.evicted_ids or None,
         )
 
 
@@ -118,6 +121,7 @@ class StoreAnswer(ToolResult):
     redacted: list[RedactedSecret] | None = None
     similar: list[SimilarMemory] | None = None
     similar_checked: bool | None = None
+    evicted: list[int] | None = None
     stored: list[StoredMemory] | None = None
 
     @classmethod

@@ -63,9 +63,7 @@ async def store_batch(
             )
         prepared.append((new, expected, permissions.may_overwrite_others(caller, new)))
     try:
-        outcomes = await service.store.upsert_each(
-            prepared, now=now, cap=service.policy.max_memories_per_agent
-        )
+        outcomes = await service.store.upsert_each(prepared, now=now, cap=service.policy.caps)
     except MemoryMcpError as exc:  # the store's own refusals (an owner, a version)
         raise _named_by_key(exc, prepared) from None
     for (new, _, _), outcome in zip(prepared, outcomes, strict=True):

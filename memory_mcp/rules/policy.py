@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory_mcp.models import Source
+from memory_mcp.models import Caps, Source
 from memory_mcp.search.ranking_config import RankingConfig
 
 
@@ -21,6 +21,12 @@ class Policy:
     ranking: RankingConfig
     # A search while the model is still loading waits this long before going keyword-only.
     search_model_wait_seconds: float
+    max_entries_per_project: int = 0
+
+    @property
+    def caps(self) -> Caps:
+        """The caps a write is held to (store/eviction.py)."""
+        return Caps(self.max_memories_per_agent, self.max_entries_per_project)
 
     def default_ttl_seconds(self, source: Source) -> float | None:
         days = self.ttl_days.get(source, 0.0)

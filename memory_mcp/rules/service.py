@@ -249,7 +249,7 @@ class MemoryService:
                 new,
                 expected_version=expected_version,
                 now=now,
-                cap=self.policy.max_memories_per_agent,
+                cap=self.policy.caps,
                 may_overwrite_others=permissions.may_overwrite_others(caller, new, origin),
                 take_over=take_over,
             )
@@ -287,7 +287,7 @@ class MemoryService:
             )
             for caller, new, at in memories
         ]
-        outcome = await self.store.upsert_many(items, cap=self.policy.max_memories_per_agent)
+        outcome = await self.store.upsert_many(items, cap=self.policy.caps)
         if outcome.evicted_ids:
             log.info("over the cap: evicted %s", outcome.evicted_ids)
         return outcome

@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, select
 
 from memory_mcp.errors import KeyNotFoundError
-from memory_mcp.models import NewMemory, Source, UpsertOutcome
+from memory_mcp.models import Caps, NewMemory, Source, UpsertOutcome
 from memory_mcp.store import writes
 from memory_mcp.store.access_counts import PendingAccess
+from memory_mcp.store.eviction import evict_over_caps
 from memory_mcp.store.rows import IN_CHUNK, MEMORIES, M, next_revision, record_from_row
 
 
@@ -22,7 +23,7 @@ def upsert_each(
     reads: dict[int, PendingAccess],
     items: Sequence[tuple[NewMemory, int | None, bool]],
     now: float,
-    cap: int,
+    cap: Caps,
 ) -> list[UpsertOutcome]:
     """Each item (the memory, its expected version, whether it may update another
     agent's) written at `now`: the outcomes in the items' order."""
@@ -46,18 +47,20 @@ def upsert_each(
         ids = writes.insert_new(conn, [(items[i][0], now) for i in fresh], revision)
         records = {}
         for start in range(0, len(fresh), IN_CHUNK):
-            chunk = [ids[items[i][0].identity] for i in fresh[start : start + IN_CHUNK]]
-            for row in conn.execute(select(MEMORIES).where(M.id.in_(chunk))):
+            some = [ids[items[i][0].identity] for i in fresh[start : start + IN_CHUNK]]
+            for row in conn.execute(select(MEMORIES).where(M.id.in_(some))):
                 records[row.id] = record_from_row(row)
-        newest: dict[str, int] = {}  # per owner, its newest memory: the one kept
+        # Per owner and project, its newest memory: the one a cap never evicts.
+        newest: dict[tuple[str, str], int] = {}
         for i in fresh:
             new = items[i][0]
             memory_id = ids[new.identity]
             outcomes[i] = UpsertOutcome(record=records[memory_id], created=True, changed=True)
             if new.source is not Source.FILE_INDEX:
-                newest[new.agent_id] = max(newest.get(new.agent_id, 0), memory_id)
-        for agent, keep_id in sorted(newest.items()):
-            evicted = writes.evict_over_cap(conn, agent, cap, keep_id, revision)
+                place = (new.agent_id, new.project)
+                newest[place] = max(newest.get(place, 0), memory_id)
+        for (agent, project), keep_id in sorted(newest.items()):
+            evicted = evict_over_caps(conn, agent, project, cap, keep_id, revision, now)
             outcomes[fresh[0]].evicted_ids += evicted
     for index, (new, expected, may_overwrite) in enumerate(items):
         if index not in outcomes:

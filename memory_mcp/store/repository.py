@@ -21,6 +21,7 @@ from memory_mcp.errors import (
 from memory_mcp.models import (
     BatchItem,
     BatchOutcome,
+    Caps,
     KeywordFinds,
     KeywordQuery,
     MemoryRecord,
@@ -32,7 +33,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.store import batch_writes, fulltext, migrations, writes
+from memory_mcp.store import batch_writes, eviction, fulltext, migrations, writes
 from memory_mcp.store import listing as browse
 from memory_mcp.store import record_reads as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
@@ -180,7 +181,7 @@ class MemoryStore:
         *,
         expected_version: int | None,
         now: float,
-        cap: int,
+        cap: Caps,
         may_overwrite_others: bool = False,
         take_over: bool = False,
     ) -> UpsertOutcome:
@@ -215,7 +216,7 @@ class MemoryStore:
         raise AssertionError("unreachable")
 
     async def upsert_each(
-        self, items: Sequence[tuple[NewMemory, int | None, bool]], *, now: float, cap: int
+        self, items: Sequence[tuple[NewMemory, int | None, bool]], *, now: float, cap: Caps
     ) -> list[UpsertOutcome]:
         """Upsert each of `items` (the memory, its expected version, whether it may update
         another agent's) as `upsert` does, in order, in ONE transaction: the outcome of
@@ -233,7 +234,7 @@ class MemoryStore:
                     raise  # (IntegrityError: see upsert; the retry updates instead)
         raise AssertionError("unreachable")
 
-    async def upsert_many(self, items: Sequence[BatchItem], *, cap: int) -> BatchOutcome:
+    async def upsert_many(self, items: Sequence[BatchItem], *, cap: Caps) -> BatchOutcome:
         """Write a batch in ONE transaction (import): all of it is committed or none, so a
         process killed at any moment leaves whole batches. Memories not stored yet are
         inserted in a few statements; identical ones are skipped without a write; the
@@ -571,7 +572,9 @@ class MemoryStore:
         wanted = list(dict.fromkeys(identities))
         async with self._engines.reader.connect() as conn:
             counted = int(
-                await conn.scalar(select(func.count()).where(*writes.counted_toward_cap(agent_id)))
+                await conn.scalar(
+                    select(func.count()).where(*eviction.counted_toward_cap(agent_id))
+                )
                 or 0
             )
             stored = 0

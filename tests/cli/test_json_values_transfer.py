@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -16,7 +17,7 @@ from memory_mcp.cli.main import main
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, opened
 
-LINES = [
+LINES: list[dict[str, Any]] = [
     {"key": "service", "value": {"owner": "Ann", "tools": ["pytest", "ruff"]}},
     {"key": "steps", "value": ["build", {"then": "deploy"}]},
     {"key": "quoted", "value": '{"owner": "Ann"}'},
@@ -45,7 +46,8 @@ def test_json_values_round_trip_through_export_and_import(
     first = str(tmp_path / "a.db")
     run(capsys, "import", str(source), "--db", first, "--agent-id", "me")
     exported = run(capsys, "export", "--db", first, "--all")
-    values = {line["key"]: line["value"] for line in map(json.loads, exported.splitlines())}
+    lines: list[dict[str, Any]] = [json.loads(line) for line in exported.splitlines()]
+    values = {line["key"]: line["value"] for line in lines}
     assert values == {line["key"]: line["value"] for line in LINES}
 
     again = tmp_path / "again.jsonl"

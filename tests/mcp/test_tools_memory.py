@@ -182,10 +182,11 @@ async def test_cap_evicts_least_recently_used_but_never_pinned(
         a = await call(client, "store_memory", key="a", value="alpha walrus")
         b = await call(client, "store_memory", key="b", value="beta walrus")
         await call(client, "memory-get", id=a["id"])  # a is now more recent than b
-        await call(client, "store_memory", key="c", value="gamma walrus")
+        c = await call(client, "store_memory", key="c", value="gamma walrus")
+        assert c["evicted"] == [b["id"]], "the answer says what was evicted"
         keys = {r["key"] for r in (await call(client, "memory-search", query="walrus"))["results"]}
         assert keys == {"p", "a", "c"}, "b was least recently used"
-        assert "not found" in await call_error(client, "memory-get", id=b["id"])
+        assert "archived_at" in await call(client, "memory-get", id=b["id"]), "archived, kept"
         await call(client, "memory-get", id=pinned["id"])
         # Everything else pinned: the write is refused rather than evicting a pinned memory.
         for key in ("a", "c"):

@@ -15,7 +15,7 @@ from mcp import Client
 from memory_mcp.app.root import open_app
 from memory_mcp.checks.validation import iso
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, StoreRequest, Visibility
+from memory_mcp.models import Caller, Caps, NewMemory, Role, Scope, Source, StoreRequest, Visibility
 from memory_mcp.rules.permissions import can_see
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
@@ -197,7 +197,7 @@ async def test_sql_and_the_vector_mask_agree_on_the_window(
                 NewMemory(f"m{n}", f"memory {n}", Scope.AGENT, owner, "", Source.MANUAL),
                 expected_version=None,
                 now=at,
-                cap=0,
+                cap=Caps(),
                 may_overwrite_others=False,
             )
         await vectors.embed_pending()
