@@ -240,9 +240,11 @@ def update_memory(
     if values["tags"] != existing.tags:
         conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
         write_tags(conn, existing.id, new.tags)
+    # Counted from now on: a memory that changed owner, or an archived one stored again.
+    reviving = existing.archived_at is not None and values["archived_at"] is None
     evicted = (
         evict_over_caps(conn, new.agent_id, new.project, cap, existing.id, revision, now)
-        if taking_over and new.source is not Source.FILE_INDEX
+        if (taking_over or reviving) and new.source is not Source.FILE_INDEX
         else []
     )
     record = fetch(conn, existing.id)

@@ -69,3 +69,20 @@ async def test_a_batch_of_50_is_stored_whole_or_not_at_all(tmp_path: Path) -> No
     assert len({m["id"] for m in stored}) == 50
     assert len(after["memories"]) == 50
     assert found["results"][0]["key"] == "fact-17"
+
+
+async def test_lru_eviction_spares_pins_and_counts_reads(tmp_path: Path) -> None:
+    async with spawned(tmp_path, "--agent-id", "w1", "--max-memories-per-agent", "3") as client:
+        pinned = await call(client, "store_memory", key="p", value="pinned otter", pinned=True)
+        a = await call(client, "store_memory", key="a", value="alpha otter")
+        b = await call(client, "store_memory", key="b", value="beta otter")
+        await call(client, "memory-get", id=a["id"])  # a read: a is now used after b
+        c = await call(client, "store_memory", key="c", value="gamma otter")
+        d = await call(client, "store_memory", key="d", value="delta otter")
+        found = await call(client, "memory-search", query="otter", limit=10)
+        archived = await call(client, "memory-get", id=b["id"])
+    assert c["evicted"] == [b["id"]], "the least recently used, though a is older"
+    assert d["evicted"] == [a["id"]], "then a; never the pinned one, older than both"
+    assert {hit["key"] for hit in found["results"]} == {"p", "c", "d"}
+    assert pinned["id"] not in c["evicted"] + d["evicted"]
+    assert archived["archived_at"], "evicted means archived: still readable by id"
