@@ -91,6 +91,11 @@ async def store_memory(
             "object of these arguments; all stored or none."
         ),
     ] = None,
+    from_scope: Annotated[
+        str | None,
+        one_of(*Scope, optional=True),
+        Field(description="Move the memory of key from this scope to scope; no value."),
+    ] = None,
 ) -> StoreAnswer:
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
@@ -117,6 +122,19 @@ async def store_memory(
 
     async def store() -> StoreAnswer:
         caller = caller_of(app)
+        if from_scope is not None:
+            given = [
+                name
+                for name, got in one.items()
+                if got != ONE_MEMORY_DEFAULTS[name] and name not in ("key", "scope")
+            ]
+            if memories is not None or given or key is None:
+                wrong = "key" if key is None else given[0] if given else "memories"
+                raise InvalidInputError(wrong, "with from_scope, give key and scope only")
+            moved = await app.service.change_scope(
+                caller, key, v.parse_store_scope(from_scope), v.parse_store_scope(scope)
+            )
+            return StoreAnswer.one(StoredMemory.of(*moved))
         if memories is not None:
             given = [name for name, got in one.items() if got != ONE_MEMORY_DEFAULTS[name]]
             if given:
@@ -153,7 +171,7 @@ async def store_memory(
 ONE_MEMORY_DEFAULTS: dict[str, Any] = {
     name: parameter.default
     for name, parameter in inspect.signature(store_memory).parameters.items()
-    if name not in ("ctx", "memories")
+    if name not in ("ctx", "memories", "from_scope")
 }
 
 

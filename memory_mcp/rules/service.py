@@ -103,6 +103,7 @@ from memory_mcp.rules.links import (
 from memory_mcp.rules.memories_block import pool_view
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.scopes import change_scope
 from memory_mcp.rules.versions import one_version, versions_page
 from memory_mcp.search import pipeline
 from memory_mcp.search.hits import SearchResult
@@ -176,6 +177,13 @@ class MemoryService:
     ) -> list[tuple[UpsertOutcome, SimilarCheck]]:
         """Several memories in one transaction, all or none (rules/batch.py)."""
         return await store_batch(self, caller, requests)
+
+    async def change_scope(
+        self, caller: Caller, key: str, from_scope: Scope, to_scope: Scope
+    ) -> tuple[UpsertOutcome, SimilarCheck]:
+        """Move a memory to another scope, and what it resembles there (rules/scopes.py)."""
+        outcome = await change_scope(self, caller, key, from_scope, to_scope)
+        return outcome, await self.similar_to(caller, outcome.record)
 
     def prepare_memory(self, caller: Caller, request: StoreRequest) -> NewMemory:
         """Every check of store_memory, without writing: the memory that would be stored.

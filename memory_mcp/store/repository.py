@@ -33,7 +33,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.store import batch_writes, eviction, fulltext, migrations, writes
+from memory_mcp.store import batch_writes, eviction, fulltext, migrations, rescope, writes
 from memory_mcp.store import listing as browse
 from memory_mcp.store import record_reads as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
@@ -292,6 +292,14 @@ class MemoryStore:
             return await conn.run_sync(
                 writes.place, list(memory_ids), project, task, field, revision
             )
+
+    async def rescope(
+        self, memory_id: int, version: int, scope: Scope, session_id: str, writer: str, now: float
+    ) -> MemoryRecord:
+        """Move a memory to another scope in place, a new version (store/rescope.py)."""
+        return await self._engines.run_write(
+            rescope.rescope, memory_id, version, scope, session_id, writer, now
+        )
 
     async def archive(self, memory_ids: Sequence[int], now: float) -> None:
         if not memory_ids:

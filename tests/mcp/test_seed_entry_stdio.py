@@ -86,3 +86,19 @@ async def test_lru_eviction_spares_pins_and_counts_reads(tmp_path: Path) -> None
     assert {hit["key"] for hit in found["results"]} == {"p", "c", "d"}
     assert pinned["id"] not in c["evicted"] + d["evicted"]
     assert archived["archived_at"], "evicted means archived: still readable by id"
+
+
+async def test_a_private_finding_is_promoted_to_the_swarm(tmp_path: Path) -> None:
+    async with spawned(tmp_path, "--agent-id", "w1") as w1:
+        found = await call(w1, "store_memory", key="rate-limit", value="The API allows 5 rps")
+        promoted = await call(
+            w1, "store_memory", key="rate-limit", scope="swarm", from_scope="agent"
+        )
+        history = await call(w1, "memory-history", id=found["id"])
+    async with spawned(tmp_path, "--agent-id", "w2") as w2:
+        seen = await call(w2, "memory-get", key="rate-limit")
+        hits = await call(w2, "memory-search", query="API rps", limit=3)
+    assert (promoted["id"], promoted["scope"], promoted["version"]) == (found["id"], "swarm", 2)
+    assert [v["version"] for v in history["versions"]] == [1, 2]
+    assert (seen["id"], seen["scope"], seen["agent_id"]) == (found["id"], "swarm", "w1")
+    assert hits["results"][0]["id"] == found["id"]
