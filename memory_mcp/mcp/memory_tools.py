@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
@@ -48,11 +48,10 @@ if TYPE_CHECKING:
 
 async def store_memory(
     ctx: Context,
-    key: Annotated[
-        str | None, Field(description="Short unique name, e.g. 'deploy-preference'.")
-    ] = None,
+    key: Annotated[str | None, Field(description="Short unique name: 'deploy-preference'.")] = None,
     value: Annotated[
         str | dict[str, Any] | list[Any] | None,
+        WithJsonSchema({"type": ["string", "object", "array"]}),
         Field(description="What to remember: text, or a JSON object or array."),
     ] = None,
     scope: Annotated[
@@ -60,48 +59,45 @@ async def store_memory(
         one_of(*Scope),
         Field(description="session: this session; agent: you, always; swarm: every agent."),
     ] = "agent",
-    tags: Annotated[
-        list[str] | None, Field(description="Labels to filter by later ([] removes them).")
-    ] = None,
+    tags: Annotated[list[str] | None, Field(description="Labels ([] removes them).")] = None,
     metadata: Annotated[
-        dict[str, Any] | None, Field(description="Any JSON object ({} removes it).")
+        dict[str, Any] | None, Field(description="JSON object ({} removes it).")
     ] = None,
     ttl_seconds: Annotated[float | None, Field(strict=True, description="Expire after.")] = None,
     expires_at: Annotated[str | None, Field(description="Expire at (ISO 8601).")] = None,
     source: Annotated[
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
-        Field(description="Default manual; task_completion lasts 7 d, session_summary 3 d."),
+        Field(description="Default manual (task_completion: 7 d, session_summary: 3 d)."),
     ] = None,
     confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
     pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
     expected_version: Annotated[
         int | None,
-        Field(strict=True, description="Update only at this version (0: create only)."),
+        Field(strict=True, description="Only at this version (0: create only)."),
     ] = None,
     replace: Annotated[
-        bool, Field(strict=True, description="Rewrite it whole: left-out fields get defaults.")
+        bool, Field(strict=True, description="Whole rewrite: left-out fields get defaults.")
     ] = False,
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
     memories: Annotated[
         list[dict[str, Any]] | None,
         Field(
-            description=f"Instead of key and value: up to {MAX_BATCH} memories, each an "
-            "object of these arguments; all stored or none."
+            description=f"Up to {MAX_BATCH} at once: objects of these arguments, all "
+            "stored or none."
         ),
     ] = None,
     from_scope: Annotated[
         str | None,
         one_of(*Scope, optional=True),
-        Field(description="Move the memory of key from this scope to scope; no value."),
+        Field(description="Move key's memory from this scope to scope."),
     ] = None,
 ) -> StoreAnswer:
-    """Save something worth knowing in a later session: a decision, a preference, a fix
-    that worked, a fact about the code. The same key and scope updates it (version +1,
-    history kept), changing only the fields given. `similar` lists near-copies: update
-    one instead of keeping two. Secrets are stored as [REDACTED:kind].
-    Example: store_memory(key="test-command", value="Run `make test`", tags=["build"])"""
+    """Save what a later session should know: a decision, a preference, a fix that
+    worked, a fact about the code. The same key and scope updates it (version +1, history
+    kept), changing only the fields given. `similar` lists near-copies: update one instead.
+    Example: store_memory(key="test-command", value="Run `make test`")"""
     app = await app_of(ctx)
     one = {
         "key": key,
@@ -184,15 +180,13 @@ async def memory_search(
     source: Annotated[str | None, one_of(*Source, optional=True)] = None,
     include_expired: Annotated[bool, Field(strict=True)] = False,
     since: Annotated[
-        str | None, Field(description="Changed since: ISO 8601 time or age (7d, 12h).")
+        str | None, Field(description="Changed since: ISO time or age (7d, 12h).")
     ] = None,
     until: Annotated[str | None, Field(description="Changed until (as since).")] = None,
     min_score: Annotated[
         float | None, Field(strict=True, description="Drop results below (0-1; try 0.3).")
     ] = None,
-    explain: Annotated[
-        bool, Field(strict=True, description="Add each result's score parts.")
-    ] = False,
+    explain: Annotated[bool, Field(strict=True, description="Score parts per result.")] = False,
     expand: Annotated[
         bool | None, Field(strict=True, description="Also rank memories linked to top hits.")
     ] = None,
@@ -201,9 +195,8 @@ async def memory_search(
     include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
 ) -> SearchResults:
     """Search memories by meaning and exact words, best first. Search before starting a
-    task and whenever past work may help. Exact keys and identifiers rank first; a
-    narrow filter may return fewer or none. matched_by "context": the words are only in
-    the memories written just before it. Long values are cut: memory-get reads one whole.
+    task and whenever past work may help. Exact keys and identifiers rank first. Long
+    values are cut: memory-get reads one.
     Example: memory-search(query="how do we deploy?", limit=5)"""
     app = await app_of(ctx)
 
@@ -246,16 +239,14 @@ async def memory_search(
 
 async def memory_get(
     ctx: Context,
-    id: Annotated[
-        int | None, Field(strict=True, description="From memory-search or store_memory.")
-    ] = None,
-    key: Annotated[str | None, Field(description="Instead of id: its key.")] = None,
+    id: Annotated[int | None, Field(strict=True)] = None,
+    key: Annotated[str | None, Field(description="Or its key.")] = None,
     scope: Annotated[str | None, one_of(*Scope, optional=True)] = None,
     project: Annotated[str | None, PROJECT_FILTER] = None,
 ) -> Memory:
-    """Read one whole memory by id, or by key (scope, project: which one, if the key
-    names several), with its links (expired ones too).
-    Example: memory-get(id=42) or memory-get(key="deploy-day")"""
+    """Read one whole memory with its links, by id or by key (scope or project picks
+    one if the key names several).
+    Example: memory-get(key="deploy-day")"""
     app = await app_of(ctx)
 
     async def read() -> Memory:
@@ -281,7 +272,7 @@ async def memory_get(
 async def memory_delete(
     ctx: Context,
     id: Annotated[int | None, Field(strict=True)] = None,
-    key: Annotated[str | None, Field(description="Instead of id: the key, with scope.")] = None,
+    key: Annotated[str | None, Field(description="Or the key, with scope.")] = None,
     scope: Annotated[str, one_of(*Scope)] = "agent",
 ) -> DeleteResult:
     """Delete a memory for good, by id or by key and scope: your own, or (lead) a swarm

@@ -18,16 +18,15 @@ from tests.conftest import FakeEmbedder, call, call_error
 pytestmark = pytest.mark.anyio
 
 STORE_TAKES = (
-    "store_memory takes: key (required), value (required), scope, tags, metadata, "
-    "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace, "
-    "project, task"
+    "store_memory takes: key, value, scope, tags, metadata, ttl_seconds, expires_at, source, "
+    "confidence, pinned, expected_version, replace, project, task, memories, from_scope"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (
         "store_memory",
         {"key": "x", "text": "We use Neovim"},
-        "unknown argument 'text' (did you mean 'value'?); missing required argument 'value'. "
-        + STORE_TAKES,
+        # key and value are not required by the schema (`memories` may replace them).
+        "unknown argument 'text' (did you mean 'value'?). " + STORE_TAKES,
     ),
     (
         "store_memory",
@@ -35,13 +34,13 @@ CASES: list[tuple[str, dict[str, object], str]] = [
         "unknown argument 'agent_id' (Who you are comes from the server (its --agent-id, or "
         "your token), never from an argument.). " + STORE_TAKES,
     ),
-    ("store_memory", {}, "missing required arguments 'key', 'value'. " + STORE_TAKES),
+    ("store_memory", {}, "invalid key: is required"),
     (
-        "memory-get",
+        "memory-history",
         {"key": "x"},
-        "unknown argument 'key' (did you mean 'id'? It takes a memory's id; to find a memory "
-        "by its key, use memory-search.); missing required argument 'id'. "
-        "memory-get takes: id (required)",
+        "unknown argument 'key' (did you mean 'id'? It takes a memory's id; memory-get reads "
+        "one by its key (with its id).); missing required argument 'id'. "
+        "memory-history takes: id (required), version, limit, before",
     ),
     (
         "memory-search",
