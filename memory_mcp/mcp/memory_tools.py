@@ -68,7 +68,7 @@ async def store_memory(
     source: Annotated[
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
-        Field(description="Default manual (task_completion: 7 d, session_summary: 3 d)."),
+        Field(description="Default manual."),
     ] = None,
     confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
     pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
@@ -81,12 +81,13 @@ async def store_memory(
     ] = False,
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
+    kind: Annotated[
+        str | None,
+        Field(description="preference, fact, decision..."),
+    ] = None,
     memories: Annotated[
         list[dict[str, Any]] | None,
-        Field(
-            description=f"Up to {MAX_BATCH} at once: objects of these arguments, all "
-            "stored or none."
-        ),
+        Field(description=f"Up to {MAX_BATCH}: objects of these arguments; all stored or none."),
     ] = None,
     from_scope: Annotated[
         str | None,
@@ -114,6 +115,7 @@ async def store_memory(
         "replace": replace,
         "project": project,
         "task": task,
+        "kind": kind,
     }
 
     async def store() -> StoreAnswer:
@@ -156,6 +158,7 @@ async def store_memory(
             replace=replace,
             project=project,
             task=task,
+            kind=kind,
         )
         return StoreAnswer.one(StoredMemory.of(*await app.service.store_and_check(caller, request)))
 
@@ -245,7 +248,7 @@ async def memory_get(
     project: Annotated[str | None, PROJECT_FILTER] = None,
 ) -> Memory:
     """Read one whole memory with its links, by id or by key (scope or project picks
-    one if the key names several).
+    among several).
     Example: memory-get(key="deploy-day")"""
     app = await app_of(ctx)
 
@@ -275,8 +278,7 @@ async def memory_delete(
     key: Annotated[str | None, Field(description="Or the key, with scope.")] = None,
     scope: Annotated[str, one_of(*Scope)] = "agent",
 ) -> DeleteResult:
-    """Delete a memory for good, by id or by key and scope: your own, or (lead) a swarm
-    one.
+    """Delete a memory for good, by id or by key and scope: yours, or (lead) a swarm one.
     Example: memory-delete(id=42)"""
     app = await app_of(ctx)
 

@@ -33,6 +33,7 @@ class BatchMemory(BaseModel):
     replace: bool = False
     project: str | None = None
     task: str | None = None
+    kind: str | None = None
 
 
 def batch_requests(memories: list[Any]) -> list[StoreRequest]:
@@ -66,6 +67,7 @@ def _request(index: int, item: Any) -> StoreRequest:
             replace=memory.replace,
             project=memory.project,
             task=memory.task,
+            kind=memory.kind,
         )
     except InvalidInputError as exc:
         raise InvalidInputError(f"{where}.{exc.field}", exc.problem) from None

@@ -56,6 +56,7 @@ ADDED_COLUMNS = (
     # A JSON object or array as the value (checks/json_values.py); every older one is text.
     ("memories", "value_json", "BOOLEAN NOT NULL DEFAULT FALSE"),
     ("memory_history", "value_json", "BOOLEAN NOT NULL DEFAULT FALSE"),
+    ("memories", "kind", "VARCHAR(40)"),  # NULL: not said, as every memory before kinds
 )
 # store_meta's row naming the rule the stored write-time contexts were made by.
 CONTEXT_RECIPE = "context_recipe"

@@ -60,6 +60,7 @@ RECORD_COLUMNS = (
     "task",
     "archived_at",
     "value_json",
+    "kind",
 )
 # A row of RECORD_COLUMNS by name, at the cost of an index lookup (see rows.MemoryColumns).
 RecordColumns = namedtuple("RecordColumns", RECORD_COLUMNS)  # type: ignore[misc]
@@ -177,6 +178,7 @@ def record_from_columns(row: Any) -> MemoryRecord:
             task=row.task if isinstance(row.task, str) else None,
             archived_at=timestamp(row, "archived_at", optional=True),
             value_json=bool(row.value_json),
+            kind=row.kind if isinstance(row.kind, str) else None,
         )
     except ValueError as exc:  # enum values raise ValueError too
         raise DamagedMemoryError(row.id, str(exc)) from None

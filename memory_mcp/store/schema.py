@@ -75,6 +75,9 @@ class MemoryRow(Base):
     archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     # `value` is a JSON object or array as compact JSON (checks/json_values.py), not text.
     value_json: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    # What kind of memory it is (models.KINDS: preference, fact, decision...), given by its
+    # writer; the write policy and the lifetime per kind read it. NULL: not said.
+    kind: Mapped[str | None] = mapped_column(String(40), nullable=True)
 
 
 class MemoryTagRow(Base):

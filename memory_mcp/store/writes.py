@@ -74,6 +74,7 @@ def content_values(new: NewMemory) -> dict[str, Any]:
         # import brings it archived).
         "archived_at": new.archived_at,
         "value_json": new.value_json,
+        "kind": new.kind,
     }
 
 
