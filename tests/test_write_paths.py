@@ -213,6 +213,11 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     ),
     "complete_task": lambda w: w.service.complete_task(WORKER, TASK),
     "move_to_project": lambda w: _move_to_project(w),
+    # A batch whose second memory is the lead's: refused, and the first not stored either.
+    "store_batch": lambda w: w.service.store_batch(
+        WORKER, [StoreRequest("mine", "a note of mine"), worker_rewrite(w)]
+    ),
+    "change_scope": lambda w: w.service.change_scope(WORKER, RULE_KEY, Scope.SWARM, Scope.AGENT),
 }
 
 
@@ -237,6 +242,7 @@ NOT_A_CALLERS_CHANGE = {
     "check_expected_version": "checks an argument",
     "expiry_for": "computes a date",
     "get": "reads (and counts the read)",
+    "get_by_key": "reads (and counts the read)",
     "search": "reads",
     "similar_to": "reads",
     "history": "reads",

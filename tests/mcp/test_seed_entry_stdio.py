@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import call, call_error
 from tests.mcp.test_stdio_e2e import spawned
+from tests.mcp.test_stdio_search_write import wait_for_the_model
 
 pytestmark = pytest.mark.anyio
 
@@ -56,6 +57,7 @@ async def test_a_batch_of_50_is_stored_whole_or_not_at_all(tmp_path: Path) -> No
     ]
     bad = [*batch[:30], {"key": "fact-bad", "value": "   "}, *batch[30:49]]
     async with spawned(tmp_path, "--agent-id", "w1") as client:
+        await wait_for_the_model(client)  # the batch's texts are embedded with it
         refused = await call_error(client, "store_memory", memories=bad)
         before = await call(client, "memory-list", limit=100)
         answer = await call(client, "store_memory", memories=batch)
