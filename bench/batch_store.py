@@ -1,5 +1,6 @@
-"""`python -m bench.batch_store`: what a memory costs stored in a batch (one store_memory
-call with `memories`) against one store_memory call each, over stdio.
+"""`python -m bench batch-store` (`make bench-batch-store`): what a memory costs stored in a
+batch (one store_memory call with `memories`) against one store_memory call each, over
+stdio.
 
 A real `memory-mcp serve` on a new SQLite file with the default settings (synchronous=FULL:
 each call's transaction is on disk before it is answered) and the model loaded. Each round
@@ -79,8 +80,7 @@ def measure(exe: str, size: int, rounds: int) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.batch_store", description=__doc__)
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=int, default=50, help="memories per batch (default 50)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
     parser.add_argument(
@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the memory-mcp to spawn (default: this environment's)",
     )
     parser.add_argument("--json", type=Path, help="also write the numbers here")
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     report = measure(args.exe, args.size, args.rounds)
     print(
         f"{report['size']} memories, {report['rounds']} rounds, over stdio "
@@ -101,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.batch_store", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from memory_mcp.models import Caps, NewMemory, Source, UpsertOutcome
 from memory_mcp.store import writes
 from memory_mcp.store.access_counts import PendingAccess
 from memory_mcp.store.eviction import evict_over_caps
-from memory_mcp.store.rows import IN_CHUNK, MEMORIES, M, next_revision, record_from_row
+from memory_mcp.store.memories_table import IN_CHUNK, MEMORIES, M, next_revision, record_from_row
 
 
 def upsert_each(

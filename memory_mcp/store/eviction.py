@@ -17,7 +17,7 @@ from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import CapExceededError
 from memory_mcp.models import Caps, Source
-from memory_mcp.store.rows import MEMORIES, M
+from memory_mcp.store.memories_table import MEMORIES, M
 
 LEARNING_KEY_PREFIX = "learning:"  # rules/permissions.LEARNING_KEY_PREFIX
 

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, insert, select, update
 
 from memory_mcp.errors import InvalidInputError, MemoryNotFoundError
 from memory_mcp.models import MemoryRecord, Scope, memory_identity
-from memory_mcp.store.rows import MEMORIES, M, next_revision
+from memory_mcp.store.memories_table import MEMORIES, M, next_revision
 from memory_mcp.store.schema import MemoryHistoryRow, MemoryLinkRow
 from memory_mcp.store.writes import fetch
 
