@@ -224,12 +224,12 @@ async def test_a_kind_is_stored_shown_exported_and_a_bad_one_refused_by_name(
     the argument named, nothing stored."""
     async with agents(make_settings) as by:
         stored = await call(
-            by["w1"], "memory-store", key="editor", value="Uses vim", kind="preference"
+            by["w1"], "store_memory", key="editor", value="Uses vim", kind="preference"
         )
         got = await call(by["w1"], "memory-get", id=stored["id"])
         listed = await call(by["w1"], "memory-list")
-        error = await call_error(by["w1"], "memory-store", key="bad", value="x", kind="Not A Kind")
-        plain = await call(by["w1"], "memory-store", key="plain", value="no kind given")
+        error = await call_error(by["w1"], "store_memory", key="bad", value="x", kind="Not A Kind")
+        plain = await call(by["w1"], "store_memory", key="plain", value="no kind given")
         plain_got = await call(by["w1"], "memory-get", id=plain["id"])
         keys = [m["key"] for m in (await call(by["w1"], "memory-list"))["memories"]]
     assert got["kind"] == "preference"
