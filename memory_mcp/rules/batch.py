@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError, MemoryMcpError
 from memory_mcp.models import Caller, NewMemory, StoreRequest, UpsertOutcome
 from memory_mcp.rules import permissions
@@ -50,7 +51,7 @@ async def store_batch(
     for index, request in enumerate(requests):
         try:
             new = service.prepare_memory(caller, request)
-            expected = service.check_expected_version(request.expected_version)
+            expected = _expected_version(request.expected_version)
             permissions.check(caller, Target.written(caller, new), Change.UPDATE)
         except MemoryMcpError as exc:
             raise item_error(index, exc) from None
@@ -73,7 +74,18 @@ async def store_batch(
             await service.vectors.embed_texts([new.value for new, _, _ in prepared])
         except Exception:
             log.exception("embedding a batch of %d memories failed", len(prepared))
-    return [(outcome, await service.similar_to(caller, outcome.record)) for outcome in outcomes]
+    return [
+        (outcome, await service.gate.similar_to(caller, outcome.record, now))
+        for outcome in outcomes
+    ]
+
+
+def _expected_version(expected_version: int | None) -> int | None:
+    if expected_version is not None and not v.is_whole_number(expected_version, 0):
+        raise InvalidInputError(
+            "expected_version", f"must be a whole number from 0 to {v.MAX_WHOLE_NUMBER}"
+        )
+    return expected_version
 
 
 def _named_by_key(
