@@ -357,6 +357,15 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
     )
     store.add_argument("--json", type=Path, help="also write every number to this file")
 
+    from bench.batch_store import add_arguments as batch_store_arguments
+
+    batch_store_arguments(
+        kinds.add_parser(
+            "batch-store",
+            help="one store_memory call per memory against one batch, over stdio: time per "
+            "memory (bench/batch_store.py)",
+        )
+    )
     fast = kinds.add_parser(
         "fast",
         help="issue 39's numbers side by side: hooks and CLI against python -c pass, "
@@ -568,6 +577,10 @@ def run(args: argparse.Namespace) -> int:
         return run_store(args)
     if args.bench == "fast":
         return run_fast(args)
+    if args.bench == "batch-store":  # the server loads its own model
+        from bench.batch_store import run as run_batch_store
+
+        return run_batch_store(args)
     if args.bench == "scale":  # the server loads its own model
         return run_scale(args)
     if args.bench == "scale-data":

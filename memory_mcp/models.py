@@ -115,6 +115,11 @@ class Caller:
         return self.role is Role.LEAD
 
 
+# A memory's value as given: text, or a JSON object or array (stored as compact JSON text
+# and marked, so that a string that reads as JSON stays a string).
+JsonValue = str | dict[str, Any] | list[Any]
+
+
 @dataclass
 class MemoryRecord:
     """One stored memory, as the store returns it. Timestamps are UNIX seconds (UTC)."""
@@ -152,6 +157,9 @@ class MemoryRecord:
     valid_from: float | None = None
     valid_to: float | None = None
     superseded_by: int | None = None
+    # `value` is compact JSON text of an object or array given as such (checks/json_values.py),
+    # not a string that happens to read as JSON.
+    value_json: bool = False
     kind: str | None = None  # what kind of memory (KINDS), as its writer said; None: not said
 
     def expired(self, now: float) -> bool:
@@ -213,7 +221,7 @@ class StoreRequest:
     whole memory, what it leaves out gets the default as for a new one."""
 
     key: str
-    value: str
+    value: JsonValue  # text, or a JSON object or array (checks/json_values.py)
     scope: Scope = Scope.AGENT
     tags: list[str] | None = None
     metadata: dict[str, Any] | None = None
@@ -361,6 +369,7 @@ class NewMemory:
     # Until when: only an import of a closed memory gives it (a store opens it again).
     valid_from: float | None = None
     valid_to: float | None = None
+    value_json: bool = False  # `value` is an object or array as compact JSON
     kind: str | None = None
 
     @property
@@ -497,6 +506,15 @@ class UpsertOutcome:
     # owned it before.
     taken_over_from: str | None = None
     redactions: list[Redaction] = field(default_factory=list)  # secrets not stored
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How many memories may live (not archived; notes not counted) per owner and per
+    project before the least recently used are archived (store/eviction.py); 0: no cap."""
+
+    per_agent: int = 0
+    per_project: int = 0
 
 
 @dataclass(frozen=True)

@@ -150,9 +150,10 @@ class Settings(BaseModel):
     # The tools served: memory-mcp's own, or the reference knowledge-graph server's nine
     # (create_entities, read_graph, ...: memory_mcp/graph/profile.py) on the same store.
     profile: Literal["memory", "knowledge-graph"] = "memory"
-    # The deprecated tool names (store_memory, inject-learning) answer either way; listed in
-    # tools/list only for old clients that pick tools from the list (mcp/tool_names.py).
-    legacy_tool_names: bool = Field(False, description="list the deprecated tool names too")
+    # The earlier release's tool names (store_memory, inject-learning) answer either
+    # way; listed in tools/list only for clients that pick tools from the list by those
+    # names (mcp/tool_names.py).
+    legacy_tool_names: bool = Field(False, description="list the earlier tool names too")
     graph_scope: Scope = Field(
         Scope.AGENT, description="the scope of the knowledge-graph profile's entities"
     )
@@ -181,8 +182,11 @@ class Settings(BaseModel):
     # Anonymous client registrations (RFC 7591) the server accepts in any minute; more get 429.
     oauth_registrations_per_minute: int = Field(60, ge=1, le=10_000)
 
-    # Limits that protect the store and the client's context window.
+    # Limits that protect the store and the client's context window. The caps (0: none):
+    # live memories per owner and per project; past one, the least recently used are
+    # archived (store/eviction.py).
     max_memories_per_agent: int = Field(10_000, ge=0)
+    max_entries_per_project: int = Field(0, ge=0)
     max_value_chars: int = Field(65_536, ge=1)
     search_value_chars: int = Field(1_000, ge=50)
     # The <memories> blocks put into a model's context (rules/memories_block.py): at the

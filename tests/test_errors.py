@@ -37,7 +37,7 @@ async def test_updating_a_missing_key_names_the_key_in_plain_words(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
-        error = await call_error(client, "memory-store", key="nope", value="v", expected_version=4)
+        error = await call_error(client, "store_memory", key="nope", value="v", expected_version=4)
     assert "key 'nope' not found" in error
     assert "expected_version=" not in error  # no debug f-string in what users read
 

@@ -244,11 +244,11 @@ async def meaning_hit(exe: Path, home: Path) -> dict[str, Any]:
             assert first["semantic"] is True, first
             await call(
                 c,
-                "memory-store",
+                "store_memory",
                 key="deploy",
                 value="Staging deploys run from the release branch through the CI pipeline.",
             )
-            await call(c, "memory-store", key="lunch", value="Lunch is at noon on Fridays.")
+            await call(c, "store_memory", key="lunch", value="Lunch is at noon on Fridays.")
             return await call(c, "memory-search", query="How does code reach pre-production?")
 
 
@@ -311,7 +311,7 @@ async def bundle_session(command: list[str], env: dict[str, str], log: Path) -> 
     with log.open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=600) as c:
             assert c.server_info is not None and c.server_info.version == __version__
-            return await call(c, "memory-store", key="desk", value="Set up from the bundle.")
+            return await call(c, "store_memory", key="desk", value="Set up from the bundle.")
 
 
 def test_the_bundle_passes_mcpb_and_its_server_starts(dist: Path, tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ def caller_of(settings: Settings) -> Caller:
 def policy_from(settings: Settings) -> Policy:
     return Policy(
         max_memories_per_agent=settings.max_memories_per_agent,
+        max_entries_per_project=settings.max_entries_per_project,
         max_value_chars=settings.max_value_chars,
         search_value_chars=settings.search_value_chars,
         ttl_days={

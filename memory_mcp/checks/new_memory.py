@@ -9,13 +9,21 @@ from typing import Any
 
 from memory_mcp.checks import validation as v
 from memory_mcp.checks.injection import content_flags
+from memory_mcp.checks.json_values import stored_value
 from memory_mcp.checks.safety import (
-    redact_field,
     redact_json,
     refuse_secret_name,
     refuse_secret_names,
 )
-from memory_mcp.models import EVERY_PROJECT, Caller, NewMemory, Redaction, Scope, Source
+from memory_mcp.models import (
+    EVERY_PROJECT,
+    Caller,
+    JsonValue,
+    NewMemory,
+    Redaction,
+    Scope,
+    Source,
+)
 
 
 def checked_memory(
@@ -23,7 +31,7 @@ def checked_memory(
     max_value_chars: int,
     *,
     key: str,
-    value: str,
+    value: JsonValue,
     scope: Scope,
     source: Source,
     tags: list[str],
@@ -42,7 +50,9 @@ def checked_memory(
     the key, tags and metadata keys; redacted in the value and metadata values, see
     safety.py); flagged if it reads like instructions."""
     clean_key = v.clean_key(key)
-    clean_value = v.clean_value(value, max_value_chars)
+    # Sized, checked and its secrets redacted: text as given, an object or an array as
+    # compact JSON (json_values.py).
+    safe_value, value_json, value_redactions = stored_value(value, max_value_chars)
     clean_tags = v.clean_tags(tags)
     clean_metadata = v.clean_metadata(metadata)
     # After every size check, so scanning looks at bounded text only; on the tags as
@@ -55,7 +65,6 @@ def checked_memory(
     refuse_secret_name(project, "project", "project")  # a name every reader sees
     redactions: list[Redaction] = []
     safe_metadata = redact_json(clean_metadata, "metadata", redactions)
-    safe_value, value_redactions = redact_field(clean_value, "value")
     return NewMemory(
         key=clean_key,
         value=safe_value,
@@ -77,5 +86,6 @@ def checked_memory(
         project=project,
         task=None if task is None else v.clean_key(task, "task"),
         archived_at=archived_at,
+        value_json=value_json,
         kind=v.clean_kind(kind),
     )

@@ -149,11 +149,12 @@ def clean_tags(tags: list[str]) -> list[str]:
     return list(cleaned)
 
 
-def _check_json_tree(value: Any, field: str) -> None:
+def check_json_tree(value: Any, field: str, budget: int = MAX_METADATA_BYTES) -> None:
     """Plain JSON within bounds, checked by one walk before any JSON encoding: depth,
-    size (a running count of characters), string keys, finite numbers, 64-bit integers,
-    strings without NUL or unpaired surrogates. Stops at the first problem."""
-    budget = MAX_METADATA_BYTES
+    size (a running count of characters, at most `budget`), string keys, finite numbers,
+    64-bit integers, strings without NUL or unpaired surrogates. Stops at the first
+    problem."""
+    limit = budget
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -163,7 +164,7 @@ def _check_json_tree(value: Any, field: str) -> None:
         if isinstance(item, str):
             budget -= len(item)
         if budget < 0:
-            raise InvalidInputError(field, f"is larger than {MAX_METADATA_BYTES:,} bytes")
+            raise InvalidInputError(field, f"is larger than {limit:,} bytes")
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str):
@@ -216,7 +217,7 @@ def check_arguments(arguments: dict[str, Any]) -> None:
 
 
 def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    _check_json_tree(metadata, "metadata")
+    check_json_tree(metadata, "metadata")
     encoded = json.dumps(metadata, sort_keys=True, allow_nan=False)
     if len(encoded.encode()) > MAX_METADATA_BYTES:
         raise InvalidInputError("metadata", f"is larger than {MAX_METADATA_BYTES:,} bytes")

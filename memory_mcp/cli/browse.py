@@ -89,7 +89,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
         "store",
         cmd_store,
         STORE + MODEL,
-        help="store one memory, or update the one with its key, as memory-store does",
+        help="store one memory, or update the one with its key, as store_memory does",
         description="An upsert on the key (and scope): an update changes only what the "
         "command gives (--tag, --metadata, --pinned...) and keeps the rest, unless --replace.",
     )
@@ -464,7 +464,7 @@ def cmd_store(args: argparse.Namespace) -> int:
         )
         return StoredMemory.of(*await app.service.store_and_check(app.caller, request))
 
-    result = _answer(args, job, "memory-store", arguments, StoredMemory, create=True)
+    result = _answer(args, job, "store_memory", arguments, StoredMemory, create=True)
     if args.json:
         cli_tables.print_json(result)
         return 0

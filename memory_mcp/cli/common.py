@@ -26,6 +26,7 @@ MODEL = ("embedder", "model_dir")
 # What changes what an import stores: the limits and lifetimes a line is checked against.
 LIMITS = (
     "max_memories_per_agent",
+    "max_entries_per_project",
     "max_value_chars",
     "ttl_task_completion_days",
     "ttl_session_summary_days",

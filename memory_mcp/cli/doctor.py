@@ -42,6 +42,7 @@ SHOWN_ONLY: list[tuple[str, str, Callable[[Settings], object]]] = [
     ("data_dir", "data_dir", lambda s: s.data_dir),
     ("watch", "watch", lambda s: s.watch),
     ("max_memories_per_agent", "max_memories_per_agent", lambda s: s.max_memories_per_agent),
+    ("max_entries_per_project", "max_entries_per_project", lambda s: s.max_entries_per_project),
 ]
 
 

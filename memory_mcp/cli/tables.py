@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
+    from memory_mcp.models import JsonValue
     from memory_mcp.results.memories import Memory, MemoryHistory, MemoryList, SearchResults
     from memory_mcp.rules.stats import VisibleStats
 
@@ -106,7 +107,7 @@ def show_search(results: SearchResults) -> None:
             f"{hit.score:.3f}",
             hit.scope.value,
             safe(hit.key),
-            one_line(hit.value),
+            one_line(value_text(hit.value)),
             safe(", ".join(hit.tags)),
             day(hit.updated_at),
             *why,
@@ -167,9 +168,19 @@ def memory_fields(memory: Memory) -> list[tuple[str, str]]:
     return [(name, strip_terminal_controls(str(value))) for name, value in shown]
 
 
+def value_text(value: JsonValue) -> str:
+    """A value as a table shows it: text as it is, a JSON object or array as compact JSON."""
+    # json_values.encoded's text, without importing the checks (the light `get` path).
+    return (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    )
+
+
 def show_memory(memory: Memory) -> None:
     fields = memory_fields(memory)
-    value = strip_terminal_controls(memory.value)
+    value = strip_terminal_controls(value_text(memory.value))
     piped = piped_memory(fields, value) if surely_piped() else None
     if piped is not None:
         sys.stdout.write(piped)
@@ -274,7 +285,7 @@ def show_list(page: MemoryList) -> None:
                 safe(memory.agent_id),
                 memory.scope.value,
                 safe(memory.key),
-                one_line(memory.value),
+                one_line(value_text(memory.value)),
                 safe(", ".join(memory.tags)),
                 day(memory.updated_at),
             )

@@ -133,7 +133,7 @@ def run(
                     "source": "session_summary",
                     **({"ttl_seconds": ttl_seconds} if ttl_seconds else {}),
                 }
-                await team.call(client, "memory-store", arguments)
+                await team.call(client, "store_memory", arguments)
 
         team.run_remote(settings.team_server, remote, settings.project)
         return 0

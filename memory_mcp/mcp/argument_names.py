@@ -21,7 +21,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "note": ("value", "learning"),
     "lesson": ("learning",),
     "name": ("key",),
-    "key": ("id",),  # on a tool that takes no key: memory-get, memory-history
+    "key": ("id",),  # on a tool that takes no key: memory-history, memory-revert
     "title": ("key",),
     "q": ("query",),
     "search": ("query",),
@@ -45,9 +45,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "older": ("older_than",),
 }
 # Mix-ups a synonym cannot fix: what to do instead.
-READ_BY_ID = "It takes a memory's id; to find a memory by its key, use memory-search."
+READ_BY_ID = "It takes a memory's id; memory-get reads one by its key (with its id)."
 HINTS: dict[tuple[str, str], str] = {
-    ("memory-get", "key"): READ_BY_ID,
     ("memory-history", "key"): READ_BY_ID,
     ("memory-revert", "key"): READ_BY_ID,
     ("*", "agent_id"): "Who you are comes from the server (its --agent-id, or your token), "

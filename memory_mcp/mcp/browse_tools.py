@@ -48,7 +48,7 @@ from memory_mcp.rules.browsing import (
 )
 
 SCOPES = ("all", *Scope)
-TIME_HELP = "ISO 8601 time or age (7d, 12h)"
+TIME_HELP = "ISO time or age (7d, 12h)"
 
 
 async def memory_list(
@@ -71,7 +71,7 @@ async def memory_list(
     include_superseded: Annotated[bool, SUPERSEDED_FILTER] = False,
     as_of: Annotated[str | None, AS_OF] = None,
 ) -> MemoryList:
-    """Browse memories without a query, newest first, a page at a time.
+    """Browse memories newest first, a page at a time.
     Example: memory-list(tags=["build"], since="7d")"""
     app = await app_of(ctx)
 
@@ -112,8 +112,8 @@ async def memory_history(
         int | None, Field(strict=True, description="The last answer's `earlier`.")
     ] = None,
 ) -> MemoryHistory:
-    """A memory's versions, oldest first (value, author, time), and its links over
-    time. Undo a change with memory-revert.
+    """A memory's versions (value, author, time) and its links over time; memory-revert
+    undoes a change.
     Example: memory-history(id=42)"""
     app = await app_of(ctx)
     caller = caller_of(app)
@@ -143,7 +143,7 @@ async def memory_revert(
     ] = None,
 ) -> Reverted:
     """Restore an earlier version of a memory as a new version.
-    Example: memory-revert(id=42, version=2, expected_version=5)"""
+    Example: memory-revert(id=42, version=2)"""
     app = await app_of(ctx)
     outcome: UpsertOutcome = await guard(
         app, app.service.revert(caller_of(app), id, version, expected_version)
@@ -163,8 +163,8 @@ async def memory_delete_many(
     ] = DEFAULT_DELETE_MANY_LIMIT,
     project: Annotated[str | None, PROJECT_FILTER] = None,
 ) -> BulkDeleted:
-    """Delete the memories you may delete matching tags, source and/or older_than (at
-    least one). Try dry_run=true first.
+    """Delete the memories you may delete that match tags, source and/or older_than.
+    Try dry_run=true first.
     Example: memory-delete-many(tags=["scratch"], older_than="30d", dry_run=true)"""
     app = await app_of(ctx)
 

@@ -25,8 +25,8 @@ async def memory_link(
     ],
     remove: Annotated[bool, Field(strict=True)] = False,
 ) -> LinkChanged:
-    """Link two memories when one only makes sense with the other, or remove the link.
-    Links are followed by memory-related and by memory-search with expand=true.
+    """Link two memories when one only makes sense with the other (remove=true unlinks);
+    memory-related and memory-search with expand=true follow links.
     Example: memory-link(id=12, to=7, relation="supersedes")"""
     app = await app_of(ctx)
 
@@ -42,12 +42,11 @@ async def memory_related(
     id: Annotated[int, Field(strict=True)],
     depth: Annotated[int, Field(strict=True, description=f"1-{LINK_DEPTH_MAX} links away.")] = 1,
     direction: Annotated[str, one_of("both", "out", "in")] = "both",
-    relation: Annotated[str | None, Field(description="Only this relation.")] = None,
+    relation: str | None = None,
     limit: Annotated[int, Field(strict=True, description=f"1-{RELATED_LIMIT_MAX}.")] = 20,
     include_expired: Annotated[bool, Field(strict=True)] = False,
 ) -> RelatedMemories:
-    """The memories linked to a memory, nearest first, each with the relation that
-    reached it.
+    """Memories linked to a memory, nearest first, with the relation that reached each.
     Example: memory-related(id=12, depth=2)"""
     app = await app_of(ctx)
 

@@ -1,20 +1,22 @@
-"""The memory tools: memory-store, memory-search, memory-get, memory-delete,
-memory-inject-learning and memory-complete-task. Translation only: arguments parsed into
+"""The memory tools: store_memory, memory-search, memory-get, memory-delete,
+inject-learning and memory-complete-task. Translation only: arguments parsed into
 the service's types inside `guard` (a bad value becomes a tool error naming the
 argument), results as pydantic models (results/memories.py, published as each tool's
 outputSchema)."""
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.identity import caller_of
+from memory_mcp.mcp.store_batch import batch_requests
 from memory_mcp.mcp.tool_calls import (
     ARCHIVED_FILTER,
     AS_OF,
@@ -26,6 +28,7 @@ from memory_mcp.mcp.tool_calls import (
     guard,
     one_of,
 )
+from memory_mcp.mcp.tool_names import INJECT_LEARNING, STORE
 from memory_mcp.models import LearningCategory, Scope, SearchRequest, Source, StoreRequest
 from memory_mcp.results.explanations import ScoreExplanation
 from memory_mcp.results.links import MemoryLink
@@ -36,9 +39,11 @@ from memory_mcp.results.memories import (
     Memory,
     SearchHit,
     SearchResults,
+    StoreAnswer,
     StoredMemory,
     TimeCueShown,
 )
+from memory_mcp.rules.batch import MAX_BATCH
 
 if TYPE_CHECKING:
     from memory_mcp.search.hits import SearchResult
@@ -46,18 +51,20 @@ if TYPE_CHECKING:
 
 async def store_memory(
     ctx: Context,
-    key: Annotated[str, Field(description="Short unique name, e.g. 'deploy-preference'.")],
-    value: Annotated[str, Field(description="What to remember, as plain text.")],
+    key: Annotated[str | None, Field(description="Short unique name: 'deploy-preference'.")] = None,
+    value: Annotated[
+        str | dict[str, Any] | list[Any] | None,
+        WithJsonSchema({"type": ["string", "object", "array"]}),
+        Field(description="What to remember: text, or a JSON object or array."),
+    ] = None,
     scope: Annotated[
         str,
         one_of(*Scope),
         Field(description="session: this session; agent: you, always; swarm: every agent."),
     ] = "agent",
-    tags: Annotated[
-        list[str] | None, Field(description="Labels to filter by later ([] removes them).")
-    ] = None,
+    tags: Annotated[list[str] | None, Field(description="Labels ([] removes them).")] = None,
     metadata: Annotated[
-        dict[str, Any] | None, Field(description="Any JSON object ({} removes it).")
+        dict[str, Any] | None, Field(description="JSON object ({} removes it).")
     ] = None,
     ttl_seconds: Annotated[float | None, Field(strict=True, description="Expire after.")] = None,
     expires_at: Annotated[str | None, Field(description="Expire at (ISO 8601).")] = None,
@@ -70,10 +77,10 @@ async def store_memory(
     pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
     expected_version: Annotated[
         int | None,
-        Field(strict=True, description="Update only at this version (0: create only)."),
+        Field(strict=True, description="Only at this version (0: create only)."),
     ] = None,
     replace: Annotated[
-        bool, Field(strict=True, description="Rewrite it whole: left-out fields get defaults.")
+        bool, Field(strict=True, description="Whole rewrite: left-out fields get defaults.")
     ] = False,
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
@@ -84,17 +91,65 @@ async def store_memory(
         str | None,
         Field(description="preference, fact, decision..."),
     ] = None,
-) -> StoredMemory:
-    """Save something worth knowing in a later session: a decision, a preference, a fix
-    that worked, a fact about the code. The same key and scope updates it (version +1,
-    history kept), changing only the fields given. `similar` lists near-copies: update
-    one instead of keeping two; `conflicts`: ones it may contradict. Secrets are stored as
-    [REDACTED:kind].
-    Example: memory-store(key="test-command", value="Run `make test`", tags=["build"])"""
+    memories: Annotated[
+        list[dict[str, Any]] | None,
+        Field(description=f"Up to {MAX_BATCH}: objects of these arguments; all stored or none."),
+    ] = None,
+    from_scope: Annotated[
+        str | None,
+        one_of(*Scope, optional=True),
+        Field(description="Move key's memory from this scope to scope."),
+    ] = None,
+) -> StoreAnswer:
+    """Save what a later session should know: a decision, a preference, a fix that
+    worked, a fact about the code. The same key and scope updates it (version +1, history
+    kept), changing only the fields given. `similar` lists near-copies: update one instead;
+    `conflicts`: ones it may contradict.
+    Example: store_memory(key="test-command", value="Run `make test`")"""
     app = await app_of(ctx)
+    one = {
+        "key": key,
+        "value": value,
+        "scope": scope,
+        "tags": tags,
+        "metadata": metadata,
+        "ttl_seconds": ttl_seconds,
+        "expires_at": expires_at,
+        "source": source,
+        "confidence": confidence,
+        "pinned": pinned,
+        "expected_version": expected_version,
+        "replace": replace,
+        "project": project,
+        "task": task,
+        "kind": kind,
+    }
 
-    async def store() -> StoredMemory:
+    async def store() -> StoreAnswer:
         caller = caller_of(app)
+        if from_scope is not None:
+            given = [
+                name
+                for name, got in one.items()
+                if got != ONE_MEMORY_DEFAULTS[name] and name not in ("key", "scope")
+            ]
+            if memories is not None or given or key is None:
+                wrong = "key" if key is None else given[0] if given else "memories"
+                raise InvalidInputError(wrong, "with from_scope, give key and scope only")
+            moved = await app.service.change_scope(
+                caller, key, v.parse_store_scope(from_scope), v.parse_store_scope(scope)
+            )
+            return StoreAnswer.one(StoredMemory.of(*moved))
+        if memories is not None:
+            given = [name for name, got in one.items() if got != ONE_MEMORY_DEFAULTS[name]]
+            if given:
+                raise InvalidInputError(
+                    given[0], "with memories, give each memory's arguments inside it"
+                )
+            stored = await app.service.store_batch(caller, batch_requests(memories))
+            return StoreAnswer(stored=[StoredMemory.of(*answer) for answer in stored])
+        if key is None or value is None:
+            raise InvalidInputError("key" if key is None else "value", "is required")
         request = StoreRequest(
             key=key,
             value=value,
@@ -113,9 +168,18 @@ async def store_memory(
             supersedes=supersedes,
             kind=kind,
         )
-        return StoredMemory.of(*await app.service.store_and_check(caller, request))
+        return StoreAnswer.one(StoredMemory.of(*await app.service.store_and_check(caller, request)))
 
     return await guard(app, store())
+
+
+# A single memory's arguments as store_memory leaves them out: with `memories`, each goes
+# inside its memory instead.
+ONE_MEMORY_DEFAULTS: dict[str, Any] = {
+    name: parameter.default
+    for name, parameter in inspect.signature(store_memory).parameters.items()
+    if name not in ("ctx", "memories", "from_scope")
+}
 
 
 async def memory_search(
@@ -127,15 +191,13 @@ async def memory_search(
     source: Annotated[str | None, one_of(*Source, optional=True)] = None,
     include_expired: Annotated[bool, Field(strict=True)] = False,
     since: Annotated[
-        str | None, Field(description="Changed since: ISO 8601 time or age (7d, 12h).")
+        str | None, Field(description="Changed since: ISO time or age (7d, 12h).")
     ] = None,
     until: Annotated[str | None, Field(description="Changed until (as since).")] = None,
     min_score: Annotated[
         float | None, Field(strict=True, description="Drop results below (0-1; try 0.3).")
     ] = None,
-    explain: Annotated[
-        bool, Field(strict=True, description="Add each result's score parts.")
-    ] = False,
+    explain: Annotated[bool, Field(strict=True, description="Score parts per result.")] = False,
     expand: Annotated[
         bool | None, Field(strict=True, description="Also rank memories linked to top hits.")
     ] = None,
@@ -146,9 +208,8 @@ async def memory_search(
     as_of: Annotated[str | None, AS_OF] = None,
 ) -> SearchResults:
     """Search memories by meaning and exact words, best first. Search before starting a
-    task and whenever past work may help. Exact keys and identifiers rank first; a
-    narrow filter may return fewer or none. matched_by "context": the words are only in
-    the memories written just before it. Long values are cut: memory-get reads one whole.
+    task and whenever past work may help. Exact keys and identifiers rank first. Long
+    values are cut: memory-get reads one.
     Example: memory-search(query="how do we deploy?", limit=5)"""
     app = await app_of(ctx)
 
@@ -194,16 +255,29 @@ async def memory_search(
 
 async def memory_get(
     ctx: Context,
-    id: Annotated[int, Field(strict=True, description="From memory-search or memory-store.")],
+    id: Annotated[int | None, Field(strict=True)] = None,
+    key: Annotated[str | None, Field(description="Or its key.")] = None,
+    scope: Annotated[str | None, one_of(*Scope, optional=True)] = None,
+    project: Annotated[str | None, PROJECT_FILTER] = None,
     as_of: Annotated[str | None, AS_OF] = None,
 ) -> Memory:
-    """Read one whole memory by id, with its links (expired ones too).
-    Example: memory-get(id=42)"""
+    """Read one whole memory with its links, by id or by key (scope or project picks
+    among several).
+    Example: memory-get(key="deploy-day")"""
     app = await app_of(ctx)
 
     async def read() -> Memory:
         caller = caller_of(app)
-        record = await app.service.as_of(await app.service.get(caller, id), as_of)
+        if (id is None) == (key is None):
+            raise InvalidInputError("id", "give id or key, not both or neither")
+        if key is None:
+            if scope is not None or project is not None:
+                raise InvalidInputError("id", "scope and project go with key, not with id")
+            record = await app.service.get(caller, id)
+        else:
+            parsed = None if scope is None else v.parse_store_scope(scope)
+            record = await app.service.get_by_key(caller, key, parsed, project)
+        record = await app.service.as_of(record, as_of)
         links, more = await app.service.links.links_of(caller, record)
         shown = [MemoryLink.of(link) for link in links]
         memory = Memory.of(record, app.service.is_expired(record), shown)
@@ -216,11 +290,10 @@ async def memory_get(
 async def memory_delete(
     ctx: Context,
     id: Annotated[int | None, Field(strict=True)] = None,
-    key: Annotated[str | None, Field(description="Instead of id: the key, with scope.")] = None,
+    key: Annotated[str | None, Field(description="Or the key, with scope.")] = None,
     scope: Annotated[str, one_of(*Scope)] = "agent",
 ) -> DeleteResult:
-    """Delete a memory for good, by id or by key and scope: your own, or (lead) a swarm
-    one.
+    """Delete a memory for good, by id or by key and scope: yours, or (lead) a swarm one.
     Example: memory-delete(id=42)"""
     app = await app_of(ctx)
 
@@ -245,7 +318,7 @@ async def inject_learning(
 ) -> Learning:
     """Lead only: share a lesson with every worker (a swarm memory tagged with its
     category, owned by you). The same learning twice changes nothing.
-    Example: memory-inject-learning(learning="Run migrations before the API tests",
+    Example: inject-learning(learning="Run migrations before the API tests",
     category="mistake-pattern", agent_id="worker-2")"""
     app = await app_of(ctx)
 
@@ -283,7 +356,7 @@ async def complete_task(
 
 def register_memory_tools(server: MCPServer[Any]) -> None:
     server.tool(
-        name="memory-store",  # and the deprecated store_memory (mcp/tool_names.py)
+        name=STORE,  # and its alias memory-store (mcp/tool_names.py)
         annotations=ToolAnnotations(
             title="Store a memory", readOnlyHint=False, destructiveHint=False, idempotentHint=True
         ),
@@ -303,7 +376,7 @@ def register_memory_tools(server: MCPServer[Any]) -> None:
         ),
     )(memory_delete)
     server.tool(
-        name="memory-inject-learning",  # and the deprecated inject-learning (mcp/tool_names.py)
+        name=INJECT_LEARNING,  # and its alias memory-inject-learning (mcp/tool_names.py)
         annotations=ToolAnnotations(
             title="Share a learning with every agent (lead only)",
             readOnlyHint=False,

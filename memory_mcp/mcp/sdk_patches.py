@@ -5,13 +5,16 @@
 - every tool argument is checked for valid Unicode and bounded nesting before it is parsed,
   and by name (mcp/argument_names.py): an unknown one is refused, not dropped, and every
   missing required one is named;
+- a string argument where the argument takes text (`value`: text, an object or an array)
+  stays the string it was sent as: the SDK parses string arguments of other types as JSON
+  (for clients that send a list as JSON text), which would make '{"a": 1}' an object;
 - tool descriptions are the docstrings without their source indentation, and argument
   schemas without what pydantic adds that tells a model nothing (`tight_schema`): every
   session pays for the tool list in context;
 - over stdio, a request line the SDK cannot parse (a lone surrogate escape such as
   "\\ud800", or nesting deeper than its parser's limit) still gets an answer: the SDK
   drops such lines silently, and the client would wait forever;
-- every tool registered under a name that has deprecated aliases (mcp/tool_names.py) is also
+- every tool registered under a name that has aliases (mcp/tool_names.py) is also
   registered under them (they answer, but tools/list shows them only with
   `legacy_tool_names`), and tools/list leaves lead-only tools out for a worker.
 """
@@ -24,7 +27,7 @@ import logging
 import re
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 import mcp_types as types
@@ -33,6 +36,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -42,7 +46,7 @@ from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.argument_names import argument_problems
 from memory_mcp.mcp.identity import ROLE_CLAIM
 from memory_mcp.mcp.tool_names import (
-    DEPRECATED_ALIASES,
+    ALIASES,
     LEAD_ONLY,
     alias_description,
     aliases_of,
@@ -157,17 +161,36 @@ def _built_tool(
     if tool is None:
         tool = Tool.from_function(fn, name, title, description, annotations=annotations, **options)
         tool.parameters = tight_schema(tool.parameters)
+        metadata = tool.fn_metadata
+        tool.fn_metadata = StringsStayStrings(
+            arg_model=metadata.arg_model,
+            output_schema=metadata.output_schema,
+            output_model=metadata.output_model,
+            wrap_output=metadata.wrap_output,
+        )
         _BUILT_TOOLS[key] = tool
     return tool
+
+
+class StringsStayStrings(FuncMetadata):
+    """The SDK's argument handling, but a string sent for an argument that takes text
+    among other types is not parsed as JSON first (see the module doc)."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        parsed = super().pre_parse_json(data)
+        for name, field in self.arg_model.model_fields.items():
+            if isinstance(data.get(name), str) and str in get_args(field.annotation):
+                parsed[name] = data[name]
+        return parsed
 
 
 def filter_tool_list(stdio_lead: bool, list_aliases: bool) -> Callable[..., Any]:
     """SDK middleware: tools/list without the lead-only tools unless the caller is the
     lead: over HTTP the role of the request's token, over stdio the server's own role
-    (`stdio_lead`), so each connection sees its own list; and without the deprecated
-    aliases unless `list_aliases` (old clients that pick tools from the list). Decided
+    (`stdio_lead`), so each connection sees its own list; and without the aliases unless
+    `list_aliases` (clients that pick tools from the list by an earlier name). Decided
     without the store, so the list is answered while the store is still opening."""
-    aliases = frozenset() if list_aliases else frozenset(DEPRECATED_ALIASES)
+    aliases = frozenset() if list_aliases else frozenset(ALIASES)
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
@@ -189,7 +212,7 @@ class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp/server.build_s
     """MCPServer with this project's argument checks and error wording, tool aliases and
     a tool list per caller (see module doc). `stdio_lead`: whether the server's own
     agent (the caller over stdio) is the lead; `list_aliases`: whether tools/list shows
-    the deprecated names."""
+    the aliases."""
 
     def __init__(
         self, *args: Any, stdio_lead: bool = False, list_aliases: bool = False, **kwargs: Any
@@ -208,7 +231,7 @@ class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp/server.build_s
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
     ) -> None:
-        """Register the tool, then the same function under each deprecated alias. The
+        """Register the tool, then the same function under each of its aliases. The
         description is the docstring as `inspect.getdoc` cleans it: the SDK would send its
         source indentation into every client's context. Each tool is built once per
         process (`_built_tool`) and shared by every server that registers it."""
@@ -223,7 +246,7 @@ class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp/server.build_s
         for alias in aliases_of(current):
             old = annotations
             if old is not None and old.title:
-                old = old.model_copy(update={"title": f"{old.title} (deprecated name)"})
+                old = old.model_copy(update={"title": f"{old.title} (alias of {current})"})
             shown.append((alias, alias_description(alias, current, description), old))
         tools = self._tool_manager._tools  # the SDK adds a Tool only by building it
         for registered, said, marked in shown:

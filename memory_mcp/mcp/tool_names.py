@@ -1,42 +1,41 @@
-"""The tools' names: one style, `memory-<verb>` (kebab case, one `memory-` prefix), so the
-tools sort together in a client's list and read as one family. The spec mixed two styles
-(`store_memory` beside `memory-search`); most of its names were already `memory-*`, so the
-odd ones were renamed:
+"""The tools' names. The five the product was specified with are the names tools/list shows:
+`store_memory`, `memory-search`, `memory-get`, `memory-delete` and `inject-learning` (an agent
+whose prompt says "call store_memory" must find that tool in the list). The others follow
+the `memory-<verb>` style of the specified three (`memory-list`, `memory-link`, ...).
 
-    store_memory      -> memory-store
-    inject-learning   -> memory-inject-learning
-
-The old names stay for one release as aliases: the same tool, the same arguments and
-results. They answer when called, but tools/list shows them (with a description that
-starts "Deprecated alias of ...") only with `legacy_tool_names`: listed, they cost every
-session their whole description again. Remove them in the release after (docs/TOOLS.md).
+One release called the two odd ones `memory-store` and `memory-inject-learning`; clients
+configured with those names keep working: an alias answers like its tool (the same
+arguments and results), but tools/list shows it only with `legacy_tool_names` (listed, an
+alias costs every session its tool's whole description again).
 
 `LEAD_ONLY` tools are offered only to the lead: tools/list leaves them out for a worker
 (sdk_patches.filter_tool_list), and calling one anyway is refused by the service."""
 
 from __future__ import annotations
 
-# Old name -> current name.
-DEPRECATED_ALIASES: dict[str, str] = {
-    "store_memory": "memory-store",
-    "inject-learning": "memory-inject-learning",
+STORE = "store_memory"
+INJECT_LEARNING = "inject-learning"
+
+# Alias -> the tool it calls: the names of the release that renamed the two.
+ALIASES: dict[str, str] = {
+    "memory-store": STORE,
+    "memory-inject-learning": INJECT_LEARNING,
 }
-LEAD_ONLY = frozenset({"memory-inject-learning", "inject-learning"})
+LEAD_ONLY = frozenset({INJECT_LEARNING, "memory-inject-learning"})
 
 
 def aliases_of(name: str) -> list[str]:
-    """The deprecated names that still call the tool `name`."""
-    return [alias for alias, current in DEPRECATED_ALIASES.items() if current == name]
+    """The other names that also call the tool `name`."""
+    return [alias for alias, current in ALIASES.items() if current == name]
 
 
 def alias_description(alias: str, name: str, description: str) -> str:
-    """The description an alias is listed with: the tool's own, after a warning that a
-    model and a person both read first."""
+    """The description an alias is listed with (only with `legacy_tool_names`): the tool's
+    own, after a line that names the tool it calls."""
     return (
-        f"Deprecated alias of `{name}` (the old name, kept for one release): call `{name}` "
-        f"instead; `{alias}` takes the same arguments and returns the same result.\n\n"
-        f"{description}"
+        f"Alias of `{name}` (the name of an earlier release): `{alias}` takes the same "
+        f"arguments and returns the same result.\n\n{description}"
     )
 
 
-__all__ = ["DEPRECATED_ALIASES", "LEAD_ONLY", "alias_description", "aliases_of"]
+__all__ = ["ALIASES", "INJECT_LEARNING", "LEAD_ONLY", "STORE", "alias_description", "aliases_of"]

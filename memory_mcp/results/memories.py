@@ -4,14 +4,21 @@ the tool's `outputSchema` and validates every result against it before sending i
 `structuredContent`.
 
 Optional extras (flags, about_agent, file_path, truncated...) are left out of a result
-when they are empty, as clients have always seen them; the schema lists them as optional."""
+when they are empty, as clients have always seen them; the schema lists them as optional.
+
+Over 500 lines: every tool that shows a memory returns a model of this module, and they
+share ShownMemory's fields; split, a reader would chase one memory's shape over files."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import SerializerFunctionWrapHandler, model_serializer
+
+from memory_mcp.checks.json_values import shown_value
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import (
+    JsonValue,
     LearningCategory,
     MemoryRecord,
     Redaction,
@@ -77,12 +84,13 @@ class Conflict(ToolResult):
 
 
 class StoredMemory(ToolResult):
-    """memory-store's answer: which memory was written, at which version, and the visible
+    """store_memory's answer: which memory was written, at which version, and the visible
     memories it closely resembles (`similar`, most similar first; nothing is merged).
     `similar_checked: false`: not compared yet (the model is still loading).
-    `redacted`: the secrets replaced before storing (checks/safety.py)."""
+    `redacted`: the secrets replaced before storing (checks/safety.py). `evicted`: the
+    memories archived because this write took a cap past its limit (store/eviction.py)."""
 
-    omitted_when_empty = frozenset({"flags", "redacted", "task", "conflicts"})
+    omitted_when_empty = frozenset({"flags", "redacted", "task", "conflicts", "evicted"})
 
     id: int
     key: str
@@ -99,6 +107,7 @@ class StoredMemory(ToolResult):
     similar: list[SimilarMemory] = []
     similar_checked: bool = True
     conflicts: list[Conflict] | None = None
+    evicted: list[int] | None = None
 
     @classmethod
     def of(cls, outcome: UpsertOutcome, similar: SimilarCheck | None = None) -> StoredMemory:
@@ -124,7 +133,48 @@ class StoredMemory(ToolResult):
                 for c in check.conflicts
             ]
             or None,
+            evicted=outcome.evicted_ids or None,
         )
+
+
+class StoreAnswer(ToolResult):
+    """store_memory's answer: for one memory, StoredMemory's fields (the same answer as
+    always); for `memories`, `stored`: each memory's StoredMemory, in the order given.
+    One model for both, as a tool publishes one outputSchema: every field is optional in
+    it, and an answer holds one set or the other."""
+
+    id: int | None = None
+    key: str | None = None
+    scope: Scope | None = None
+    project: str | None = None
+    version: int | None = None
+    created: bool | None = None
+    agent_id: str | None = None
+    updated_by: str | None = None
+    expires_at: str | None = None
+    task: str | None = None
+    flags: list[str] | None = None
+    redacted: list[RedactedSecret] | None = None
+    similar: list[SimilarMemory] | None = None
+    similar_checked: bool | None = None
+    conflicts: list[Conflict] | None = None
+    evicted: list[int] | None = None
+    stored: list[StoredMemory] | None = None
+
+    @classmethod
+    def one(cls, stored: StoredMemory) -> StoreAnswer:
+        return cls(**dict(stored))
+
+    @model_serializer(mode="wrap")
+    def _leave_out_empty_extras(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.stored is not None:  # several: only their answers
+            return {"stored": data["stored"]}
+        data.pop("stored", None)
+        for name in StoredMemory.omitted_when_empty:
+            if data.get(name) in (None, [], False):
+                data.pop(name, None)
+        return data
 
 
 class ShownMemory(ToolResult):
@@ -136,7 +186,7 @@ class ShownMemory(ToolResult):
 
     id: int
     key: str
-    value: str
+    value: JsonValue  # as given: text, or a JSON object or array
     scope: Scope
     project: str
     agent_id: str
@@ -161,7 +211,7 @@ class ShownMemory(ToolResult):
         return {
             "id": record.id,
             "key": record.key,
-            "value": record.value,
+            "value": shown_value(record.value, record.value_json),
             "scope": record.scope,
             "project": record.project,
             "agent_id": record.agent_id,
@@ -228,7 +278,10 @@ class CutMemory(ShownMemory):
     def cut_fields_of(cls, record: MemoryRecord, max_chars: int) -> dict[str, Any]:
         cut = len(record.value) > max_chars
         return cls.fields_of(record) | {
-            "value": record.value[:max_chars],
+            # A JSON value cut short is no longer JSON: its text, `truncated` says so.
+            "value": record.value[:max_chars]
+            if cut
+            else shown_value(record.value, record.value_json),
             "truncated": True if cut else None,
             "full_length": len(record.value) if cut else None,
         }
@@ -376,7 +429,7 @@ class Version(ToolResult):
     omitted_when_empty = frozenset({"truncated", "full_length"})
 
     version: int
-    value: str
+    value: JsonValue  # as given: text, or a JSON object or array
     tags: list[str]
     metadata: dict[str, Any]
     source: Source
@@ -394,7 +447,7 @@ class Version(ToolResult):
         cut = max_chars is not None and len(entry.value) > max_chars
         return cls(
             version=entry.version,
-            value=entry.value[:max_chars] if cut else entry.value,
+            value=entry.value[:max_chars] if cut else shown_value(entry.value, entry.value_json),
             tags=entry.tags,
             metadata=entry.metadata,
             source=entry.source,

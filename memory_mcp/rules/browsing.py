@@ -113,6 +113,7 @@ class MemoryVersion:
     # Its window (rules/validity.py): it held from written_at until valid_to, when the
     # next version replaced it or a correction closed the memory (None: it still holds).
     valid_to: float | None = None
+    value_json: bool = False  # `value` is a JSON object or array (checks/json_values.py)
 
 
 @dataclass

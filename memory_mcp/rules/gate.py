@@ -99,7 +99,7 @@ class Gate:
     ) -> tuple[UpsertOutcome, SimilarCheck]:
         """`write`, and the near-duplicate check of the memory written (`similar_to`): the
         index is caught up while the model runs and the check runs while the vector is
-        saved, instead of after them. The memory-store tool's write."""
+        saved, instead of after them. The store_memory tool's write."""
         outcome, check = await self._write(
             caller, new, now, expected_version, True, Origin.CALLER, False, check=True
         )
@@ -110,7 +110,7 @@ class Gate:
         self, caller: Caller, record: MemoryRecord, now: float | None = None
     ) -> SimilarCheck:
         """The memories `caller` can see that closely resemble `record` (just written):
-        memory-store's `similar` (semantic/similar.py), and of those the ones it may
+        store_memory's `similar` (semantic/similar.py), and of those the ones it may
         contradict, its `conflicts` (rules/conflicts.py)."""
         when = self.clock() if now is None else now
         similar = await find_similar(self.vectors, self.store, caller, record, when)
@@ -163,7 +163,7 @@ class Gate:
             new,
             expected_version=expected_version,
             now=now,
-            cap=self.policy.max_memories_per_agent,
+            cap=self.policy.caps,
             may_overwrite_others=may_overwrite_others,
             take_over=take_over,
         )

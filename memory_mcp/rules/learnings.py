@@ -1,4 +1,4 @@
-"""A learning, as memory-inject-learning stores it: a swarm memory the lead owns, keyed by
+"""A learning, as inject-learning stores it: a swarm memory the lead owns, keyed by
 its category and its normalised text (so injecting it twice is one memory), tagged with its
 category. Who may write it is rules/permissions.py's (`learning:` keys are the lead's); the
 write is MemoryService.inject_learning's."""
@@ -26,8 +26,8 @@ def learning_request(
     redactions made in its text. `agent_id`: the agent it is about, kept as about_agent."""
     if not caller.is_lead:
         raise PermissionDeniedError(
-            f"memory-inject-learning is for the lead agent; {caller.agent_id!r} is a "
-            "worker (store what you learned with memory-store, or ask the lead)"
+            f"inject-learning is for the lead agent; {caller.agent_id!r} is a "
+            "worker (store what you learned with store_memory, or ask the lead)"
         )
     text, redactions = redact_field(
         v.clean_value(learning, max_value_chars, field="learning"), "learning"

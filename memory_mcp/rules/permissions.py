@@ -1,8 +1,8 @@
 """Who may read a memory (`can_see`) and who may change one: the one decision (`decide`)
 every write path asks.
 
-The paths: memory-store and the lines of an import, memory-delete (by id or by key),
-memory-delete-many, memory-revert, memory-inject-learning, memory-link (and the
+The paths: store_memory and the lines of an import, memory-delete (by id or by key),
+memory-delete-many, memory-revert, inject-learning, memory-link (and the
 knowledge-graph profile's tools, which are stores, deletes and links), a note's memories
 (the notes watcher, `memory-mcp index`, the PostToolUse hook, the team server's
 `index-note`), and the CLI's commands, which call the same MemoryService methods. The
@@ -32,7 +32,7 @@ The rules:
   to be visible to the caller. Linking your memory to another agent's swarm memory is
   allowed (it changes nothing of theirs); linking from another agent's swarm memory takes
   a lead. Who may see a link: whoever may see both of its ends (rules/service.py).
-- `learning:` keys are the lead's (memory-inject-learning makes them): a worker may not
+- `learning:` keys are the lead's (inject-learning makes them): a worker may not
   store a memory with such a key in any scope, nor change or delete a swarm one, even
   one it owns from before this rule; its own private ones from before may be deleted.
 
@@ -252,7 +252,7 @@ def decide(
             return InvalidInputError(
                 "key",
                 f"keys starting with {LEARNING_KEY_PREFIX!r} are the lead's (its "
-                f"memory-inject-learning makes them); {caller.agent_id!r} is a worker and may "
+                f"inject-learning makes them); {caller.agent_id!r} is a worker and may "
                 "not store one: choose another key",
             )
         if change is not Change.DELETE or target.scope is Scope.SWARM:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory_mcp.models import Source
+from memory_mcp.models import Caps, Source
 from memory_mcp.search.ranking_config import RankingConfig
 
 
@@ -23,6 +23,12 @@ class Policy:
     search_model_wait_seconds: float
     # Lifetime by kind, in days, 0 permanent (Settings.ttl_kind_days).
     kind_ttl_days: dict[str, float] = field(default_factory=dict)
+    max_entries_per_project: int = 0
+
+    @property
+    def caps(self) -> Caps:
+        """The caps a write is held to (store/eviction.py)."""
+        return Caps(self.max_memories_per_agent, self.max_entries_per_project)
 
     def default_ttl_seconds(self, source: Source, kind: str | None = None) -> float | None:
         """A new memory's lifetime when no TTL is given: its kind's, if the table names

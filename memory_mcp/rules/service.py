@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from memory_mcp.checks import validation as v
+from memory_mcp.checks.json_values import shown_value
 from memory_mcp.checks.new_memory import checked_memory
 from memory_mcp.errors import (
     InvalidInputError,
@@ -46,6 +47,7 @@ from memory_mcp.models import (
     Visibility,
 )
 from memory_mcp.rules import permissions, validity
+from memory_mcp.rules.batch import store_batch
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -65,6 +67,7 @@ from memory_mcp.rules.browsing import (
     parse_order,
 )
 from memory_mcp.rules.gate import Gate
+from memory_mcp.rules.key_reads import one_by_key
 from memory_mcp.rules.learnings import learning_request
 from memory_mcp.rules.linking import LinkService
 from memory_mcp.rules.memories_block import pool_view
@@ -75,6 +78,7 @@ from memory_mcp.rules.note_memories import (
 )
 from memory_mcp.rules.permissions import Change, Target, can_see
 from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.scopes import change_scope
 from memory_mcp.rules.tasks import TaskService, task_argument
 from memory_mcp.rules.versions import one_version, versions_page
 from memory_mcp.search import pipeline
@@ -161,7 +165,7 @@ class MemoryService:
         self, caller: Caller, request: StoreRequest
     ) -> tuple[UpsertOutcome, SimilarCheck]:
         """store_memory, and the near-duplicate check of the memory it wrote made on the
-        way (Gate.write_and_check). The memory-store tool's call: the time read once, the
+        way (Gate.write_and_check). The store_memory tool's call: the time read once, the
         permission decided once (by the gate)."""
         now = self._written_at(request)
         new = self._memory_of(caller, request, now)
@@ -171,6 +175,19 @@ class MemoryService:
         if old is not None:
             await validity.close(old, written[0].record, self.links.change_links, caller)
         return written
+
+    async def store_batch(
+        self, caller: Caller, requests: list[StoreRequest]
+    ) -> list[tuple[UpsertOutcome, SimilarCheck]]:
+        """Several memories in one transaction, all or none (rules/batch.py)."""
+        return await store_batch(self, caller, requests)
+
+    async def change_scope(
+        self, caller: Caller, key: str, from_scope: Scope, to_scope: Scope
+    ) -> tuple[UpsertOutcome, SimilarCheck]:
+        """Move a memory to another scope, and what it resembles there (rules/scopes.py)."""
+        outcome = await change_scope(self, caller, key, from_scope, to_scope)
+        return outcome, await self.gate.similar_to(caller, outcome.record, self.clock())
 
     def prepare_memory(self, caller: Caller, request: StoreRequest) -> NewMemory:
         """Every check of store_memory, without writing: the memory that would be stored.
@@ -231,7 +248,7 @@ class MemoryService:
             BatchItem(new, at if at is not None else now, permissions.check_write(caller, new))
             for caller, new, at in memories
         ]
-        outcome = await self.store.upsert_many(items, cap=self.policy.max_memories_per_agent)
+        outcome = await self.store.upsert_many(items, cap=self.policy.caps)
         if outcome.evicted_ids:
             log.info("over the cap: evicted %s", outcome.evicted_ids)
         return outcome
@@ -428,7 +445,7 @@ class MemoryService:
             caller,
             self.policy.max_value_chars,
             key=record.key,
-            value=old.value,
+            value=shown_value(old.value, old.value_json),
             scope=record.scope,
             source=old.source,
             tags=old.tags,
@@ -509,6 +526,14 @@ class MemoryService:
         """`record` (read by `get`) as it held at `given` (memory-get's `as_of`)."""
         at = validity.as_of_time(given, self.clock())
         return record if at is None else await validity.record_as_of(self.store, record, at)
+
+    async def get_by_key(
+        self, caller: Caller, key: object, scope: Scope | None, project: str | None
+    ) -> MemoryRecord:
+        """The one memory `caller` may see under `key` (rules/key_reads.py), its read
+        counted as `get` counts one."""
+        record = await one_by_key(self.store, caller, key, scope, project, self.clock())
+        return await self.get(caller, record.id)
 
     async def list_memories(
         self,

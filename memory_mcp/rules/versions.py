@@ -60,6 +60,7 @@ async def versions_page(
                 written_at=written_at,
                 current=False,
                 valid_to=row["replaced_at"],
+                value_json=bool(row["value_json"]),
             )
         )
         written_at = row["replaced_at"]  # the next version was written then
@@ -75,6 +76,7 @@ async def versions_page(
                 written_at=record.updated_at,
                 current=True,
                 valid_to=record.valid_to,
+                value_json=record.value_json,
             )
         )
     return HistoryPage(versions, versions[0].version if more else None)

@@ -35,7 +35,7 @@ stands out less, and may not be named.
 Cost: the new memory's vector is the one the write just computed (store_memory embeds
 before it returns when the model is loaded), read back by its content hash; then one
 nearest-neighbour scan, the same as a search's vector arm (a few milliseconds at 100k
-memories), and one read of the few similar memories' keys. The memory-store tool runs it
+memories), and one read of the few similar memories' keys. The store_memory tool runs it
 through `store_and_check`: the index is caught up while the model runs and the check runs
 beside the vector's save, so of its cost only the scan and the keys' read are on the
 store's path. While the model is still

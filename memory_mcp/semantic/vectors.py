@@ -13,7 +13,7 @@ Who writes vectors
   is saved in a transaction that does not wait for the disk (a vector can be made again;
   the memory's own commit did wait), before store_memory returns: a memory is found by
   meaning at once, and the near-duplicate check uses the vector just computed, not a read
-  of it (memory-store's check runs beside that save: Gate.write_and_check).
+  of it (store_memory's check runs beside that save: Gate.write_and_check).
   A text of several passages is saved so marked `whole_only` and queued for
   `complete_passages` (a worker `keep_embedded` starts), which saves the memory's vector
   (passages.py: the whole text's and its passages' summed) in its place moments later;

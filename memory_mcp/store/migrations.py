@@ -59,6 +59,9 @@ ADDED_COLUMNS = (
     ("memories", "valid_from", "FLOAT"),
     ("memories", "valid_to", "FLOAT"),
     ("memories", "superseded_by", "INTEGER"),
+    # A JSON object or array as the value (checks/json_values.py); every older one is text.
+    ("memories", "value_json", "BOOLEAN NOT NULL DEFAULT FALSE"),
+    ("memory_history", "value_json", "BOOLEAN NOT NULL DEFAULT FALSE"),
     ("memories", "kind", "VARCHAR(40)"),  # NULL: not said, as every memory before kinds
 )
 # store_meta's row naming the rule the stored write-time contexts were made by.

@@ -51,6 +51,7 @@ def history_page(memory_id: int, below: int | None, limit: int | None) -> Select
             history.source,
             history.replaced_at,
             history.updated_by,
+            history.value_json,
         )
         .where(history.memory_id == memory_id, *older)
         .order_by(history.version.desc())

@@ -62,6 +62,7 @@ RECORD_COLUMNS = (
     "valid_from",
     "valid_to",
     "superseded_by",
+    "value_json",
     "kind",
 )
 # A row of RECORD_COLUMNS by name, at the cost of an index lookup (see rows.MemoryColumns).
@@ -182,6 +183,7 @@ def record_from_columns(row: Any) -> MemoryRecord:
             valid_from=timestamp(row, "valid_from", optional=True),
             valid_to=timestamp(row, "valid_to", optional=True),
             superseded_by=row.superseded_by if type(row.superseded_by) is int else None,
+            value_json=bool(row.value_json),
             kind=row.kind if isinstance(row.kind, str) else None,
         )
     except ValueError as exc:  # enum values raise ValueError too

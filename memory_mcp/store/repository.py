@@ -25,6 +25,7 @@ from memory_mcp.errors import (
 from memory_mcp.models import (
     BatchItem,
     BatchOutcome,
+    Caps,
     KeywordFinds,
     KeywordQuery,
     MemoryRecord,
@@ -37,8 +38,16 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
+from memory_mcp.store import (
+    batch_writes,
+    eviction,
+    migrations,
+    rescope,
+    validity_rows,
+    write_context,
+    writes,
+)
 from memory_mcp.store import browsing as browse
-from memory_mcp.store import migrations, validity_rows, write_context, writes
 from memory_mcp.store import read_statements as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.browsing import BulkDeletion, Selection
@@ -153,7 +162,7 @@ class MemoryStore:
         *,
         expected_version: int | None,
         now: float,
-        cap: int,
+        cap: Caps,
         may_overwrite_others: bool = False,
         take_over: bool = False,
     ) -> UpsertOutcome:
@@ -189,7 +198,26 @@ class MemoryStore:
                     raise
         raise AssertionError("unreachable")
 
-    async def upsert_many(self, items: Sequence[BatchItem], *, cap: int) -> BatchOutcome:
+    async def upsert_each(
+        self, items: Sequence[tuple[NewMemory, int | None, bool]], *, now: float, cap: Caps
+    ) -> list[UpsertOutcome]:
+        """Upsert each of `items` (the memory, its expected version, whether it may update
+        another agent's) as `upsert` does, in order, in ONE transaction: the outcome of
+        each, or the first error and nothing written (store_memory with `memories`)."""
+
+        for attempt in range(3):
+            reads = self._accesses.take()
+            try:
+                return await self._engines.run_write(
+                    batch_writes.upsert_each, reads, items, now, cap
+                )
+            except BaseException as exc:
+                self._accesses.put_back(reads)
+                if not isinstance(exc, IntegrityError) or attempt == 2:
+                    raise  # (IntegrityError: see upsert; the retry updates instead)
+        raise AssertionError("unreachable")
+
+    async def upsert_many(self, items: Sequence[BatchItem], *, cap: Caps) -> BatchOutcome:
         """Write a batch in ONE transaction (import): all of it is committed or none, so a
         process killed at any moment leaves whole batches. Memories not stored yet are
         inserted in a few statements; identical ones are skipped without a write; the
@@ -249,6 +277,14 @@ class MemoryStore:
             return await conn.run_sync(
                 writes.place, list(memory_ids), project, task, field, revision
             )
+
+    async def rescope(
+        self, memory_id: int, version: int, scope: Scope, session_id: str, writer: str, now: float
+    ) -> MemoryRecord:
+        """Move a memory to another scope in place, a new version (store/rescope.py)."""
+        return await self._engines.run_write(
+            rescope.rescope, memory_id, version, scope, session_id, writer, now
+        )
 
     async def archive(self, memory_ids: Sequence[int], now: float) -> None:
         if not memory_ids:
@@ -475,6 +511,7 @@ class MemoryStore:
                     "source": r.source,
                     "replaced_at": r.replaced_at,
                     "updated_by": r.updated_by,
+                    "value_json": bool(r.value_json),
                 }
                 for r in rows
             ]
@@ -496,6 +533,18 @@ class MemoryStore:
         last = rows[limit - 1]
         at = last.updated_at if selection.order == "updated" else last.created_at
         return readable_records(rows[:limit]), Position(float(at), int(last.id))
+
+    async def keyed(self, key: str, vis: Visibility, limit: int) -> list[MemoryRecord]:
+        """The memories `vis` lets through whose key is `key` (memory-get by key), oldest
+        first; `lower(key)` is indexed (search looks keys up ignoring case)."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MEMORIES)
+                .where(func.lower(M.key) == func.lower(key), M.key == key, visible_to(vis))
+                .order_by(M.id)
+                .limit(limit)
+            )
+            return readable_records(rows)
 
     async def get_by_identity(self, identity: str) -> MemoryRecord | None:
         """The memory with this upsert identity (NewMemory.identity), if stored."""
@@ -555,7 +604,9 @@ class MemoryStore:
         wanted = list(dict.fromkeys(identities))
         async with self._engines.reader.connect() as conn:
             counted = int(
-                await conn.scalar(select(func.count()).where(*writes.counted_toward_cap(agent_id)))
+                await conn.scalar(
+                    select(func.count()).where(*eviction.counted_toward_cap(agent_id))
+                )
                 or 0
             )
             stored = 0

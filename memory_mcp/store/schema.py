@@ -80,6 +80,8 @@ class MemoryRow(Base):
     valid_from: Mapped[float | None] = mapped_column(Float, nullable=True)
     valid_to: Mapped[float | None] = mapped_column(Float, nullable=True)
     superseded_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # `value` is a JSON object or array as compact JSON (checks/json_values.py), not text.
+    value_json: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     # What kind of memory it is (models.KINDS: preference, fact, decision...), given by its
     # writer; the write policy and the lifetime per kind read it. NULL: not said.
     kind: Mapped[str | None] = mapped_column(String(40), nullable=True)
@@ -113,6 +115,7 @@ class MemoryHistoryRow(Base):
     replaced_at: Mapped[float] = mapped_column(Float)
     # Who wrote this (replaced) version.
     updated_by: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    value_json: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
 
 
 class MemoryLinkRow(Base):

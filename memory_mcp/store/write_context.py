@@ -171,7 +171,7 @@ def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dic
     before none yet), and the contexts the CONTEXT_AFTER memories before it take with its
     words, for `store_contexts` once it is inserted: one read of the session's last
     CONTEXT_BEFORE + CONTEXT_AFTER memories, where `neighbours` then `refresh` cost eight
-    (what every `memory-store` pays)."""
+    (what every `store_memory` pays)."""
     if not new.written_session or new.source is Source.FILE_INDEX:
         return None, []
     rows = list(

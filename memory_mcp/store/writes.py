@@ -9,11 +9,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
-from sqlalchemy.sql import ColumnElement
+from sqlalchemy import Connection, Table, delete, insert, select, text, update
 
 from memory_mcp.errors import (
-    CapExceededError,
     InvalidInputError,
     KeyNotFoundError,
     PermissionDeniedError,
@@ -22,6 +20,7 @@ from memory_mcp.errors import (
 from memory_mcp.models import (
     BatchItem,
     BatchOutcome,
+    Caps,
     MemoryRecord,
     NewMemory,
     Scope,
@@ -31,6 +30,7 @@ from memory_mcp.models import (
 )
 from memory_mcp.store import write_context
 from memory_mcp.store.access_counts import PendingAccess
+from memory_mcp.store.eviction import evict_over_caps
 from memory_mcp.store.memories_table import (
     IN_CHUNK,
     MEMORIES,
@@ -48,6 +48,9 @@ from memory_mcp.store.schema import (
 )
 
 LINKS = cast(Table, MemoryLinkRow.__table__)
+
+
+NO_CAPS = Caps()
 
 
 def content_values(new: NewMemory) -> dict[str, Any]:
@@ -70,6 +73,7 @@ def content_values(new: NewMemory) -> dict[str, Any]:
         # Stored again after its task was completed: a working memory again (unless an
         # import brings it archived).
         "archived_at": new.archived_at,
+        "value_json": new.value_json,
         "kind": new.kind,
     }
 
@@ -135,7 +139,7 @@ def ids_of(conn: Connection, identities: Sequence[str]) -> dict[str, int]:
 
 
 def insert_memory(
-    conn: Connection, new: NewMemory, expected_version: int | None, now: float, cap: int
+    conn: Connection, new: NewMemory, expected_version: int | None, now: float, cap: Caps
 ) -> UpsertOutcome:
     """The insert half of MemoryStore.upsert: no row has `new.identity` yet."""
     if expected_version not in (None, 0):
@@ -170,7 +174,7 @@ def insert_memory(
     evicted = (
         []
         if new.source is Source.FILE_INDEX
-        else evict_over_cap(conn, new.agent_id, cap, memory_id, revision)
+        else evict_over_caps(conn, new.agent_id, new.project, cap, memory_id, revision, now)
     )
     record = fetch(conn, memory_id)
     return UpsertOutcome(record=record, created=True, changed=True, evicted_ids=evicted)
@@ -184,7 +188,7 @@ def update_memory(
     now: float,
     may_overwrite_others: bool,
     take_over: bool = False,
-    cap: int = 0,
+    cap: Caps = NO_CAPS,
 ) -> UpsertOutcome:
     """The update half of MemoryStore.upsert: `existing` is the row with `new.identity`,
     read under the write lock, so the ownership and version checks see what is stored.
@@ -227,6 +231,7 @@ def update_memory(
             source=existing.source,
             replaced_at=now,
             updated_by=existing.updated_by or existing.agent_id,
+            value_json=existing.value_json,
         )
     )
     conn.execute(
@@ -246,9 +251,11 @@ def update_memory(
     if values["tags"] != existing.tags:
         conn.execute(delete(MemoryTagRow).where(MemoryTagRow.memory_id == existing.id))
         write_tags(conn, existing.id, new.tags)
+    # Counted from now on: a memory that changed owner, or an archived one stored again.
+    reviving = existing.archived_at is not None and values["archived_at"] is None
     evicted = (
-        evict_over_cap(conn, new.agent_id, cap, existing.id, revision)
-        if taking_over and new.source is not Source.FILE_INDEX
+        evict_over_caps(conn, new.agent_id, new.project, cap, existing.id, revision, now)
+        if (taking_over or reviving) and new.source is not Source.FILE_INDEX
         else []
     )
     record = fetch(conn, existing.id)
@@ -362,50 +369,12 @@ def archive(conn: Connection, ids: list[int], now: float, revision: int) -> None
     write_context.refresh(conn, write_context.neighbours(conn, ids))
 
 
-def counted_toward_cap(agent_id: str) -> tuple[ColumnElement[bool], ...]:
-    """The memories an agent's cap counts. Notes indexed from memory folders do not count:
-    they mirror files the user keeps (bounded by the folder), and an evicted note would be
-    re-indexed by the next reconcile anyway."""
-    return (M.agent_id == agent_id, M.source != Source.FILE_INDEX.value)
-
-
-def evict_over_cap(
-    conn: Connection, agent_id: str, cap: int, keep_id: int, revision: int
-) -> list[int]:
-    """Evict the owner's least recently used unpinned memories beyond the cap (only those
-    counted_toward_cap: notes neither count nor get evicted)."""
-    if cap <= 0:
-        return []
-    counted = counted_toward_cap(agent_id)
-    count = int(conn.scalar(select(func.count()).where(*counted)) or 0)
-    excess = count - cap
-    if excess <= 0:
-        return []
-    victims = list(
-        (
-            conn.scalars(
-                select(M.id)
-                .where(*counted, M.pinned.is_(False), M.id != keep_id)
-                .order_by(M.last_used_at, M.id)
-                .limit(excess)
-            )
-        ).all()
-    )
-    if len(victims) < excess:
-        raise CapExceededError(
-            f"agent {agent_id!r} is at its cap of {cap} memories and the rest are pinned; "
-            "nothing was stored: unpin or delete some first"
-        )
-    delete_ids(conn, victims, revision)
-    return victims
-
-
 def upsert_row(
     conn: Connection,
     new: NewMemory,
     expected_version: int | None,
     now: float,
-    cap: int,
+    cap: Caps,
     may_overwrite_others: bool,
     take_over: bool = False,
 ) -> UpsertOutcome:
@@ -432,7 +401,7 @@ def write_accesses(conn: Connection, reads: dict[int, PendingAccess]) -> None:
 
 
 def upsert_batch(
-    conn: Connection, reads: dict[int, PendingAccess], items: Sequence[BatchItem], cap: int
+    conn: Connection, reads: dict[int, PendingAccess], items: Sequence[BatchItem], cap: Caps
 ) -> BatchOutcome:
     """MemoryStore.upsert_many's transaction: the counted reads, then the batch."""
     write_accesses(conn, reads)
@@ -463,13 +432,15 @@ def upsert_batch(
         revision = next_revision(conn)
         ids = insert_new(conn, [(i.memory, i.now) for i in fresh], revision)
         outcome.created += len(fresh)
-        newest: dict[str, int] = {}
+        newest: dict[tuple[str, str], tuple[int, float]] = {}
         for item in fresh:
             if item.memory.source is not Source.FILE_INDEX:  # notes are not counted
-                agent = item.memory.agent_id
-                newest[agent] = max(newest.get(agent, 0), ids[item.memory.identity])
-        for agent, keep_id in sorted(newest.items()):
-            outcome.evicted_ids += evict_over_cap(conn, agent, cap, keep_id, revision)
+                place = (item.memory.agent_id, item.memory.project)
+                newest[place] = max(
+                    newest.get(place, (0, 0.0)), (ids[item.memory.identity], item.now)
+                )
+        for (agent, project), (keep_id, at) in sorted(newest.items()):
+            outcome.evicted_ids += evict_over_caps(conn, agent, project, cap, keep_id, revision, at)
     for index, item in one_by_one:
         try:
             result = upsert_row(conn, item.memory, None, item.now, cap, item.may_overwrite_others)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory_mcp.checks.json_values import shown_value
 from memory_mcp.checks.text_safety import json_text_for_terminal
 from memory_mcp.checks.validation import (
     clean_key,
@@ -39,7 +40,8 @@ class MemoryLine(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     key: str
-    value: str
+    # Text, or a JSON object or array (written as such by export: the type round-trips).
+    value: str | dict[str, Any] | list[Any]
     scope: str = "agent"
     tags: list[str] = []
     metadata: dict[str, Any] = {}
@@ -71,7 +73,7 @@ class MemoryLine(BaseModel):
         field at fault (InvalidInputError). Every source is allowed: an export holds them.
         `project`: where it goes instead of the line's own (`import --project`).
 
-        Over a stored memory, as memory-store: the fields the line has are written, those
+        Over a stored memory, as store_memory: the fields the line has are written, those
         it leaves out are kept (null counts as left out). A line with all of WHOLE_LINE,
         as `export` writes them, is the whole memory (StoreRequest.replace)."""
         given = self.model_fields_set
@@ -214,7 +216,7 @@ async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None 
     async for record in records:
         line = {
             "key": record.key,
-            "value": record.value,
+            "value": shown_value(record.value, record.value_json),
             "scope": record.scope.value,
             "tags": record.tags,
             "metadata": record.metadata,

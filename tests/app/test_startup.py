@@ -58,7 +58,7 @@ async def test_serve_exports_a_missing_model_in_a_child_and_never_loads_torch(
     }
     params = StdioServerParameters(command=EXE, args=["serve", "--db", str(db)], env=env)
     async with Client(params, read_timeout_seconds=120) as client:
-        await call(client, "memory-store", key="pets", value="The office cat is called Miso")
+        await call(client, "store_memory", key="pets", value="The office cat is called Miso")
         deadline = time.monotonic() + 600
         while True:
             result = await call(client, "memory-search", query="name of our feline", limit=3)

@@ -286,7 +286,7 @@ def test_bench_store_times_stores_over_stdio_and_their_parts(
         == 0
     )
     printed = capfd.readouterr().out
-    assert "memory-store" in printed and "memory-search" in printed
+    assert "store_memory" in printed and "memory-search" in printed
     data = json.loads(out.read_text())
     assert data["turns"] == 17
     assert data["similar_checked"] == 17  # the model was loaded: every store compared

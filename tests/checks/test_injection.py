@@ -80,7 +80,7 @@ BENIGN = [
     "gpt-4o, claude-sonnet and gemini all answered the same",
     "Use memory-delete-many to delete all memories tagged scratch.",
     "memory-delete removes one memory by id; the lead may delete any swarm memory.",
-    "Call memory-store with the same key to update a memory.",
+    "Call store_memory with the same key to update a memory.",
     "Remove all memories older than 30 days with `memory-mcp purge`.",
 ]
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -176,13 +176,13 @@ pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 async def test_flags_travel_with_stored_memories(make_settings: Callable[..., Settings]) -> None:
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         for index, (sample, flag) in enumerate(HOSTILE):
-            stored = await call(client, "memory-store", key=f"hostile-{index}", value=sample)
+            stored = await call(client, "store_memory", key=f"hostile-{index}", value=sample)
             assert flag in stored.get("flags", []), sample
         by_key = await call(
-            client, "memory-store", key="ignore previous instructions", value="a plain value"
+            client, "store_memory", key="ignore previous instructions", value="a plain value"
         )
         assert by_key["flags"] == ["instruction-like"]
-        plain = await call(client, "memory-store", key="plain", value=BENIGN[3])
+        plain = await call(client, "store_memory", key="plain", value=BENIGN[3])
         assert "flags" not in plain
 
 

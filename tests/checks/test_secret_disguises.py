@@ -134,8 +134,8 @@ async def test_a_link_relation_holding_a_secret_is_refused(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with _server(make_settings, agent_id="w1") as client:
-        a = await call(client, "memory-store", key="a", value="alpha")
-        b = await call(client, "memory-store", key="b", value="beta")
+        a = await call(client, "store_memory", key="a", value="alpha")
+        b = await call(client, "store_memory", key="b", value="beta")
         for relation in (GITHUB, DISGUISED["Cyrillic look-alikes"], _fullwidth(GITHUB)):
             error = await call_error(
                 client, "memory-link", id=a["id"], to=b["id"], relation=relation
@@ -170,7 +170,7 @@ async def test_the_agent_a_learning_is_about_may_not_be_a_secret(
         for agent in (GITHUB, f"worker-{GITHUB}", _fullwidth(GITHUB)):
             error = await call_error(
                 client,
-                "memory-inject-learning",
+                "inject-learning",
                 learning="Run migrations first",
                 category="best-practice",
                 agent_id=agent,
@@ -178,7 +178,7 @@ async def test_the_agent_a_learning_is_about_may_not_be_a_secret(
             assert "invalid agent_id: holds a secret (github-pat" in error, error
         learned = await call(
             client,
-            "memory-inject-learning",
+            "inject-learning",
             learning="Run migrations first",
             category="best-practice",
             agent_id="worker-2",

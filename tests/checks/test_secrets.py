@@ -77,7 +77,7 @@ async def test_code_that_mentions_secrets_is_stored_whole(
     ]
     async with lead_server(make_settings) as client:
         for i, snippet in enumerate(snippets):
-            stored = await call(client, "memory-store", key=f"snippet-{i}", value=snippet)
+            stored = await call(client, "store_memory", key=f"snippet-{i}", value=snippet)
             assert "redacted" not in stored
             got = await call(client, "memory-get", id=stored["id"])
             assert got["value"] == snippet
@@ -89,13 +89,13 @@ async def test_a_key_in_a_tag_is_refused_before_tags_are_lower_cased(
     async with lead_server(make_settings) as client:
         for secret, kind in ((AWS, "aws-access-token"), (AWS_TEMPORARY, "aws-access-token")):
             error = await call_error(
-                client, "memory-store", key="k", value="v", tags=["deploy", secret]
+                client, "store_memory", key="k", value="v", tags=["deploy", secret]
             )
             # Counted from 1, as the characters are (issue 35: "tag 0 ... characters 1-20").
             assert "invalid tags: tag 2 holds a secret" in error, error
             assert f"{kind} at characters 1-20" in error, error
             assert secret[4:] not in error and secret.lower()[4:] not in error
-        error = await call_error(client, "memory-store", key="k", value="v", tags=[GOOGLE])
+        error = await call_error(client, "store_memory", key="k", value="v", tags=[GOOGLE])
         assert "invalid tags: tag 1 holds a secret (gcp-api-key at characters 1-39)" in error
         listed = await call(client, "memory-list")
         assert listed["memories"] == []
@@ -107,7 +107,7 @@ async def test_a_stripe_webhook_secret_is_redacted_in_data_and_refused_in_names(
     line = f"STRIPE_WEBHOOK_SECRET={WEBHOOK}"
     async with lead_server(make_settings) as client:
         stored = await call(
-            client, "memory-store", key="stripe", value=line, metadata={"env": line}
+            client, "store_memory", key="stripe", value=line, metadata={"env": line}
         )
         assert [(r["field"], r["kind"]) for r in stored["redacted"]] == [
             ("value", "stripe-webhook-secret"),
@@ -115,7 +115,7 @@ async def test_a_stripe_webhook_secret_is_redacted_in_data_and_refused_in_names(
         ]
         learned = await call(
             client,
-            "memory-inject-learning",
+            "inject-learning",
             learning=f"verify with {WEBHOOK}",
             category="preference",
         )
@@ -127,7 +127,7 @@ async def test_a_stripe_webhook_secret_is_redacted_in_data_and_refused_in_names(
             {"key": "k", "value": "v", "tags": [WEBHOOK]},
             {"key": "k", "value": "v", "metadata": {WEBHOOK: 1}},
         ):
-            error = await call_error(client, "memory-store", **arguments)
+            error = await call_error(client, "store_memory", **arguments)
             assert "stripe-webhook-secret" in error and WEBHOOK[6:] not in error
         for memory_id in (stored["id"], learned["id"]):
             got = await call(client, "memory-get", id=memory_id)
@@ -142,7 +142,7 @@ async def test_a_redacted_memory_keeps_the_rest_and_says_what_went(
     value = f"CI publishes with the token {GITHUB}; rotate it monthly."
     metadata = {"ci": {"token": GITHUB, "runner": "linux"}, "hosts": ["a", f"b {AWS}"]}
     async with lead_server(make_settings) as client:
-        stored = await call(client, "memory-store", key="ci", value=value, metadata=metadata)
+        stored = await call(client, "store_memory", key="ci", value=value, metadata=metadata)
         start = value.index(GITHUB)
         assert stored["redacted"] == [
             {"field": "value", "kind": "github-pat", "start": start, "end": start + 40},
@@ -158,7 +158,7 @@ async def test_a_redacted_memory_keeps_the_rest_and_says_what_went(
             "hosts": ["a", "b [REDACTED:aws-access-token]"],
         }
         # The same write again is the same memory: nothing changes, and it says so again.
-        again = await call(client, "memory-store", key="ci", value=value, metadata=metadata)
+        again = await call(client, "store_memory", key="ci", value=value, metadata=metadata)
         assert (again["version"], again["created"]) == (1, False)
         assert again["redacted"] == stored["redacted"]
         found = await call(client, "memory-search", query="rotate monthly")
@@ -172,10 +172,10 @@ async def test_a_secret_in_a_name_is_refused_naming_the_field_and_characters(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with lead_server(make_settings) as client:
-        error = await call_error(client, "memory-store", key=f"token-{GITHUB}", value="v")
+        error = await call_error(client, "store_memory", key=f"token-{GITHUB}", value="v")
         assert "invalid key: holds a secret (github-pat at characters 7-46)" in error
         error = await call_error(
-            client, "memory-store", key="k", value="v", metadata={"ci": {GITHUB: 1}}
+            client, "store_memory", key="k", value="v", metadata={"ci": {GITHUB: 1}}
         )
         assert "invalid metadata: a key of metadata.ci holds a secret (github-pat" in error
         for text in (error,):

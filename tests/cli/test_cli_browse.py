@@ -439,7 +439,7 @@ def test_history_of_another_agents_private_memory_is_not_found(run: Run, db: str
 
 
 def test_store_writes_one_memory_and_an_update_keeps_the_rest(run: Run, tmp_path: Path) -> None:
-    """Issue 35: there was no command to store one memory. `store` is memory-store as
+    """Issue 35: there was no command to store one memory. `store` is store_memory as
     the agent: an upsert, an update changing only what it gives (--replace: all)."""
     db = str(tmp_path / "new.db")
     me = ("--db", db, "--agent-id", "bob")

@@ -31,9 +31,9 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TeamServer,
 
         async def seed() -> None:
             async with server.client(tokens["alice"]) as client:
-                await call(client, "memory-store", key="plan", value=ALICE_SECRET)
+                await call(client, "store_memory", key="plan", value=ALICE_SECRET)
             async with server.client(tokens["bob"]) as client:
-                await call(client, "memory-store", key="deploy", value="Deploys are blue-green")
+                await call(client, "store_memory", key="deploy", value="Deploys are blue-green")
 
         anyio.run(seed)
         yield server, tokens
@@ -117,7 +117,7 @@ def test_url_without_a_token_is_refused(
 def test_store_on_the_team_server_keeps_what_an_update_leaves_out(
     team: tuple[TeamServer, dict[str, str]], tmp_path: Path
 ) -> None:
-    """Issue 35: there was no command to store one memory. `store` is memory-store, here
+    """Issue 35: there was no command to store one memory. `store` is store_memory, here
     as the token's agent."""
     first = cli(team, "alice", tmp_path, "store", "cli-note", "v1", "--tag", "ops", "--pinned")
     assert first.returncode == 0, first.stderr

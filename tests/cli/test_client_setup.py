@@ -102,7 +102,7 @@ async def test_the_printed_configs_start_a_server_that_answers(
         params = StdioServerParameters(command=command, args=list(args), env=None)
         async with Client(params, read_timeout_seconds=120) as mcp:
             assert mcp.server_info is not None and mcp.server_info.name == "memory-mcp", clients
-            stored = await call(mcp, "memory-store", key=f"editor-{n}", value="We use Neovim")
+            stored = await call(mcp, "store_memory", key=f"editor-{n}", value="We use Neovim")
         assert stored["version"] == 1, clients
     assert sorted(hooks) == [
         "PostToolUse",
@@ -463,7 +463,7 @@ async def test_claude_codes_hooks_follow_the_team_server_of_its_entry(
                 read_timeout_seconds=120,
             ) as mcp,
         ):
-            await call(mcp, "memory-store", key="alice.editor", value="Alice edits with Helix")
+            await call(mcp, "store_memory", key="alice.editor", value="Alice edits with Helix")
 
         hooks = json.loads(written[".claude/settings.json"])["hooks"]
         commands = [

@@ -71,10 +71,10 @@ def test_where_the_layout_is_rich_s_own_rich_draws_it(
 ) -> None:
     memory = Memory.model_validate({**memory_json(), **change})
     fields = tables.memory_fields(memory)
-    assert tables.piped_memory(fields, memory.value) is None
+    assert tables.piped_memory(fields, tables.value_text(memory.value)) is None
     tables.show_memory(memory)
     shown = capsys.readouterr().out
-    assert shown == drawn_by_rich(capsys, fields, memory.value)
+    assert shown == drawn_by_rich(capsys, fields, tables.value_text(memory.value))
     assert "\t" not in shown  # rich's layout: tabs expanded
 
 
@@ -143,4 +143,5 @@ def test_get_prints_what_rich_printed(
     memory = memory.model_copy(update={"access_count": memory.access_count + 1})
     fields = tables.memory_fields(memory)
     assert {"confidence", "pinned", "about agent", "metadata"} <= {name for name, _ in fields}
-    assert shown == drawn_by_rich(capsys, fields, strip_terminal_controls(memory.value))
+    text = strip_terminal_controls(tables.value_text(memory.value))
+    assert shown == drawn_by_rich(capsys, fields, text)

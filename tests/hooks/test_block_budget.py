@@ -150,7 +150,7 @@ async def test_the_memory_context_prompt_and_resource_honour_max_tokens(
 ) -> None:
     settings = make_settings(context_max_tokens=50)
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
-        await call(client, "memory-store", key="checklist", value=LONG)
+        await call(client, "store_memory", key="checklist", value=LONG)
         read = await client.read_resource("memory://context")
         contents = read.contents[0]
         assert isinstance(contents, TextResourceContents)

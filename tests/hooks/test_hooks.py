@@ -463,8 +463,8 @@ async def test_the_block_is_an_mcp_resource_and_prompt(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
-        await call(client, "memory-store", key="editor", value="The user prefers vim keys.")
-        await call(client, "memory-store", key="deploy", value="Deploy on Fridays only.")
+        await call(client, "store_memory", key="editor", value="The user prefers vim keys.")
+        await call(client, "store_memory", key="deploy", value="Deploy on Fridays only.")
         resources = await client.list_resources()
         assert "memory://context" in [str(r.uri) for r in resources.resources]
         read = await client.read_resource("memory://context")

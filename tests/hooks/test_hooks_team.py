@@ -58,7 +58,7 @@ def search_keys(server: TeamServer, token: str, query: str) -> set[str]:
 def store(server: TeamServer, token: str, key: str, value: str) -> None:
     async def job() -> None:
         async with server.client(token) as client:
-            await call(client, "memory-store", key=key, value=value)
+            await call(client, "store_memory", key=key, value=value)
 
     anyio.run(job)
 

@@ -192,7 +192,7 @@ async def test_a_session_header_on_a_stateless_request_names_no_session(
         owner = RawSession(http, server, tokens["w1"])
         await owner.open()
         stored = await owner.tool(
-            "memory-store", key="session.secret", value="only this session", scope="session"
+            "store_memory", key="session.secret", value="only this session", scope="session"
         )
         memory_id = stored["structuredContent"]["id"]
         mine = await owner.tool("memory-get", id=memory_id)
@@ -289,7 +289,7 @@ async def test_on_sse_a_session_header_cannot_switch_the_connections_session(
     with running(tmp_path, "sse", db) as server:
         async with sse_connection(server, token) as first, sse_connection(server, token) as second:
             stored = await first.tool(
-                "memory-store", key="sse.secret", value="first connection only", scope="session"
+                "store_memory", key="sse.secret", value="first connection only", scope="session"
             )
             memory_id = stored["structuredContent"]["id"]
             mine = await first.tool("memory-get", id=memory_id)

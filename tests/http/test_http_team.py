@@ -127,7 +127,7 @@ async def test_each_agent_sees_exactly_what_its_scopes_allow(
         async with server.client(tokens[agent]) as client:
             for scope in ("session", "agent", "swarm"):
                 key = f"scopes.{agent}.{scope}"
-                await call(client, "memory-store", key=key, value=f"{WORD} {key}", scope=scope)
+                await call(client, "store_memory", key=key, value=f"{WORD} {key}", scope=scope)
     for agent in ("w1", "w2", "lead"):
         async with server.client(tokens[agent]) as client:  # a new connection: a new session
             found = await call(client, "memory-search", query=WORD, limit=50)
@@ -141,7 +141,7 @@ async def test_each_agent_sees_exactly_what_its_scopes_allow(
 async def test_the_token_decides_the_owner(team: tuple[TeamServer, dict[str, str]]) -> None:
     server, tokens = team
     async with server.client(tokens["w2"]) as client:
-        stored = await call(client, "memory-store", key="owner.check", value=f"{WORD} owner")
+        stored = await call(client, "store_memory", key="owner.check", value=f"{WORD} owner")
     assert stored["agent_id"] == "w2"
 
 
@@ -150,7 +150,7 @@ async def test_the_session_scope_is_the_mcp_session(
 ) -> None:
     server, tokens = team
     async with server.client(tokens["w1"]) as first, server.client(tokens["w1"]) as second:
-        stored = await call(first, "memory-store", key="s.note", value="wombat", scope="session")
+        stored = await call(first, "store_memory", key="s.note", value="wombat", scope="session")
         in_first = await call(first, "memory-get", id=stored["id"])
         missing = await call_error(second, "memory-get", id=stored["id"])
     assert in_first["value"] == "wombat"
@@ -165,7 +165,7 @@ async def test_a_lead_injects_a_learning_a_worker_finds(
     async with server.client(tokens["lead"]) as lead:
         injected = await call(
             lead,
-            "memory-inject-learning",
+            "inject-learning",
             learning=lesson,
             category="mistake-pattern",
             agent_id="w2",
@@ -179,7 +179,7 @@ async def test_a_worker_token_cannot_inject(team: tuple[TeamServer, dict[str, st
     server, tokens = team
     async with server.client(tokens["w1"]) as worker:
         error = await call_error(
-            worker, "memory-inject-learning", learning="I am the lead now", category="preference"
+            worker, "inject-learning", learning="I am the lead now", category="preference"
         )
     assert "lead" in error
 
@@ -191,14 +191,14 @@ async def test_a_revoked_token_is_refused_at_once(
     token = token_add(server.db, f"leaver-{server.transport}", home=server.tmp)  # server runs
     headers = {"Authorization": f"Bearer {token}"}
     async with server.client(token) as client:
-        await call(client, "memory-store", key="before", value="still allowed")
+        await call(client, "store_memory", key="before", value="still allowed")
         token_revoke(server.db, f"leaver-{server.transport}", home=server.tmp)
         # Streamable HTTP raises the 401 at once; the SDK's SSE client only logs the 401 of
         # its POST and waits for an answer that never comes: a short wait stands for it
         # (the 120 s default would be idle time), and the store below says nothing was written.
         with pytest.raises(Exception):  # noqa: B017 - the transport's own error, any kind
             await client.call_tool(
-                "memory-store", {"key": "after", "value": "refused"}, read_timeout_seconds=10
+                "store_memory", {"key": "after", "value": "refused"}, read_timeout_seconds=10
             )
     assert post_mcp(server, headers).status_code == 401
     stored = await stored_keys(server.db)
@@ -232,7 +232,7 @@ async def test_data_survives_a_restart(team: tuple[TeamServer, dict[str, str]]) 
     port): what it stored is there, and the tests after this one use the new process."""
     server, tokens = team
     async with server.client(tokens["w1"]) as client:
-        stored = await call(client, "memory-store", key="durable", value="kept across runs")
+        stored = await call(client, "store_memory", key="durable", value="kept across runs")
     before = server.process.pid
     restart(server)
     assert server.process.pid != before

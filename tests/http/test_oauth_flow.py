@@ -99,10 +99,10 @@ async def test_the_sdk_client_signs_in_calls_tools_refreshes_and_is_refused_afte
         assert browser.returned[0]["iss"] == server.base  # RFC 9207, as the metadata
         first = storage.tokens
         assert first is not None and first.access_token.startswith("mmcp_at_")
-        stored = await call(client, "memory-store", key="oauth-note", value="via OAuth")
+        stored = await call(client, "store_memory", key="oauth-note", value="via OAuth")
         assert stored["agent_id"] == "w1"  # the bearer token's agent, exactly
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert "memory-search" in tools and "memory-inject-learning" not in tools  # worker
+        assert "memory-search" in tools and "inject-learning" not in tools  # worker
 
         auth.context.token_expiry_time = 1.0  # the client thinks its token expired
         got = await call(client, "memory-get", id=stored["id"])  # same MCP session
@@ -157,7 +157,7 @@ async def test_a_public_client_without_a_secret_signs_in_with_pkce_alone(sites: 
         callback_handler=browser.callback,
     )
     async with oauth_connection(server, auth) as client:
-        stored = await call(client, "memory-store", key="k", value="public client")
+        stored = await call(client, "store_memory", key="k", value="public client")
         assert stored["agent_id"] == "public-1"
     assert storage.client_info is not None and storage.client_info.client_secret is None
 
@@ -191,8 +191,8 @@ async def test_a_one_time_code_signs_in_once_as_its_agent_and_role(sites: Sites)
     auth = sdk_client_auth(server, HttpBrowser(code), storage)
     async with oauth_connection(server, auth) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert "memory-inject-learning" in tools  # the lead's tool: the code's role
-        stored = await call(client, "memory-store", key="k", value="v", scope="swarm")
+        assert "inject-learning" in tools  # the lead's tool: the code's role
+        stored = await call(client, "store_memory", key="k", value="v", scope="swarm")
         assert stored["agent_id"] == "lead-1"
     with pytest.raises(AssertionError, match="not valid"):  # the page refuses it now
         await HttpBrowser(code).open(register(server).authorize_url("x" * 43, "s"))

@@ -89,14 +89,14 @@ async def _seed(team: Team) -> None:
     async with team.as_("boss") as boss:  # every project: no current one
         for project, key in (("*", "every-rule"), (ALPHA, "alpha-rule"), (BETA, "beta-rule")):
             made = await call(
-                boss, "memory-store", key=key, value=f"The {key} of the otter team",
+                boss, "store_memory", key=key, value=f"The {key} of the otter team",
                 scope="swarm", project=project,
             )  # fmt: skip
             team.ids[key] = made["id"]
         await call(boss, "memory-link", id=team.ids["alpha-rule"], to=team.ids["beta-rule"],
                    relation="follows")  # fmt: skip
     async with team.as_("w-alpha") as worker:
-        made = await call(worker, "memory-store", key="alpha-note", value="otter note",
+        made = await call(worker, "store_memory", key="alpha-note", value="otter note",
                           scope="swarm")  # fmt: skip
         team.ids["alpha-note"] = made["id"]
 
@@ -118,7 +118,7 @@ def test_a_token_reads_its_projects_and_every_projects(team: Team) -> None:
             assert found(await call(alpha, "memory-list"), "memories") == {
                 "every-rule", "alpha-rule", "alpha-note"
             }  # fmt: skip
-            stored = await call(alpha, "memory-store", key="k", value="v")
+            stored = await call(alpha, "store_memory", key="k", value="v")
             assert stored["project"] == ALPHA
             # Links to what it may not read are not shown, not followed, not counted.
             got = await call(alpha, "memory-get", id=team.ids["alpha-rule"])
@@ -132,13 +132,13 @@ def test_a_token_reads_its_projects_and_every_projects(team: Team) -> None:
             assert found(await call(both, "memory-search", query="otter")) == {
                 "every-rule", "alpha-rule", "beta-rule", "alpha-note"
             }  # fmt: skip
-            error = await call_error(both, "memory-store", key="k", value="v")
+            error = await call_error(both, "store_memory", key="k", value="v")
             assert "only an agent with every project may write to project '*'" in error
             error = await call_error(both, "memory-complete-task", task="t1")  # `*`'s tasks
             assert "only an agent with every project may write to project '*'" in error
         for via in ("header", "query"):
             async with team.as_("w-both", BETA, via) as in_beta:
-                stored = await call(in_beta, "memory-store", key=f"b-{via}", value="v")
+                stored = await call(in_beta, "store_memory", key=f"b-{via}", value="v")
                 assert stored["project"] == BETA
                 assert found(await call(in_beta, "memory-search", query="otter")) == {
                     "every-rule", "beta-rule"
@@ -150,7 +150,7 @@ def test_a_token_reads_its_projects_and_every_projects(team: Team) -> None:
 # Every tool, asked by w-alpha about beta (or by lead-alpha, for the lead's tool): refused,
 # or "not found" where an id names it (existence is private), and nothing changed.
 ATTEMPTS: dict[str, Callable[[Team, Client], Awaitable[str]]] = {
-    "memory-store": lambda t, c: call_error(c, "memory-store", key="x", value="v", project=BETA),
+    "store_memory": lambda t, c: call_error(c, "store_memory", key="x", value="v", project=BETA),
     "memory-search": lambda t, c: call_error(c, "memory-search", query="otter", project=BETA),
     "memory-list": lambda t, c: call_error(c, "memory-list", project=BETA),
     "memory-get": lambda t, c: call_error(c, "memory-get", id=t.ids["beta-rule"]),
@@ -211,7 +211,7 @@ def test_a_lead_leads_only_within_its_projects(team: Team) -> None:
         async with team.as_("lead-alpha") as lead:
             # Another agent's swarm memory in its project: a lead's to change.
             updated = await call(
-                lead, "memory-store", key="alpha-note", value="otter note, checked",
+                lead, "store_memory", key="alpha-note", value="otter note, checked",
                 scope="swarm",
             )  # fmt: skip
             assert updated["version"] == 2
@@ -219,7 +219,7 @@ def test_a_lead_leads_only_within_its_projects(team: Team) -> None:
             error = await call_error(lead, "memory-delete", id=team.ids["every-rule"])
             assert "which you may not change" in error
             error = await call_error(
-                lead, "memory-inject-learning", learning="x", category="best-practice",
+                lead, "inject-learning", learning="x", category="best-practice",
                 project=BETA,
             )  # fmt: skip
             assert "'beta' is not one of yours" in error

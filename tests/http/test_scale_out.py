@@ -70,7 +70,7 @@ async def test_a_store_through_one_process_is_found_by_meaning_through_the_other
 ) -> None:
     servers, tokens = team
     async with servers[0].client(tokens["alice"]) as alice:
-        stored = await call(alice, "memory-store", key="pets", value=CAT, scope="swarm")
+        stored = await call(alice, "store_memory", key="pets", value=CAT, scope="swarm")
     for server in servers[1:]:  # at once: no wait, no retry
         async with server.client(tokens["bob"]) as bob:
             found = await call(bob, "memory-search", query=ABOUT_THE_CAT, limit=3)
@@ -90,7 +90,7 @@ async def test_any_process_answers_the_per_request_protocol(
             transport = streamable_http_client(server.url, http_client=http)
             async with Client(transport, mode=STATELESS_VERSION) as client:
                 if turn == 0:
-                    await call(client, "memory-store", key="release-day", value="Tuesdays")
+                    await call(client, "store_memory", key="release-day", value="Tuesdays")
                 answers.append(await call(client, "memory-search", query="release-day"))
     assert [[hit["key"] for hit in a["results"]][:1] for a in answers] == [["release-day"]] * 3
 
@@ -111,9 +111,9 @@ async def test_ownership_and_visibility_hold_across_processes(
 ) -> None:
     servers, tokens = team
     async with servers[0].client(tokens["bob"]) as bob:
-        private = await call(bob, "memory-store", key="bobs-diary", value="bob's own notes")
+        private = await call(bob, "store_memory", key="bobs-diary", value="bob's own notes")
         shared = await call(
-            bob, "memory-store", key="oncall", value="bob is on call", scope="swarm"
+            bob, "store_memory", key="oncall", value="bob is on call", scope="swarm"
         )
     async with servers[1].client(tokens["alice"]) as alice:
         assert "not found" in (await call_error(alice, "memory-get", id=private["id"])).lower()
@@ -122,11 +122,11 @@ async def test_ownership_and_visibility_hold_across_processes(
     async with servers[2].client(tokens["alice"]) as alice:
         await call_error(alice, "memory-delete", id=private["id"])
         refused = await call_error(
-            alice, "memory-store", key="oncall", value="alice is on call", scope="swarm"
+            alice, "store_memory", key="oncall", value="alice is on call", scope="swarm"
         )
         assert "bob" in refused  # names the owner
     async with servers[1].client(tokens["lead"]) as lead:
-        await call(lead, "memory-store", key="oncall", value="carol is on call", scope="swarm")
+        await call(lead, "store_memory", key="oncall", value="carol is on call", scope="swarm")
     async with servers[0].client(tokens["bob"]) as bob:
         assert (await call(bob, "memory-get", id=private["id"]))["value"] == "bob's own notes"
         assert (await call(bob, "memory-get", id=shared["id"]))["value"] == "carol is on call"

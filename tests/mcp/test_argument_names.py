@@ -18,30 +18,30 @@ from tests.conftest import FakeEmbedder, call, call_error
 pytestmark = pytest.mark.anyio
 
 STORE_TAKES = (
-    "memory-store takes: key (required), value (required), scope, tags, metadata, "
-    "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace, "
-    "project, task, supersedes, kind"
+    "store_memory takes: key, value, scope, tags, metadata, ttl_seconds, expires_at, source, "
+    "confidence, pinned, expected_version, replace, project, task, supersedes, kind, memories, "
+    "from_scope"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (
-        "memory-store",
+        "store_memory",
         {"key": "x", "text": "We use Neovim"},
-        "unknown argument 'text' (did you mean 'value'?); missing required argument 'value'. "
-        + STORE_TAKES,
+        # key and value are not required by the schema (`memories` may replace them).
+        "unknown argument 'text' (did you mean 'value'?). " + STORE_TAKES,
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "x", "value": "v", "agent_id": "someone-else"},
         "unknown argument 'agent_id' (Who you are comes from the server (its --agent-id, or "
         "your token), never from an argument.). " + STORE_TAKES,
     ),
-    ("memory-store", {}, "missing required arguments 'key', 'value'. " + STORE_TAKES),
+    ("store_memory", {}, "invalid key: is required"),
     (
-        "memory-get",
+        "memory-history",
         {"key": "x"},
-        "unknown argument 'key' (did you mean 'id'? It takes a memory's id; to find a memory "
-        "by its key, use memory-search.); missing required argument 'id'. "
-        "memory-get takes: id (required), as_of",
+        "unknown argument 'key' (did you mean 'id'? It takes a memory's id; memory-get reads "
+        "one by its key (with its id).); missing required argument 'id'. "
+        "memory-history takes: id (required), version, limit, before",
     ),
     (
         "memory-search",

@@ -146,7 +146,7 @@ def anything_or(*good: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 
 ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
-    "memory-store": {
+    "store_memory": {
         "key": anything_or(texts, st.sampled_from(["k", "deploy-note", "a b", "k2", "k3"])),
         "value": anything_or(texts, st.sampled_from(["a plain value", "v"])),
         "scope": anything_or(st.sampled_from(["session", "agent", "swarm", "global", "x"])),
@@ -181,18 +181,18 @@ ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     },
     "memory-get": {"id": anything_or(st.integers(-3, 50))},
     "memory-delete": {"id": anything_or(st.integers(-3, 50))},
-    "memory-inject-learning": {
+    "inject-learning": {
         "learning": anything_or(texts),
         "category": anything_or(st.sampled_from(["preference", "best-practice", "gossip"])),
         "agent_id": anything_or(texts),
     },
 }
 REQUIRED = {
-    "memory-store": ("key", "value"),
+    "store_memory": ("key", "value"),
     "memory-search": ("query",),
     "memory-get": ("id",),
     "memory-delete": ("id",),
-    "memory-inject-learning": ("learning", "category"),
+    "inject-learning": ("learning", "category"),
 }
 LEAKS = (
     "Traceback",
@@ -225,7 +225,7 @@ def tool_arguments(draw: st.DrawFn, tool: str) -> dict[str, Any]:
 # and the read-back check has something to judge.
 short_texts = st.integers(0, 9).flatmap(lambda n: any_char_text if n < 4 else nasty_text)
 PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
-    "memory-store": st.fixed_dictionaries(
+    "store_memory": st.fixed_dictionaries(
         {"key": short_texts, "value": short_texts},
         optional={
             "scope": st.sampled_from(["session", "agent", "swarm", "global"]),
@@ -236,7 +236,7 @@ PLAUSIBLE: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "pinned": st.booleans(),
         },
     ),
-    "memory-inject-learning": st.fixed_dictionaries(
+    "inject-learning": st.fixed_dictionaries(
         {"learning": short_texts, "category": st.just("preference")},
         optional={"agent_id": short_texts},
     ),
@@ -311,7 +311,7 @@ def check_call(portal: BlockingPortal, client: Client, tool: str, args: dict[str
         assert_clean_error(tool, result.content[0].text)
         return
     data = result.structured_content
-    if tool in ("memory-store", "memory-inject-learning"):
+    if tool in ("store_memory", "inject-learning"):
         got = call(portal, client, "memory-get", {"id": data["id"]})
         assert not got.is_error, got.content[0].text[:300]
         assert_stored_memory_is_valid(got.structured_content)
@@ -329,15 +329,15 @@ def make_fuzz_test(tool: str) -> Callable[..., None]:
     return fuzz
 
 
-test_fuzz_memory_store = make_fuzz_test("memory-store")
+test_fuzz_memory_store = make_fuzz_test("store_memory")
 test_fuzz_memory_search = make_fuzz_test("memory-search")
 test_fuzz_memory_get = make_fuzz_test("memory-get")
 test_fuzz_memory_delete = make_fuzz_test("memory-delete")
-test_fuzz_inject_learning = make_fuzz_test("memory-inject-learning")
+test_fuzz_inject_learning = make_fuzz_test("inject-learning")
 
 
 def test_the_server_still_serves_after_the_fuzzing(portal: BlockingPortal, client: Client) -> None:
-    stored = call(portal, client, "memory-store", {"key": "after-fuzz", "value": "still here"})
+    stored = call(portal, client, "store_memory", {"key": "after-fuzz", "value": "still here"})
     assert not stored.is_error, stored.content[0].text
     found = call(portal, client, "memory-search", {"query": "still here"})
     assert "after-fuzz" in [r["key"] for r in found.structured_content["results"]]

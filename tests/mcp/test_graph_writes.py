@@ -147,7 +147,7 @@ async def test_an_entity_update_keeps_what_the_graph_does_not_hold(
 ) -> None:
     """Item 1's rule in the graph profile: adding an observation rewrites the entity's
     value, its type tag and its name in metadata, and keeps a tag, metadata and the pin
-    that memory-store gave the same memory."""
+    that store_memory gave the same memory."""
     settings = make_settings(watch=False, profile="knowledge-graph")
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
         await call(

@@ -65,7 +65,7 @@ async def test_initialize_is_answered_while_the_store_is_still_locked(tmp_path: 
             assert client.server_info.name == "memory-mcp"
             assert not db.exists(), "answered before the store was created"
             fcntl.flock(lock, fcntl.LOCK_UN)
-            await call(client, "memory-store", key="k", value="lemur migration")
+            await call(client, "store_memory", key="k", value="lemur migration")
             found = await call(client, "memory-search", query="lemur")
             assert [hit["key"] for hit in found["results"]] == ["k"]
     finally:
@@ -95,7 +95,7 @@ async def test_a_postgresql_store_is_served_over_stdio(tmp_path: Path, pg_url: s
         command=EXE, args=["serve", "--db", pg_url, "--no-watch"], env=server_env(tmp_path)
     )
     async with Client(params, read_timeout_seconds=120) as client:
-        await call(client, "memory-store", key="k", value="lemur migration")
+        await call(client, "store_memory", key="k", value="lemur migration")
         found = await call(client, "memory-search", query="lemur")
         assert [hit["key"] for hit in found["results"]] == ["k"]
 

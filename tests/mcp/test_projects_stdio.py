@@ -155,7 +155,7 @@ def keys(result: dict[str, Any], name: str = "results") -> set[str]:
 
 
 async def store(client: Client, key: str, value: str, **arguments: Any) -> dict[str, Any]:
-    return await call(client, "memory-store", key=key, value=value, **arguments)
+    return await call(client, "store_memory", key=key, value=value, **arguments)
 
 
 async def block_keys(client: Client) -> tuple[set[str], set[str]]:

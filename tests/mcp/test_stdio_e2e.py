@@ -122,13 +122,13 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
         for name, client in clients.items():
             await call(
                 client,
-                "memory-store",
+                "store_memory",
                 key=f"{name}-private",
                 value=f"{name} keeps the gazebo key under the mat",
             )
             await call(
                 client,
-                "memory-store",
+                "store_memory",
                 key=f"{name}-shared",
                 scope="swarm",
                 value=f"{name} says the gazebo is painted green",
@@ -146,7 +146,7 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
                         partial(
                             call,
                             client,
-                            "memory-store",
+                            "store_memory",
                             key=f"burst-{name}-{i}",
                             scope="swarm",
                             value=f"burst note {i} from {name} about the aviary",
@@ -170,8 +170,8 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
 
         # Read-modify-write with expected_version from the two processes that may update
         # w1's swarm memory (w1 and the lead): no lost update. The third is refused.
-        counter = await call(w1, "memory-store", key="counter", value="0", scope="swarm")
-        refused = await call_error(w2, "memory-store", key="counter", value="9", scope="swarm")
+        counter = await call(w1, "store_memory", key="counter", value="0", scope="swarm")
+        refused = await call_error(w2, "store_memory", key="counter", value="9", scope="swarm")
         assert "agent 'w1'" in refused
         writers = {"w1": w1, "lead": lead}
         increments: list[str] = []
@@ -183,7 +183,7 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
                     try:
                         await call(
                             client,
-                            "memory-store",
+                            "store_memory",
                             key="counter",
                             scope="swarm",
                             value=str(int(current["value"]) + 1),
@@ -204,7 +204,7 @@ async def test_three_agents_share_one_database_file(tmp_path: Path) -> None:
         # Semantic search across processes: once w2's model is loaded, it finds by meaning
         # a memory that another process wrote.
         await call(
-            w1, "memory-store", key="pets", scope="swarm", value="The office cat is called Miso"
+            w1, "store_memory", key="pets", scope="swarm", value="The office cat is called Miso"
         )
         # Its vector may come from any of the three processes' workers: poll with a deadline.
         deadline = time.monotonic() + 180
@@ -225,8 +225,8 @@ async def page_revert_and_bulk_delete(w1: Client, w2: Client) -> None:
     the memories while the other writes. (Was tests/mcp/test_stdio_browse.py, with two
     processes of its own.)"""
     for n in range(40):
-        await call(w1, "memory-store", key=f"note-{n:02}", value=f"note {n}", tags=["notes"])
-    await call(w2, "memory-store", key="w2-private", value="never listed for w1")
+        await call(w1, "store_memory", key=f"note-{n:02}", value=f"note {n}", tags=["notes"])
+    await call(w2, "store_memory", key="w2-private", value="never listed for w1")
 
     seen: list[str] = []
 
@@ -244,7 +244,7 @@ async def page_revert_and_bulk_delete(w1: Client, w2: Client) -> None:
 
     async def write_meanwhile() -> None:
         for n in range(15):
-            await call(w2, "memory-store", key=f"late-{n}", value="late", scope="swarm")
+            await call(w2, "store_memory", key=f"late-{n}", value="late", scope="swarm")
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(write_meanwhile)
@@ -255,8 +255,8 @@ async def page_revert_and_bulk_delete(w1: Client, w2: Client) -> None:
     assert len(seen) == len(set(seen)), "no memory on two pages"
     assert "w2-private" not in seen
 
-    first = await call(w1, "memory-store", key="editor", value="vim", scope="swarm")
-    await call(w1, "memory-store", key="editor", value="nano", scope="swarm")
+    first = await call(w1, "store_memory", key="editor", value="vim", scope="swarm")
+    await call(w1, "store_memory", key="editor", value="nano", scope="swarm")
     refused = await call_error(w2, "memory-revert", id=first["id"], version=1)
     assert "only its owner or the lead" in refused
     reverted = await call(w1, "memory-revert", id=first["id"], version=1)

@@ -34,13 +34,13 @@ async def test_search_and_store_features_over_stdio(tmp_path: Path) -> None:
         await wait_for_the_model(client)
         first = await call(
             client,
-            "store_memory",  # the spec's name, now a deprecated alias
+            "memory-store",  # an earlier release's name, still answering
             key="test-command",
             value="Run the test suite with `make test`; it creates the .venv first.",
         )
         second = await call(
             client,
-            "memory-store",
+            "store_memory",
             key="how-to-test",
             value="To run the tests use make test, which sets up the virtualenv.",
         )
@@ -50,8 +50,8 @@ async def test_search_and_store_features_over_stdio(tmp_path: Path) -> None:
         older = await call(client, "memory-search", query="how do I run the tests?", until="1h")
 
     assert names & LEAD_ONLY == set()
-    assert {"memory-store", "memory-search"} <= names
-    assert "store_memory" not in names  # unlisted, yet it answers (above)
+    assert {"store_memory", "memory-search"} <= names
+    assert "memory-store" not in names  # unlisted, yet it answers (above)
     assert [m["id"] for m in second["similar"]] == [first["id"]]
     assert {hit["id"] for hit in recent["results"]} == {first["id"], second["id"]}
     assert all(hit["explain"]["cosine"] is not None for hit in recent["results"])

@@ -1,4 +1,4 @@
-"""A conversation stored one memory at a time through `memory-store`, one server process per
+"""A conversation stored one memory at a time through `store_memory`, one server process per
 session as an agent's arrive, gets what the benchmark's import path gets
 (bench/locomo.run_conversation): the same results for every question, so the same
 recall, because both give each memory the write-time context of its session
@@ -47,7 +47,7 @@ async def test_memory_store_in_order_gets_the_import_paths_recall(
         )
         async with Client(server) as client:
             for turn in turns:
-                await call(client, "memory-store", key=turn.key, value=turn.value)
+                await call(client, "store_memory", key=turn.key, value=turn.value)
 
     asker = settings_for(through_tools, "questions")
     async with Client(build_server(asker, real_embedder, open_app=open_app)) as client:

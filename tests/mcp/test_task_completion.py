@@ -23,20 +23,20 @@ async def test_completing_a_task_records_what_was_done(
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         await call(
             client,
-            "memory-store",
+            "store_memory",
             key="plan",
             value="Migrate billing to the Quixotic ledger.",
             task="t1",
         )
         await call(
             client,
-            "memory-store",
+            "store_memory",
             key="result",
             value="Exporter converted; 14 tests pass.",
             task="t1",
         )
         await call(
-            client, "memory-store", key="plan", value="Draft the Lisbon audit memo.", task="t2"
+            client, "store_memory", key="plan", value="Draft the Lisbon audit memo.", task="t2"
         )
         done = await call(client, "memory-complete-task", task="t2", handoff_to="t3")
         assert done["handed_off"] == 1

@@ -50,46 +50,46 @@ WRONG_TYPES: list[tuple[str, dict[str, Any], str]] = [
     ("memory-get", {"id": 1.0}, "invalid id: must be a whole number, got 1.0"),
     ("memory-delete", {"id": "1"}, "invalid id: must be a whole number, got a string"),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "pinned": "yes"},
         "invalid pinned: must be true or false, got a string",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "pinned": 1},
         "invalid pinned: must be true or false, got 1",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "ttl_seconds": "5"},
         "invalid ttl_seconds: must be a number, got a string",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "ttl_seconds": True},
         "invalid ttl_seconds: must be a number, got true",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "confidence": "0.5"},
         "invalid confidence: must be a number, got a string",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "expected_version": "1"},
         "invalid expected_version: must be a whole number, got a string",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "tags": "build"},
         "invalid tags: must be a list, got a string",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "tags": ["a", 7]},
         "invalid tags: item 1 must be a string, got 7",
     ),
-    ("memory-store", {"key": 5, "value": "v"}, "invalid key: must be a string, got 5"),
+    ("store_memory", {"key": 5, "value": "v"}, "invalid key: must be a string, got 5"),
     (
         "memory-search",
         {"query": "x", "limit": "5"},
@@ -101,12 +101,12 @@ WRONG_TYPES: list[tuple[str, dict[str, Any], str]] = [
         "invalid include_expired: must be true or false, got a string",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "scope": "planet"},
         "invalid scope: 'planet' is not one of session, agent, swarm (or global)",
     ),
     (
-        "memory-store",
+        "store_memory",
         {"key": "k", "value": "v", "source": "rumour"},
         "invalid source: 'rumour' is not one of manual, task_completion, session_summary",
     ),
@@ -122,7 +122,7 @@ async def test_wrong_types_are_refused_by_name_in_plain_words(
     server_for: ServerFor,
 ) -> None:
     async with Client(server_for()) as client:
-        first = await call(client, "memory-store", key="baseline", value="baseline badger")
+        first = await call(client, "store_memory", key="baseline", value="baseline badger")
         assert first["id"] == 1
         for tool, arguments, expected in WRONG_TYPES:
             error = await call_error(client, tool, **arguments)
@@ -153,14 +153,14 @@ async def test_keys_and_tags_refuse_control_and_invisible_characters(
     server_for: ServerFor,
 ) -> None:
     async with Client(server_for()) as client:
-        await call(client, "memory-store", key="baseline", value="baseline badger")
+        await call(client, "store_memory", key="baseline", value="baseline badger")
         for label, name in BAD_NAMES.items():
-            error = await call_error(client, "memory-store", key=name, value="v")
+            error = await call_error(client, "store_memory", key=name, value="v")
             assert "invalid key: must be one line without control or invisible" in error, label
-            error = await call_error(client, "memory-store", key="k", value="v", tags=[name])
+            error = await call_error(client, "store_memory", key="k", value="v", tags=[name])
             assert "invalid tags: must be one line" in error, label
         # Ordinary non-Latin names are fine.
-        await call(client, "memory-store", key="заметка-日本語-🙂", value="v", tags=["ünï"])
+        await call(client, "store_memory", key="заметка-日本語-🙂", value="v", tags=["ünï"])
         assert len(await _stored_keys(client)) == 2
 
 
@@ -180,22 +180,22 @@ async def test_unpaired_surrogates_and_deep_nesting_are_refused_everywhere(
         node["a"] = {}
         node = node["a"]
     cases: list[tuple[str, dict[str, Any], str]] = [
-        ("memory-store", {"key": "a\ud800b", "value": "v"}, "key"),
-        ("memory-store", {"key": "k", "value": "a\udfffb"}, "value"),
-        ("memory-store", {"key": "k", "value": "v", "tags": ["\ud800"]}, "tags"),
-        ("memory-store", {"key": "k", "value": "v", "metadata": {"x": ["\ud800"]}}, "metadata"),
-        ("memory-store", {"key": "k", "value": "v", "metadata": deep}, "metadata"),
+        ("store_memory", {"key": "a\ud800b", "value": "v"}, "key"),
+        ("store_memory", {"key": "k", "value": "a\udfffb"}, "value"),
+        ("store_memory", {"key": "k", "value": "v", "tags": ["\ud800"]}, "tags"),
+        ("store_memory", {"key": "k", "value": "v", "metadata": {"x": ["\ud800"]}}, "metadata"),
+        ("store_memory", {"key": "k", "value": "v", "metadata": deep}, "metadata"),
         ("memory-search", {"query": "x\ud800"}, "query"),
-        ("memory-inject-learning", {"learning": "\ud800", "category": "preference"}, "learning"),
+        ("inject-learning", {"learning": "\ud800", "category": "preference"}, "learning"),
     ]
     async with Client(server_for("lead", "lead")) as client:
-        await call(client, "memory-store", key="baseline", value="baseline badger")
+        await call(client, "store_memory", key="baseline", value="baseline badger")
         for tool, arguments, field in cases:
             error = await call_error(client, tool, **arguments)
             assert error.startswith(f"Error executing tool {tool}: invalid {field}: "), error
             assert "surrogate" in error or "nested more than 20 levels" in error, error
         # Twenty levels are allowed; a surrogate pair (a real emoji) is fine.
-        await call(client, "memory-store", key="nested", value="v \U0001f600", metadata=twenty)
+        await call(client, "store_memory", key="nested", value="v \U0001f600", metadata=twenty)
         assert await _stored_keys(client) == ["baseline", "nested"]
 
 
@@ -205,14 +205,14 @@ async def test_sizes_are_checked_before_per_item_work(server_for: ServerFor) -> 
     tags = ["ok", ""] + [f"tag-{i}" for i in range(50_000)]
     big_metadata = {"blob": "x" * 1_000_000, "bad": float("nan")}
     async with Client(server_for()) as client:
-        error = await call_error(client, "memory-store", key="k", value="v", tags=tags)
+        error = await call_error(client, "store_memory", key="k", value="v", tags=tags)
         assert "invalid tags: at most 20 tags, got 50,002" in error
-        error = await call_error(client, "memory-store", key="k", value="v", metadata=big_metadata)
+        error = await call_error(client, "store_memory", key="k", value="v", metadata=big_metadata)
         assert "invalid metadata: is larger than 16,384 bytes" in error
-        error = await call_error(client, "memory-store", key="k" * 100_000, value="v")
+        error = await call_error(client, "store_memory", key="k" * 100_000, value="v")
         assert "invalid key: is 100,000 characters" in error
         error = await call_error(
-            client, "memory-store", key="k", value="v", metadata={"many": list(range(150_000))}
+            client, "store_memory", key="k", value="v", metadata={"many": list(range(150_000))}
         )
         assert "invalid metadata: holds more than 100,000 values" in error
 
@@ -221,7 +221,7 @@ async def test_dates_are_bounded_and_nothing_is_half_stored(
     server_for: ServerFor,
 ) -> None:
     async with Client(server_for()) as client:
-        await call(client, "memory-store", key="baseline", value="baseline badger")
+        await call(client, "store_memory", key="baseline", value="baseline badger")
         for when, problem in [
             ("9999-12-31T23:00:00-05:00", "is not between the years 1970 and 9000"),
             ("9999-12-31T23:59:59+00:00", "is not between the years 1970 and 9000"),
@@ -230,13 +230,13 @@ async def test_dates_are_bounded_and_nothing_is_half_stored(
             ("not a date", "is not an ISO 8601 date-time"),
         ]:
             error = await call_error(
-                client, "memory-store", key="k", value="v", scope="swarm", expires_at=when
+                client, "store_memory", key="k", value="v", scope="swarm", expires_at=when
             )
             assert f"invalid expires_at: {when!r} {problem}" in error, error
         # The store still answers every read.
         assert await _stored_keys(client) == ["baseline"]
         ok = await call(
-            client, "memory-store", key="k", value="v", expires_at="2030-01-01T00:00:00-05:00"
+            client, "store_memory", key="k", value="v", expires_at="2030-01-01T00:00:00-05:00"
         )
         assert ok["expires_at"] == "2030-01-01T05:00:00Z"
 
@@ -281,7 +281,7 @@ OUT_OF_RANGE: list[tuple[str, dict[str, Any], str]] = [
     ("memory-history", {"id": "{id}", "before": 2**63}, "before"),
     ("memory-history", {"id": "{id}", "limit": 2**63}, "limit"),
     (
-        "memory-store",
+        "store_memory",
         {"key": "baseline", "value": "v", "expected_version": 2**63},
         "expected_version",
     ),
@@ -297,8 +297,8 @@ async def test_whole_numbers_beyond_the_store_are_input_errors_naming_the_argume
     error" in get, delete, history, revert and a listing's cursor."""
     largest = LARGEST_ID[db_backend]
     async with Client(server_for()) as client:
-        stored = await call(client, "memory-store", key="baseline", value="kept as it was")
-        await call(client, "memory-store", key="second", value="another")
+        stored = await call(client, "store_memory", key="baseline", value="kept as it was")
+        await call(client, "store_memory", key="second", value="another")
         raw = json.dumps(["updated", 1.0, largest + 1]).encode()
         filled = {
             "{id}": stored["id"],
@@ -322,12 +322,12 @@ HUGE = "x" * 3_000_000
 # Issue 35: an invalid choice was echoed whole (a 3 MB value, a 3 MB error and log line).
 BAD_CHOICES: list[tuple[str, dict[str, Any], str]] = [
     ("memory-search", {"query": "q", "scope": HUGE}, "scope"),
-    ("memory-store", {"key": "k", "value": "v", "scope": HUGE}, "scope"),
-    ("memory-store", {"key": "k", "value": "v", "source": HUGE}, "source"),
+    ("store_memory", {"key": "k", "value": "v", "scope": HUGE}, "scope"),
+    ("store_memory", {"key": "k", "value": "v", "source": HUGE}, "source"),
     ("memory-search", {"query": "q", "source": HUGE}, "source"),
     ("memory-list", {"order": HUGE}, "order"),
     ("memory-delete", {"key": "k", "scope": HUGE}, "scope"),
-    ("memory-inject-learning", {"learning": "l", "category": HUGE}, "category"),
+    ("inject-learning", {"learning": "l", "category": HUGE}, "category"),
 ]
 
 

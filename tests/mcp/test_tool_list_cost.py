@@ -46,7 +46,7 @@ async def test_the_lead_pays_only_for_the_learning_tool_more(
 ) -> None:
     worker = await costs(make_settings(role="worker", watch=False))
     lead = await costs(make_settings(role="lead", watch=False))
-    assert set(lead) - set(worker) == {"memory-inject-learning"} == set(lead) & LEAD_ONLY
+    assert set(lead) - set(worker) == {"inject-learning"} == set(lead) & LEAD_ONLY
     assert {name: lead[name] for name in worker} == worker
 
 

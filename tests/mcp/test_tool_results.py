@@ -17,11 +17,11 @@ from tests.conftest import FakeEmbedder
 pytestmark = pytest.mark.anyio
 
 TOOLS = {
-    "memory-store",
+    "store_memory",
     "memory-search",
     "memory-get",
     "memory-delete",
-    "memory-inject-learning",
+    "inject-learning",
     "memory-list",
     "memory-history",
     "memory-revert",
@@ -29,8 +29,8 @@ TOOLS = {
     "memory-link",
     "memory-related",
     "memory-complete-task",
-    "store_memory",  # deprecated aliases, for one release
-    "inject-learning",
+    "memory-store",  # aliases (an earlier release's names)
+    "memory-inject-learning",
 }
 
 
@@ -67,9 +67,9 @@ async def test_every_result_validates_against_its_published_schema(
                 {"learning": "Pin versions", "category": "preference", "agent_id": "worker-2"},
             ),
             ("memory-search", {"query": "deploy release"}),
-            ("memory-store", {"key": "deploy-2", "value": "Deploy with make release, then tag"}),
+            ("store_memory", {"key": "deploy-2", "value": "Deploy with make release, then tag"}),
             ("memory-search", {"query": "deploy", "explain": True, "since": "1h"}),
-            ("memory-inject-learning", {"learning": "Tag releases", "category": "best-practice"}),
+            ("inject-learning", {"learning": "Tag releases", "category": "best-practice"}),
         ]
         results: list[tuple[str, dict[str, Any]]] = []
         for tool, arguments in calls:
@@ -89,7 +89,7 @@ async def test_every_result_validates_against_its_published_schema(
             ("memory-revert", {"id": memory_id, "version": 1}),
             ("memory-delete-many", {"tags": ["preference"], "dry_run": True}),
             ("memory-delete-many", {"tags": ["preference"]}),
-            ("memory-store", {"key": "plan", "value": "Batches of 10k", "task": "t1"}),
+            ("store_memory", {"key": "plan", "value": "Batches of 10k", "task": "t1"}),
             ("memory-search", {"query": "batches", "task": "t1"}),
             ("memory-complete-task", {"task": "t1", "handoff_to": "t2"}),
             ("memory-complete-task", {"task": "t2"}),

@@ -66,7 +66,7 @@ async def test_memory_list_pages_through_everything(
 ) -> None:
     async with Client(server()) as client:
         for n in range(25):
-            await call(client, "memory-store", key=f"fact-{n:02}", value=f"fact number {n}")
+            await call(client, "store_memory", key=f"fact-{n:02}", value=f"fact number {n}")
         keys: list[str] = []
         cursor = None
         pages = 0
@@ -88,7 +88,7 @@ async def test_memory_list_cuts_long_values_like_search(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server(search_value_chars=100)) as client:
-        await call(client, "memory-store", key="long", value="x" * 500)
+        await call(client, "store_memory", key="long", value="x" * 500)
         page = await call(client, "memory-list")
     listed = page["memories"][0]
     assert (len(listed["value"]), listed["truncated"], listed["full_length"]) == (100, True, 500)
@@ -98,8 +98,8 @@ async def test_memory_list_filters_by_tag_and_time(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
-        await call(client, "memory-store", key="a", value="v", tags=["build"])
-        await call(client, "memory-store", key="b", value="v")
+        await call(client, "store_memory", key="a", value="v", tags=["build"])
+        await call(client, "store_memory", key="b", value="v")
         tagged = await call(client, "memory-list", tags=["build"], since="1h")
         future = await call(client, "memory-list", since="2100-01-01")
     assert [m["key"] for m in tagged["memories"]] == ["a"]
@@ -110,8 +110,8 @@ async def test_memory_list_never_shows_another_agents_private_memory(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w2")) as w2:
-        await call(w2, "memory-store", key="w2-private", value="mine alone")
-        await call(w2, "memory-store", key="w2-shared", value="for all", scope="swarm")
+        await call(w2, "store_memory", key="w2-private", value="mine alone")
+        await call(w2, "store_memory", key="w2-shared", value="for all", scope="swarm")
     async with Client(server("w1")) as w1:
         seen = await call(w1, "memory-list", agent_id="w2", include_expired=True)
     async with Client(server("lead", "lead")) as lead:
@@ -134,9 +134,9 @@ async def test_memory_history_shows_every_version_and_its_writer(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w1")) as w1, Client(server("lead", "lead")) as lead:
-        first = await call(w1, "memory-store", key="rule", value="one", scope="swarm")
-        await call(w1, "memory-store", key="rule", value="two", scope="swarm")
-        await call(lead, "memory-store", key="rule", value="three", scope="swarm")
+        first = await call(w1, "store_memory", key="rule", value="one", scope="swarm")
+        await call(w1, "store_memory", key="rule", value="two", scope="swarm")
+        await call(lead, "store_memory", key="rule", value="three", scope="swarm")
         history = await call(w1, "memory-history", id=first["id"])
     versions = history["versions"]
     assert [(h["version"], h["value"], h["written_by"]) for h in versions] == [
@@ -152,8 +152,8 @@ async def test_memory_history_of_one_version_is_whole(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server(search_value_chars=100)) as client:
-        first = await call(client, "memory-store", key="long", value="y" * 300)
-        await call(client, "memory-store", key="long", value="short now")
+        first = await call(client, "store_memory", key="long", value="y" * 300)
+        await call(client, "store_memory", key="long", value="short now")
         cut = await call(client, "memory-history", id=first["id"])
         whole = await call(client, "memory-history", id=first["id"], version=1)
         missing = await call_error(client, "memory-history", id=first["id"], version=9)
@@ -166,9 +166,9 @@ async def test_memory_history_pages_through_a_long_history(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
-        first = await call(client, "memory-store", key="status", value="step 1")
+        first = await call(client, "store_memory", key="status", value="step 1")
         for step in range(2, 6):
-            await call(client, "memory-store", key="status", value=f"step {step}")
+            await call(client, "store_memory", key="status", value=f"step {step}")
         newest = await call(client, "memory-history", id=first["id"], limit=2)
         older = await call(
             client, "memory-history", id=first["id"], limit=2, before=newest["earlier"]
@@ -188,7 +188,7 @@ async def test_memory_history_of_a_private_memory_is_not_found_for_others(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w2")) as w2:
-        stored = await call(w2, "memory-store", key="diary", value="private")
+        stored = await call(w2, "store_memory", key="diary", value="private")
     async with Client(server("lead", "lead")) as lead:
         error = await call_error(lead, "memory-history", id=stored["id"])
     assert "not found" in error
@@ -198,8 +198,8 @@ async def test_memory_revert_restores_and_keeps_the_history(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
-        first = await call(client, "memory-store", key="db", value="SQLite", tags=["storage"])
-        await call(client, "memory-store", key="db", value="Oracle", tags=["mistake"])
+        first = await call(client, "store_memory", key="db", value="SQLite", tags=["storage"])
+        await call(client, "store_memory", key="db", value="Oracle", tags=["mistake"])
         reverted = await call(client, "memory-revert", id=first["id"], version=1)
         got = await call(client, "memory-get", id=first["id"])
         history = await call(client, "memory-history", id=first["id"])
@@ -212,8 +212,8 @@ async def test_memory_revert_refuses_a_stale_expected_version(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
-        first = await call(client, "memory-store", key="db", value="SQLite")
-        await call(client, "memory-store", key="db", value="Oracle")
+        first = await call(client, "store_memory", key="db", value="SQLite")
+        await call(client, "store_memory", key="db", value="Oracle")
         error = await call_error(
             client, "memory-revert", id=first["id"], version=1, expected_version=1
         )
@@ -226,8 +226,8 @@ async def test_a_worker_cannot_revert_another_agents_swarm_memory(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w1")) as w1, Client(server("w2")) as w2:
-        first = await call(w1, "memory-store", key="rule", value="one", scope="swarm")
-        await call(w1, "memory-store", key="rule", value="two", scope="swarm")
+        first = await call(w1, "store_memory", key="rule", value="one", scope="swarm")
+        await call(w1, "store_memory", key="rule", value="two", scope="swarm")
         error = await call_error(w2, "memory-revert", id=first["id"], version=1)
         got = await call(w2, "memory-get", id=first["id"])
     assert "only its owner or the lead" in error
@@ -236,8 +236,8 @@ async def test_a_worker_cannot_revert_another_agents_swarm_memory(
 
 async def test_memory_delete_by_key(server: Callable[..., MCPServer[AppContext]]) -> None:
     async with Client(server()) as client:
-        mine = await call(client, "memory-store", key="editor", value="vim")
-        shared = await call(client, "memory-store", key="editor", value="vim", scope="swarm")
+        mine = await call(client, "store_memory", key="editor", value="vim")
+        shared = await call(client, "store_memory", key="editor", value="vim", scope="swarm")
         deleted = await call(client, "memory-delete", key="editor", scope="swarm")
         still = await call(client, "memory-get", id=mine["id"])
         gone = await call_error(client, "memory-get", id=shared["id"])
@@ -250,7 +250,7 @@ async def test_memory_delete_by_key_defaults_to_agent_scope(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
-        mine = await call(client, "memory-store", key="editor", value="vim")
+        mine = await call(client, "store_memory", key="editor", value="vim")
         deleted = await call(client, "memory-delete", key="editor")
     assert deleted["id"] == mine["id"]
 
@@ -259,7 +259,7 @@ async def test_memory_delete_wants_an_id_or_a_key(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
-        stored = await call(client, "memory-store", key="editor", value="vim")
+        stored = await call(client, "store_memory", key="editor", value="vim")
         neither = await call_error(client, "memory-delete")
         both = await call_error(client, "memory-delete", id=stored["id"], key="editor")
     assert "give id or key" in neither
@@ -270,7 +270,7 @@ async def test_memory_delete_by_key_never_finds_another_agents_private_memory(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w2")) as w2:
-        await call(w2, "memory-store", key="editor", value="emacs")
+        await call(w2, "store_memory", key="editor", value="emacs")
     async with Client(server("lead", "lead")) as lead:
         error = await call_error(lead, "memory-delete", key="editor")
     assert "no agent memory with key 'editor'" in error
@@ -283,7 +283,7 @@ async def test_memory_delete_by_key_names_the_scope_it_is_in(
     """Issue 35: by key on a swarm memory, the default scope (agent) said only "no agent
     memory with key ..."."""
     async with Client(server("w1")) as w1:
-        stored = await call(w1, "memory-store", key="oncall", value="Ann", scope="swarm")
+        stored = await call(w1, "store_memory", key="oncall", value="Ann", scope="swarm")
         error = await call_error(w1, "memory-delete", key="oncall")
         deleted = await call(w1, "memory-delete", key="oncall", scope="swarm")
     assert "no agent memory with key 'oncall'" in error
@@ -296,8 +296,8 @@ async def test_delete_many_dry_run_then_real(
 ) -> None:
     async with Client(server()) as client:
         for n in range(4):
-            await call(client, "memory-store", key=f"tmp-{n}", value="scratch", tags=["scratch"])
-        await call(client, "memory-store", key="keep", value="important")
+            await call(client, "store_memory", key=f"tmp-{n}", value="scratch", tags=["scratch"])
+        await call(client, "store_memory", key="keep", value="important")
         preview = await call(client, "memory-delete-many", tags=["scratch"], dry_run=True)
         listed_before = await call(client, "memory-list")
         done = await call(client, "memory-delete-many", tags=["scratch"])
@@ -314,7 +314,7 @@ async def test_delete_many_respects_its_limit(
 ) -> None:
     async with Client(server()) as client:
         for n in range(5):
-            await call(client, "memory-store", key=f"t{n}", value="v", source="task_completion")
+            await call(client, "store_memory", key=f"t{n}", value="v", source="task_completion")
         first = await call(client, "memory-delete-many", source="task_completion", limit=3)
         second = await call(client, "memory-delete-many", source="task_completion", limit=3)
     assert (first["deleted"], first["remaining"]) == (3, 2)
@@ -325,7 +325,7 @@ async def test_a_worker_bulk_delete_leaves_others_memories(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server("w2")) as w2:
-        theirs = await call(w2, "memory-store", key="r", value="v", tags=["old"], scope="swarm")
+        theirs = await call(w2, "store_memory", key="r", value="v", tags=["old"], scope="swarm")
     async with Client(server("w1")) as w1:
         done = await call(w1, "memory-delete-many", tags=["old"])
         still = await call(w1, "memory-get", id=theirs["id"])
@@ -348,7 +348,7 @@ async def test_delete_many_older_than_an_age(
     server: Callable[..., MCPServer[AppContext]],
 ) -> None:
     async with Client(server()) as client:
-        await call(client, "memory-store", key="fresh", value="v", tags=["t"])
+        await call(client, "store_memory", key="fresh", value="v", tags=["t"])
         done = await call(client, "memory-delete-many", older_than="1h")
         left = await call(client, "memory-list")
     assert done["deleted"] == 0

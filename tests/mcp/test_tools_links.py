@@ -25,7 +25,7 @@ def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Setti
 
 
 async def stored(client: Client, key: str, value: str, **more: Any) -> int:
-    result = await call(client, "memory-store", key=key, value=value, **more)
+    result = await call(client, "store_memory", key=key, value=value, **more)
     return int(result["id"])
 
 

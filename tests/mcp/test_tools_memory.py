@@ -25,11 +25,11 @@ def make_settings(make_settings: Callable[..., Settings]) -> Callable[..., Setti
 
 
 TOOLS = {
-    "memory-store",
+    "store_memory",
     "memory-search",
     "memory-get",
     "memory-delete",
-    "memory-inject-learning",
+    "inject-learning",
     "memory-list",
     "memory-history",
     "memory-revert",
@@ -47,7 +47,7 @@ async def test_lists_the_tools_with_annotations(
         build_server(make_settings(role="lead"), FakeEmbedder(), open_app=open_app)
     ) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == TOOLS  # the deprecated names answer, unlisted (test_tool_names.py)
+    assert set(tools) == TOOLS  # the aliases answer, unlisted (test_tool_names.py)
     search_hints = tools["memory-search"].annotations
     get_hints = tools["memory-get"].annotations
     delete_hints = tools["memory-delete"].annotations
@@ -68,16 +68,16 @@ async def test_upsert_bumps_version_and_keeps_history(
     async with Client(
         build_server(make_settings(agent_id="a1"), FakeEmbedder(), open_app=open_app)
     ) as client:
-        first = await call(client, "memory-store", key="db", value="We use SQLite")
+        first = await call(client, "store_memory", key="db", value="We use SQLite")
         assert first["version"] == 1
         assert first["created"] is True
-        second = await call(client, "memory-store", key="db", value="We use PostgreSQL 16")
+        second = await call(client, "store_memory", key="db", value="We use PostgreSQL 16")
         assert second["id"] == first["id"]
         assert second["version"] == 2
         assert second["created"] is False
-        same = await call(client, "memory-store", key="db", value="We use PostgreSQL 16")
+        same = await call(client, "store_memory", key="db", value="We use PostgreSQL 16")
         assert same["version"] == 2, "identical content must not create a version"
-        other_scope = await call(client, "memory-store", key="db", value="x", scope="swarm")
+        other_scope = await call(client, "store_memory", key="db", value="x", scope="swarm")
         assert other_scope["id"] != first["id"], "another scope is another memory"
         got = await call(client, "memory-get", id=first["id"])
         assert got["value"] == "We use PostgreSQL 16"
@@ -92,20 +92,20 @@ async def test_expected_version_conflict_states_current_version(
     make_settings: Callable[..., Settings],
 ) -> None:
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
-        await call(client, "memory-store", key="plan", value="v1")
-        await call(client, "memory-store", key="plan", value="v2")
-        error = await call_error(client, "memory-store", key="plan", value="v3", expected_version=1)
+        await call(client, "store_memory", key="plan", value="v1")
+        await call(client, "store_memory", key="plan", value="v2")
+        error = await call_error(client, "store_memory", key="plan", value="v3", expected_version=1)
         assert "current version is 2" in error
-        ok = await call(client, "memory-store", key="plan", value="v3", expected_version=2)
+        ok = await call(client, "store_memory", key="plan", value="v3", expected_version=2)
         assert ok["version"] == 3
         assert "current version is 3" in await call_error(
-            client, "memory-store", key="plan", value="v4", expected_version=0
+            client, "store_memory", key="plan", value="v4", expected_version=0
         )
         missing = await call_error(
-            client, "memory-store", key="nope", value="v", expected_version=4
+            client, "store_memory", key="nope", value="v", expected_version=4
         )
         assert "not found" in missing
-        created = await call(client, "memory-store", key="new", value="v", expected_version=0)
+        created = await call(client, "store_memory", key="new", value="v", expected_version=0)
         assert created["created"] is True
         got = await call(client, "memory-get", id=ok["id"])
         assert got["value"] == "v3"
@@ -113,12 +113,12 @@ async def test_expected_version_conflict_states_current_version(
 
 async def test_ttl_default_by_source_and_explicit(make_settings: Callable[..., Settings]) -> None:
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
-        manual = await call(client, "memory-store", key="m", value="forever")
+        manual = await call(client, "store_memory", key="m", value="forever")
         assert manual["expires_at"] is None
-        task = await call(client, "memory-store", key="t", value="done", source="task_completion")
-        summary = await call(client, "memory-store", key="s", value="sum", source="session_summary")
+        task = await call(client, "store_memory", key="t", value="done", source="task_completion")
+        summary = await call(client, "store_memory", key="s", value="sum", source="session_summary")
         explicit = await call(
-            client, "memory-store", key="e", value="soon", expires_at="2099-01-01T00:00:00Z"
+            client, "store_memory", key="e", value="soon", expires_at="2099-01-01T00:00:00Z"
         )
     from datetime import datetime
 
@@ -140,9 +140,9 @@ async def test_expired_memories_leave_search_but_not_get(
         app.service.clock = lambda: now[0]
         async with Client(build_server(settings, opened=app)) as client:
             short = await call(
-                client, "memory-store", key="flash", value="ephemeral kiwi note", ttl_seconds=1
+                client, "store_memory", key="flash", value="ephemeral kiwi note", ttl_seconds=1
             )
-            await call(client, "memory-store", key="stay", value="durable kiwi note")
+            await call(client, "store_memory", key="stay", value="durable kiwi note")
             found = await call(client, "memory-search", query="kiwi")
             assert {r["key"] for r in found["results"]} == {"flash", "stay"}
             now[0] += 2
@@ -178,19 +178,20 @@ async def test_cap_evicts_least_recently_used_but_never_pinned(
 ) -> None:
     settings = make_settings(agent_id="capped", max_memories_per_agent=3)
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
-        pinned = await call(client, "memory-store", key="p", value="pinned walrus", pinned=True)
-        a = await call(client, "memory-store", key="a", value="alpha walrus")
-        b = await call(client, "memory-store", key="b", value="beta walrus")
+        pinned = await call(client, "store_memory", key="p", value="pinned walrus", pinned=True)
+        a = await call(client, "store_memory", key="a", value="alpha walrus")
+        b = await call(client, "store_memory", key="b", value="beta walrus")
         await call(client, "memory-get", id=a["id"])  # a is now more recent than b
-        await call(client, "memory-store", key="c", value="gamma walrus")
+        c = await call(client, "store_memory", key="c", value="gamma walrus")
+        assert c["evicted"] == [b["id"]], "the answer says what was evicted"
         keys = {r["key"] for r in (await call(client, "memory-search", query="walrus"))["results"]}
         assert keys == {"p", "a", "c"}, "b was least recently used"
-        assert "not found" in await call_error(client, "memory-get", id=b["id"])
+        assert "archived_at" in await call(client, "memory-get", id=b["id"]), "archived, kept"
         await call(client, "memory-get", id=pinned["id"])
         # Everything else pinned: the write is refused rather than evicting a pinned memory.
         for key in ("a", "c"):
-            await call(client, "memory-store", key=key, value=f"{key} pinned", pinned=True)
-        error = await call_error(client, "memory-store", key="d", value="one too many")
+            await call(client, "store_memory", key=key, value=f"{key} pinned", pinned=True)
+        error = await call_error(client, "store_memory", key="d", value="one too many")
         assert "cap" in error
         assert "pinned" in error
         total = await call(client, "memory-search", query="pinned walrus", limit=50)
@@ -206,19 +207,19 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
     )
     async with Client(worker) as w, Client(lead) as boss:
         refused = await call_error(
-            w, "memory-inject-learning", learning="Always rebase", category="best-practice"
+            w, "inject-learning", learning="Always rebase", category="best-practice"
         )
         assert "lead" in refused
         first = await call(
             boss,
-            "memory-inject-learning",
+            "inject-learning",
             learning="Run migrations before the API tests",
             category="mistake-pattern",
             agent_id="w1",
         )
         again = await call(
             boss,
-            "memory-inject-learning",
+            "inject-learning",
             learning="Run migrations before the API tests",
             category="mistake-pattern",
             agent_id="w1",
@@ -227,7 +228,7 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
         assert again["version"] == 1
         spaced = await call(
             boss,
-            "memory-inject-learning",
+            "inject-learning",
             learning="Run  migrations before the API tests ",
             category="mistake-pattern",
             agent_id="w1",
@@ -245,9 +246,9 @@ async def test_inject_learning_is_lead_only_swarm_wide_and_idempotent(
         assert (got["agent_id"], got["about_agent"]) == ("boss", "w1")
         assert "owner or the lead" in await call_error(w, "memory-delete", id=first["id"])
         assert "invalid key: keys starting with 'learning:' are the lead's" in await call_error(
-            w, "memory-store", key=got["key"], value="Migrations are optional", scope="swarm"
+            w, "store_memory", key=got["key"], value="Migrations are optional", scope="swarm"
         )
         after = await call(w, "memory-get", id=first["id"])
         assert (after["version"], after["value"]) == (got["version"], got["value"])
-        bad = await call_error(boss, "memory-inject-learning", learning="x", category="gossip")
+        bad = await call_error(boss, "inject-learning", learning="x", category="gossip")
         assert "category" in bad

@@ -1,4 +1,4 @@
-"""The gate (memory_mcp/rules/gate.py): one memory-store decides permission once and reads
+"""The gate (memory_mcp/rules/gate.py): one store_memory decides permission once and reads
 the rules' clock once, and the rules hand the semantic layer nothing of theirs to call. On
 a real SQLite file; the embedder is FAKE (the test is about the write's plumbing)."""
 

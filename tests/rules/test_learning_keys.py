@@ -1,6 +1,6 @@
 """The `learning:` key space is the lead's (memory_mcp/rules/permissions.py): a worker may not
 store such a key in any scope, by a tool or an import, nor change or delete a swarm one,
-and memory-inject-learning never adopts a memory it did not create: whatever holds the
+and inject-learning never adopts a memory it did not create: whatever holds the
 learning's key becomes the injecting lead's.
 
 Before: learning keys are deterministic (`learning:<category>:` + 16 hex of
@@ -23,7 +23,7 @@ from memory_mcp.app import root as app_module
 from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import NewMemory, Scope, Source
+from memory_mcp.models import Caps, NewMemory, Scope, Source
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 
@@ -35,7 +35,7 @@ REFUSED_KEY = "invalid key: keys starting with 'learning:' are the lead's"
 
 
 def learning_key(category: str, text: str) -> str:
-    """The key memory-inject-learning derives (the formula the issue reproduced)."""
+    """The key inject-learning derives (the formula the issue reproduced)."""
     normalised = " ".join(text.lower().split())
     return (
         f"learning:{category}:"
@@ -62,13 +62,13 @@ async def stored_before_the_rule(
     make_settings: Callable[..., Settings], key: str, scope: Scope = Scope.SWARM
 ) -> int:
     """A worker's `learning:` memory as a store written before this rule holds one: put
-    there by the store directly, as the old rules let memory-store do."""
+    there by the store directly, as the old rules let store_memory do."""
     async with opened(make_settings()) as app:
         outcome = await app.service.store.upsert(
             NewMemory(key, "Migrations are optional", scope, "wk", "", Source.MANUAL),
             expected_version=None,
             now=1_000.0,
-            cap=0,
+            cap=Caps(),
         )
         return outcome.record.id
 
@@ -80,12 +80,12 @@ async def test_a_worker_may_not_store_a_learning_key_in_any_scope(
     async with clients(make_settings) as (wk, _):
         for scope in ("session", "agent", "swarm", "global"):
             for key in (KEY, "learning:mine", "  Learning:Best-Practice:x"):
-                error = await call_error(wk, "memory-store", key=key, value="v", scope=scope)
+                error = await call_error(wk, "store_memory", key=key, value="v", scope=scope)
                 assert REFUSED_KEY in error, (scope, key, error)
         listed = await call(wk, "memory-list", scope="all")
         assert listed["memories"] == []
         # Any other key is the worker's to use, "learning" in it or not.
-        await call(wk, "memory-store", key="my-learning:notes", value="v", scope="swarm")
+        await call(wk, "store_memory", key="my-learning:notes", value="v", scope="swarm")
 
 
 @pytest.mark.anyio
@@ -94,13 +94,13 @@ async def test_the_injection_is_the_leads_and_only_the_lead_changes_it(
 ) -> None:
     async with clients(make_settings) as (wk, boss):
         # The issue's order: the worker tries the key first.
-        squat = await call_error(wk, "memory-store", key=KEY, value="Skip them", scope="swarm")
+        squat = await call_error(wk, "store_memory", key=KEY, value="Skip them", scope="swarm")
         assert REFUSED_KEY in squat
-        injected = await call(boss, "memory-inject-learning", learning=LEARNING, category=CATEGORY)
+        injected = await call(boss, "inject-learning", learning=LEARNING, category=CATEGORY)
         assert (injected["key"], injected["created"], injected["agent_id"]) == (KEY, True, "lead")
         assert "taken_over_from" not in injected
         refusals = [
-            await call_error(wk, "memory-store", key=KEY, value="Skip them", scope="swarm"),
+            await call_error(wk, "store_memory", key=KEY, value="Skip them", scope="swarm"),
             await call_error(wk, "memory-delete", id=injected["id"]),
             await call_error(wk, "memory-delete", key=KEY, scope="swarm"),
             await call_error(wk, "memory-revert", id=injected["id"], version=1),
@@ -123,7 +123,7 @@ async def test_injection_takes_over_a_workers_memory_at_its_key_from_an_old_stor
 ) -> None:
     squatted = await stored_before_the_rule(make_settings, KEY)
     async with clients(make_settings) as (wk, boss):
-        injected = await call(boss, "memory-inject-learning", learning=LEARNING, category=CATEGORY)
+        injected = await call(boss, "inject-learning", learning=LEARNING, category=CATEGORY)
         assert (injected["id"], injected["created"], injected["version"]) == (squatted, False, 2)
         assert (injected["agent_id"], injected["taken_over_from"]) == ("lead", "wk")
         got = await call(wk, "memory-get", id=squatted)
@@ -137,10 +137,10 @@ async def test_injection_takes_over_a_workers_memory_at_its_key_from_an_old_stor
         # It is the lead's now: the worker can neither rewrite nor delete it...
         assert "agent 'lead'" in await call_error(wk, "memory-delete", id=squatted)
         assert REFUSED_KEY in await call_error(
-            wk, "memory-store", key=KEY, value="Migrations are optional", scope="swarm"
+            wk, "store_memory", key=KEY, value="Migrations are optional", scope="swarm"
         )
         # ...and injecting it again changes nothing.
-        again = await call(boss, "memory-inject-learning", learning=LEARNING, category=CATEGORY)
+        again = await call(boss, "inject-learning", learning=LEARNING, category=CATEGORY)
         assert (again["version"], again["created"], "taken_over_from" in again) == (2, False, False)
 
 
@@ -154,7 +154,7 @@ async def test_an_old_worker_owned_swarm_learning_is_out_of_its_owners_hands(
     private = await stored_before_the_rule(make_settings, "learning:my-own", Scope.AGENT)
     async with clients(make_settings) as (wk, boss):
         assert REFUSED_KEY in await call_error(
-            wk, "memory-store", key=KEY, value="rewritten", scope="swarm"
+            wk, "store_memory", key=KEY, value="rewritten", scope="swarm"
         )
         for refused in (
             await call_error(wk, "memory-delete", id=squatted),

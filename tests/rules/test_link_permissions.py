@@ -76,7 +76,7 @@ async def clients(make_settings: Callable[..., Settings]) -> AsyncIterator[dict[
 async def seed(by: dict[str, Client]) -> dict[str, int]:
     ids = {}
     for key, (owner, scope) in MEMORIES.items():
-        result = await call(by[owner], "memory-store", key=key, value=f"{WORD} {key}", scope=scope)
+        result = await call(by[owner], "store_memory", key=key, value=f"{WORD} {key}", scope=scope)
         ids[key] = result["id"]
     for agent, source, target, relation in LINKS:
         await call(by[agent], "memory-link", id=ids[source], to=ids[target], relation=relation)
@@ -217,7 +217,7 @@ async def test_the_graph_tools_and_export_show_no_hidden_entity_or_relation(
         for key, (owner, scope) in MEMORIES.items():
             stored = await call(
                 by[owner],
-                "memory-store",
+                "store_memory",
                 key=f"entity:{key}",
                 value=f"{key}\n- {WORD}",
                 scope=scope,

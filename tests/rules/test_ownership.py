@@ -19,7 +19,7 @@ from memory_mcp.app.root import open_app
 from memory_mcp.cli import main as cli
 from memory_mcp.errors import InvalidInputError, PermissionDeniedError
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import NewMemory, Scope, Source, StoreRequest
+from memory_mcp.models import Caps, NewMemory, Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
 
@@ -41,7 +41,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
     ):
         first = await call(
             w1,
-            "memory-store",
+            "store_memory",
             key="team-rule",
             value="Two reviewers",
             tags=["process"],
@@ -50,7 +50,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         assert (first["agent_id"], first["updated_by"]) == ("w1", "w1")
 
         error = await call_error(
-            w2, "memory-store", key="team-rule", value="No reviews", scope="global"
+            w2, "store_memory", key="team-rule", value="No reviews", scope="global"
         )
         assert "agent 'w1'" in error
         assert "owner or the lead" in error
@@ -58,7 +58,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         assert (kept["value"], kept["version"], kept["tags"]) == ("Two reviewers", 1, ["process"])
 
         by_lead = await call(
-            lead, "memory-store", key="team-rule", value="Three reviewers", scope="swarm"
+            lead, "store_memory", key="team-rule", value="Three reviewers", scope="swarm"
         )
         assert by_lead["id"] == first["id"]
         assert by_lead["version"] == 2
@@ -69,7 +69,7 @@ async def test_only_the_owner_or_the_lead_updates_a_swarm_memory(
         assert [(r["id"], r["updated_by"]) for r in found["results"]] == [(first["id"], "lead")]
 
         by_owner = await call(
-            w1, "memory-store", key="team-rule", value="Two reviewers again", scope="swarm"
+            w1, "store_memory", key="team-rule", value="Two reviewers again", scope="swarm"
         )
         assert (by_owner["version"], by_owner["updated_by"]) == (3, "w1")
 
@@ -101,11 +101,15 @@ async def test_the_store_refuses_an_overwrite_under_its_write_lock(
                 source=Source.MANUAL,
             )
 
-        await store.upsert(swarm("w1", "mine"), expected_version=None, now=1.0, cap=0)
+        await store.upsert(swarm("w1", "mine"), expected_version=None, now=1.0, cap=Caps())
         with pytest.raises(PermissionDeniedError, match="agent 'w1'"):
-            await store.upsert(swarm("w2", "theirs"), expected_version=None, now=2.0, cap=0)
+            await store.upsert(swarm("w2", "theirs"), expected_version=None, now=2.0, cap=Caps())
         allowed = await store.upsert(
-            swarm("w2", "theirs"), expected_version=None, now=3.0, cap=0, may_overwrite_others=True
+            swarm("w2", "theirs"),
+            expected_version=None,
+            now=3.0,
+            cap=Caps(),
+            may_overwrite_others=True,
         )
         assert (allowed.record.agent_id, allowed.record.updated_by) == ("w1", "w2")
 

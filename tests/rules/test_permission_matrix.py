@@ -148,7 +148,7 @@ async def with_clients(world: World, job: Callable[[dict[Viewer, Client]], Await
 
 async def store(client: Client, memory: Memory) -> None:
     result = await call(
-        client, "memory-store", key=memory.key, scope=memory.scope, value=f"{WORD} {memory.key}"
+        client, "store_memory", key=memory.key, scope=memory.scope, value=f"{WORD} {memory.key}"
     )
     memory.id, memory.version = result["id"], result["version"]
 
@@ -156,7 +156,7 @@ async def store(client: Client, memory: Memory) -> None:
 async def inject(client: Client, memory: Memory) -> None:
     result = await call(
         client,
-        "memory-inject-learning",
+        "inject-learning",
         learning=f"{WORD} always rebase first",
         category="best-practice",
         agent_id="w2",
@@ -405,7 +405,7 @@ async def overwrite_matrix(world: World, clients: dict[Viewer, Client]) -> list[
         value = f"{WORD} rewritten by {viewer}"
         try:
             result = await call(
-                client, "memory-store", key=memory.key, value=value, scope=memory.scope
+                client, "store_memory", key=memory.key, value=value, scope=memory.scope
             )
         except ToolFailed as failed:
             refusals = (f"agent '{memory.owner}'", "keys starting with 'learning:' are the lead's")

@@ -1,9 +1,9 @@
 """An update changes what it is given and keeps the rest (issue 35, item 1).
 
-`memory-store {"key":"k","value":"v2 fixed typo"}` over a memory stored with tags,
+`store_memory {"key":"k","value":"v2 fixed typo"}` over a memory stored with tags,
 metadata, pinned, confidence and source reset all of them and its expiry: the typo fix
 unpinned the memory and took it out of tag filters. Now every write path keeps what it
-was not given: memory-store (also the lead's update of a worker's swarm memory), an
+was not given: store_memory (also the lead's update of a worker's swarm memory), an
 import line over a stored memory, a revert, a note re-indexed, the knowledge-graph
 profile (tests/mcp/test_graph_writes.py). A field is emptied only when the call says so
 (`tags: []`, `metadata: {}`) and the whole memory rewritten only with `replace: true`.
@@ -62,9 +62,9 @@ async def test_a_value_only_update_keeps_every_other_field(
 ) -> None:
     """The issue's own steps."""
     async with agents(make_settings) as by:
-        stored = await call(by["w1"], "memory-store", key="k", value="v1", **FULL)
+        stored = await call(by["w1"], "store_memory", key="k", value="v1", **FULL)
         before = await call(by["w1"], "memory-get", id=stored["id"])
-        await call(by["w1"], "memory-store", key="k", value="v2 fixed typo")
+        await call(by["w1"], "store_memory", key="k", value="v2 fixed typo")
         after = await call(by["w1"], "memory-get", id=stored["id"])
         tagged = await call(by["w1"], "memory-list", tags=["build"])
     assert before["expires_at"] is not None, "task_completion: 7 days"
@@ -92,9 +92,9 @@ async def test_an_update_changes_the_field_it_gives_and_only_that(
     make_settings: Callable[..., Settings], given: dict[str, Any], name: str, expected: Any
 ) -> None:
     async with agents(make_settings) as by:
-        stored = await call(by["w1"], "memory-store", key="k", value="v1", **FULL)
+        stored = await call(by["w1"], "store_memory", key="k", value="v1", **FULL)
         before = fields(await call(by["w1"], "memory-get", id=stored["id"]))
-        await call(by["w1"], "memory-store", key="k", value="v1", **given)
+        await call(by["w1"], "store_memory", key="k", value="v1", **given)
         after = fields(await call(by["w1"], "memory-get", id=stored["id"]))
     assert after[name] == expected
     assert {k: v for k, v in after.items() if k != name} == {
@@ -108,12 +108,12 @@ async def test_null_is_not_given_and_replace_rewrites_the_whole_memory(
     """Clients that send null for every argument they did not fill keep the fields;
     `replace: true` gives a memory only what the call says (defaults for the rest)."""
     async with agents(make_settings) as by:
-        stored = await call(by["w1"], "memory-store", key="k", value="v1", **FULL)
+        stored = await call(by["w1"], "store_memory", key="k", value="v1", **FULL)
         before = fields(await call(by["w1"], "memory-get", id=stored["id"]))
         nulls = dict.fromkeys(("tags", "metadata", "pinned", "confidence", "source"))
-        await call(by["w1"], "memory-store", key="k", value="v2", **nulls)
+        await call(by["w1"], "store_memory", key="k", value="v2", **nulls)
         kept = fields(await call(by["w1"], "memory-get", id=stored["id"]))
-        await call(by["w1"], "memory-store", key="k", value="v3", tags=["new"], replace=True)
+        await call(by["w1"], "store_memory", key="k", value="v3", tags=["new"], replace=True)
         replaced = await call(by["w1"], "memory-get", id=stored["id"])
     assert kept == before
     assert fields(replaced) == {
@@ -133,10 +133,10 @@ async def test_the_lead_updating_a_workers_swarm_memory_keeps_its_fields(
 ) -> None:
     async with agents(make_settings) as by:
         stored = await call(
-            by["w1"], "memory-store", key="oncall", value="Ann", scope="swarm", **FULL
+            by["w1"], "store_memory", key="oncall", value="Ann", scope="swarm", **FULL
         )
         before = await call(by["lead"], "memory-get", id=stored["id"])
-        await call(by["lead"], "memory-store", key="oncall", value="Bo", scope="swarm")
+        await call(by["lead"], "store_memory", key="oncall", value="Bo", scope="swarm")
         after = await call(by["w1"], "memory-get", id=stored["id"])
     assert (after["value"], after["agent_id"], after["updated_by"]) == ("Bo", "w1", "lead")
     assert fields(after) == fields(before)
@@ -154,7 +154,7 @@ def test_an_import_line_over_a_stored_memory_keeps_what_it_leaves_out(
         async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
             return await call(client, name, **arguments)
 
-    stored = anyio.run(lambda: tool("memory-store", key="k", value="v1", **FULL))
+    stored = anyio.run(lambda: tool("store_memory", key="k", value="v1", **FULL))
     before = anyio.run(lambda: tool("memory-get", id=stored["id"]))
     partial = tmp_path / "partial.jsonl"
     partial.write_text(json.dumps({"key": "k", "value": "v2", "tags": ["ops"]}) + "\n")
@@ -166,7 +166,7 @@ def test_an_import_line_over_a_stored_memory_keeps_what_it_leaves_out(
         k: v for k, v in fields(before).items() if k != "tags"
     }
 
-    anyio.run(lambda: tool("memory-store", key="k", value="v3", tags=[], pinned=False))
+    anyio.run(lambda: tool("store_memory", key="k", value="v3", tags=[], pinned=False))
     exported = tmp_path / "export.jsonl"
     assert main(["export", "-o", str(exported), *db]) == 0
     line = json.loads(exported.read_text())
@@ -184,9 +184,9 @@ async def test_a_revert_keeps_what_was_set_since(
     """A revert writes an old version's value, tags, metadata and source, and keeps
     the memory's pinning, confidence and expiry as they are now."""
     async with agents(make_settings) as by:
-        stored = await call(by["w1"], "memory-store", key="k", value="v1", tags=["a"])
-        await call(by["w1"], "memory-store", key="k", value="v2", tags=["b"])
-        await call(by["w1"], "memory-store", key="k", value="v2", pinned=True, confidence=0.9)
+        stored = await call(by["w1"], "store_memory", key="k", value="v1", tags=["a"])
+        await call(by["w1"], "store_memory", key="k", value="v2", tags=["b"])
+        await call(by["w1"], "store_memory", key="k", value="v2", pinned=True, confidence=0.9)
         await call(by["w1"], "memory-revert", id=stored["id"], version=1)
         after = await call(by["w1"], "memory-get", id=stored["id"])
     assert (after["value"], after["tags"], after["version"]) == ("v1", ["a"], 4)
@@ -201,17 +201,17 @@ async def test_a_learning_injected_again_keeps_who_it_is_about_and_its_pin(
     stays."""
     lesson = {"learning": "Run migrations before the API tests", "category": "mistake-pattern"}
     async with agents(make_settings) as by:
-        first = await call(by["lead"], "memory-inject-learning", **lesson, agent_id="w1")
+        first = await call(by["lead"], "inject-learning", **lesson, agent_id="w1")
         key = first["key"]
         await call(
             by["lead"],
-            "memory-store",
+            "store_memory",
             key=key,
             value=lesson["learning"],
             scope="swarm",
             pinned=True,
         )
-        await call(by["lead"], "memory-inject-learning", **lesson)
+        await call(by["lead"], "inject-learning", **lesson)
         after = await call(by["w1"], "memory-get", id=first["id"])
     assert (after["about_agent"], after["pinned"]) == ("w1", True)
 
@@ -224,12 +224,12 @@ async def test_a_kind_is_stored_shown_exported_and_a_bad_one_refused_by_name(
     the argument named, nothing stored."""
     async with agents(make_settings) as by:
         stored = await call(
-            by["w1"], "memory-store", key="editor", value="Uses vim", kind="preference"
+            by["w1"], "store_memory", key="editor", value="Uses vim", kind="preference"
         )
         got = await call(by["w1"], "memory-get", id=stored["id"])
         listed = await call(by["w1"], "memory-list")
-        error = await call_error(by["w1"], "memory-store", key="bad", value="x", kind="Not A Kind")
-        plain = await call(by["w1"], "memory-store", key="plain", value="no kind given")
+        error = await call_error(by["w1"], "store_memory", key="bad", value="x", kind="Not A Kind")
+        plain = await call(by["w1"], "store_memory", key="plain", value="no kind given")
         plain_got = await call(by["w1"], "memory-get", id=plain["id"])
         keys = [m["key"] for m in (await call(by["w1"], "memory-list"))["memories"]]
     assert got["kind"] == "preference"

@@ -28,6 +28,7 @@ from memory_mcp.errors import PermissionDeniedError
 from memory_mcp.models import (
     BatchItem,
     Caller,
+    Caps,
     MemoryRecord,
     NewMemory,
     Role,
@@ -385,7 +386,7 @@ async def judged(
     async with opened(settings) as app:
         store, vectors = app.service.store, app.service.vectors
         batch = [BatchItem(new, WRITTEN_AT, may_overwrite_others=True) for new in written]
-        assert (await store.upsert_many(batch, cap=0)).created == len(batch)  # one transaction
+        assert (await store.upsert_many(batch, cap=Caps())).created == len(batch)  # one transaction
         if archive is not None:
             chosen = [r.id async for r in store.iter_records() if archive(r)]
             assert chosen

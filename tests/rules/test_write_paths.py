@@ -1,7 +1,7 @@
 """Every write path asks the one decision (memory_mcp/rules/permissions.py `decide`).
 
 The write paths are enumerated, not listed by hand: the tools that are not read-only in a
-real team server's tools/list (index-note included, and the deprecated aliases), the
+real team server's tools/list (index-note included, and the aliases), the
 public methods of the rules' gate and subjects (MemoryService and those beside it) and of
 FileIndexService, the CLI's commands and the web
 view's routes. Each must be in one of the tables below: a write path with a case where a
@@ -62,7 +62,7 @@ DECISION_WORDS = (
     "keys starting with 'learning:' are the lead's",
     "only an agent that wrote in it or the lead may",
 )
-LEAD_ONLY_TOOL = "memory-inject-learning is for the lead agent"
+LEAD_ONLY_TOOL = "inject-learning is for the lead agent"
 
 
 def refused_by_the_decision(text: str) -> bool:
@@ -228,6 +228,11 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     ),
     "complete_task": lambda w: w.service.tasks.complete_task(WORKER, TASK),
     "move_to_project": lambda w: _move_to_project(w),
+    # A batch whose second memory is the lead's: refused, and the first not stored either.
+    "store_batch": lambda w: w.service.store_batch(
+        WORKER, [StoreRequest("mine", "a note of mine"), worker_rewrite(w)]
+    ),
+    "change_scope": lambda w: w.service.change_scope(WORKER, RULE_KEY, Scope.SWARM, Scope.AGENT),
 }
 
 
@@ -253,6 +258,7 @@ NOT_A_CALLERS_CHANGE = {
     "flush_accesses": "writes read counts, not memories",
     "expiry_for": "computes a date",
     "get": "reads (and counts the read)",
+    "get_by_key": "reads (and counts the read)",
     "search": "reads",
     "similar_to": "reads",
     "history": "reads",
@@ -353,7 +359,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamWorld]:
     tmp = tmp_path_factory.mktemp("write-paths")
     db = tmp / "team.db"
     tokens = {"w1": token_add(db, "w1"), "lead": token_add(db, "lead", "lead")}
-    # The deprecated aliases are write paths too: listed, so that the inventory sees them.
+    # The aliases are write paths too: listed, so that the inventory sees them.
     with running(tmp, "streamable-http", db, "--legacy-tool-names") as server:
         world = TeamWorld(server, tokens)
         anyio.run(_seed_team, world)
@@ -364,7 +370,7 @@ async def _seed_team(world: TeamWorld) -> None:
     async with world.server.client(world.tokens["lead"]) as lead:
         first = await call(
             lead,
-            "memory-store",
+            "store_memory",
             key=RULE_KEY,
             value="Two reviewers",
             scope="swarm",
@@ -372,7 +378,7 @@ async def _seed_team(world: TeamWorld) -> None:
         )
         await call(
             lead,
-            "memory-store",
+            "store_memory",
             key=RULE_KEY,
             value="Three reviewers",
             scope="swarm",
@@ -386,8 +392,8 @@ async def _seed_team(world: TeamWorld) -> None:
             content="# Deploy\nShip on Tuesdays",
             folder="shared",
         )
-        await call(lead, "memory-inject-learning", learning=LEARNING, category="mistake-pattern")
-        await call(lead, "memory-store", key="plan", value="Split the migration", task=TASK)
+        await call(lead, "inject-learning", learning=LEARNING, category="mistake-pattern")
+        await call(lead, "store_memory", key="plan", value="Split the migration", task=TASK)
 
 
 ToolCase = Callable[[TeamWorld, Client, str], Awaitable[str]]
@@ -417,7 +423,7 @@ async def _tool_inject(world: TeamWorld, w1: Client, tool: str) -> str:
     )
     assert LEAD_ONLY_TOOL in error
     return await call_error(  # and the key it would write is the lead's
-        w1, "memory-store", key=_learning_key(), value="rewritten", scope="swarm"
+        w1, "store_memory", key=_learning_key(), value="rewritten", scope="swarm"
     )
 
 
@@ -444,13 +450,13 @@ async def _tool_complete_task(world: TeamWorld, w1: Client, tool: str) -> str:
 
 TOOL_WRITES: dict[str, ToolCase] = {
     "memory-complete-task": _tool_complete_task,
-    "memory-store": _tool_store,
-    "store_memory": _tool_store,  # deprecated alias
+    "store_memory": _tool_store,
+    "memory-store": _tool_store,  # alias
     "memory-delete": _tool_delete,
     "memory-revert": _tool_revert,
     "memory-delete-many": _tool_delete_many,
-    "memory-inject-learning": _tool_inject,
-    "inject-learning": _tool_inject,  # deprecated alias
+    "inject-learning": _tool_inject,
+    "memory-inject-learning": _tool_inject,  # alias
     "index-note": _tool_index_note,
     "memory-link": _tool_link,
 }
@@ -558,7 +564,7 @@ async def test_each_graph_tool_refuses_a_worker_the_leads_entities(
 # The commands that change memories, and the service paths (above) they go through.
 CLI_WRITES = {
     "delete": "MemoryService.delete",
-    "store": "MemoryService.store_and_check (or the team server's memory-store)",
+    "store": "MemoryService.store_and_check (or the team server's store_memory)",
     "import": "prepare_memory, ownership_refusals, write_batch",
     "index": "the notes indexer: sync_file / remove_file with Origin.FOLDER (it reads the file)",
     "hook": "store_memory (SessionEnd), the notes indexer or index-note (PostToolUse)",

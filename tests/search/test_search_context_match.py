@@ -34,12 +34,12 @@ async def test_a_match_by_the_context_is_named_and_its_lender_too(
     async with Client(server) as client:
         payments = await call(
             client,
-            "memory-store",
+            "store_memory",
             key="payments",
             value="A refund goes through PaymentService.refund in billing",
         )
         stored = await call(
-            client, "memory-store", key="coffee", value="The office coffee machine is on floor 3."
+            client, "store_memory", key="coffee", value="The office coffee machine is on floor 3."
         )
         plain = by_key((await call(client, "memory-search", query="refund"))["results"])
         explained = by_key(
@@ -78,15 +78,15 @@ async def test_a_lender_is_named_only_to_who_may_see_it(
     async with Client(build_server(alice, real_embedder, open_app=open_app)) as client:
         policy = await call(
             client,
-            "memory-store",
+            "store_memory",
             key="refunds-policy",
             value="Refunds over 500 EUR need a second approver",
             scope="swarm",
         )
-        await call(client, "memory-store", key="private", value="My refund of the hotel bill")
+        await call(client, "store_memory", key="private", value="My refund of the hotel bill")
         await call(
             client,
-            "memory-store",
+            "store_memory",
             key="coffee",
             value="The coffee machine is on floor 3.",
             scope="swarm",

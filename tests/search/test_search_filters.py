@@ -15,7 +15,7 @@ from mcp import Client
 from memory_mcp.app.root import open_app
 from memory_mcp.checks.validation import iso
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, StoreRequest, Visibility
+from memory_mcp.models import Caller, Caps, NewMemory, Role, Scope, Source, StoreRequest, Visibility
 from memory_mcp.rules.permissions import can_see
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error, opened
@@ -118,7 +118,7 @@ async def store_varied(client: Client) -> None:
         ("lunch", "lunch is at noon; deploy nothing on Fridays"),
         ("cat", "the office cat is called Miso"),
     ]:
-        await call(client, "memory-store", key=key, value=value)
+        await call(client, "store_memory", key=key, value=value)
 
 
 async def test_min_score_leaves_out_the_weaker_results(
@@ -197,7 +197,7 @@ async def test_sql_and_the_vector_mask_agree_on_the_window(
                 NewMemory(f"m{n}", f"memory {n}", Scope.AGENT, owner, "", Source.MANUAL),
                 expected_version=None,
                 now=at,
-                cap=0,
+                cap=Caps(),
                 may_overwrite_others=False,
             )
         await vectors.embed_pending()

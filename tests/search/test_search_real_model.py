@@ -32,7 +32,7 @@ async def test_finds_exact_identifier_and_meaning_only(
     server = build_server(make_settings(watch=False), real_embedder, open_app=open_app)
     async with Client(server) as client:
         for key, value in NOTES.items():
-            await call(client, "memory-store", key=key, value=value)
+            await call(client, "store_memory", key=key, value=value)
 
         exact = (await call(client, "memory-search", query="ERR_CONN_42", limit=3))["results"]
         assert exact[0]["key"] == "incident"
@@ -59,7 +59,7 @@ async def test_handshake_and_keyword_search_do_not_wait_for_the_model(
     never_ready = FakeEmbedder(ready=False)
     settings = make_settings(watch=False, search_model_wait_seconds=0.2)
     async with Client(build_server(settings, never_ready, open_app=open_app)) as client:
-        stored = await call(client, "memory-store", key="k", value="quokka habitat notes")
+        stored = await call(client, "store_memory", key="k", value="quokka habitat notes")
         found = await call(client, "memory-search", query="quokka")
         assert [r["id"] for r in found["results"]] == [stored["id"]]
         assert found["results"][0]["matched_by"] == "keyword"
@@ -82,9 +82,9 @@ async def test_a_narrow_filter_and_an_unanswerable_search_say_what_they_found(
             "coffee": "The office coffee machine is on floor 3.",
             "lunch": "Lunch is served at noon in the cafeteria.",
         }.items():  # first in the session: nothing lends them words
-            await call(client, "memory-store", key=key, value=value, tags=["kitchen"])
+            await call(client, "store_memory", key=key, value=value, tags=["kitchen"])
         for key, value in NOTES.items():
-            await call(client, "memory-store", key=key, value=value)
+            await call(client, "store_memory", key=key, value=value)
         narrow = await call(
             client, "memory-search", query="blue-green deploys", tags=["kitchen"], explain=True
         )

@@ -27,7 +27,7 @@ async def test_a_search_waits_for_a_model_that_is_nearly_loaded(
     loading = FakeEmbedder(ready=False)
     settings = make_settings(watch=False, search_model_wait_seconds=60)
     async with Client(build_server(settings, loading, open_app=open_app)) as client:
-        await call(client, "memory-store", key="pets", value="the office cat is called Miso")
+        await call(client, "store_memory", key="pets", value="the office cat is called Miso")
         answer: dict[str, Any] = {}
 
         async def search() -> None:
@@ -51,7 +51,7 @@ async def test_a_search_gives_up_waiting_after_the_bound_and_says_so(
     never_ready = FakeEmbedder(ready=False)
     settings = make_settings(watch=False, search_model_wait_seconds=0.3)
     async with Client(build_server(settings, never_ready, open_app=open_app)) as client:
-        await call(client, "memory-store", key="pets", value="the office cat is called Miso")
+        await call(client, "store_memory", key="pets", value="the office cat is called Miso")
         with anyio.fail_after(60):
             found = await call(client, "memory-search", query="Miso")
         assert found["semantic"] is False

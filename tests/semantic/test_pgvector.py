@@ -15,7 +15,7 @@ from sqlalchemy import event, text
 from bench.locomo import load_conversation, run_locomo
 from memory_mcp.app.root import open_app
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import BatchItem, NewMemory, Scope, Source, Visibility
+from memory_mcp.models import BatchItem, Caps, NewMemory, Scope, Source, Visibility
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
 from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
@@ -50,7 +50,7 @@ async def test_the_vector_query_uses_the_hnsw_index(
             )
             for i in range(ROWS)
         ]
-        await store.upsert_many([BatchItem(m, now) for m in memories], cap=0)
+        await store.upsert_many([BatchItem(m, now) for m in memories], cap=Caps())
         vectors = rng.normal(size=(ROWS, 384)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         records = [r async for r in store.iter_records()]
@@ -104,7 +104,7 @@ async def test_a_small_project_is_ranked_exactly_through_its_own_rows(
             for project, size in sizes.items()
             for i in range(size)
         ]  # fmt: skip
-        await store.upsert_many([BatchItem(m, now) for m in memories], cap=0)
+        await store.upsert_many([BatchItem(m, now) for m in memories], cap=Caps())
         records = [r async for r in store.iter_records()]
         vectors = rng.normal(size=(len(records), 384)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -164,7 +164,7 @@ async def test_nearest_memories_found_beside_the_keyword_arm_are_not_searched_ag
             NewMemory(f"k{i}", f"memory {i}", Scope.AGENT, caller.agent_id, "", Source.MANUAL)
             for i in range(200)
         ]
-        await store.upsert_many([BatchItem(m, now) for m in memories], cap=0)
+        await store.upsert_many([BatchItem(m, now) for m in memories], cap=Caps())
         vectors = rng.normal(size=(200, 384)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         records = [r async for r in store.iter_records()]
@@ -221,7 +221,7 @@ async def test_a_meaning_only_question_is_answered_through_pgvector(
             "editor": "The team edits code in Neovim with the LSP configured.",
             "deploy": "Deploys go through the blue-green pipeline; never push to prod.",
         }.items():
-            await call(client, "memory-store", key=key, value=value)
+            await call(client, "store_memory", key=key, value=value)
         found = await call(client, "memory-search", query="what fruit do they like?", limit=3)
     assert found["results"][0]["key"] == "snack"
     assert found["results"][0]["matched_by"] == "vector"

@@ -1,4 +1,4 @@
-"""memory-store answers `similar`: the visible memories the new one closely resembles
+"""store_memory answers `similar`: the visible memories the new one closely resembles
 (memory_mcp/semantic/similar.py), judged by the bundled model, through an in-process MCP client on
 SQLite and PostgreSQL. Nothing is merged or dropped."""
 
@@ -33,8 +33,8 @@ async def test_a_paraphrase_is_reported_and_both_are_kept(
 ) -> None:
     await real_embedder.wait_ready()
     async with Client(build_server(make_settings(), real_embedder, open_app=open_app)) as client:
-        first = await call(client, "memory-store", key="test-command", value=TESTS)
-        second = await call(client, "memory-store", key="how-to-test", value=TESTS_AGAIN)
+        first = await call(client, "store_memory", key="test-command", value=TESTS)
+        second = await call(client, "store_memory", key="how-to-test", value=TESTS_AGAIN)
         kept = [await call(client, "memory-get", id=m["id"]) for m in (first, second)]
     assert first["similar"] == []
     assert second["similar_checked"] is True
@@ -48,8 +48,8 @@ async def test_something_unrelated_is_not_reported(
 ) -> None:
     await real_embedder.wait_ready()
     async with Client(build_server(make_settings(), real_embedder, open_app=open_app)) as client:
-        await call(client, "memory-store", key="test-command", value=TESTS)
-        cat = await call(client, "memory-store", key="cat", value=CAT)
+        await call(client, "store_memory", key="test-command", value=TESTS)
+        cat = await call(client, "store_memory", key="cat", value=CAT)
     assert cat["similar"] == []
 
 
@@ -60,12 +60,12 @@ async def test_only_memories_the_writer_can_see_are_reported(
     async with Client(
         build_server(make_settings(agent_id="bob"), real_embedder, open_app=open_app)
     ) as bob:
-        await call(bob, "memory-store", key="bobs-private", value=TESTS)  # agent scope
-        shared = await call(bob, "memory-store", key="shared", value=TESTS + " ", scope="swarm")
+        await call(bob, "store_memory", key="bobs-private", value=TESTS)  # agent scope
+        shared = await call(bob, "store_memory", key="shared", value=TESTS + " ", scope="swarm")
     async with Client(
         build_server(make_settings(agent_id="alice"), real_embedder, open_app=open_app)
     ) as alice:
-        mine = await call(alice, "memory-store", key="how-to-test", value=TESTS_AGAIN)
+        mine = await call(alice, "store_memory", key="how-to-test", value=TESTS_AGAIN)
     assert [m["key"] for m in mine["similar"]] == ["shared"]
     assert mine["similar"][0]["id"] == shared["id"]
 
@@ -75,8 +75,8 @@ async def test_not_checked_while_the_model_loads(
 ) -> None:
     loading = FakeEmbedder(ready=False)
     async with Client(build_server(make_settings(), loading, open_app=open_app)) as client:
-        await call(client, "memory-store", key="a", value=TESTS)
-        second = await call(client, "memory-store", key="b", value=TESTS)
+        await call(client, "store_memory", key="a", value=TESTS)
+        second = await call(client, "store_memory", key="b", value=TESTS)
     assert second["similar"] == []
     assert second["similar_checked"] is False
 
@@ -86,10 +86,10 @@ async def test_the_same_text_under_another_key_is_reported_even_before_the_model
 ) -> None:
     """Vectors are kept per text: a copy of a text embedded earlier has its vector already."""
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
-        first = await call(client, "memory-store", key="a", value=TESTS)
+        first = await call(client, "store_memory", key="a", value=TESTS)
     loading = FakeEmbedder(ready=False)
     async with Client(build_server(make_settings(), loading, open_app=open_app)) as client:
-        copy = await call(client, "memory-store", key="b", value=TESTS)
+        copy = await call(client, "store_memory", key="b", value=TESTS)
     assert [(m["id"], m["score"]) for m in copy["similar"]] == [(first["id"], 1.0)]
 
 
@@ -117,9 +117,9 @@ async def test_chat_that_sounds_like_all_the_rest_is_not_reported_but_a_repeat_i
     await real_embedder.wait_ready()
     async with Client(build_server(make_settings(), real_embedder, open_app=open_app)) as client:
         for n, text in enumerate([*SMALL_TALK, FACT]):
-            await call(client, "memory-store", key=f"turn-{n}", value=text)
-        chat = await call(client, "memory-store", key="turn-new", value=SMALL_TALK_NEW)
-        again = await call(client, "memory-store", key="turn-again", value=FACT_AGAIN)
+            await call(client, "store_memory", key=f"turn-{n}", value=text)
+        chat = await call(client, "store_memory", key="turn-new", value=SMALL_TALK_NEW)
+        again = await call(client, "store_memory", key="turn-again", value=FACT_AGAIN)
     assert chat["similar_checked"] is True
     assert chat["similar"] == []
     assert [m["key"] for m in again["similar"]] == [f"turn-{len(SMALL_TALK)}"]

@@ -10,7 +10,7 @@ import anyio
 import numpy as np
 import pytest
 
-from memory_mcp.models import Caller, NewMemory, Role, Scope, Source, Visibility
+from memory_mcp.models import Caller, Caps, NewMemory, Role, Scope, Source, Visibility
 from memory_mcp.semantic.in_process_index import InProcessIndex
 from memory_mcp.semantic.vectors import Vectors
 from memory_mcp.settings import Settings
@@ -38,7 +38,7 @@ def memory(key: str, value: str) -> NewMemory:
 
 async def write(store: MemoryStore, key: str, value: str) -> int:
     outcome = await store.upsert(
-        memory(key, value), expected_version=None, now=1.0, cap=0, may_overwrite_others=True
+        memory(key, value), expected_version=None, now=1.0, cap=Caps(), may_overwrite_others=True
     )
     return outcome.record.id
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from memory_mcp.models import BatchItem, NewMemory, Scope, Source, Visibility
+from memory_mcp.models import BatchItem, Caps, NewMemory, Scope, Source, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store.postgres import tsvector
 from tests.conftest import opened, pg_query
@@ -70,7 +70,7 @@ async def test_the_keyword_arm_ranks_through_its_gin_index_within_the_budget(
                       Source.MANUAL)
             for i in range(OTHERS)
         ]  # fmt: skip
-        await store.upsert_many([BatchItem(m, now) for m in memories], cap=0)
+        await store.upsert_many([BatchItem(m, now) for m in memories], cap=Caps())
     pg_query(pg_server, str(settings.db), "ANALYZE memories;")
 
     plans: list[dict[str, Any]] = []

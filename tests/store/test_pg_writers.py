@@ -57,7 +57,7 @@ async def test_processes_writing_at_once_lose_nothing_and_duplicate_nothing(
     acked: dict[int, list[float]] = {p: [] for p in range(PROCESSES)}  # when, per process
 
     async def write(client: Client, p: int, key: str, value: str) -> None:
-        await call(client, "memory-store", key=key, value=value)
+        await call(client, "store_memory", key=key, value=value)
         acked[p].append(time.perf_counter())
 
     async def writer(client: Client, p: int, w: int) -> None:

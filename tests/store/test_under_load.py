@@ -67,7 +67,7 @@ async def test_get_answers_while_another_connection_holds_the_write_lock(
     monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 2000)  # a get that waits fails fast
     settings = make_settings()
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
-        stored = await call(client, "memory-store", key="k", value="the ferry leaves at nine")
+        stored = await call(client, "store_memory", key="k", value="the ferry leaves at nine")
         async with write_lock_held(db_path(settings)):
             with anyio.fail_after(20):
                 first = await call(client, "memory-get", id=stored["id"])
@@ -85,13 +85,13 @@ async def test_a_busy_store_says_so_and_that_a_retry_helps(
     monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 300)  # give up quickly for the test
     settings = make_settings()
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
-        await call(client, "memory-store", key="k", value="first")
+        await call(client, "store_memory", key="k", value="first")
         async with write_lock_held(db_path(settings)):
-            text = await call_error(client, "memory-store", key="k2", value="second")
+            text = await call_error(client, "store_memory", key="k2", value="second")
         assert "busy" in text
         assert "retry" in text
         assert "database is locked" not in text  # the driver's words stay in the log
-        await call(client, "memory-store", key="k2", value="second")  # the retry works
+        await call(client, "store_memory", key="k2", value="second")  # the retry works
 
 
 async def test_a_sweep_that_finds_nothing_expired_waits_for_no_writer(
@@ -151,11 +151,11 @@ async def test_damaged_rows_are_skipped_by_every_read_path(
 ) -> None:
     settings = make_settings()
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
-        good = await call(client, "memory-store", key="good", value="otter notes", scope="swarm")
+        good = await call(client, "store_memory", key="good", value="otter notes", scope="swarm")
         bad_ids = []
         for key in ("bad-date", "bad-tags", "bad-meta", "bad-scope"):
             stored = await call(
-                client, "memory-store", key=key, value=f"otter {key}", scope="swarm", tags=["t"]
+                client, "store_memory", key=key, value=f"otter {key}", scope="swarm", tags=["t"]
             )
             bad_ids.append(stored["id"])
     with sqlite3.connect(db_path(settings)) as conn:
@@ -231,7 +231,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
     monkeypatch.setattr(MemoryService, "search", counting_search)
     settings = make_settings(max_concurrent_calls=3)
     async with Client(build_server(settings, FakeEmbedder(), open_app=open_app)) as client:
-        await call(client, "memory-store", key="k", value="heron")
+        await call(client, "store_memory", key="k", value="heron")
         queries = [f"heron {i}" for i in range(30)]
         async with anyio.create_task_group() as tasks:
             for query in queries:

@@ -222,7 +222,7 @@ async def test_an_import_beside_a_running_server_shares_its_write_lock(tmp_path:
     db = tmp_path / "shared.db"
     argv = ["import", str(source), "--db", str(db), "--agent-id", "importer"]
     async with spawned(tmp_path, "--agent-id", "importer") as client:
-        await call(client, "memory-store", key="before", value="written before the import")
+        await call(client, "store_memory", key="before", value="written before the import")
         codes: list[int] = []
 
         async def run_import() -> None:
@@ -232,7 +232,7 @@ async def test_an_import_beside_a_running_server_shares_its_write_lock(tmp_path:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(run_import)
             while not codes:  # the server's writes go on while the import runs
-                await call(client, "memory-store", key=f"live-{stored_meanwhile}", value="x y")
+                await call(client, "store_memory", key=f"live-{stored_meanwhile}", value="x y")
                 stored_meanwhile += 1
         assert codes == [0]
         assert count_rows(db) == total + 1 + stored_meanwhile, "no write lost on either side"

@@ -110,7 +110,7 @@ async def test_chromium_signs_in_for_the_sdk_client(tmp_path: Path, callback: Ca
             callback_handler=came_back,
         )
         async with oauth_connection(server, auth) as client:
-            stored = await call(client, "memory-store", key="k", value="from Chromium")
+            stored = await call(client, "store_memory", key="k", value="from Chromium")
             assert stored["agent_id"] == "w1"
     assert shown == [SIGNED_IN] and len(callback.queries) == 1
 
