@@ -28,7 +28,8 @@ FACTS = {
         "The hiking trip to the mountains was cancelled because of a storm warning.",
     ],
     "de": [
-        "Meine Schwester Anna ist letzten Frühling nach Lissabon gezogen, um als Krankenschwester zu arbeiten.",
+        "Meine Schwester Anna ist letzten Frühling nach Lissabon gezogen, "
+        "um als Krankenschwester zu arbeiten.",
         "Das Deploy-Skript schlägt fehl, wenn die Festplatte des Build-Servers voll ist.",
         "Wir haben im März eine graue Katze namens Pepper aus dem Tierheim adoptiert.",
         "Ich bin allergisch gegen Erdnüsse, bitte vermeidet sie beim Teamessen.",
@@ -40,7 +41,8 @@ FACTS = {
         "Die Wanderung in die Berge wurde wegen einer Sturmwarnung abgesagt.",
     ],
     "pt": [
-        "A minha irmã Anna mudou-se para Lisboa na primavera passada para trabalhar como enfermeira.",
+        "A minha irmã Anna mudou-se para Lisboa na primavera passada "
+        "para trabalhar como enfermeira.",
         "O script de deploy falha quando o disco do servidor de build está cheio.",
         "Adotámos uma gata cinzenta chamada Pepper do abrigo em março.",
         "Sou alérgico a amendoins, por isso evitem-nos no almoço da equipa.",
@@ -93,7 +95,8 @@ QUESTIONS = {
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
-    return m / np.linalg.norm(m, axis=1, keepdims=True)
+    out: np.ndarray = m / np.linalg.norm(m, axis=1, keepdims=True)
+    return out
 
 
 def check(encode: Encode, query_prefix: str = "", passage_prefix: str = "") -> dict[str, float]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -190,7 +189,7 @@ Variant = tuple[str, Sequence[Any], Callable[[Any], After | None]]
 def variants(names: Sequence[str]) -> list[Variant]:
     out: list[Variant] = [("today (v3: previous 3 + following 4 at 0.7)", [0], lambda _: None)]
     if "hop" in names:
-        grid = list(itertools.product([3, 5], [0.05, 0.1, 0.2, 0.3], [3, 10, 30]))
+        grid: list[Any] = list(itertools.product([3, 5], [0.05, 0.1, 0.2, 0.3], [3, 10, 30]))
         out.append(
             (
                 "entity hop, add (seeds, w, cap)",

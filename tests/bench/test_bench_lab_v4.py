@@ -41,9 +41,7 @@ def test_the_hop_lifts_only_holders_of_a_seed_rare_name_below_the_seed() -> None
     conv = _fake_conv("hop-a", "Who did Kate meet at the hotel?")
     rows = np.array([2, 0, 5])
     rel = np.array([0.9, 0.5, 0.4])
-    out_rows, out_rel = entity_hop(seeds=1, weight=0.3, cap=5, mode="add")(
-        conv, 0, rows, rel, None
-    )
+    out_rows, out_rel = entity_hop(seeds=1, weight=0.3, cap=5, mode="add")(conv, 0, rows, rel, None)
     lifted = dict(zip(out_rows.tolist(), out_rel.tolist(), strict=True))
     assert out_rows[0] == 2  # the seed stays first
     assert lifted[3] == 0.3 * 0.9  # "Who is Harvey?" came in through Harvey, below the seed
@@ -67,7 +65,7 @@ def test_the_multilingual_check_tells_a_perfect_encoder_from_a_blind_one() -> No
     }
 
     def perfect(texts: list[str]) -> np.ndarray:  # knows which fact each text is about
-        return np.eye(10)[[facts.get(t, questions.get(t)) for t in texts]] + 1e-3
+        return np.eye(10)[[facts.get(t, questions.get(t, 0)) for t in texts]] + 1e-3
 
     def blind(texts: list[str]) -> np.ndarray:
         return np.ones((len(texts), 10))
