@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -105,6 +106,25 @@ def entity_hop(seeds: int, weight: float, cap: int, mode: str, through: str = "h
         for h, lift in via.items():
             own = rel_of.get(h, 0.0)
             rel_of[h] = own + lift if mode == "add" else max(own, lift)
+        return _resort(rel_of)
+
+    return after
+
+
+def speaker_lift(weight: float) -> After:
+    """Who in the question: when the question names a speaker of the conversation (one
+    word of it, any case), each memory written by that speaker gets `weight` added, those
+    already a candidate only (no new candidates)."""
+
+    def after(
+        c: Conv, qi: int, rows: np.ndarray, rel: np.ndarray, v: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        words = set(re.findall(r"\w+", c.p.questions[qi].lower()))
+        named = {s for s in set(c.speakers) if s.lower() in words}
+        if not named or len(named) == len(set(c.speakers)):
+            return rows, rel
+        lift = np.array([weight if c.speakers[r] in named else 0.0 for r in rows.tolist()])
+        rel_of = dict(zip(rows.tolist(), (rel + lift).tolist(), strict=True))
         return _resort(rel_of)
 
     return after
@@ -221,6 +241,10 @@ def variants(names: Sequence[str]) -> list[Variant]:
                 grid,
                 lambda g: entity_hop(0, g[0], g[1], "add", "query"),
             )
+        )
+    if "speaker" in names:
+        out.append(
+            ("speaker named in the question lifts theirs (w)", [0.02, 0.05, 0.1], speaker_lift)
         )
     if "prf" in names:
         grid = list(itertools.product([3, 5], [5, 10], [0.05, 0.1, 0.2, 0.3]))
