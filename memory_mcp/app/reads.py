@@ -63,6 +63,7 @@ def policy_from(settings: Settings) -> Policy:
         },
         ranking=RankingConfig().with_half_life(settings.recency_half_life_days),
         search_model_wait_seconds=settings.search_model_wait_seconds,
+        kind_ttl_days=dict(settings.ttl_kind_days),
     )
 
 

@@ -10,7 +10,8 @@ parsed arguments and returns the exit code; the ones that need the store run the
 through `run_with_app`. Imports of the store, the model and the MCP SDK happen inside
 the handlers, and `--version` is answered before the parser (and pydantic) is built.
 The benchmarks are no command of the installed package: they are a project of their own in
-a clone (bench/, `make bench`)."""
+a clone (bench/, `make bench`). Over 500 lines: the one parser every command is declared
+in; what a command does at length lives in its own module (cli/browse.py, cli/imports.py)."""
 
 from __future__ import annotations
 

@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 PROJECT_FILTER = Field()
 TASK_FILTER = Field(description="Plus its working memories.")
 ARCHIVED_FILTER = Field(strict=True)
+# Facts that changed (rules/validity.py).
+SUPERSEDED_FILTER = Field(strict=True)
+AS_OF = Field(description="What held then (as since).")
 PROJECT_ARGUMENT = Field()
 
 INTERNAL_ERROR_MESSAGE = (

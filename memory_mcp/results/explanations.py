@@ -55,9 +55,10 @@ class ScoreExplanation(ToolResult):
     `bm25` and `cosine` are the raw arm scores; null: that arm did not find it.
     `via` (expand): the link to a strong hit that lent it its relevance.
     `context_from`: the memories written just before it whose words (its context) hold
-    query words; with matched_by "context" its own words hold none."""
+    query words; with matched_by "context" its own words hold none. `time`: the factor
+    of the query's time expression (1.0: stated in its range; the search's `time_cue`)."""
 
-    omitted_when_empty = frozenset({"via", "context_from"})
+    omitted_when_empty = frozenset({"via", "context_from", "time"})
 
     keyword: float | None
     bm25: float | None
@@ -74,6 +75,7 @@ class ScoreExplanation(ToolResult):
     why: str
     via: LinkVia | None = None
     context_from: list[ContextLender] | None = None
+    time: float | None = None
 
     @classmethod
     def of(cls, hit: RankedHit) -> ScoreExplanation | None:
@@ -97,6 +99,7 @@ class ScoreExplanation(ToolResult):
             why=_why(hit, exact),
             via=LinkVia.of(hit),
             context_from=[ContextLender(id=i, key=key) for i, key in hit.context_from],
+            time=hit.time_factor,
         )
 
 
@@ -139,6 +142,13 @@ def _why(hit: RankedHit, exact: str | None) -> str:
         reasons.append("pinned: no decay")
     elif prior.recency < 0.995:
         reasons.append(f"age: recency x{prior.recency:.2f}")
+    if hit.time_factor is not None:
+        inside = hit.time_factor == 1.0
+        reasons.append(
+            "stated in the query's time range"
+            if inside
+            else f"stated outside the query's time range: x{hit.time_factor:.2f}"
+        )
     reasons.append(f"source {record.source.value}: x{prior.source_quality:.2f}")
     if record.access_count:
         reasons.append(f"read {record.access_count} times: x{prior.access:.2f}")

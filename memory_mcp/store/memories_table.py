@@ -111,6 +111,8 @@ def index_row(row: Any) -> IndexRow | None:
             raise ValueError("owner is not text")
         project = text_column(row, "project")
         archived = row.archived_at is not None
+        valid_from = timestamp(row, "valid_from", optional=True)
+        valid_to = timestamp(row, "valid_to", optional=True)
     except ValueError:
         return None
     vector = np.frombuffer(row.vector, dtype=np.float32) if row.vector else None
@@ -127,6 +129,8 @@ def index_row(row: Any) -> IndexRow | None:
         project,
         row.task if isinstance(row.task, str) else None,
         archived,
+        valid_from,
+        valid_to,
     )
 
 

@@ -59,6 +59,9 @@ RECORD_COLUMNS = (
     "project",
     "task",
     "archived_at",
+    "valid_from",
+    "valid_to",
+    "superseded_by",
     "kind",
 )
 # A row of RECORD_COLUMNS by name, at the cost of an index lookup (see rows.MemoryColumns).
@@ -176,6 +179,9 @@ def record_from_columns(row: Any) -> MemoryRecord:
             project=text_column(row, "project"),
             task=row.task if isinstance(row.task, str) else None,
             archived_at=timestamp(row, "archived_at", optional=True),
+            valid_from=timestamp(row, "valid_from", optional=True),
+            valid_to=timestamp(row, "valid_to", optional=True),
+            superseded_by=row.superseded_by if type(row.superseded_by) is int else None,
             kind=row.kind if isinstance(row.kind, str) else None,
         )
     except ValueError as exc:  # enum values raise ValueError too

@@ -239,6 +239,8 @@ def _index_columns(model: str) -> Any:
         M.project,
         M.task,
         M.archived_at,
+        M.valid_from,
+        M.valid_to,
     ).outerjoin(
         EmbeddingRow,
         and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),
