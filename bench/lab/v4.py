@@ -1,0 +1,298 @@
+"""Issue 52's experiments: a second hop through entities, and pseudo-relevance feedback,
+on v3's replica of the search path (bench/lab/v3.py), over the development conversations
+minus a final check set aside before any choice (docs/lab/retrieval-v4.md).
+
+`python -m bench.lab.v4 [GROUP ...]`: leave one out over the iterate-on conversations
+(set-balanced, as v3), per set and per category. `python -m bench.lab.v4 --final GROUP ...`:
+each variant's setting chosen on all the iterate-on conversations, measured once on the
+final check."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.entities import rule_entities
+from bench.lab.loo import Scores, pooled
+from bench.lab.v3 import DATA, Context, Conv, Lab, SetOutcome, render
+from memory_mcp.store.keyword import query_terms
+
+# The context the product writes today (v3: previous 3 + following 4 at 0.7).
+SHIPPED = Context(before=3, after=4, weight=0.7)
+
+# The final check: the last two files by name of each set (docs/lab/retrieval-v4.md).
+FINAL = frozenset(
+    {"42", "43", "Chat_7_Nebraas_Vanessa", "Chat_9_Fahim_Akib", "beam128k_09", "beam128k_10"}
+)
+
+After = Callable[..., tuple[np.ndarray, np.ndarray]]
+
+
+def _resort(rel_of: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.array(list(rel_of), dtype=np.int64)
+    rel = np.array(list(rel_of.values()), dtype=np.float64)
+    order = np.lexsort((-rows, -rel))  # ties to the newer memory, as the product
+    return rows[order], rel[order]
+
+
+# -- entities, one hop -----------------------------------------------------------------------
+
+
+@dataclass
+class EntityIndex:
+    per_row: list[set[str]]
+    holders: dict[str, list[int]]
+
+
+_ENTITIES: dict[str, EntityIndex] = {}
+
+
+def entity_index(c: Conv) -> EntityIndex:
+    if c.name not in _ENTITIES:
+        speakers = {s.lower() for s in c.speakers}
+        per_row = [rule_entities(t.text) - speakers for t in c.p.conv.turns]
+        holders: dict[str, list[int]] = {}
+        for i, names in enumerate(per_row):
+            for name in names:
+                holders.setdefault(name, []).append(i)
+        _ENTITIES[c.name] = EntityIndex(per_row, holders)
+    return _ENTITIES[c.name]
+
+
+def entity_hop(seeds: int, weight: float, cap: int, mode: str, through: str = "hits") -> After:
+    """One hop from the best `seeds` results through their rare entities (held by at most
+    `cap` memories; speakers left out): each holder gets `weight` x the seed's relevance,
+    added to its own (`add`: a candidate the hop agrees with rises, a new one ranks low) or
+    as a floor (`max`). `through`: `hits` every entity of the seeds; `shared` only those the
+    query names too; `query` the query's own rare entities (from the best result's
+    relevance)."""
+
+    def after(
+        c: Conv, qi: int, rows: np.ndarray, rel: np.ndarray, v: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        index = entity_index(c)
+        query_names = rule_entities(c.p.questions[qi])
+        via: dict[int, float] = {}
+        if through == "query":
+            top = float(rel[0]) if rel.size else 0.0
+            for name in query_names:
+                holders = index.holders.get(name, [])
+                if 0 < len(holders) <= cap:
+                    for h in holders:
+                        via[h] = max(via.get(h, 0.0), weight * top)
+        else:
+            for seed, seed_rel in zip(rows[:seeds].tolist(), rel[:seeds].tolist(), strict=True):
+                for name in index.per_row[seed]:
+                    if through == "shared" and name not in query_names:
+                        continue
+                    holders = index.holders[name]
+                    if len(holders) > cap:
+                        continue
+                    for h in holders:
+                        if h != seed:
+                            via[h] = max(via.get(h, 0.0), weight * seed_rel)
+        if not via:
+            return rows, rel
+        rel_of = dict(zip(rows.tolist(), rel.tolist(), strict=True))
+        for h, lift in via.items():
+            own = rel_of.get(h, 0.0)
+            rel_of[h] = own + lift if mode == "add" else max(own, lift)
+        return _resort(rel_of)
+
+    return after
+
+
+def speaker_lift(weight: float) -> After:
+    """Who in the question: when the question names a speaker of the conversation (one
+    word of it, any case), each memory written by that speaker gets `weight` added, those
+    already a candidate only (no new candidates)."""
+
+    def after(
+        c: Conv, qi: int, rows: np.ndarray, rel: np.ndarray, v: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        words = set(re.findall(r"\w+", c.p.questions[qi].lower()))
+        named = {s for s in set(c.speakers) if s.lower() in words}
+        if not named or len(named) == len(set(c.speakers)):
+            return rows, rel
+        lift = np.array([weight if c.speakers[r] in named else 0.0 for r in rows.tolist()])
+        rel_of = dict(zip(rows.tolist(), (rel + lift).tolist(), strict=True))
+        return _resort(rel_of)
+
+    return after
+
+
+# -- pseudo-relevance feedback -----------------------------------------------------------------
+
+
+_DF: dict[str, tuple[Counter[str], int]] = {}
+_SECOND: dict[tuple[str, int, int, int], list[tuple[int, float]]] = {}
+
+
+def doc_freq(c: Conv) -> tuple[Counter[str], int]:
+    if c.name not in _DF:
+        df: Counter[str] = Counter()
+        for value in c.p.values:
+            df.update(set(query_terms(value)))
+        _DF[c.name] = (df, c.p.n)
+    return _DF[c.name]
+
+
+def feedback_words(c: Conv, qi: int, rows: Sequence[int], words: int) -> list[str]:
+    """The `words` most distinctive words of the given results (in how many of them x
+    idf), not the query's own, each in at least two of them or rare."""
+    df, n = doc_freq(c)
+    own = set(query_terms(c.p.questions[qi]))
+    counts: Counter[str] = Counter()
+    for r in rows:
+        counts.update(set(query_terms(c.p.values[r])) - own)
+    scored = {
+        w: k * math.log(n / df[w])
+        for w, k in counts.items()
+        if df[w] and not w.isdigit() and len(w) > 2 and df[w] < n / 10
+    }
+    return sorted(scored, key=lambda w: -scored[w])[:words]
+
+
+def feedback(seeds: int, words: int, weight: float) -> After:
+    """A second keyword query: the best `seeds` results' `words` most distinctive words;
+    its BM25 min-max scaled, `weight` x it added to each candidate's relevance (a new
+    candidate gets only that)."""
+
+    def after(
+        c: Conv, qi: int, rows: np.ndarray, rel: np.ndarray, v: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        key = (c.name, qi, seeds, words)
+        if key not in _SECOND:
+            terms = feedback_words(c, qi, rows[:seeds].tolist(), words)
+            _SECOND[key] = c.p.keyword.hits(" ".join(terms)) if terms else []
+        second = _SECOND[key]
+        if not second or weight == 0.0:
+            return rows, rel
+        scores = np.array([s for _, s in second])
+        high, low = float(scores.max()), float(scores.min())
+        span = max(high - low, 1e-9)
+        rel_of = dict(zip(rows.tolist(), rel.tolist(), strict=True))
+        top = set(rows[:seeds].tolist())
+        for r, s in second:
+            if r not in top:
+                rel_of[r] = rel_of.get(r, 0.0) + weight * (s - low) / span
+        return _resort(rel_of)
+
+    return after
+
+
+def chain(*steps: After) -> After:
+    def after(
+        c: Conv, qi: int, rows: np.ndarray, rel: np.ndarray, v: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        for step in steps:
+            rows, rel = step(c, qi, rows, rel, v)
+        return rows, rel
+
+    return after
+
+
+# -- the groups --------------------------------------------------------------------------------
+
+Variant = tuple[str, Sequence[Any], Callable[[Any], After | None]]
+
+
+def variants(names: Sequence[str]) -> list[Variant]:
+    out: list[Variant] = [("today (v3: previous 3 + following 4 at 0.7)", [0], lambda _: None)]
+    if "hop" in names:
+        grid: list[Any] = list(itertools.product([3, 5], [0.05, 0.1, 0.2, 0.3], [3, 10, 30]))
+        out.append(
+            (
+                "entity hop, add (seeds, w, cap)",
+                grid,
+                lambda g: entity_hop(g[0], g[1], g[2], "add"),
+            )
+        )
+        grid = list(itertools.product([3, 5], [0.5, 0.7, 0.9], [3, 10, 30]))
+        out.append(
+            (
+                "entity hop, floor (seeds, w, cap)",
+                grid,
+                lambda g: entity_hop(g[0], g[1], g[2], "max"),
+            )
+        )
+    if "shared" in names:
+        grid = list(itertools.product([5, 10], [0.05, 0.1, 0.2, 0.3], [10, 30, 100]))
+        out.append(
+            (
+                "entity hop through entities the query shares, add (seeds, w, cap)",
+                grid,
+                lambda g: entity_hop(g[0], g[1], g[2], "add", "shared"),
+            )
+        )
+        grid = list(itertools.product([0.05, 0.1, 0.2, 0.3], [10, 30, 100]))
+        out.append(
+            (
+                "query's rare names, add (w, cap)",
+                grid,
+                lambda g: entity_hop(0, g[0], g[1], "add", "query"),
+            )
+        )
+    if "speaker" in names:
+        out.append(
+            ("speaker named in the question lifts theirs (w)", [0.02, 0.05, 0.1], speaker_lift)
+        )
+    if "prf" in names:
+        grid = list(itertools.product([3, 5], [5, 10], [0.05, 0.1, 0.2, 0.3]))
+        out.append(("feedback (seeds, words, w)", grid, lambda g: feedback(*g)))
+    return out
+
+
+def _ranker(lab: Lab, make: Callable[[Any], After | None]) -> Callable[[Any], Any]:
+    return lambda g: lab.ranker(SHIPPED, after=make(g))
+
+
+def final_check(lab: Lab, outcomes: list[SetOutcome], chosen: list[Variant]) -> str:
+    lines = ["variant | setting | " + " | ".join(f"{s} R@5 / R@10" for s in lab.sets)]
+    lines.append(" | ".join("---" for _ in range(2 + len(lab.sets))))
+    tables: list[dict[str, Scores]] = []
+    for o, (name, _, make) in zip(outcomes, chosen, strict=True):
+        g = o.in_sample_params
+        rank = _ranker(lab, make)(g)
+        per_set: dict[str, list[Scores]] = {}
+        for c in lab.convs.values():
+            per_set.setdefault(c.dataset, []).append(lab.scores(c, rank))
+        pooled_sets = {s: pooled(x) for s, x in per_set.items()}
+        tables.append(pooled_sets)
+        cells = [f"{x.r5.mean():.3f} / {x.r10.mean():.3f}" for x in pooled_sets.values()]
+        lines.append(f"{name} | {g} | " + " | ".join(cells))
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> None:
+    final = "--final" in argv
+    names = [a for a in argv if not a.startswith("--")]
+    sets = [a.removeprefix("--sets=") for a in argv if a.startswith("--sets=")]
+    folders = tuple(Path(s) if "/" in s else DATA / s for s in sets[0].split(",")) if sets else ()
+    lab = Lab(folders) if folders else Lab()
+    iterate = {n: c for n, c in lab.convs.items() if n not in FINAL}
+    held = {n: c for n, c in lab.convs.items() if n in FINAL}
+    lab.convs = iterate
+    chosen = variants(names)
+    outcomes = [lab.run(name, grid, _ranker(lab, make)) for name, grid, make in chosen]
+    print(render(outcomes, outcomes[0]))
+    for o in outcomes:
+        print(f"{o.name}: chosen on all iterate-on conversations: {o.in_sample_params}")
+    if final:
+        lab.convs = held
+        print("\nFINAL CHECK (setting chosen on the iterate-on conversations)")
+        print(final_check(lab, outcomes, chosen))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
