@@ -629,7 +629,7 @@ def test_the_cli_write_commands_ask_the_decision(
     assert refused_by_the_decision(capsys.readouterr().err)
     assert any(refused for *_, refused in spied), "import did not ask the decision"
     spied.clear()
-    move = ["projects", "move", "--to", "elsewhere", "--key", RULE_KEY, "--db", db]
+    move = ["projects", "move", "--to", "elsewhere", "--key", RULE_KEY, "--from", "*", "--db", db]
     assert main([*move, "--agent-id", "w1"]) == 1
     assert refused_by_the_decision(capsys.readouterr().err)
     assert spied and spied[-1][2], "projects move did not ask the decision"

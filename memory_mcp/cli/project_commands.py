@@ -36,12 +36,24 @@ def add_commands(commands: Any, command: Any) -> None:
         "verb",
         nargs="?",
         choices=("move",),
-        help="move: move the memories every selector given picks (at least one) to the "
-        "project --to, all or none, ids, versions and links kept",
+        help="move: move the memories every selector given picks (at least one), in the "
+        "current project or --from's, to the project --to; ids and links kept, the move "
+        "a new version in each memory's history",
     )
     projects.add_argument("--json", action="store_true", help="print JSON: {project: count}")
     move = projects.add_argument_group("move")
     move.add_argument("--to", help="the project to move them to (or *)")
+    move.add_argument(
+        "--from",
+        dest="from_project",
+        help="the project to choose them in (or *); default: the current project "
+        "(--project, or the git work tree's)",
+    )
+    move.add_argument(
+        "--every-project",
+        action="store_true",
+        help="choose them in every project (the selectors reach every repository's memories)",
+    )
     move.add_argument("--id", dest="ids", type=int, action="append", default=[], help="a memory id")
     move.add_argument("--key", dest="keys", action="append", default=[], help="a key")
     move.add_argument(
@@ -84,26 +96,71 @@ def _move(args: argparse.Namespace) -> int:
         raise InvalidInputError(
             "selector", "give at least one of --id, --key, --tag, --source, --cwd-under"
         )
+    if args.every_project and args.from_project is not None:
+        raise InvalidInputError("from", "give --from NAME or --every-project, not both")
     under = None if args.cwd_under is None else args.cwd_under.expanduser().resolve()
 
-    async def job(app: AppContext) -> tuple[list[MemoryRecord], list[int]]:
-        chosen = [
+    async def job(app: AppContext) -> tuple[list[MemoryRecord], list[int], str]:
+        source = _source_project(args, app.caller.project)
+        matching = [
             record
             async for record in app.service.visible_records(app.caller, "*")
             if _selected(record, args, under)
         ]
+        chosen = [r for r in matching if source is None or r.project == source]
+        if not chosen and matching:
+            raise InvalidInputError("from", _elsewhere(matching, source))
         placed = await app.service.move_to_project(
             app.caller, chosen, args.to, dry_run=args.dry_run
         )
-        return chosen, placed.moved
+        return chosen, placed.moved, "every project" if source is None else f"project {source}"
 
-    chosen, moved = run_with_app(settings_from(args), job, create=False)
+    chosen, moved, where = run_with_app(settings_from(args), job, create=False)
     verb = "would move" if args.dry_run else "moved"
     for record in chosen:
         if record.id in moved:
             print(f"{record.id}\t{record.project} -> {args.to}\t{record.key}")
-    print(f"{verb} {len(moved)} memories to project {args.to}", file=sys.stderr)
+    print(f"{verb} {len(moved)} memories of {where} to project {args.to}", file=sys.stderr)
     return 0
+
+
+def _source_project(args: argparse.Namespace, current: str | None) -> str | None:
+    """The one project a move chooses in (None: every project, asked for by name or
+    implied by ids alone, which are explicit). A selector run outside any project with
+    neither `--from` nor `--every-project` is refused: it would reach every repository."""
+    from memory_mcp.errors import InvalidInputError
+    from memory_mcp.rules.projects import ProjectNameError, check_project
+
+    if args.every_project:
+        return None
+    if args.from_project is not None:
+        try:
+            return check_project(args.from_project.strip())
+        except ProjectNameError as exc:
+            raise InvalidInputError("from", str(exc)) from None
+    only_ids = not (args.keys or args.tags or args.source or args.cwd_under)
+    if only_ids:
+        return None
+    if current is None:
+        raise InvalidInputError(
+            "from",
+            "this folder is in no project, so --key/--tag/--source/--cwd-under would choose "
+            "in every project: name the one to move from (--from NAME, or --from '*'), or "
+            "say --every-project",
+        )
+    return current
+
+
+def _elsewhere(matching: list[MemoryRecord], source: str | None) -> str:
+    """Why nothing was chosen though the selectors match: the projects that hold them."""
+    counts: dict[str, int] = {}
+    for record in matching:
+        counts[record.project] = counts.get(record.project, 0) + 1
+    held = ", ".join(f"{count} in {project!r}" for project, count in sorted(counts.items()))
+    return (
+        f"nothing in project {source!r} matches; {held} do: name that project with --from "
+        "(or --every-project)"
+    )
 
 
 def _selected(record: MemoryRecord, args: argparse.Namespace, under: Path | None) -> bool:

@@ -57,7 +57,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.rules import permissions
+from memory_mcp.rules import permissions, project_moves
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -539,15 +539,10 @@ class MemoryService:
     async def move_to_project(
         self, caller: Caller, records: Sequence[MemoryRecord], to: str, *, dry_run: bool = False
     ) -> Placement:
-        """Move `records` (read by `caller`) to project `to`, all or none, keeping ids,
-        versions and links: each decided as a change where it is and where it goes."""
-        target = permissions.written_project(caller, to)
-        for record in records:
-            permissions.check(caller, Target.of(record), Change.MOVE)
-            permissions.check(caller, replace(Target.of(record), project=target), Change.MOVE)
-        ids = [record.id for record in records if record.project != target]
-        moved = ids if dry_run else await self.store.place(ids, project=target, field="to")
-        return Placement(target, moved=moved)
+        """Move `records` (read by `caller`) to project `to`: rules/project_moves.py."""
+        return await project_moves.move_to_project(
+            self.store, caller, records, to, self.clock, dry_run=dry_run
+        )
 
     async def project_counts(self, caller: Caller) -> dict[str, int]:
         """How many memories `caller` may read in each project (`*` too), by id's rule."""

@@ -263,15 +263,26 @@ class MemoryStore:
         project: Any = writes.KEEP,
         task: Any = writes.KEEP,
         field: str,
+        moved_by: str | None = None,
+        now: float | None = None,
     ) -> list[int]:
-        """Move memories to another project and/or task, all or none (writes.place)."""
+        """Move memories to another project and/or task, all or none (writes.place; a
+        move to another project by `moved_by` is a new version of each, at `now`)."""
         if not memory_ids:
             return []
         async with self._engines.write() as conn:
             revision = await conn.run_sync(next_revision)
             return await conn.run_sync(
-                writes.place, list(memory_ids), project, task, field, revision
+                writes.place, list(memory_ids), project, task, field, revision, moved_by, now
             )
+
+    async def place_clashes(
+        self, memory_ids: Sequence[int], *, project: Any = writes.KEEP, task: Any = writes.KEEP
+    ) -> list[str]:
+        """The keys of `memory_ids` that `place` would refuse to move there (a read)."""
+        if not memory_ids:
+            return []
+        return await self._engines.read(writes.place_clashes, list(memory_ids), project, task)
 
     async def archive(self, memory_ids: Sequence[int], now: float) -> None:
         if not memory_ids:

@@ -322,7 +322,9 @@ def test_the_cli_and_the_hooks_take_the_project_of_their_folder(trees: Trees) ->
 
     # A move keeps the id and is seen at once (by the searches below: one process per
     # folder answers for the note and the move).
-    moved = trees.here(trees.outside, "projects", "move", "--to", ALPHA, "--key", "beta-heron")
+    moved = trees.here(
+        trees.outside, "projects", "move", "--to", ALPHA, "--key", "beta-heron", "--from", BETA
+    )
     assert f"{BETA} -> {ALPHA}" in moved
 
     def heron_and_note(tree: Path) -> tuple[set[str], set[tuple[str, str]]]:
