@@ -1,4 +1,6 @@
-"""`memory-mcp projects`: the projects of the store with their memories, and `projects move`:
+"""`memory-mcp projects`: the projects of the store with their memories; `memory-mcp tasks`:
+the tasks of the current project (ids, working and archived memories, writers); and
+`projects move`:
 memories moved into a project (for example the session summaries whose recorded `cwd`
 lies in a repository), through MemoryService like every change, so the one decision is
 asked for each (rules/permissions.py) and ids, versions and links are kept."""
@@ -67,6 +69,20 @@ def add_commands(commands: Any, command: Any) -> None:
     )
     move.add_argument("--dry-run", action="store_true", help="only list what would move")
 
+    tasks = command(
+        commands,
+        "tasks",
+        cmd_tasks,
+        STORE,
+        help="list the tasks of the current project: working and archived memories, writers",
+        description="Each task id of the current project (--project, or the git work tree's; "
+        "outside any, every project) with its working memories, its archived ones (a "
+        "completed task's: memory-search/memory-list find them with include_archived) and "
+        "the agents that wrote in it.",
+    )
+    tasks.add_argument("--agent", help="only the tasks this agent wrote in")
+    tasks.add_argument("--json", action="store_true", help="print JSON: a list of tasks")
+
 
 def cmd_projects(args: argparse.Namespace) -> int:
     from memory_mcp.app.root import run_with_app
@@ -83,6 +99,46 @@ def cmd_projects(args: argparse.Namespace) -> int:
         cli_tables.print_json(counts)
     else:
         cli_tables.show_projects(counts, current)
+    return 0
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    import json
+
+    from memory_mcp.app.root import run_with_app
+
+    async def job(app: AppContext) -> list[dict[str, Any]]:
+        tasks: dict[tuple[str, str], dict[str, Any]] = {}
+        async for record in app.service.visible_records(app.caller):
+            if record.task is None:
+                continue
+            entry = tasks.setdefault(
+                (record.project, record.task),
+                {"project": record.project, "task": record.task, "working": 0, "archived": 0,
+                 "agents": set()},  # fmt: skip
+            )
+            entry["archived" if record.archived_at is not None else "working"] += 1
+            entry["agents"] |= {record.agent_id, record.updated_by}
+        found = [
+            {**entry, "agents": sorted(entry["agents"])}
+            for _, entry in sorted(tasks.items())
+            if args.agent is None or args.agent in entry["agents"]
+        ]
+        return found
+
+    found = run_with_app(settings_from(args), job, create=False)
+    if args.json:
+        print(json.dumps(found, indent=2))
+        return 0
+    from memory_mcp.checks.text_safety import strip_terminal_controls as shown
+
+    for entry in found:  # ids and names are the writers' text: shown inert
+        print(
+            f"{shown(entry['task'])}\t{shown(entry['project'])}\t{entry['working']} working\t"
+            f"{entry['archived']} archived\t{shown(', '.join(entry['agents']))}"
+        )
+    if not found:
+        print("no tasks", file=sys.stderr)
     return 0
 
 
