@@ -188,12 +188,28 @@ def _local_name(folder: Path) -> str:
 
 
 def notes_folder_of(cwd: Path | None) -> Path | None:
-    """The work tree's notes folder (`.memory/` at its root) when it exists."""
+    """The work tree's notes folder (`.memory/` at its root) when it exists and its real
+    path is in the work tree: a `.memory` link to another repository's folder is not this
+    project's (those notes are the repository's whose real path holds them, and its own
+    server indexes them), so it is None here (`foreign_notes_folder` says where it leads)."""
     if cwd is None:
         return None
     tree = work_tree_of(cwd)
     folder = None if tree is None else tree / NOTES_FOLDER
-    return folder if folder is not None and folder.is_dir() else None
+    if folder is None or not folder.is_dir() or foreign_notes_folder(tree) is not None:
+        return None
+    return folder
+
+
+def foreign_notes_folder(tree: Path) -> Path | None:
+    """Where the work tree's `.memory` leads when that is outside the work tree (a link
+    to another folder), else None."""
+    try:
+        real = Path(os.path.realpath(tree / NOTES_FOLDER))
+        inside = real.is_relative_to(Path(os.path.realpath(tree)))
+    except (OSError, ValueError):
+        return None
+    return None if inside else real
 
 
 __all__ = [
@@ -202,6 +218,7 @@ __all__ = [
     "ProjectNameError",
     "check_project",
     "current_project",
+    "foreign_notes_folder",
     "notes_folder_of",
     "origin_url",
     "project_of_remote",
