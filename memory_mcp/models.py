@@ -176,6 +176,7 @@ class StoreRequest:
     task: str | None = None  # a working memory of this task (scope swarm)
     archived_at: float | None = None  # an imported memory of a completed task
     replace: bool = False
+    task_agents: list[str] | None = None  # with task: agents named to share it
 
     def kept(self) -> frozenset[str]:
         """The fields an update keeps from the stored memory: those not given."""

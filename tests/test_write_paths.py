@@ -55,7 +55,7 @@ DECISION_WORDS = (
     "only its owner or the lead may",
     "only a lead may",
     "keys starting with 'learning:' are the lead's",
-    "only an agent that wrote in it or the lead may",
+    "or the lead may complete it",
 )
 LEAD_ONLY_TOOL = "memory-inject-learning is for the lead agent"
 
@@ -553,6 +553,7 @@ CLI_OTHERS = {
     "list": "reads",
     "history": "reads",
     "stats": "reads",
+    "tasks": "reads",
     "export": "reads",
     "context": "reads",
     "doctor": "reads",

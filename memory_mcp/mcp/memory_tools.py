@@ -41,15 +41,30 @@ if TYPE_CHECKING:
     from memory_mcp.search.hits import SearchResult
 
 
+def _store_scope(scope: str | None, task: str | None) -> Scope:
+    """A task's working memories are shared by its agents (swarm): a task with another
+    scope asked for is refused, not stored as swarm without a word."""
+    parsed = Scope.AGENT if scope is None else v.parse_store_scope(scope)
+    if task is None:
+        return parsed
+    if scope is not None and parsed is not Scope.SWARM:
+        raise InvalidInputError(
+            "scope",
+            f"a task's working memories are swarm (read by every agent naming the task); "
+            f"leave scope out with task, or store a {parsed.value} memory without task",
+        )
+    return Scope.SWARM
+
+
 async def store_memory(
     ctx: Context,
     key: Annotated[str, Field(description="Short unique name, e.g. 'deploy-preference'.")],
     value: Annotated[str, Field(description="What to remember, as plain text.")],
     scope: Annotated[
-        str,
-        one_of(*Scope),
-        Field(description="session: this session; agent: you, always; swarm: every agent."),
-    ] = "agent",
+        str | None,
+        one_of(*Scope, optional=True),
+        Field(description="session: this session; agent (default): you; swarm: every agent."),
+    ] = None,
     tags: Annotated[
         list[str] | None, Field(description="Labels to filter by later ([] removes them).")
     ] = None,
@@ -77,6 +92,7 @@ async def store_memory(
     ] = False,
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
+    task_agents: Annotated[list[str] | None, Field(description="Agents sharing task.")] = None,
 ) -> StoredMemory:
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
@@ -90,7 +106,7 @@ async def store_memory(
         request = StoreRequest(
             key=key,
             value=value,
-            scope=v.parse_store_scope(scope),
+            scope=_store_scope(scope, task),
             tags=tags,
             metadata=metadata,
             ttl_seconds=ttl_seconds,
@@ -102,6 +118,7 @@ async def store_memory(
             replace=replace,
             project=project,
             task=task,
+            task_agents=task_agents,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
 

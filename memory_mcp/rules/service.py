@@ -57,7 +57,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.rules import permissions, project_moves
+from memory_mcp.rules import permissions, project_moves, task_agents
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -152,7 +152,16 @@ class MemoryService:
         now = request.written_at if request.written_at is not None else self.clock()
         new = self.prepare_memory(caller, request)
         version = self.check_expected_version(request.expected_version)
-        return await self.write_memory(caller, new, version, now, embed_now=embed_now, then=then)
+        shared = False  # an agent of the task updates any of its memories (rules/task_agents)
+        if new.task is not None:
+            naming = task_agents.clean_agents(request.task_agents or [])
+            await task_agents.before_store(self.store, caller, new.project, new.task, naming, now)
+            shared = await task_agents.is_agent(self.store, caller, new.project, new.task)
+        elif request.task_agents:
+            raise InvalidInputError("task_agents", "names a task's agents: give task too")
+        return await self.write_memory(
+            caller, new, version, now, embed_now=embed_now, then=then, task_agent=shared
+        )
 
     async def store_and_check(
         self, caller: Caller, request: StoreRequest
@@ -224,6 +233,7 @@ class MemoryService:
         origin: Origin = Origin.CALLER,
         take_over: bool = False,
         then: Callable[[UpsertOutcome], Awaitable[None]] | None = None,
+        task_agent: bool = False,
     ) -> UpsertOutcome:
         """Upsert a memory that prepare_memory built for `caller` (evicting over the cap),
         embedding it meanwhile if the model is loaded (and `embed_now`; see
@@ -241,7 +251,8 @@ class MemoryService:
                 expected_version=expected_version,
                 now=now,
                 cap=self.policy.max_memories_per_agent,
-                may_overwrite_others=permissions.may_overwrite_others(caller, new, origin),
+                may_overwrite_others=task_agent
+                or permissions.may_overwrite_others(caller, new, origin),
                 take_over=take_over,
             )
 
@@ -522,19 +533,20 @@ class MemoryService:
     ) -> Placement:
         """Archive the working memories of `task` in `project` (None: the current one, else
         `*`), or move them to task `handoff_to` (all or none: refused, naming the keys, if
-        it holds one of those keys). A worker completes a task it wrote in; a lead any."""
+        it holds one of those keys). A task's agents complete it; a lead any (rules/task_agents.py)."""
         name, to = _task_id(task), _task_argument(handoff_to, "handoff_to")
         if to == name:
             raise InvalidInputError("handoff_to", "is the task being completed; name another")
         where = permissions.written_project(caller, project)
+        await task_agents.check_complete(self.store, caller, where, name, to)
         records = await self.store.task_records(where, name)
-        wrote_in = any(caller.agent_id in (r.agent_id, r.updated_by) for r in records)
-        permissions.check_task(caller, where, name, wrote_in)
         working = [r.id for r in records if r.archived_at is None]
         if to is None:
             await self.store.archive(working, self.clock())
             return Placement(where, archived=working)
-        return Placement(where, moved=await self.store.place(working, task=to, field="handoff_to"))
+        moved = await self.store.place(working, task=to, field="handoff_to")
+        await task_agents.after_handoff(self.store, caller, where, name, to, self.clock())
+        return Placement(where, moved=moved)
 
     async def move_to_project(
         self, caller: Caller, records: Sequence[MemoryRecord], to: str, *, dry_run: bool = False

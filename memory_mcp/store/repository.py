@@ -38,6 +38,7 @@ from memory_mcp.store import record_reads as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.link_rows import LinkStore
+from memory_mcp.store.task_agent_rows import TaskAgentRows
 from memory_mcp.store.listing import BulkDeletion, Selection
 from memory_mcp.store.rows import (
     IN_CHUNK,
@@ -82,6 +83,7 @@ class MemoryStore:
             self._fulltext = pg_fulltext
             self.vectors = PgStoredVectors(engines)
         self.links = LinkStore(engines)  # the links between memories (store/link_rows.py)
+        self.task_agents = TaskAgentRows(engines)  # who a task is (store/task_agent_rows.py)
 
     @property
     def largest_id(self) -> int:
@@ -290,6 +292,14 @@ class MemoryStore:
         async with self._engines.write() as conn:
             revision = await conn.run_sync(next_revision)
             await conn.run_sync(writes.archive, list(memory_ids), now, revision)
+
+    async def reopen(self, memory_ids: Sequence[int]) -> None:
+        """Archived memories (a completed task's) working memories again."""
+        if not memory_ids:
+            return
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.run_sync(writes.archive, list(memory_ids), None, revision)
 
     async def task_records(self, project: str, task: str) -> list[MemoryRecord]:
         """Every memory of `task` in `project`, archived ones too, by id."""

@@ -408,8 +408,9 @@ def _moved_version(conn: Connection, row: Any, moved_by: str, now: float) -> dic
     }
 
 
-def archive(conn: Connection, ids: list[int], now: float, revision: int) -> None:
-    """Archive the memories `ids` (a completed task's): kept, found only when asked for."""
+def archive(conn: Connection, ids: list[int], now: float | None, revision: int) -> None:
+    """Archive the memories `ids` (a completed task's): kept, found only when asked for
+    (`now` None: working memories again, the task opened again)."""
     for start in range(0, len(ids), IN_CHUNK):
         conn.execute(
             update(MEMORIES)

@@ -355,7 +355,7 @@ async def a_tasks_working_memories(w1: Client, w2: Client, lead: Client, elsewhe
     assert await working(elsewhere, task="t1") == set()  # another project's t1
 
     error = await call_error(w2, "memory-complete-task", task="t1")
-    assert "only an agent that wrote in it or the lead may complete it" in error
+    assert "you are not one of its agents" in error
     error = await call_error(w1, "memory-complete-task", task="t1", handoff_to="t2")
     assert "'plan'" in error  # t2 has a plan already: nothing moves
     assert await working(w1, task="t1") == {"plan", "notes"}

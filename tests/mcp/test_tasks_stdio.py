@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.conftest import call
+from tests.conftest import call, call_error
 from tests.test_projects import repository
 
 pytestmark = pytest.mark.anyio
@@ -89,3 +89,59 @@ async def test_a_completed_tasks_memories_are_found_with_include_archived(
         ("t1", 0, 2, ["w1"])
     ]
     assert "t1\tacme/alpha\t0 working\t2 archived\tw1" in tree.cli("tasks")
+
+
+async def test_a_task_is_its_agents_not_whoever_writes_in_it(tmp_path: Path) -> None:
+    """Items 11, 7 and 14: wA's task cannot be taken over by wA2 storing into it; an
+    agent of the task names a second worker, who then updates its progress, also after a
+    hand-off; a task with scope agent is refused; storing into a completed task opens it
+    again, every memory of it."""
+    tree = Tree(tmp_path)
+    async with (
+        tree.server("wa") as wa,
+        tree.server("wa2") as wa2,
+        tree.server("w2") as w2,
+        tree.server("lead", "--role", "lead") as lead,
+    ):
+        await call(wa, "memory-store", key="plan", value="Split the migration", task="T1")
+        await call(wa, "memory-store", key="progress", value="step 1 of 4", task="T1")
+        # wA2 may read T1 but not write in it, so it cannot hand it into its own task.
+        assert keys(await call(wa2, "memory-list", task="T1"), "memories") >= {"plan"}
+        error = await call_error(wa2, "memory-store", key="mine", value="x", task="T1")
+        assert "task 'T1' of project 'acme/alpha' is agent 'wa''s" in error
+        await call(wa2, "memory-store", key="own", value="my own task", task="wa2-own")
+        error = await call_error(wa2, "memory-complete-task", task="T1", handoff_to="wa2-own")
+        assert "you are not one of its agents" in error
+        # Nor can wA hand its task into wA2's.
+        error = await call_error(wa, "memory-complete-task", task="T1", handoff_to="wa2-own")
+        assert "task 'wa2-own'" in error
+        assert (await call(wa, "memory-get", id=(await _id(wa, "T1", "plan"))))["task"] == "T1"
+
+        # A task's memories are swarm; another scope asked for is refused, not changed.
+        error = await call_error(wa, "memory-store", key="n", value="x", task="T1", scope="agent")
+        assert "invalid scope" in error and "swarm" in error
+
+        # wA names w2: w2 updates the progress wA wrote.
+        await call(wa, "memory-store", key="plan", value="Split it", task="T1", task_agents=["w2"])
+        updated = await call(w2, "memory-store", key="progress", value="step 2 of 4", task="T1")
+        assert (updated["version"], updated["task"]) == (2, "T1")
+        # After a hand-off to T2 the agents carry over: w2 goes on.
+        done = await call(wa, "memory-complete-task", task="T1", handoff_to="T2")
+        assert done["handed_off"] == 2
+        again = await call(w2, "memory-store", key="progress", value="step 3 of 4", task="T2")
+        assert again["version"] == 3
+
+        # Completed, then stored into: the task is open again, every memory of it.
+        await call(lead, "memory-complete-task", task="T2")
+        assert keys(await call(w2, "memory-list", task="T2"), "memories") == set()
+        await call(w2, "memory-store", key="progress", value="step 4 of 4", task="T2")
+        assert {"plan", "progress"} <= keys(await call(w2, "memory-list", task="T2"), "memories")
+
+        # An unknown task is not "yours to complete": it is not there.
+        error = await call_error(wa, "memory-complete-task", task="no-such-task")
+        assert "no task 'no-such-task'" in error
+
+
+async def _id(client: Client, task: str, key: str) -> int:
+    listed = await call(client, "memory-list", task=task)
+    return int(next(m["id"] for m in listed["memories"] if m["key"] == key))

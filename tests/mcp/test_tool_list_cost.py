@@ -20,7 +20,8 @@ from tests.conftest import FakeEmbedder
 
 pytestmark = pytest.mark.anyio
 
-WORKER_BUDGET = 8_000
+# 8,000 until memory-store took `task_agents` (who shares a task: 70 characters).
+WORKER_BUDGET = 8_100
 
 
 async def costs(settings: Settings) -> dict[str, int]:
