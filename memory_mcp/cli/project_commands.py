@@ -114,8 +114,13 @@ def cmd_tasks(args: argparse.Namespace) -> int:
                 continue
             entry = tasks.setdefault(
                 (record.project, record.task),
-                {"project": record.project, "task": record.task, "working": 0, "archived": 0,
-                 "agents": set()},  # fmt: skip
+                {
+                    "project": record.project,
+                    "task": record.task,
+                    "working": 0,
+                    "archived": 0,
+                    "agents": set(),
+                },  # fmt: skip
             )
             entry["archived" if record.archived_at is not None else "working"] += 1
             entry["agents"] |= {record.agent_id, record.updated_by}

@@ -195,8 +195,10 @@ def notes_folder_of(cwd: Path | None) -> Path | None:
     if cwd is None:
         return None
     tree = work_tree_of(cwd)
-    folder = None if tree is None else tree / NOTES_FOLDER
-    if folder is None or not folder.is_dir() or foreign_notes_folder(tree) is not None:
+    if tree is None:
+        return None
+    folder = tree / NOTES_FOLDER
+    if not folder.is_dir() or foreign_notes_folder(tree) is not None:
         return None
     return folder
 

@@ -533,7 +533,8 @@ class MemoryService:
     ) -> Placement:
         """Archive the working memories of `task` in `project` (None: the current one, else
         `*`), or move them to task `handoff_to` (all or none: refused, naming the keys, if
-        it holds one of those keys). A task's agents complete it; a lead any (rules/task_agents.py)."""
+        it holds one of those keys). A task's agents complete it; a lead any
+        (rules/task_agents.py)."""
         name, to = _task_id(task), _task_argument(handoff_to, "handoff_to")
         if to == name:
             raise InvalidInputError("handoff_to", "is the task being completed; name another")

@@ -64,7 +64,8 @@ async def before_store(
         )
     if not agents or naming or (caller.is_lead and caller.agent_id not in agents):
         # The lead writing in it is one of its agents from now on, as a first writer is.
-        await store.task_agents.name(project, task, [caller.agent_id, *naming], caller.agent_id, now)
+        named = [caller.agent_id, *naming]
+        await store.task_agents.name(project, task, named, caller.agent_id, now)
     records = await store.task_records(project, task)
     archived = [r.id for r in records if r.archived_at is not None]
     if archived and all(r.archived_at is not None for r in records):

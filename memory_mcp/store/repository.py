@@ -38,7 +38,6 @@ from memory_mcp.store import record_reads as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.engine import Engines
 from memory_mcp.store.link_rows import LinkStore
-from memory_mcp.store.task_agent_rows import TaskAgentRows
 from memory_mcp.store.listing import BulkDeletion, Selection
 from memory_mcp.store.rows import (
     IN_CHUNK,
@@ -63,6 +62,7 @@ from memory_mcp.store.schema import (
 )
 from memory_mcp.store.sqlite_file import LARGEST_ID as SQLITE_LARGEST_ID
 from memory_mcp.store.stored_vectors import StoredVectors
+from memory_mcp.store.task_agent_rows import TaskAgentRows
 
 log = logging.getLogger(__name__)
 

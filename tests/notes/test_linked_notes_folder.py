@@ -35,9 +35,7 @@ def variables(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def run(
-    tmp_path: Path, cwd: Path, *args: str, stdin: str | None = None, code: int = 0
-) -> str:
+def run(tmp_path: Path, cwd: Path, *args: str, stdin: str | None = None, code: int = 0) -> str:
     done = subprocess.run(
         [EXE, *args],
         cwd=cwd,
@@ -73,8 +71,8 @@ async def test_a_linked_memory_folder_is_its_own_repositorys(tmp_path: Path) -> 
         assert found["results"] == []
     said = run(tmp_path, evil, "index", str(evil / ".memory"), code=1)
     assert "not inside a memory folder" in said
-    payload = {"tool_name": "Write", "tool_input": {"file_path": str(evil / ".memory" / "secrets.md")},
-               "cwd": str(evil)}  # fmt: skip
+    written = {"file_path": str(evil / ".memory" / "secrets.md")}
+    payload = {"tool_name": "Write", "tool_input": written, "cwd": str(evil)}
     run(tmp_path, tmp_path, "hook", "post-tool-use", stdin=json.dumps(payload))
     assert note_projects(tmp_path) == set()
 
