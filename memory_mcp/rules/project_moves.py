@@ -6,17 +6,17 @@ project unless asked for by name (`--every-project`): a selector such as `--key 
 or `--source manual` run in one repository must not reach the memories of the others.
 Ids are explicit, so `--id` alone chooses wherever the memory is.
 
-How it moves: every memory is decided first (rules/permissions.py, where it is and where it
-goes) and every key checked for a clash there, then the memories move in batches of
-MOVE_BATCH, each its own short write transaction. A store's writers queue for one write lock
-(store/engine.py) and give up after BUSY_TIMEOUT_MS (30 s, docs/GUIDE.md); one transaction
-for 40,000 memories held every other writer for 105 s; a batch of 100 holds them for 0.3 s
-on a quiet machine (3 ms a memory, 40,002 in 116 s at load 1.4: its row, its links, its history, the write-time context
-around it), and about 3 s at load 11 on two cores. A key that clashes only after the check
-(another writer stored it meanwhile) stops the move at its batch: what moved before stays
-moved and the error says how many. Each memory moved to another project gets a new version
-(its history keeps the one before; the new one's metadata names `moved_from` and `moved_at`:
-store/writes.py)."""
+How it moves: every memory is decided first (rules/permissions.py, where it is and where
+it goes) and every key checked for a clash there, then the memories move in batches of
+MOVE_BATCH, each its own short write transaction. A store's writers queue for one write
+lock (store/engine.py) and give up after BUSY_TIMEOUT_MS (30 s, docs/GUIDE.md); one
+transaction for 40,000 memories held every other writer for 105 s; a batch of 100 holds
+them for 0.3 s on a quiet machine (3 ms a memory, 40,002 in 116 s at load 1.4: its row,
+its links, its history, the write-time context around it), and about 3 s at load 11 on two
+cores. A key that clashes only after the check (another writer stored it meanwhile) stops
+the move at its batch: what moved before stays moved and the error says how many. Each
+memory moved to another project gets a new version (its history keeps the one before; the
+new one's metadata names `moved_from` and `moved_at`: store/writes.py)."""
 
 from __future__ import annotations
 
