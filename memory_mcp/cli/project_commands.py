@@ -67,6 +67,12 @@ def add_commands(commands: Any, command: Any) -> None:
         type=Path,
         help="session summaries whose recorded working folder (metadata cwd) is in PATH",
     )
+    move.add_argument(
+        "--all",
+        dest="every_memory",
+        action="store_true",
+        help="every memory of the project it moves from (a project renamed: --from OLD)",
+    )
     move.add_argument("--dry-run", action="store_true", help="only list what would move")
 
     tasks = command(
@@ -99,7 +105,25 @@ def cmd_projects(args: argparse.Namespace) -> int:
         cli_tables.print_json(counts)
     else:
         cli_tables.show_projects(counts, current)
+    for line in left_behind(counts, current):
+        print(line, file=sys.stderr)
     return 0
+
+
+def left_behind(counts: dict[str, int], current: str | None) -> list[str]:
+    """Memories under a name this work tree had before it had an origin remote: a line
+    for each, with the command that moves them (they are out of this project's sight)."""
+    from memory_mcp.rules.projects import earlier_names, project_of_work_tree, work_tree_of
+
+    tree = work_tree_of(Path.cwd())
+    if tree is None or current is None or current != project_of_work_tree(tree):
+        return []  # no work tree, or a project named by a setting
+    return [
+        f"{counts[earlier]} memories are in project {earlier}, this work tree's name before "
+        f"it had an origin remote: memory-mcp projects move --from {earlier} --to {current} --all"
+        for earlier in earlier_names(tree)
+        if counts.get(earlier)
+    ]
 
 
 def cmd_tasks(args: argparse.Namespace) -> int:
@@ -154,9 +178,10 @@ def _move(args: argparse.Namespace) -> int:
     if args.to is None:
         raise InvalidInputError("to", "give the project to move them to: --to NAME")
     if not (args.ids or args.keys or args.tags or args.source or args.cwd_under):
-        raise InvalidInputError(
-            "selector", "give at least one of --id, --key, --tag, --source, --cwd-under"
-        )
+        if not args.every_memory:
+            raise InvalidInputError(
+                "selector", "give at least one of --id, --key, --tag, --source, --cwd-under, --all"
+            )
     if args.every_project and args.from_project is not None:
         raise InvalidInputError("from", "give --from NAME or --every-project, not both")
     under = None if args.cwd_under is None else args.cwd_under.expanduser().resolve()
@@ -199,13 +224,13 @@ def _source_project(args: argparse.Namespace, current: str | None) -> str | None
             return check_project(args.from_project.strip())
         except ProjectNameError as exc:
             raise InvalidInputError("from", str(exc)) from None
-    only_ids = not (args.keys or args.tags or args.source or args.cwd_under)
+    only_ids = not (args.keys or args.tags or args.source or args.cwd_under or args.every_memory)
     if only_ids:
         return None
     if current is None:
         raise InvalidInputError(
             "from",
-            "this folder is in no project, so --key/--tag/--source/--cwd-under would choose "
+            "this folder is in no project, so --key/--tag/--source/--cwd-under/--all would choose "
             "in every project: name the one to move from (--from NAME, or --from '*'), or "
             "say --every-project",
         )
