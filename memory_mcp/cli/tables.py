@@ -155,6 +155,7 @@ def memory_fields(memory: Memory) -> list[tuple[str, str]]:
         ("reads", memory.access_count),
     ]
     optional: list[tuple[str, object]] = [
+        ("kind", memory.kind),
         ("confidence", memory.confidence),
         ("pinned", "yes" if memory.pinned else None),
         ("about agent", memory.about_agent),

@@ -76,10 +76,7 @@ async def store_memory(
     source: Annotated[
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
-        Field(
-            description="Default manual; a new memory's lifetime: task_completion 7 d, "
-            "session_summary 3 d."
-        ),
+        Field(description="Default manual."),
     ] = None,
     confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
     pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
@@ -93,6 +90,10 @@ async def store_memory(
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
     task_agents: Annotated[list[str] | None, Field(description="Agents sharing task.")] = None,
+    kind: Annotated[
+        str | None,
+        Field(description="preference, fact, decision..."),
+    ] = None,
 ) -> StoredMemory:
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
@@ -119,6 +120,7 @@ async def store_memory(
             project=project,
             task=task,
             task_agents=task_agents,
+            kind=kind,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
 

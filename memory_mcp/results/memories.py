@@ -99,7 +99,16 @@ class Memory(ToolResult):
     with its links to and from memories the reader may see (`more_links`: more than shown)."""
 
     omitted_when_empty = frozenset(
-        {"about_agent", "flags", "file_path", "links", "more_links", "task", "archived_at"}
+        {
+            "about_agent",
+            "flags",
+            "file_path",
+            "links",
+            "more_links",
+            "task",
+            "archived_at",
+            "kind",
+        }
     )
 
     id: int
@@ -123,6 +132,7 @@ class Memory(ToolResult):
     expired: bool
     task: str | None = None
     archived_at: str | None = None
+    kind: str | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
     file_path: str | None = None
@@ -155,6 +165,7 @@ class Memory(ToolResult):
             expired=expired,
             task=record.task,
             archived_at=iso(record.archived_at),
+            kind=record.kind,
             about_agent=record.about_agent or None,
             flags=record.flags or None,
             file_path=record.file_path or None,
@@ -174,6 +185,7 @@ def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
         "project": record.project,
         "task": record.task,
         "archived_at": iso(record.archived_at),
+        "kind": record.kind,
         "agent_id": record.agent_id,
         "updated_by": record.updated_by,
         "source": record.source,
@@ -192,7 +204,16 @@ class SearchHit(ToolResult):
     """One memory-search result: the memory with its value cut to the configured length."""
 
     omitted_when_empty = frozenset(
-        {"truncated", "full_length", "about_agent", "flags", "explain", "task", "archived_at"}
+        {
+            "truncated",
+            "full_length",
+            "about_agent",
+            "flags",
+            "explain",
+            "task",
+            "archived_at",
+            "kind",
+        }
     )
 
     id: int
@@ -211,6 +232,7 @@ class SearchHit(ToolResult):
     expires_at: str | None
     task: str | None = None
     archived_at: str | None = None
+    kind: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
     about_agent: str | None = None
@@ -295,7 +317,7 @@ class ListedMemory(ToolResult):
     """One memory-list item: the memory with its value cut like a search result's."""
 
     omitted_when_empty = frozenset(
-        {"truncated", "full_length", "about_agent", "flags", "task", "archived_at"}
+        {"truncated", "full_length", "about_agent", "flags", "task", "archived_at", "kind"}
     )
 
     id: int
@@ -314,6 +336,7 @@ class ListedMemory(ToolResult):
     expires_at: str | None
     task: str | None = None
     archived_at: str | None = None
+    kind: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
     about_agent: str | None = None

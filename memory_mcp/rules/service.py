@@ -207,6 +207,7 @@ class MemoryService:
             project=project,
             task=request.task,
             archived_at=request.archived_at,
+            kind=request.kind,
         )
         # An update changes what the request gives and keeps the rest (the store takes
         # those columns from the row it updates: store/writes.py, update_values).
@@ -518,7 +519,7 @@ class MemoryService:
             project=record.project,
             task=record.task,
         )
-        new.kept = frozenset({"confidence", "pinned", "expires_at", "about_agent"})
+        new.kept = frozenset({"confidence", "pinned", "expires_at", "about_agent", "kind"})
         if expected is None:
             expected = record.version
         return await self.write_memory(caller, new, expected)
