@@ -83,7 +83,7 @@ def run_remote(
         return anyio.run(runner)
     except (OSError, TimeoutError, httpx2.HTTPError, MCPError, BaseExceptionGroup) as exc:
         refused = None if project is None else _project_refused(url, token, project)
-        if refused is not None:
+        if refused is not None and project is not None:
             raise ProjectRefusedError(
                 f"the team server at {url} refused project {project!r}: {refused}", project
             ) from exc

@@ -57,7 +57,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.rules import permissions, project_moves, task_agents
+from memory_mcp.rules import permissions, project_moves, task_agents, unknown_project
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -663,7 +663,9 @@ class MemoryService:
         )
         selection = Selection(vis, sort, filters.agent_id, filters.since, filters.until)
         records, last = await self.store.list_page(selection, after, limit)
-        return MemoryPage(records, None if last is None else encode_cursor(sort, last))
+        page = MemoryPage(records, None if last is None else encode_cursor(sort, last))
+        page.notices = await unknown_project.notices(self.store, caller, filters.project)
+        return page
 
     async def history(
         self,
@@ -693,9 +695,11 @@ class MemoryService:
         is search/pipeline.py; the rule of who may see what is applied inside both arms,
         over the projects `request.project` covers (permissions.readable_projects)."""
         projects = permissions.readable_projects(caller, request.project)
-        return await pipeline.search(
+        result = await pipeline.search(
             self.store, self.vectors, self.policy, self.clock, caller, request, projects
         )
+        result.notices += await unknown_project.notices(self.store, caller, request.project)
+        return result
 
     # -- changing links (a write: permissions.decide) -------------------------------------
 

@@ -309,6 +309,20 @@ class MemoryStore:
             )
             return readable_records(rows)
 
+    async def has_project(self, project: str) -> bool:
+        """Whether any memory is in `project` (one indexed lookup)."""
+        async with self._engines.reader.connect() as conn:
+            found = await conn.scalar(select(M.id).where(M.project == project).limit(1))
+            return found is not None
+
+    async def projects_named_like(self, project: str) -> list[str]:
+        """The projects whose names differ from `project` only in case."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.scalars(
+                select(M.project).where(func.lower(M.project) == project.lower()).distinct()
+            )
+            return sorted(rows.all())
+
     async def project_counts(self, vis: Visibility) -> dict[str, int]:
         """How many memories `vis` shows in each project."""
         async with self._engines.reader.connect() as conn:
