@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from sqlalchemy import Connection, insert, select
 
 from memory_mcp.store.engine import Engines
-from memory_mcp.store.rows import M
+from memory_mcp.store.memories_table import M
 from memory_mcp.store.schema import TaskAgentRow
 
 T = TaskAgentRow

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memory_mcp.cli.main import main as cli_main
 from tests.conftest import in_process
-from tests.test_projects import repository
+from tests.rules.test_projects import repository
 
 
 def run(tmp_path: Path, cwd: Path, *args: str) -> tuple[int, str, str]:

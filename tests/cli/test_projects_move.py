@@ -20,7 +20,7 @@ from memory_mcp.models import Caller, Role, StoreRequest
 from memory_mcp.rules import project_moves
 from memory_mcp.settings import Settings
 from tests.conftest import FakeEmbedder, in_process, opened
-from tests.test_projects import repository
+from tests.rules.test_projects import repository
 
 EXE = str(Path(sys.executable).with_name("memory-mcp"))
 ALPHA, BETA, GAMMA = "acme/alpha", "acme/beta", "acme/gamma"

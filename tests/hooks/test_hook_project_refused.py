@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.hooks.test_hooks_team import remote_env, run_remote_hook
 from tests.http.team_server import cli, running
-from tests.test_projects import repository
+from tests.rules.test_projects import repository
 
 
 def test_session_start_says_the_token_lacks_the_project(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import call, call_error
-from tests.test_projects import repository
+from tests.rules.test_projects import repository
 
 pytestmark = pytest.mark.anyio
 

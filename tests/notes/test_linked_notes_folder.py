@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import call
-from tests.test_projects import repository
+from tests.rules.test_projects import repository
 
 pytestmark = pytest.mark.anyio
 
