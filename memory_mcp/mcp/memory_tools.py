@@ -51,7 +51,7 @@ def _store_scope(scope: str | None, task: str | None) -> Scope:
         raise InvalidInputError(
             "scope",
             f"a task's working memories are swarm (read by every agent naming the task); "
-            f"leave scope out with task, or store a {parsed.value} memory without task",
+            f"leave scope out with task, or store it without task (scope {parsed.value!r})",
         )
     return Scope.SWARM
 
