@@ -55,3 +55,12 @@ def test_import_stores_where_memory_store_does_and_export_says_what_it_wrote(
     assert "in every project (--project NAME: one project's)" in err
     _, out, err = run(tmp_path, beta, "export", "--project", "acme/beta")
     assert len(out.splitlines()) == 3 and "in project acme/beta and *" in err
+
+
+def test_since_takes_months_and_years(tmp_path: Path) -> None:
+    """`since: "1 month"` was refused ("needs a unit": `m` is minutes)."""
+    assert run(tmp_path, tmp_path, "store", "fresh", "stored now")[0] == 0
+    for age in ("1 month", "2mo", "1 year"):
+        code, out, err = run(tmp_path, tmp_path, "list", "--since", age, "--json")
+        assert code == 0, err
+        assert [m["key"] for m in json.loads(out)["memories"]] == ["fresh"]
