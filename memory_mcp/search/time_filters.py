@@ -67,9 +67,8 @@ def parse_time(value: object, field: str, now: float) -> float:
         return now - age
     if text[:1].isdigit() and not any(ch in text for ch in "-:T"):
         # "7" or "7x": an age without a unit we know, not a broken date.
-        raise InvalidInputError(
-            field, f"{text[:64]!r} needs a unit: s, m, h, d, w, mo or y (e.g. 7d, 1 month); or {EXAMPLES}"
-        )
+        units = "s, m, h, d, w, mo or y (e.g. 7d, 1 month)"
+        raise InvalidInputError(field, f"{text[:64]!r} needs a unit: {units}; or {EXAMPLES}")
     try:
         return parse_datetime(text, field)
     except InvalidInputError:
