@@ -216,7 +216,7 @@ async def _one_conversation(
             for later, earlier in sorted(pairs - linked):
                 by_source[ids[later]].append((ids[earlier], "mentions"))
             for source, adds in by_source.items():
-                await service.change_links(caller, source, adds)
+                await service.links.change_links(caller, source, adds)
             linked |= pairs
             report.links[conversation.name][max_df] = len(linked)
             for seeds, decay in itertools.product(SEEDS, DECAYS):

@@ -237,7 +237,7 @@ def _project_counts(settings: Settings) -> dict[str, int]:
 
     async def counts() -> dict[str, int]:
         async with open_app(settings, background=False, create=False) as app:
-            return await app.service.project_counts(app.caller)
+            return await app.service.tasks.project_counts(app.caller)
 
     try:
         return anyio.run(counts)
@@ -258,7 +258,7 @@ def _check_model() -> tuple[str, bool]:
 
     path = Path(model_path())
     if not path.is_dir():
-        return f"the model package has no weights at {path}", False
+        return f"the model package has no files at {path}", False
     return f"all-MiniLM-L6-v2 installed at {path}", True
 
 

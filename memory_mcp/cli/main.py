@@ -451,13 +451,17 @@ def build_parser() -> argparse.ArgumentParser:
         "model",
         cmd_model,
         ("data_dir", "model_dir"),
-        help="prepare the embedding model (ONNX export)",
+        help="check the embedding model's graph (or build one from the weights)",
     )
     kinds = model.add_subparsers(dest="model_command", required=True)
     prepare = kinds.add_parser(
-        "prepare", help="export the bundled all-MiniLM-L6-v2 to ONNX unless already done"
+        "prepare",
+        help="check the bundled all-MiniLM-L6-v2 graph; with --model-dir, build one there "
+        "from the weights unless already done",
     )
-    prepare.add_argument("--force", action="store_true", help="export again even if present")
+    prepare.add_argument(
+        "--force", action="store_true", help="build the graph from the weights even if present"
+    )
     return parser
 
 

@@ -94,22 +94,12 @@ class StoredMemory(ToolResult):
         )
 
 
-class Memory(ToolResult):
-    """A whole memory, as memory-get returns it (expired ones too, with `expired: true`),
-    with its links to and from memories the reader may see (`more_links`: more than shown)."""
+class ShownMemory(ToolResult):
+    """The fields of a memory that every result showing one has (memory-get's `Memory`, a
+    search's `SearchHit`, memory-list's `ListedMemory`), declared once: each of those adds
+    its own, and `fields_of` fills these from a record."""
 
-    omitted_when_empty = frozenset(
-        {
-            "about_agent",
-            "flags",
-            "file_path",
-            "links",
-            "more_links",
-            "task",
-            "archived_at",
-            "kind",
-        }
-    )
+    omitted_when_empty = frozenset({"task", "archived_at", "kind", "about_agent", "flags"})
 
     id: int
     key: str
@@ -120,21 +110,52 @@ class Memory(ToolResult):
     updated_by: str
     source: Source
     tags: list[str]
-    metadata: dict[str, Any]
-    confidence: float | None
-    pinned: bool
-    version: int
-    access_count: int
     created_at: str | None
     updated_at: str | None
-    last_accessed_at: str | None
     expires_at: str | None
-    expired: bool
     task: str | None = None
     archived_at: str | None = None
     kind: str | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
+
+    @staticmethod
+    def fields_of(record: MemoryRecord) -> dict[str, Any]:
+        """The shown fields of `record`, empty extras as None (left out)."""
+        return {
+            "id": record.id,
+            "key": record.key,
+            "value": record.value,
+            "scope": record.scope,
+            "project": record.project,
+            "agent_id": record.agent_id,
+            "updated_by": record.updated_by,
+            "source": record.source,
+            "tags": record.tags,
+            "created_at": iso(record.created_at),
+            "updated_at": iso(record.updated_at),
+            "expires_at": iso(record.expires_at),
+            "task": record.task,
+            "archived_at": iso(record.archived_at),
+            "kind": record.kind,
+            "about_agent": record.about_agent or None,
+            "flags": record.flags or None,
+        }
+
+
+class Memory(ShownMemory):
+    """A whole memory, as memory-get returns it (expired ones too, with `expired: true`),
+    with its links to and from memories the reader may see (`more_links`: more than shown)."""
+
+    omitted_when_empty = ShownMemory.omitted_when_empty | {"file_path", "links", "more_links"}
+
+    metadata: dict[str, Any]
+    confidence: float | None
+    pinned: bool
+    version: int
+    access_count: int
+    last_accessed_at: str | None
+    expired: bool
     file_path: str | None = None
     links: list[MemoryLink] | None = None
     more_links: bool | None = None
@@ -144,99 +165,46 @@ class Memory(ToolResult):
         cls, record: MemoryRecord, expired: bool, links: list[MemoryLink] | None = None
     ) -> Memory:
         return cls(
-            id=record.id,
-            key=record.key,
-            value=record.value,
-            scope=record.scope,
-            project=record.project,
-            agent_id=record.agent_id,
-            updated_by=record.updated_by,
-            source=record.source,
-            tags=record.tags,
+            **cls.fields_of(record),
             metadata=record.metadata,
             confidence=record.confidence,
             pinned=record.pinned,
             version=record.version,
             access_count=record.access_count,
-            created_at=iso(record.created_at),
-            updated_at=iso(record.updated_at),
             last_accessed_at=iso(record.last_accessed_at),
-            expires_at=iso(record.expires_at),
             expired=expired,
-            task=record.task,
-            archived_at=iso(record.archived_at),
-            kind=record.kind,
-            about_agent=record.about_agent or None,
-            flags=record.flags or None,
             file_path=record.file_path or None,
             links=links or None,
         )
 
 
-def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
-    """The fields a search hit and a listed memory share: the value cut to `max_chars`,
-    with `truncated`/`full_length` when it was cut; empty extras left out (None)."""
-    cut = len(record.value) > max_chars
-    return {
-        "id": record.id,
-        "key": record.key,
-        "value": record.value[:max_chars],
-        "scope": record.scope,
-        "project": record.project,
-        "task": record.task,
-        "archived_at": iso(record.archived_at),
-        "kind": record.kind,
-        "agent_id": record.agent_id,
-        "updated_by": record.updated_by,
-        "source": record.source,
-        "tags": record.tags,
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "expires_at": iso(record.expires_at),
-        "truncated": True if cut else None,
-        "full_length": len(record.value) if cut else None,
-        "about_agent": record.about_agent or None,
-        "flags": record.flags or None,
-    }
+class CutMemory(ShownMemory):
+    """A memory with its value cut to the configured length (`truncated`, `full_length`
+    when it was): a search hit's and a listed memory's."""
 
+    omitted_when_empty = ShownMemory.omitted_when_empty | {"truncated", "full_length"}
 
-class SearchHit(ToolResult):
-    """One memory-search result: the memory with its value cut to the configured length."""
-
-    omitted_when_empty = frozenset(
-        {
-            "truncated",
-            "full_length",
-            "about_agent",
-            "flags",
-            "explain",
-            "task",
-            "archived_at",
-            "kind",
-        }
-    )
-
-    id: int
-    key: str
-    value: str
-    scope: Scope
-    project: str
-    agent_id: str
-    updated_by: str
-    source: Source
-    tags: list[str]
-    score: float
-    matched_by: str
-    created_at: str | None
-    updated_at: str | None
-    expires_at: str | None
-    task: str | None = None
-    archived_at: str | None = None
-    kind: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
-    about_agent: str | None = None
-    flags: list[str] | None = None
+
+    @classmethod
+    def cut_fields_of(cls, record: MemoryRecord, max_chars: int) -> dict[str, Any]:
+        cut = len(record.value) > max_chars
+        return cls.fields_of(record) | {
+            "value": record.value[:max_chars],
+            "truncated": True if cut else None,
+            "full_length": len(record.value) if cut else None,
+        }
+
+
+class SearchHit(CutMemory):
+    """One memory-search result: the memory with its value cut to the configured length,
+    its score and how it was found (the search's own hit: search/hits.RankedHit)."""
+
+    omitted_when_empty = CutMemory.omitted_when_empty | {"explain"}
+
+    score: float
+    matched_by: str
     explain: ScoreExplanation | None = None
 
     @classmethod
@@ -249,7 +217,7 @@ class SearchHit(ToolResult):
         explain: ScoreExplanation | None = None,
     ) -> SearchHit:
         return cls(
-            **_cut_summary(record, max_chars),
+            **cls.cut_fields_of(record, max_chars),
             score=round(score, 4),
             matched_by=matched_by,
             explain=explain,
@@ -313,38 +281,17 @@ class Learning(ToolResult):
 # memory-delete-many) --------------------------------------------------------------------
 
 
-class ListedMemory(ToolResult):
+class ListedMemory(CutMemory):
     """One memory-list item: the memory with its value cut like a search result's."""
 
-    omitted_when_empty = frozenset(
-        {"truncated", "full_length", "about_agent", "flags", "task", "archived_at", "kind"}
-    )
-
-    id: int
-    key: str
-    value: str
-    scope: Scope
-    project: str
-    agent_id: str
-    updated_by: str
-    source: Source
-    tags: list[str]
     version: int
     pinned: bool
-    created_at: str | None
-    updated_at: str | None
-    expires_at: str | None
-    task: str | None = None
-    archived_at: str | None = None
-    kind: str | None = None
-    truncated: bool | None = None
-    full_length: int | None = None
-    about_agent: str | None = None
-    flags: list[str] | None = None
 
     @classmethod
     def of(cls, record: MemoryRecord, max_chars: int) -> ListedMemory:
-        return cls(**_cut_summary(record, max_chars), version=record.version, pinned=record.pinned)
+        return cls(
+            **cls.cut_fields_of(record, max_chars), version=record.version, pinned=record.pinned
+        )
 
 
 class MemoryList(ToolResult):

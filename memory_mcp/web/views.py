@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import MemoryRecord
 from memory_mcp.rules.browsing import MemoryVersion
-from memory_mcp.search.hits import SearchHit
+from memory_mcp.search.hits import RankedHit
 
 PREVIEW_CHARS = 280  # a list row shows this much of a value; the memory's page shows it all
 
@@ -99,7 +99,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def memory_row(record: MemoryRecord, now: float, hit: SearchHit | None = None) -> MemoryRow:
+def memory_row(record: MemoryRecord, now: float, hit: RankedHit | None = None) -> MemoryRow:
     preview = _one_line(record.value)
     return MemoryRow(
         id=record.id,
