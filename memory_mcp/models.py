@@ -244,6 +244,7 @@ class StoreRequest:
     supersedes: int | None = None
     valid_from: float | None = None
     valid_to: float | None = None
+    task_agents: list[str] | None = None  # with task: agents named to share it
 
     def kept(self) -> frozenset[str]:
         """The fields an update keeps from the stored memory: those not given."""

@@ -30,6 +30,15 @@ class TeamServerError(MemoryMcpError):
     """The team server could not be reached, refused the token or failed the call."""
 
 
+class ProjectRefusedError(TeamServerError):
+    """The token is not granted the project the hook works in (its work tree's): the team
+    server answered 403 at connect. The hook says so where the user sees it."""
+
+    def __init__(self, message: str, project: str) -> None:
+        super().__init__(message)
+        self.project = project
+
+
 # The connection's current project on a team server (http/team_server.py).
 PROJECT_HEADER = "X-Memory-Project"
 
@@ -73,8 +82,29 @@ def run_remote(
     try:
         return anyio.run(runner)
     except (OSError, TimeoutError, httpx2.HTTPError, MCPError, BaseExceptionGroup) as exc:
+        refused = None if project is None else _project_refused(url, token, project)
+        if refused is not None and project is not None:
+            raise ProjectRefusedError(
+                f"the team server at {url} refused project {project!r}: {refused}", project
+            ) from exc
         reason = REFUSED if _token_refused(url, token) else _reason(exc)
         raise TeamServerError(f"cannot use the team server at {url}: {reason}") from exc
+
+
+def _project_refused(url: str, token: str, project: str) -> str | None:
+    """The server's reason when it refuses the project for this token (403 at connect,
+    mcp/identity.py's ProjectGrant), else None."""
+    headers = {"Authorization": f"Bearer {token}", PROJECT_HEADER: project}
+    try:
+        response = httpx2.post(url, headers=headers, timeout=2)
+    except httpx2.HTTPError:
+        return None
+    if response.status_code != 403:
+        return None
+    try:
+        return str(response.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return response.text[:200] or "403"
 
 
 def _token_refused(url: str, token: str) -> bool:

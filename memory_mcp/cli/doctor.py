@@ -210,6 +210,42 @@ def _check_store(settings: Settings) -> tuple[str, bool]:
     return f"opens: {where}, {memories} memories", True
 
 
+def _show_project(server: Side, problems: list[str]) -> None:
+    """The current project here (the server's, and the hooks' for a session started
+    here: they take the payload's folder), why, what would move it, and memories left
+    under a name this work tree had before."""
+    from memory_mcp.rules.projects import earlier_names, how_chosen, work_tree_of
+
+    here = Path.cwd()
+    project, lines = how_chosen(server.settings.project, server.sources["project"], here)
+    for line in lines:
+        print(line)
+    tree = work_tree_of(here)
+    if server.settings.project is None and tree is not None and project is not None:
+        counts = _project_counts(server.settings)
+        for earlier in earlier_names(tree):
+            if counts.get(earlier):
+                problems.append(
+                    f"{counts[earlier]} memories are in project {earlier}, this work tree's "
+                    f"name before it had an origin remote; move them: memory-mcp projects "
+                    f"move --from {earlier} --to {project} --all"
+                )
+    print()
+
+
+def _project_counts(settings: Settings) -> dict[str, int]:
+    from memory_mcp.app.root import open_app
+
+    async def counts() -> dict[str, int]:
+        async with open_app(settings, background=False, create=False) as app:
+            return await app.service.tasks.project_counts(app.caller)
+
+    try:
+        return anyio.run(counts)
+    except MemoryMcpError:
+        return {}
+
+
 def _check_model() -> tuple[str, bool]:
     missing = [
         name
@@ -271,6 +307,8 @@ def run(
                 f"[{hooks.sources[name]}]; set it once in {path} and drop the flag or "
                 "variable that differs"
             )
+
+    _show_project(server, problems)
 
     checks = [("store (server)", _check_store(server.settings))]
     if hooks.settings.database_url != server.settings.database_url:

@@ -68,7 +68,7 @@ def cmd_import(
         own_lines = lines
         if graph is not None:  # relations between entities become links (graph/profile.py)
             own_lines, relations = await graph.split_relations(lines)
-        # --project: every line's project; else each line's own (`*` if it names none).
+        # --project: every line's project; else each line's own (the current project if none).
         prepared, invalid = prepare_lines(
             app.service, own_lines, app.caller, unit, keep_owners, settings.project
         )

@@ -115,7 +115,11 @@ def cmd_export(args: argparse.Namespace) -> int:
                 count = await export_lines(records, handle)
         noun = "memory" if count == 1 else "memories"
         whose = "of every agent" if everyone else f"that agent {app.caller.agent_id!r} may see"
-        print(f"exported {count} {noun} {whose}", file=sys.stderr)
+        # A backup of the whole store by default, even inside a repository whose list and
+        # search show its project: said, so nobody takes it for this project's alone.
+        where = "in every project" if project == "*" else f"in project {project} and *"
+        hint = " (--project NAME: one project's)" if project == "*" and not everyone else ""
+        print(f"exported {count} {noun} {whose}, {where}{hint}", file=sys.stderr)
         return 0
 
     from memory_mcp.app.root import run_with_app

@@ -23,7 +23,13 @@ def run(payload: dict[str, Any], open_app: AppOpener, settings: Settings | None 
     if settings.team_server is not None:
         from memory_mcp.app import team_client as team
 
-        block = team.run_remote(settings.team_server, team.context_block, settings.project)
+        try:
+            block = team.run_remote(settings.team_server, team.context_block, settings.project)
+        except team.ProjectRefusedError as exc:
+            # On stdout, which Claude Code shows in the session: on stderr alone the user
+            # got no memories and no hint (the runner logs it there as well).
+            print(project_refused_notice(exc.project, str(exc)), flush=True)
+            raise
         if block:
             print(block, flush=True)
         return 0
@@ -34,6 +40,15 @@ def run(payload: dict[str, Any], open_app: AppOpener, settings: Settings | None 
     if block:
         print(block, flush=True)
     return 0
+
+
+def project_refused_notice(project: str, reason: str) -> str:
+    """What the session is told when the team server refuses its project for the token."""
+    return (
+        f"<memory-notice>No memories were loaded: {reason}. The project is this repository's "
+        f"({project}); give the token that project (memory-mcp token add AGENT --project "
+        f"{project}), or name a project it has: MEMORY_MCP_PROJECT=NAME.</memory-notice>"
+    )
 
 
 def _block(settings: Settings, open_app: AppOpener) -> str:

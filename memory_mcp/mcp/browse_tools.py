@@ -98,6 +98,7 @@ async def memory_list(
     return MemoryList(
         memories=[ListedMemory.of(record, max_chars) for record in page.records],
         next_cursor=page.next_cursor,
+        notices=page.notices or None,
     )
 
 

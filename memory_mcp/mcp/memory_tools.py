@@ -49,6 +49,21 @@ if TYPE_CHECKING:
     from memory_mcp.search.hits import SearchResult
 
 
+def _store_scope(scope: str | None, task: str | None) -> Scope:
+    """A task's working memories are shared by its agents (swarm): a task with another
+    scope asked for is refused, not stored as swarm without a word."""
+    parsed = Scope.AGENT if scope is None else v.parse_store_scope(scope)
+    if task is None:
+        return parsed
+    if scope is not None and parsed is not Scope.SWARM:
+        raise InvalidInputError(
+            "scope",
+            f"a task's working memories are swarm (read by every agent naming the task); "
+            f"leave scope out with task, or store it without task (scope {parsed.value!r})",
+        )
+    return Scope.SWARM
+
+
 async def store_memory(
     ctx: Context,
     key: Annotated[str | None, Field(description="Short unique name: 'deploy-preference'.")] = None,
@@ -58,10 +73,10 @@ async def store_memory(
         Field(description="What to remember: text, or a JSON object or array."),
     ] = None,
     scope: Annotated[
-        str,
-        one_of(*Scope),
-        Field(description="session: this session; agent: you, always; swarm: every agent."),
-    ] = "agent",
+        str | None,
+        one_of(*Scope, optional=True),
+        Field(description="session: this session; agent (default): you; swarm: every agent."),
+    ] = None,
     tags: Annotated[list[str] | None, Field(description="Labels ([] removes them).")] = None,
     metadata: Annotated[
         dict[str, Any] | None, Field(description="JSON object ({} removes it).")
@@ -87,6 +102,7 @@ async def store_memory(
     supersedes: Annotated[
         int | None, Field(strict=True, description="Id of the memory this corrects.")
     ] = None,
+    task_agents: Annotated[list[str] | None, Field(description="Agents sharing task.")] = None,
     kind: Annotated[
         str | None,
         Field(description="preference, fact, decision..."),
@@ -137,7 +153,7 @@ async def store_memory(
                 wrong = "key" if key is None else given[0] if given else "memories"
                 raise InvalidInputError(wrong, "with from_scope, give key and scope only")
             moved = await app.service.change_scope(
-                caller, key, v.parse_store_scope(from_scope), v.parse_store_scope(scope)
+                caller, key, v.parse_store_scope(from_scope), _store_scope(scope, None)
             )
             return StoreAnswer.one(StoredMemory.of(*moved))
         if memories is not None:
@@ -153,7 +169,7 @@ async def store_memory(
         request = StoreRequest(
             key=key,
             value=value,
-            scope=v.parse_store_scope(scope),
+            scope=_store_scope(scope, task),
             tags=tags,
             metadata=metadata,
             ttl_seconds=ttl_seconds,
@@ -166,6 +182,7 @@ async def store_memory(
             project=project,
             task=task,
             supersedes=supersedes,
+            task_agents=task_agents,
             kind=kind,
         )
         return StoreAnswer.one(StoredMemory.of(*await app.service.store_and_check(caller, request)))

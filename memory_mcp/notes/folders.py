@@ -11,7 +11,12 @@ from pathlib import Path
 
 from memory_mcp.models import Scope
 from memory_mcp.notes.paths import NoteFolder
-from memory_mcp.rules.projects import current_project, notes_folder_of
+from memory_mcp.rules.projects import (
+    current_project,
+    foreign_notes_folder,
+    notes_folder_of,
+    work_tree_of,
+)
 from memory_mcp.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -41,9 +46,22 @@ def note_folders(settings: Settings, cwd: Path | None = None) -> list[NoteFolder
         here = cwd or Path.cwd()
         own = notes_folder_of(here)
         project = current_project(settings.project, here)
+        _say_if_foreign(here)
         if own is not None and project is not None and own.resolve() not in (personal, shared):
             folders.append(NoteFolder(own.resolve(), Scope.SWARM, "project", project))
     return folders
+
+
+def _say_if_foreign(here: Path) -> None:
+    tree = work_tree_of(here)
+    leads_to = None if tree is None else foreign_notes_folder(tree)
+    if leads_to is not None and leads_to.is_dir():
+        log.warning(
+            "%s/.memory leads outside the repository, to %s: those notes are the project of "
+            "the repository that holds them, not indexed here",
+            tree,
+            leads_to,
+        )
 
 
 def say_why_no_personal_folder(settings: Settings) -> None:

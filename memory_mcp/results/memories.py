@@ -419,8 +419,11 @@ class MemoryList(ToolResult):
     """memory-list's answer: one page, newest first. Pass `next_cursor` back as `cursor`
     for the next page; null means this was the last one."""
 
+    omitted_when_empty = frozenset({"notices"})
+
     memories: list[ListedMemory]
     next_cursor: str | None
+    notices: list[str] | None = None
 
 
 class Version(ToolResult):

@@ -50,6 +50,12 @@ async def store_batch(
     first_of: dict[str, int] = {}
     for index, request in enumerate(requests):
         try:
+            # Who shares a task and which memory a correction closes are decided per call
+            # (rules/task_agents.py, rules/validity.py): those go one call each.
+            if request.task is not None:
+                raise InvalidInputError("task", "a task's memories are stored one call each")
+            if request.supersedes is not None:
+                raise InvalidInputError("supersedes", "a correction is stored one call each")
             new = service.prepare_memory(caller, request)
             expected = _expected_version(request.expected_version)
             permissions.check(caller, Target.written(caller, new), Change.UPDATE)

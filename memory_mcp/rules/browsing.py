@@ -96,6 +96,7 @@ class MemoryPage:
 
     records: list[MemoryRecord]
     next_cursor: str | None
+    notices: list[str] = field(default_factory=list)  # e.g. a project with no memories
 
 
 @dataclass(frozen=True)

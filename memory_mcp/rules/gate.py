@@ -83,6 +83,7 @@ class Gate:
         embed_now: bool = True,
         origin: Origin = Origin.CALLER,
         take_over: bool = False,
+        task_agent: bool = False,
     ) -> UpsertOutcome:
         """Upsert `new` (a memory a subject built and checked for `caller`) at `now`,
         evicting over the cap, embedding it meanwhile if the model is loaded (and
@@ -90,18 +91,40 @@ class Gate:
         comes from (rules/permissions.py). `take_over`: a memory another agent holds
         becomes the caller's (inject_learning)."""
         outcome, _ = await self._write(
-            caller, new, now, expected_version, embed_now, origin, take_over, check=False
+            caller,
+            new,
+            now,
+            expected_version,
+            embed_now,
+            origin,
+            take_over,
+            check=False,
+            task_agent=task_agent,
         )
         return outcome
 
     async def write_and_check(
-        self, caller: Caller, new: NewMemory, now: float, *, expected_version: int | None = None
+        self,
+        caller: Caller,
+        new: NewMemory,
+        now: float,
+        *,
+        expected_version: int | None = None,
+        task_agent: bool = False,
     ) -> tuple[UpsertOutcome, SimilarCheck]:
         """`write`, and the near-duplicate check of the memory written (`similar_to`): the
         index is caught up while the model runs and the check runs while the vector is
         saved, instead of after them. The store_memory tool's write."""
         outcome, check = await self._write(
-            caller, new, now, expected_version, True, Origin.CALLER, False, check=True
+            caller,
+            new,
+            now,
+            expected_version,
+            True,
+            Origin.CALLER,
+            False,
+            check=True,
+            task_agent=task_agent,
         )
         assert check is not None
         return outcome, check
@@ -128,8 +151,11 @@ class Gate:
         take_over: bool,
         *,
         check: bool,
+        task_agent: bool = False,
     ) -> tuple[UpsertOutcome, SimilarCheck | None]:
         may_overwrite_others = permissions.check_write(caller, new, origin)  # decided once
+        # An agent of the task updates any of its working memories (rules/task_agents.py).
+        may_overwrite_others = may_overwrite_others or task_agent
         similar: SimilarCheck | None = None
         if embed_now:
             embedding = self.vectors.embedding(new.value, now)

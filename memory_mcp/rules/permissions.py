@@ -239,8 +239,8 @@ def decide(
     if target.owner != caller.agent_id and not _may_change_anothers(caller, target, origin):
         if change is Change.COMPLETE:
             return PermissionDeniedError(
-                f"{target.name}: you did not write in it; only an agent that wrote in it "
-                "or the lead may complete it"
+                f"{target.name}: you are not one of its agents; only its agents (the one "
+                "that started it and those named with task_agents) or the lead may complete it"
             )
         owner = "another agent" if target.owner is None else f"agent {target.owner!r}"
         return PermissionDeniedError(

@@ -187,13 +187,76 @@ def _local_name(folder: Path) -> str:
     return f"{base[: MAX_PROJECT_CHARS - 7]}-{digest}"
 
 
+def how_chosen(named: str | None, source: str, cwd: Path) -> tuple[str | None, list[str]]:
+    """The current project a process in `cwd` would work in (`named`: the `project`
+    setting, from `source`), and lines telling a person why, and what would move it:
+    `memory-mcp doctor` prints them."""
+    if named is not None:
+        project = current_project(named, cwd)
+        shown = project or "none (every project; stores go to *)"
+        return project, [
+            f"project: {shown}  [{source}]",
+            "  named by the setting: it holds wherever the process runs; drop it to take the "
+            "git work tree's",
+        ]
+    tree = work_tree_of(cwd)
+    if tree is None:
+        return None, [
+            f"project: none  [{cwd} is in no git work tree]",
+            "  reads cover every project, stores go to * (every project); run in a "
+            "repository, or name one with --project / MEMORY_MCP_PROJECT",
+        ]
+    project = project_of_work_tree(tree)
+    url = origin_url(tree)
+    if url is not None and project_of_remote(url, tree) == project:
+        why = f"the origin remote of {tree} ({url})"
+        moves = (
+            "  changing the origin remote renames it; clones with the same origin share it; "
+            "--project / MEMORY_MCP_PROJECT names another"
+        )
+    else:
+        why = f"the folder {tree} (no origin remote: its name and a hash of its path)"
+        moves = (
+            "  moving or renaming the folder renames it, and so does adding an origin remote "
+            "(then owner/repo); --project / MEMORY_MCP_PROJECT names another"
+        )
+    return project, [f"project: {project}  [{why}]", moves]
+
+
+def earlier_names(tree: Path) -> list[str]:
+    """Names this work tree's project had before, that its memories may still be under:
+    with an origin remote, the name it had without one (folder name and path hash)."""
+    if origin_url(tree) is None:
+        return []
+    local = _local_name(tree)
+    return [local] if local != project_of_work_tree(tree) else []
+
+
 def notes_folder_of(cwd: Path | None) -> Path | None:
-    """The work tree's notes folder (`.memory/` at its root) when it exists."""
+    """The work tree's notes folder (`.memory/` at its root) when it exists and its real
+    path is in the work tree: a `.memory` link to another repository's folder is not this
+    project's (those notes are the repository's whose real path holds them, and its own
+    server indexes them), so it is None here (`foreign_notes_folder` says where it leads)."""
     if cwd is None:
         return None
     tree = work_tree_of(cwd)
-    folder = None if tree is None else tree / NOTES_FOLDER
-    return folder if folder is not None and folder.is_dir() else None
+    if tree is None:
+        return None
+    folder = tree / NOTES_FOLDER
+    if not folder.is_dir() or foreign_notes_folder(tree) is not None:
+        return None
+    return folder
+
+
+def foreign_notes_folder(tree: Path) -> Path | None:
+    """Where the work tree's `.memory` leads when that is outside the work tree (a link
+    to another folder), else None."""
+    try:
+        real = Path(os.path.realpath(tree / NOTES_FOLDER))
+        inside = real.is_relative_to(Path(os.path.realpath(tree)))
+    except (OSError, ValueError):
+        return None
+    return None if inside else real
 
 
 __all__ = [
@@ -202,6 +265,9 @@ __all__ = [
     "ProjectNameError",
     "check_project",
     "current_project",
+    "earlier_names",
+    "foreign_notes_folder",
+    "how_chosen",
     "notes_folder_of",
     "origin_url",
     "project_of_remote",

@@ -46,7 +46,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.rules import permissions, validity
+from memory_mcp.rules import permissions, task_agents, unknown_project, validity
 from memory_mcp.rules.batch import store_batch
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
@@ -154,12 +154,26 @@ class MemoryService:
         new = self._memory_of(caller, request, now)
         version = _expected_version(request.expected_version)
         old = await validity.corrected(self.store, caller, new, request.supersedes)
+        shared = await self._task_agent(caller, request, new, now)
         outcome = await self.gate.write(
-            caller, new, now, expected_version=version, embed_now=embed_now
+            caller, new, now, expected_version=version, embed_now=embed_now, task_agent=shared
         )
         if old is not None:
             await validity.close(old, outcome.record, self.links.change_links, caller)
         return outcome
+
+    async def _task_agent(
+        self, caller: Caller, request: StoreRequest, new: NewMemory, now: float
+    ) -> bool:
+        """Whether `caller` may update any memory of the task it stores into (one of its
+        agents: rules/task_agents.py, which refuses the others)."""
+        if new.task is None:
+            if request.task_agents:
+                raise InvalidInputError("task_agents", "names a task's agents: give task too")
+            return False
+        naming = task_agents.clean_agents(request.task_agents or [])
+        await task_agents.before_store(self.store, caller, new.project, new.task, naming, now)
+        return await task_agents.is_agent(self.store, caller, new.project, new.task)
 
     async def store_and_check(
         self, caller: Caller, request: StoreRequest
@@ -171,7 +185,10 @@ class MemoryService:
         new = self._memory_of(caller, request, now)
         version = _expected_version(request.expected_version)
         old = await validity.corrected(self.store, caller, new, request.supersedes)
-        written = await self.gate.write_and_check(caller, new, now, expected_version=version)
+        shared = await self._task_agent(caller, request, new, now)
+        written = await self.gate.write_and_check(
+            caller, new, now, expected_version=version, task_agent=shared
+        )
         if old is not None:
             await validity.close(old, written[0].record, self.links.change_links, caller)
         return written
@@ -567,7 +584,9 @@ class MemoryService:
         records, last = await self.store.list_page(selection, after, limit)
         if filters.as_of is not None:
             records = await validity.records_as_of(self.store, records, filters.as_of)
-        return MemoryPage(records, None if last is None else encode_cursor(sort, last))
+        page = MemoryPage(records, None if last is None else encode_cursor(sort, last))
+        page.notices = await unknown_project.notices(self.store, caller, filters.project)
+        return page
 
     async def history(
         self,
@@ -598,9 +617,11 @@ class MemoryService:
         over the projects `request.project` covers (permissions.readable_projects)."""
         projects = permissions.readable_projects(caller, request.project)
         await self.store.forget_expired(self.clock())  # before the index is read
-        return await pipeline.search(
+        result = await pipeline.search(
             self.store, self.vectors, self.policy, self.clock, caller, request, projects
         )
+        result.notices += await unknown_project.notices(self.store, caller, request.project)
+        return result
 
 
 def _memory_at(caller: Caller, key: str, scope: Scope, project: str) -> NewMemory:

@@ -6,14 +6,12 @@ before anything is written; the memories are read through the gate (rules/gate.p
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, MemoryRecord, Placement
-from memory_mcp.rules import permissions
-from memory_mcp.rules.permissions import Change, Target
+from memory_mcp.rules import permissions, project_moves, task_agents
 from memory_mcp.rules.task_completions import record_completion
 
 if TYPE_CHECKING:
@@ -33,36 +31,32 @@ class TaskService:
     ) -> Placement:
         """Archive the working memories of `task` in `project` (None: the current one, else
         `*`), or move them to task `handoff_to` (all or none: refused, naming the keys, if
-        it holds one of those keys). A worker completes a task it wrote in; a lead any."""
+        it holds one of those keys). A task's agents complete it; a lead any
+        (rules/task_agents.py)."""
         name, to = task_id(task), task_argument(handoff_to, "handoff_to")
         if to == name:
             raise InvalidInputError("handoff_to", "is the task being completed; name another")
         where = permissions.written_project(caller, project)
-        records = await self.gate.store.task_records(where, name)
-        wrote_in = any(caller.agent_id in (r.agent_id, r.updated_by) for r in records)
-        permissions.check_task(caller, where, name, wrote_in)
+        store = self.gate.store
+        await task_agents.check_complete(store, caller, where, name, to)
+        records = await store.task_records(where, name)
         working = [r.id for r in records if r.archived_at is None]
         if to is None:
-            await self.gate.store.archive(working, self.gate.clock())
+            await store.archive(working, self.gate.clock())
             done = [r for r in records if r.archived_at is None]
             await record_completion(self.memories, caller, where, name, done)
             return Placement(where, archived=working)
-        return Placement(
-            where, moved=await self.gate.store.place(working, task=to, field="handoff_to")
-        )
+        moved = await store.place(working, task=to, field="handoff_to")
+        await task_agents.after_handoff(store, caller, where, name, to, self.gate.clock())
+        return Placement(where, moved=moved)
 
     async def move_to_project(
         self, caller: Caller, records: Sequence[MemoryRecord], to: str, *, dry_run: bool = False
     ) -> Placement:
-        """Move `records` (read by `caller`) to project `to`, all or none, keeping ids,
-        versions and links: each decided as a change where it is and where it goes."""
-        target = permissions.written_project(caller, to)
-        for record in records:
-            permissions.check(caller, Target.of(record), Change.MOVE)
-            permissions.check(caller, replace(Target.of(record), project=target), Change.MOVE)
-        ids = [record.id for record in records if record.project != target]
-        moved = ids if dry_run else await self.gate.store.place(ids, project=target, field="to")
-        return Placement(target, moved=moved)
+        """Move `records` (read by `caller`) to project `to`: rules/project_moves.py."""
+        return await project_moves.move_to_project(
+            self.gate.store, caller, records, to, self.gate.clock, dry_run=dry_run
+        )
 
     async def project_counts(self, caller: Caller) -> dict[str, int]:
         """How many memories `caller` may read in each project (`*` too), by id's rule."""

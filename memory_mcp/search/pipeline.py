@@ -102,7 +102,6 @@ async def search(
     )
     config = policy.ranking
     pool = max(limit * config.candidate_multiplier, config.min_candidates)
-    notices: list[str] = []
 
     keyword_hits: list[tuple[int, float]] = []
     # Time in the question ranks by when memories were stated, not by its words; an
@@ -112,7 +111,17 @@ async def search(
     if cue is not None:
         terms = query_terms(without_cue(text, cue)) or terms
     vector_hits: list[tuple[int, float]] = []
+    notices: list[str] = []
     semantic = await vectors.model_ready(policy.search_model_wait_seconds)
+    if semantic:
+        # What was stored while the model loaded is embedded first, or named: a search
+        # never misses a memory by meaning without saying so.
+        waiting = await vectors.embed_stored_while_loading()
+        if waiting:
+            notices.append(
+                f"{waiting} memories stored while the embedding model loaded have no "
+                "vector yet: they are found by keyword only until it is computed (seconds)"
+            )
     query_vectors: list[np.ndarray] = []
     exact: list[ExactMatches] = []
     own_words: set[int] = set()  # keyword hits holding a query word themselves

@@ -131,5 +131,7 @@ class QueryVectors(Protocol[ScanT, PreparedT]):
 
     async def embed_query(self, text: str) -> np.ndarray: ...
 
+    async def embed_stored_while_loading(self) -> int: ...
+
 
 __all__ = ["PreparedT", "QueryVectors", "ScanT", "SearchStore", "VectorSearch"]

@@ -24,6 +24,8 @@ UNIT_SECONDS = {
     "h": 3_600.0,
     "d": 86_400.0,
     "w": 604_800.0,
+    "mo": 30 * 86_400.0,  # a month as 30 days: "since 1 month" is a rough age anyway
+    "y": 365 * 86_400.0,
 }
 # The words accepted for each unit (singular and plural, short and long).
 _UNIT_WORDS = {
@@ -32,6 +34,8 @@ _UNIT_WORDS = {
     **{word: "h" for word in ("h", "hr", "hrs", "hour", "hours")},
     **{word: "d" for word in ("d", "day", "days")},
     **{word: "w" for word in ("w", "wk", "wks", "week", "weeks")},
+    **{word: "mo" for word in ("mo", "mos", "mon", "month", "months")},  # `m` is minutes
+    **{word: "y" for word in ("y", "yr", "yrs", "year", "years")},
 }
 _AGE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]+)(?:\s+ago)?")
 # An age past this is surely a mistake (and would leave the years datetime can show).
@@ -63,9 +67,8 @@ def parse_time(value: object, field: str, now: float) -> float:
         return now - age
     if text[:1].isdigit() and not any(ch in text for ch in "-:T"):
         # "7" or "7x": an age without a unit we know, not a broken date.
-        raise InvalidInputError(
-            field, f"{text[:64]!r} needs a unit: s, m, h, d or w (e.g. 7d); or {EXAMPLES}"
-        )
+        units = "s, m, h, d, w, mo or y (e.g. 7d, 1 month)"
+        raise InvalidInputError(field, f"{text[:64]!r} needs a unit: {units}; or {EXAMPLES}")
     try:
         return parse_datetime(text, field)
     except InvalidInputError:

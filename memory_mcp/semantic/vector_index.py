@@ -254,6 +254,8 @@ class VectorIndex:
             none = task == -1
             if vis.task is not None:
                 none |= task == self._codes.lookup("task:" + vis.task)
+            if vis.include_archived:  # every completed task's (store/visibility.py)
+                none |= self.archived[:n]
             mask &= none
         if not vis.include_archived:
             mask &= ~self.archived[:n]

@@ -98,6 +98,13 @@ EMBED_POLL_SECONDS = 1.0
 # this leaves the rest to the catch-up, which embeds them in batches.
 PASSAGE_QUEUE = 256
 EMBED_BATCH_CHARS = 2_000
+# Texts this process stored while the model loaded (a write embeds nothing then),
+# remembered so that the first search once it is loaded embeds them before it looks: a
+# memory stored a moment before is found by meaning, not a second later when the
+# background worker gets to it. A search embeds at most SEARCH_EMBEDS of them (a short
+# model call); the rest are named in its notices until the worker has them.
+STORED_WHILE_LOADING = 256
+SEARCH_EMBEDS = 32
 EMBED_CALL_CHARS = 1_000
 
 
@@ -159,6 +166,7 @@ class Vectors:
         self._passages_waiting = anyio.Event()
         self._passages_busy = False
         self._passages_later = False
+        self._stored_while_loading: OrderedDict[str, str] = OrderedDict()  # hash -> text
 
     @property
     def model(self) -> str:
@@ -300,6 +308,28 @@ class Vectors:
         except Exception:  # e.g. the store busy: the memory is in, the worker embeds it
             self._written.pop(digest, None)
             log.exception("saving the vector of a memory just written failed")
+
+    def remember_unembedded(self, digest: str, text: str) -> None:
+        """A text stored while the model loaded (embed_stored_while_loading)."""
+        self._stored_while_loading[digest] = text
+        while len(self._stored_while_loading) > STORED_WHILE_LOADING:
+            self._stored_while_loading.popitem(last=False)  # the worker embeds it anyway
+
+    async def embed_stored_while_loading(self) -> int:
+        """Before a search's vector arm, the model loaded: embed the texts this process
+        stored while it loaded (SEARCH_EMBEDS at most; those the worker embedded since
+        cost one read), so the search finds them by meaning. How many still wait."""
+        if not self._stored_while_loading:
+            return 0
+        taken = list(self._stored_while_loading.items())[:SEARCH_EMBEDS]
+        try:
+            await self.embed_texts([text for _, text in taken])
+        except Exception:  # the search goes on by keyword for these; the worker retries
+            log.exception("embedding the memories stored while the model loaded failed")
+            return len(self._stored_while_loading)
+        for digest, _ in taken:
+            self._stored_while_loading.pop(digest, None)
+        return len(self._stored_while_loading)
 
     async def has_pending(self) -> bool:
         """Whether some stored text has no vector from the current model yet."""
@@ -465,6 +495,7 @@ class WriteEmbedding:
         embedder = self.vectors.embedder
         try:
             if not embedder.is_ready():
+                self.vectors.remember_unembedded(self.digest, self.text)
                 return
             self.whole = await embed_whole(embedder, self.text, needed=self._lacks_vector)
             if self.whole is None:

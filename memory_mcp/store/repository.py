@@ -68,6 +68,7 @@ from memory_mcp.store.schema import (
     MemoryRow,
     StoreMetaRow,
 )
+from memory_mcp.store.task_agent_rows import TaskAgentRows
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ class MemoryStore:
         # search. This process's writes with an expiry bring it forward; other
         # processes' are seen within FORGET_RECHECK_SECONDS.
         self._lenders_hold_until = -math.inf
+        self.task_agents = TaskAgentRows(engines)  # who a task is (store/task_agent_rows.py)
 
     @property
     def largest_id(self) -> int:
@@ -268,14 +270,17 @@ class MemoryStore:
         project: Any = writes.KEEP,
         task: Any = writes.KEEP,
         field: str,
+        moved_by: str | None = None,
+        now: float | None = None,
     ) -> list[int]:
-        """Move memories to another project and/or task, all or none (writes.place)."""
+        """Move memories to another project and/or task, all or none (writes.place; a
+        move to another project by `moved_by` is a new version of each, at `now`)."""
         if not memory_ids:
             return []
         async with self._engines.write() as conn:
             revision = await conn.run_sync(next_revision)
             return await conn.run_sync(
-                writes.place, list(memory_ids), project, task, field, revision
+                writes.place, list(memory_ids), project, task, field, revision, moved_by, now
             )
 
     async def rescope(
@@ -286,12 +291,28 @@ class MemoryStore:
             rescope.rescope, memory_id, version, scope, session_id, writer, now
         )
 
+    async def place_clashes(
+        self, memory_ids: Sequence[int], *, project: Any = writes.KEEP, task: Any = writes.KEEP
+    ) -> list[str]:
+        """The keys of `memory_ids` that `place` would refuse to move there (a read)."""
+        if not memory_ids:
+            return []
+        return await self._engines.read(writes.place_clashes, list(memory_ids), project, task)
+
     async def archive(self, memory_ids: Sequence[int], now: float) -> None:
         if not memory_ids:
             return
         async with self._engines.write() as conn:
             revision = await conn.run_sync(next_revision)
             await conn.run_sync(writes.archive, list(memory_ids), now, revision)
+
+    async def reopen(self, memory_ids: Sequence[int]) -> None:
+        """Archived memories (a completed task's) working memories again."""
+        if not memory_ids:
+            return
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.run_sync(writes.archive, list(memory_ids), None, revision)
 
     async def task_records(self, project: str, task: str) -> list[MemoryRecord]:
         """Every memory of `task` in `project`, archived ones too, by id."""
@@ -300,6 +321,20 @@ class MemoryStore:
                 select(MEMORIES).where(M.project == project, M.task == task).order_by(M.id)
             )
             return readable_records(rows)
+
+    async def has_project(self, project: str) -> bool:
+        """Whether any memory is in `project` (one indexed lookup)."""
+        async with self._engines.reader.connect() as conn:
+            found = await conn.scalar(select(M.id).where(M.project == project).limit(1))
+            return found is not None
+
+    async def projects_named_like(self, project: str) -> list[str]:
+        """The projects whose names differ from `project` only in case."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.scalars(
+                select(M.project).where(func.lower(M.project) == project.lower()).distinct()
+            )
+            return sorted(rows.all())
 
     async def project_counts(self, vis: Visibility) -> dict[str, int]:
         """How many memories `vis` shows in each project."""

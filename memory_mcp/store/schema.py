@@ -193,6 +193,20 @@ class StoreMetaRow(Base):
     value: Mapped[int] = mapped_column(Integer)
 
 
+class TaskAgentRow(Base):
+    """An agent of a task (rules/task_agents.py): who may write in the task's working
+    memories, update any of them and complete the task. The first is the agent that
+    wrote first in it; the others are named by an agent of the task or a lead."""
+
+    __tablename__ = "task_agents"
+
+    project: Mapped[str] = mapped_column(String(100), primary_key=True)
+    task: Mapped[str] = mapped_column(String(256), primary_key=True)
+    agent_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    named_by: Mapped[str] = mapped_column(String(128))
+    named_at: Mapped[float] = mapped_column(Float)
+
+
 class AgentTokenRow(Base):
     """A bearer token for the HTTP transports: who it is (agent, role), never the token
     itself, only its SHA-256. Kept in the store so every server process on it agrees, and

@@ -2,8 +2,9 @@
 written once, as SQL text with named parameters (all `vis_…`): who may see what (scope,
 owner, session), the projects a read covers (models.Visibility.shown_projects: the
 current project and `*` by default, within the caller's grants), task memories (none
-unless a task is named, every task's for a read by id), archived ones, expiry, corrected
-ones and what held at a time (rules/validity.py), tags, source and the time window.
+unless a task is named, every task's for a read by id; archived ones of every task when
+asked for), archived ones, expiry, corrected ones and what held at a time
+(rules/validity.py), tags, source and the time window.
 
 Every read that filters by who may see what applies this text: SQLAlchemy's statements
 (rows.visible_to binds it into any statement, on SQLite and PostgreSQL alike), the search's
@@ -118,10 +119,13 @@ def condition_sql(shape: VisibilityShape) -> str:
     if shape.projects is not None:  # none shown: nothing passes (PostgreSQL has no `IN ()`)
         names = ", ".join(f":vis_project_{i}" for i in range(shape.projects))
         conditions.append(f"memories.project IN ({names})" if names else "1 = 0")
+    # Archived task memories (completed tasks') are asked for by include_archived alone,
+    # whichever task they were of: nothing else lists a completed task's memories.
+    archived = " OR memories.archived_at IS NOT NULL" if shape.include_archived else ""
     if shape.task is False:
-        conditions.append("memories.task IS NULL")
+        conditions.append(f"(memories.task IS NULL{archived})")
     elif shape.task:
-        conditions.append("(memories.task IS NULL OR memories.task = :vis_task)")
+        conditions.append(f"(memories.task IS NULL OR memories.task = :vis_task{archived})")
     if not shape.include_archived:
         conditions.append("memories.archived_at IS NULL")
     if shape.tags:

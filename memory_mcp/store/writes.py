@@ -1,6 +1,9 @@
 """Statements that run inside a write transaction opened by MemoryStore (synchronous: a
 store on a SQLite file runs them in one worker-thread trip, Engines.run_write; async
-callers hand them to `AsyncConnection.run_sync`)."""
+callers hand them to `AsyncConnection.run_sync`).
+
+Over 500 lines: every write a memory takes (insert, update, archive, place, delete) is
+here, so what one transaction does to the tables is read in one module."""
 
 from __future__ import annotations
 
@@ -310,18 +313,76 @@ KEEP = object()
 
 
 def place(
-    conn: Connection, ids: list[int], project: Any, task: Any, field: str, revision: int
+    conn: Connection,
+    ids: list[int],
+    project: Any,
+    task: Any,
+    field: str,
+    revision: int,
+    moved_by: str | None = None,
+    now: float | None = None,
 ) -> list[int]:
     """Move the memories `ids` to `project` and/or `task` (KEEP: as they are), in place:
-    the same ids, versions, history and links (a link into one follows its project).
+    the same ids, history and links (a link into one follows its project).
     Each takes the identity it would have been stored with there; if another memory holds
     one of those already, nothing moves and InvalidInputError names `field` and the keys.
-    A placement is no new version (the content is the same); the revision moves, so every
-    process's vector index sees it, and the write-time context follows it."""
+    A task's placement is no new version (the content is the same). A move to another
+    project by `moved_by` is one, at `now`: its history keeps the version before and the
+    new one's metadata says where it came from (`moved_from`), so a move is never silent.
+    The revision moves, so every process's vector index sees it, and the write-time
+    context follows it."""
+    rows = _rows_of(conn, ids)
+    moving = {row.id for row in rows}
+    wanted, clashes = _places(conn, rows, project, task)
+    if clashes:
+        keys = ", ".join(repr(key) for key in sorted(set(clashes))[:20])
+        raise InvalidInputError(field, f"a memory there has the same key already: {keys}")
+    # Its neighbours on both sides lend to it and borrow from it (store/write_context.py).
+    around = write_context.neighbours(conn, moving)
+    # Identities are unique: clear the moving rows' first, so two of them may swap.
+    for row in rows:
+        conn.execute(update(MEMORIES).where(M.id == row.id).values(identity=f"moving\x1f{row.id}"))
+    for identity, (row, new_project, new_task) in wanted.items():
+        values: dict[str, Any] = {
+            "identity": identity,
+            "project": new_project,
+            "task": new_task,
+            "revision": revision,
+        }
+        if new_project != row.project:
+            if moved_by is not None:
+                values |= _moved_version(conn, row, moved_by, now or time.time())
+            conn.execute(
+                update(LINKS).where(LINKS.c.target_id == row.id).values(target_project=new_project)
+            )
+        conn.execute(update(MEMORIES).where(M.id == row.id).values(**values))
+    write_context.refresh(conn, around | moving)
+    return sorted(moving)
+
+
+def place_clashes(conn: Connection, ids: list[int], project: Any, task: Any) -> list[str]:
+    """The keys of `ids` that `place` would refuse to move (read only): a move in batches
+    checks them all before its first batch."""
+    clashes: list[str] = []
+    for start in range(0, len(ids), IN_CHUNK):
+        rows = _rows_of(conn, ids[start : start + IN_CHUNK])
+        clashes += _places(conn, rows, project, task, set(ids))[1]
+    return clashes
+
+
+def _rows_of(conn: Connection, ids: list[int]) -> list[Any]:
     rows: list[Any] = []
     for start in range(0, len(ids), IN_CHUNK):
         rows += conn.execute(select(MEMORIES).where(M.id.in_(ids[start : start + IN_CHUNK]))).all()
-    moving = {row.id for row in rows}
+    return rows
+
+
+def _places(
+    conn: Connection, rows: list[Any], project: Any, task: Any, moving: set[int] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Where each row goes ({identity: (row, project, task)}) and the keys that clash
+    there, with one another or with a memory not among `moving` (default: the rows)."""
+    moving = {row.id for row in rows} if moving is None else moving
     wanted: dict[str, Any] = {}
     clashes: list[str] = []
     for row in rows:
@@ -335,31 +396,43 @@ def place(
         wanted[identity] = (row, new_project, new_task)
     held = ids_of(conn, list(wanted))
     clashes += [wanted[i][0].key for i, memory_id in held.items() if memory_id not in moving]
-    if clashes:
-        keys = ", ".join(repr(key) for key in sorted(set(clashes))[:20])
-        raise InvalidInputError(field, f"a memory there has the same key already: {keys}")
-    # Its neighbours on both sides lend to it and borrow from it (store/write_context.py).
-    around = write_context.neighbours(conn, moving)
-    # Identities are unique: clear the moving rows' first, so two of them may swap.
-    for row in rows:
-        conn.execute(update(MEMORIES).where(M.id == row.id).values(identity=f"moving\x1f{row.id}"))
-    for identity, (row, new_project, new_task) in wanted.items():
-        conn.execute(
-            update(MEMORIES)
-            .where(M.id == row.id)
-            .values(identity=identity, project=new_project, task=new_task, revision=revision)
+    return wanted, clashes
+
+
+def _moved_version(conn: Connection, row: Any, moved_by: str, now: float) -> dict[str, Any]:
+    """A move's new version: the one before kept in the history, the new one's metadata
+    naming the project it came from (and when), written by `moved_by`."""
+    conn.execute(
+        insert(MemoryHistoryRow).values(
+            memory_id=row.id,
+            version=row.version,
+            value=row.value,
+            tags=row.tags,
+            meta=row.metadata,
+            source=row.source,
+            replaced_at=now,
+            updated_by=row.updated_by or row.agent_id,
         )
-        if new_project != row.project:
-            conn.execute(
-                update(LINKS).where(LINKS.c.target_id == row.id).values(target_project=new_project)
-            )
-    write_context.refresh(conn, around | moving)
-    return sorted(moving)
+    )
+    try:
+        metadata = json.loads(row.metadata or "{}")
+    except ValueError:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        metadata = {}
+    metadata |= {"moved_from": row.project, "moved_at": now}
+    return {
+        "version": row.version + 1,
+        "updated_by": moved_by,
+        "updated_at": now,
+        "metadata": json.dumps(metadata, sort_keys=True),
+    }
 
 
-def archive(conn: Connection, ids: list[int], now: float, revision: int) -> None:
+def archive(conn: Connection, ids: list[int], now: float | None, revision: int) -> None:
     """Archive the memories `ids` (a completed task's): kept, found only when asked for,
-    and their words leave their neighbours' contexts now (store/write_context.py)."""
+    and their words leave their neighbours' contexts now (store/write_context.py); `now`
+    None: working memories again, the task opened again."""
     for start in range(0, len(ids), IN_CHUNK):
         conn.execute(
             update(MEMORIES)

@@ -57,8 +57,9 @@ class MemoryLine(BaseModel):
     about_agent: str | None = None
     created_at: str | None = None
     updated_at: str | None = None
-    # Its project (a line of an export before projects has none: it held everywhere, `*`),
-    # and a task's working memory's task and, once completed, when it was archived.
+    # Its project (a line that names none is stored in the importing command's current
+    # project: StoreRequest.project None), and a task's working memory's task and, once
+    # completed, when it was archived.
     project: str = EVERY_PROJECT
     task: str | None = None
     archived_at: str | None = None
@@ -94,7 +95,9 @@ class MemoryLine(BaseModel):
             pinned=named("pinned", self.pinned),
             about_agent=self.about_agent,
             written_at=parse_optional_datetime(self.updated_at, "updated_at"),
-            project=self.project if project is None else project,
+            # A line that names no project (another server's file, an export from before
+            # projects) goes where the command works: --project, the work tree's, else *.
+            project=project if project is not None else named("project", self.project),
             task=self.task,
             archived_at=parse_optional_datetime(self.archived_at, "archived_at"),
             kind=self.kind,

@@ -153,7 +153,10 @@ def test_import_then_export(tmp_path: Path, env: dict[str, str]) -> None:
     assert imported.returncode == 0, imported.stderr
     exported = cli("export", "--db", db)
     assert json.loads(exported.stdout)["key"] == "deploy"
-    assert exported.stderr == "exported 1 memory that agent 'default' may see\n"
+    assert exported.stderr == (
+        "exported 1 memory that agent 'default' may see, in every project "
+        "(--project NAME: one project's)\n"
+    )
 
 
 def test_purge(tmp_path: Path, env: dict[str, str]) -> None:

@@ -223,7 +223,10 @@ async def test_shutdown_is_quick_with_many_sessions_open(tmp_path: Path) -> None
             took = time.monotonic() - started
             streams.pop_all()  # the server is gone: nothing left to close
     assert server.process.poll() is not None
-    assert took < 10, f"SIGTERM with 50 sessions open took {took:.1f} s"
+    # The grace (SHUTDOWN_GRACE_SECONDS, 5 s) and the exit; never the streams' end, which
+    # would reach the 60 s cap above. 10 s left a loaded machine 5 s to close 50 sessions
+    # and the store: too tight under `make test`.
+    assert took < 30, f"SIGTERM with 50 sessions open took {took:.1f} s"
 
 
 # -- SSE: a message acts in the session of the connection it is routed to --------------------

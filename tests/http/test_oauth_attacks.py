@@ -8,8 +8,8 @@ RFC 7591 §3.2.2 at registration (`invalid_redirect_uri`), RFC 8707 (`invalid_ta
 token for another resource refused), RFC 6750 §3.1 on the MCP route (401
 `invalid_token`). The sign-in page refuses a cross-site answer with 403 and sends the
 client nothing. Most run on one server (`site`); a second on its store (`short_lived`) is
-another resource and issues access tokens that last 2 s. The store's rules behind them
-are unit-tested in tests/store/test_oauth_grants.py."""
+another resource and issues access tokens that last SHORT_LIFETIME seconds. The store's
+rules behind them are unit-tested in tests/store/test_oauth_grants.py."""
 
 from __future__ import annotations
 
@@ -41,6 +41,10 @@ class Site:
     token: str  # agent w1's bearer token, what the person pastes
 
 
+# Long enough that a token is used within its lifetime under load, short enough to wait out.
+SHORT_LIFETIME = 8
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     tmp = tmp_path_factory.mktemp("oauth-attacks")
@@ -53,9 +57,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 @pytest.fixture(scope="module")
 def short_lived(site: Site, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamServer]:
     """Another server on `site`'s store (another port: another resource) whose access
-    tokens last 2 s."""
+    tokens last SHORT_LIFETIME seconds."""
     tmp = tmp_path_factory.mktemp("oauth-short-lived")
-    args = ("--oauth", "--oauth-access-token-seconds", "2")
+    args = ("--oauth", "--oauth-access-token-seconds", str(SHORT_LIFETIME))
     with running(tmp, "streamable-http", site.server.db, *args) as server:
         yield server
 
@@ -187,7 +191,7 @@ def test_a_token_for_another_resource_is_refused(site: Site, short_lived: TeamSe
 
     # A second server on the same store is another resource (another port): a token the
     # first issued is in the store it reads, yet issued for the first, so refused. (It
-    # lasts as `site` issues them, not 2 s: `site` takes it just before.)
+    # lasts as `site` issues them, not SHORT_LIFETIME: `site` takes it just before.)
     issued = tokens_for(client, site.token)
     server, other = site.server, short_lived
     assert mcp_status(server, issued["access_token"]).status_code == 200
@@ -214,9 +218,13 @@ def test_an_expired_access_token_is_refused_and_refreshing_gives_a_new_one(
     server = short_lived
     client = register(server)
     issued = tokens_for(client, site.token)
-    assert issued["expires_in"] == 2
-    time.sleep(3)
-    refused = mcp_status(server, issued["access_token"])
+    assert issued["expires_in"] == SHORT_LIFETIME
+    # Polled, not slept: the renewed token below is used well within its lifetime even
+    # on a loaded machine (with 2 s tokens a slow refresh let it expire first).
+    deadline = time.monotonic() + 60
+    while (refused := mcp_status(server, issued["access_token"])).status_code == 200:
+        assert time.monotonic() < deadline, "the access token never expired"
+        time.sleep(0.2)
     assert refused.status_code == 401
     assert 'error="invalid_token"' in refused.headers["www-authenticate"]
     renewed = client.refresh(issued["refresh_token"])

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.anyio
 
 STORE_TAKES = (
     "store_memory takes: key, value, scope, tags, metadata, ttl_seconds, expires_at, source, "
-    "confidence, pinned, expected_version, replace, project, task, supersedes, kind, memories, "
-    "from_scope"
+    "confidence, pinned, expected_version, replace, project, task, supersedes, task_agents, kind, "
+    "memories, from_scope"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (

@@ -58,7 +58,7 @@ async def test_list_output_schema_names_the_cursor(
     async with Client(server()) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     schema = tools["memory-list"].output_schema or {}
-    assert set(schema["properties"]) == {"memories", "next_cursor"}
+    assert set(schema["properties"]) == {"memories", "next_cursor", "notices"}
 
 
 async def test_memory_list_pages_through_everything(

@@ -22,8 +22,9 @@ from tests.mcp.test_stdio_e2e import spawned
 pytestmark = pytest.mark.anyio
 
 # Generous for a busy 2-core machine; the fix makes it well under 2 s when idle, and
-# without the fix it is minutes. The benchmark prints the real numbers.
-KEYWORD_DEADLINE = 15.0
+# without the fix it is minutes. The benchmark prints the real numbers. (15 s was within
+# reach of a loaded run of `make test`: its servers share two cores with every worker.)
+KEYWORD_DEADLINE = 60.0
 MEANING_DEADLINE = 120.0
 
 

@@ -46,7 +46,7 @@ async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = DEAD
 async def watching(settings: Settings) -> AsyncIterator[AppContext]:
     async with open_app(settings, FakeEmbedder()) as app:
         assert app.watcher is not None
-        with anyio.fail_after(5):
+        with anyio.fail_after(DEADLINE):  # a start, not a speed: 5 s was short under load
             await app.watcher.ready.wait()
         yield app
 

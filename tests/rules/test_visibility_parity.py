@@ -289,7 +289,13 @@ def project_reference(vis: Visibility, record: MemoryRecord) -> bool:
     return (
         reference(vis, record)
         and (vis.projects is None or record.project in vis.projects)
-        and (vis.every_task or record.task is None or record.task == vis.task)
+        and (
+            vis.every_task
+            or record.task is None
+            or record.task == vis.task
+            # Every completed task's memories, asked for by include_archived alone.
+            or (vis.include_archived and record.archived_at is not None)
+        )
         and (vis.include_archived or record.archived_at is None)
     )
 

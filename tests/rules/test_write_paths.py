@@ -60,7 +60,7 @@ DECISION_WORDS = (
     "only its owner or the lead may",
     "only a lead may",
     "keys starting with 'learning:' are the lead's",
-    "only an agent that wrote in it or the lead may",
+    "or the lead may complete it",
 )
 LEAD_ONLY_TOOL = "inject-learning is for the lead agent"
 
@@ -578,6 +578,7 @@ CLI_OTHERS = {
     "list": "reads",
     "history": "reads",
     "stats": "reads",
+    "tasks": "reads",
     "export": "reads",
     "context": "reads",
     "doctor": "reads",
@@ -653,7 +654,7 @@ def test_the_cli_write_commands_ask_the_decision(
     assert refused_by_the_decision(capsys.readouterr().err)
     assert any(refused for *_, refused in spied), "import did not ask the decision"
     spied.clear()
-    move = ["projects", "move", "--to", "elsewhere", "--key", RULE_KEY, "--db", db]
+    move = ["projects", "move", "--to", "elsewhere", "--key", RULE_KEY, "--from", "*", "--db", db]
     assert main([*move, "--agent-id", "w1"]) == 1
     assert refused_by_the_decision(capsys.readouterr().err)
     assert spied and spied[-1][2], "projects move did not ask the decision"

@@ -23,13 +23,15 @@ NOW = 1_800_000_000.0
         ("7 days", 604_800.0),
         ("3 weeks ago", 1_814_400.0),
         (" 12H ", 43_200.0),
+        ("7 months", 7 * 30 * 86_400.0),  # a month is 30 days; `m` stays minutes
+        ("1 year", 365 * 86_400.0),
     ],
 )
 def test_ages_in_seconds(text: str, seconds: float) -> None:
     assert parse_age(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["7", "7x", "7 months", "d7", "2026-11-01", "-3d", ""])
+@pytest.mark.parametrize("text", ["7", "7x", "7 fortnights", "d7", "2026-11-01", "-3d", ""])
 def test_what_is_not_an_age(text: str) -> None:
     assert parse_age(text) is None
 

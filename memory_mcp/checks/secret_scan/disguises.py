@@ -1,11 +1,13 @@
 """Secrets as the rules would miss them, written: cut short, hidden, or encoded.
 
 The rules (gitleaks' and ours) know a secret by its prefix and a length, and match text
-as written. Three ways a secret's characters still got through:
+as written. Four ways a secret's characters still got through:
 - past the length: a rule takes `ghp_` and 36 characters, so a token 8 characters longer
   left those 8 behind the marker (`[REDACTED:github-pat]7890`). A finding runs on to the
   end of its word: letters, digits, `_` and `-` (the alphabet of the tokens rules know
   by length), never a space, prose punctuation or a path's `/`;
+- glued: written onto the word before it (`depends_on_sk_live_…`, `usesAKIA…`), where the
+  rules want a word boundary before the prefix;
 - hidden: a zero-width space or soft hyphen inside it, fullwidth letters, or Latin
   look-alikes from other scripts (`ghр_` with a Cyrillic р) show the same token to a
   reader and none to the rules. The text is also scanned folded (checks/text_safety.py,
@@ -18,10 +20,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
+
+import ahocorasick
 
 from memory_mcp.checks.text_safety import fold_to_ascii
 
@@ -108,7 +113,59 @@ def _encoded(text: str, scan: Scan) -> list[SecretFinding]:
     return found
 
 
+@functools.cache
+def _prefixes() -> ahocorasick.Automaton:
+    """The keywords of the rules that know a secret by its own prefix (not the generic
+    `name = value` ones, whose keywords are common words: "key" in "monkey"), as one
+    automaton."""
+    from memory_mcp.checks.secret_scan.rules import rule_set
+
+    found = {
+        keyword
+        for rule in rule_set().rules
+        if not rule.id.startswith("generic") and len(rule.keywords) > 0
+        for keyword in rule.keywords
+        if len(keyword) >= 3
+    }
+    automaton = ahocorasick.Automaton()
+    for keyword in found:
+        automaton.add_word(keyword, keyword)
+    automaton.make_automaton()
+    return automaton
+
+
+def _unglued(text: str, scan: Scan) -> list[SecretFinding]:
+    """Secrets glued to the word before them (`depends_on_sk_live_…`, `usesAKIA…`,
+    `db_postgres://user:pass@host`): the rules want a word boundary before the prefix.
+    The character before each prefix (a URL's: before its scheme) is read as a space, in
+    a copy of the same length, so the findings are spans of the text written."""
+    folded = text.lower()
+    if len(folded) != len(text):  # lower() moved positions (rare: "İ")
+        return []
+    chars = list(text)
+    starts: list[int] = []
+    inside: set[int] = set()  # a prefix's own characters (`live_` is in `sk_live_`)
+    for end, keyword in _prefixes().iter(folded):
+        start = end - len(keyword) + 1
+        inside.update(range(start, end + 1))
+        if keyword == "://":  # the scheme before it: `postgres` of `x_postgres://`
+            while start > 0 and (text[start - 1].isascii() and text[start - 1].isalnum()):
+                start -= 1
+        starts.append(start)
+    for start in starts:
+        before = start - 1
+        if before >= 0 and before not in inside and (text[before].isalnum() or text[before] == "_"):
+            chars[before] = " "
+    glued = "".join(chars)
+    if glued == text:
+        return []
+    return _whole_words(glued, scan)
+
+
 def unmasked(text: str, scan: Scan) -> list[SecretFinding]:
-    """Every finding of `scan` in the text as written, folded and base64-decoded, each
-    reaching the end of its word; overlapping ones not yet merged."""
-    return _whole_words(text, scan) + _folded(text, scan) + _encoded(text, scan)
+    """Every finding of `scan` in the text as written, glued to the word before it,
+    folded and base64-decoded, each reaching the end of its word; overlapping ones not yet
+    merged."""
+    return (
+        _whole_words(text, scan) + _unglued(text, scan) + _folded(text, scan) + _encoded(text, scan)
+    )
