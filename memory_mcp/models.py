@@ -33,10 +33,19 @@ def seen_wherever(shown: tuple[Scope, str, str], wherever: tuple[Scope, str, str
 
 
 class Source(StrEnum):
+    """Where a memory came from. The first four say how it was written; the provenance
+    levels after them say how far it can be trusted (rules/trust.py gives each a default
+    confidence)."""
+
     MANUAL = "manual"
     TASK_COMPLETION = "task_completion"
     SESSION_SUMMARY = "session_summary"
     FILE_INDEX = "file_index"
+    USER_STATED = "user_stated"  # the user said it directly
+    TOOL_VERIFIED = "tool_verified"  # confirmed by a tool against an authoritative source
+    AGENT_INFERRED = "agent_inferred"  # the model derived it: a hypothesis, not a fact
+    RECALLED = "recalled"  # retrieved from past memory: may be stale
+    EXTERNAL = "external"  # copied from outside (a web page, a document): untrusted
 
 
 class LearningCategory(StrEnum):
@@ -107,6 +116,7 @@ class MemoryRecord:
     project: str = EVERY_PROJECT
     task: str | None = None  # a task's working memory (memory-complete-task archives it)
     archived_at: float | None = None  # UNIX seconds; found only with include_archived
+    quarantined: bool = False  # held for approval: never served (rules/quarantine.py)
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -128,6 +138,8 @@ class Ranked(Protocol):
     def last_accessed_at(self) -> float | None: ...
     @property
     def access_count(self) -> int: ...
+    @property
+    def confidence(self) -> float | None: ...
 
 
 class RankFacts(NamedTuple):
@@ -141,6 +153,7 @@ class RankFacts(NamedTuple):
     updated_at: float
     last_accessed_at: float | None
     access_count: int
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -185,7 +198,9 @@ class StoreRequest:
             "tags": self.tags is None,
             "metadata": self.metadata is None,
             "source": self.source is None,
-            "confidence": self.confidence is None,
+            # A new source without a confidence takes the source's (rules/trust.py):
+            # storing a guess again as user_stated confirms it, whatever it was stored at.
+            "confidence": self.confidence is None and self.source is None,
             "pinned": self.pinned is None,
             "expires_at": self.ttl_seconds is None and self.expires_at is None,
             "about_agent": self.about_agent is None,
@@ -289,6 +304,7 @@ class NewMemory:
     project: str = EVERY_PROJECT
     task: str | None = None
     archived_at: float | None = None  # kept archived (an import); a store revives it
+    quarantined: bool = False  # held for approval (rules/quarantine.py)
 
     @property
     def identity(self) -> str:

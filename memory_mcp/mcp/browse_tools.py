@@ -15,6 +15,7 @@ from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import (
     ARCHIVED_FILTER,
     PROJECT_FILTER,
+    SOURCE_FILTER,
     TASK_FILTER,
     app_of,
     guard,
@@ -30,6 +31,7 @@ from memory_mcp.results.memories import (
     Reverted,
     Version,
     bulk_deleted,
+    trust_fields,
 )
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
@@ -53,7 +55,7 @@ async def memory_list(
     ctx: Context,
     scope: Annotated[str, one_of(*SCOPES)] = "all",
     tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
-    source: Annotated[str | None, one_of(*Source, optional=True)] = None,
+    source: Annotated[str | None, SOURCE_FILTER] = None,
     agent_id: Annotated[str | None, Field(description="Owned by this agent.")] = None,
     since: Annotated[str | None, Field(description=f"Changed since: {TIME_HELP}.")] = None,
     until: Annotated[str | None, Field(description="Changed until (as since).")] = None,
@@ -90,7 +92,10 @@ async def memory_list(
     page = await guard(app, listing())
     max_chars = app.settings.search_value_chars
     return MemoryList(
-        memories=[ListedMemory.of(record, max_chars) for record in page.records],
+        memories=[
+            ListedMemory.of(record, max_chars, app.service.trust_marks(record))
+            for record in page.records
+        ],
         next_cursor=page.next_cursor,
     )
 
@@ -119,6 +124,7 @@ async def memory_history(
             versions=[Version.of(e, app.settings.search_value_chars) for e in page.versions],
             earlier=page.earlier,
             links=[LinkRecord.of(event) for event in links] or None,
+            **trust_fields(page.marks),
         )
     entry = await guard(app, app.service.version_of(caller, id, version))
     return MemoryHistory(id=id, versions=[Version.of(entry, None)])
@@ -144,7 +150,7 @@ async def memory_revert(
 async def memory_delete_many(
     ctx: Context,
     tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
-    source: Annotated[str | None, one_of(*v.TOOL_SOURCES, optional=True)] = None,
+    source: Annotated[str | None, SOURCE_FILTER] = None,
     older_than: Annotated[str | None, Field(description=f"Not changed since: {TIME_HELP}.")] = None,
     scope: Annotated[str, one_of(*SCOPES)] = "all",
     dry_run: Annotated[bool, Field(strict=True, description="Only report.")] = False,

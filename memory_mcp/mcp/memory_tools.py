@@ -19,6 +19,7 @@ from memory_mcp.mcp.tool_calls import (
     ARCHIVED_FILTER,
     PROJECT_ARGUMENT,
     PROJECT_FILTER,
+    SOURCE_FILTER,
     TASK_FILTER,
     app_of,
     guard,
@@ -61,10 +62,7 @@ async def store_memory(
     source: Annotated[
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
-        Field(
-            description="Default manual; a new memory's lifetime: task_completion 7 d, "
-            "session_summary 3 d."
-        ),
+        Field(description="How you know it (default manual): sets the confidence."),
     ] = None,
     confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
     pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
@@ -114,7 +112,7 @@ async def memory_search(
     limit: Annotated[int, Field(strict=True, description="1-50.")] = 10,
     scope: Annotated[str, one_of("all", *Scope)] = "all",
     tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
-    source: Annotated[str | None, one_of(*Source, optional=True)] = None,
+    source: Annotated[str | None, SOURCE_FILTER] = None,
     include_expired: Annotated[bool, Field(strict=True)] = False,
     since: Annotated[
         str | None, Field(description="Changed since: ISO 8601 time or age (7d, 12h).")
@@ -169,6 +167,7 @@ async def memory_search(
                 hit.matched_by,
                 max_chars,
                 ScoreExplanation.of(hit) if explain else None,
+                app.service.trust_marks(hit.record),
             )
             for hit in result.hits
         ],
@@ -190,7 +189,9 @@ async def memory_get(
         record = await app.service.get(caller, id)
         links, more = await app.service.links_of(caller, record)
         shown = [MemoryLink.of(link) for link in links]
-        memory = Memory.of(record, app.service.is_expired(record), shown)
+        memory = Memory.of(
+            record, app.service.is_expired(record), shown, app.service.trust_marks(record)
+        )
         memory.more_links = more or None
         return memory
 

@@ -8,7 +8,7 @@ when they are empty, as clients have always seen them; the schema lists them as 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import (
@@ -24,6 +24,23 @@ from memory_mcp.results.explanations import ScoreExplanation
 from memory_mcp.results.links import LinkRecord, MemoryLink
 from memory_mcp.rules.browsing import DeleteManyResult, MemoryVersion
 from memory_mcp.semantic.similar_check import SimilarCheck
+
+if TYPE_CHECKING:
+    from memory_mcp.rules.trust import TrustMarks
+
+# The trust marks (rules/trust.py), left out when there is nothing to say.
+TRUST_MARKS = frozenset({"stale", "stale_reason", "needs_verification"})
+
+
+def trust_fields(marks: TrustMarks | None) -> dict[str, Any]:
+    """A result's trust marks: `stale` with its reason, `needs_verification`."""
+    if marks is None:
+        return {}
+    return {
+        "stale": True if marks.stale else None,
+        "stale_reason": marks.stale_reason,
+        "needs_verification": True if marks.needs_verification else None,
+    }
 
 
 class SimilarMemory(ToolResult):
@@ -53,9 +70,11 @@ class StoredMemory(ToolResult):
     """memory-store's answer: which memory was written, at which version, and the visible
     memories it closely resembles (`similar`, most similar first; nothing is merged).
     `similar_checked: false`: not compared yet (the model is still loading).
-    `redacted`: the secrets replaced before storing (checks/safety.py)."""
+    `redacted`: the secrets replaced before storing (checks/safety.py). `quarantined`:
+    stored but held for the lead's approval, served to no one until then (external text,
+    or a low-trust one that reads like instructions: rules/quarantine.py)."""
 
-    omitted_when_empty = frozenset({"flags", "redacted", "task"})
+    omitted_when_empty = frozenset({"flags", "redacted", "task", "quarantined"})
 
     id: int
     key: str
@@ -69,6 +88,7 @@ class StoredMemory(ToolResult):
     task: str | None = None
     flags: list[str] | None = None
     redacted: list[RedactedSecret] | None = None
+    quarantined: bool | None = None
     similar: list[SimilarMemory] = []
     similar_checked: bool = True
 
@@ -89,6 +109,7 @@ class StoredMemory(ToolResult):
             task=record.task,
             flags=record.flags or None,
             redacted=RedactedSecret.all_of(outcome.redactions),
+            quarantined=True if record.quarantined else None,
             similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
             similar_checked=check.checked,
         )
@@ -98,8 +119,11 @@ class Memory(ToolResult):
     """A whole memory, as memory-get returns it (expired ones too, with `expired: true`),
     with its links to and from memories the reader may see (`more_links`: more than shown)."""
 
-    omitted_when_empty = frozenset(
-        {"about_agent", "flags", "file_path", "links", "more_links", "task", "archived_at"}
+    omitted_when_empty = (
+        frozenset(
+            {"about_agent", "flags", "file_path", "links", "more_links", "task", "archived_at"}
+        )
+        | TRUST_MARKS
     )
 
     id: int
@@ -128,10 +152,17 @@ class Memory(ToolResult):
     file_path: str | None = None
     links: list[MemoryLink] | None = None
     more_links: bool | None = None
+    stale: bool | None = None
+    stale_reason: str | None = None
+    needs_verification: bool | None = None
 
     @classmethod
     def of(
-        cls, record: MemoryRecord, expired: bool, links: list[MemoryLink] | None = None
+        cls,
+        record: MemoryRecord,
+        expired: bool,
+        links: list[MemoryLink] | None = None,
+        marks: TrustMarks | None = None,
     ) -> Memory:
         return cls(
             id=record.id,
@@ -159,14 +190,21 @@ class Memory(ToolResult):
             flags=record.flags or None,
             file_path=record.file_path or None,
             links=links or None,
+            **trust_fields(marks),
         )
 
 
-def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
+def _cut_summary(
+    record: MemoryRecord, max_chars: int, marks: TrustMarks | None = None
+) -> dict[str, Any]:
     """The fields a search hit and a listed memory share: the value cut to `max_chars`,
-    with `truncated`/`full_length` when it was cut; empty extras left out (None)."""
+    with `truncated`/`full_length` when it was cut; empty extras left out (None). The
+    confidence as read now, where it is under 1, and the trust marks."""
     cut = len(record.value) > max_chars
+    below_full = marks is not None and marks.confidence < 1.0
     return {
+        "confidence": marks.confidence if marks is not None and below_full else None,
+        **trust_fields(marks),
         "id": record.id,
         "key": record.key,
         "value": record.value[:max_chars],
@@ -191,8 +229,12 @@ def _cut_summary(record: MemoryRecord, max_chars: int) -> dict[str, Any]:
 class SearchHit(ToolResult):
     """One memory-search result: the memory with its value cut to the configured length."""
 
-    omitted_when_empty = frozenset(
-        {"truncated", "full_length", "about_agent", "flags", "explain", "task", "archived_at"}
+    omitted_when_empty = (
+        frozenset(
+            {"truncated", "full_length", "about_agent", "flags", "explain", "task", "archived_at"}
+        )
+        | TRUST_MARKS
+        | {"confidence"}
     )
 
     id: int
@@ -215,6 +257,10 @@ class SearchHit(ToolResult):
     full_length: int | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
+    confidence: float | None = None
+    stale: bool | None = None
+    stale_reason: str | None = None
+    needs_verification: bool | None = None
     explain: ScoreExplanation | None = None
 
     @classmethod
@@ -225,9 +271,10 @@ class SearchHit(ToolResult):
         matched_by: str,
         max_chars: int,
         explain: ScoreExplanation | None = None,
+        marks: TrustMarks | None = None,
     ) -> SearchHit:
         return cls(
-            **_cut_summary(record, max_chars),
+            **_cut_summary(record, max_chars, marks),
             score=round(score, 4),
             matched_by=matched_by,
             explain=explain,
@@ -294,8 +341,10 @@ class Learning(ToolResult):
 class ListedMemory(ToolResult):
     """One memory-list item: the memory with its value cut like a search result's."""
 
-    omitted_when_empty = frozenset(
-        {"truncated", "full_length", "about_agent", "flags", "task", "archived_at"}
+    omitted_when_empty = (
+        frozenset({"truncated", "full_length", "about_agent", "flags", "task", "archived_at"})
+        | TRUST_MARKS
+        | {"confidence"}
     )
 
     id: int
@@ -318,10 +367,18 @@ class ListedMemory(ToolResult):
     full_length: int | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
+    confidence: float | None = None
+    stale: bool | None = None
+    stale_reason: str | None = None
+    needs_verification: bool | None = None
 
     @classmethod
-    def of(cls, record: MemoryRecord, max_chars: int) -> ListedMemory:
-        return cls(**_cut_summary(record, max_chars), version=record.version, pinned=record.pinned)
+    def of(
+        cls, record: MemoryRecord, max_chars: int, marks: TrustMarks | None = None
+    ) -> ListedMemory:
+        return cls(
+            **_cut_summary(record, max_chars, marks), version=record.version, pinned=record.pinned
+        )
 
 
 class MemoryList(ToolResult):
@@ -369,14 +426,18 @@ class MemoryHistory(ToolResult):
     """memory-history's answer: versions of one memory, oldest first. `earlier`: there are
     older versions; pass it as `before` to see them (left out when there are none).
     `links`: its links over time, current and removed, newest first (those whose other
-    end the reader may see)."""
+    end the reader may see). `stale`, `needs_verification`: the memory as it is now
+    (see memory-get)."""
 
-    omitted_when_empty = frozenset({"earlier", "links"})
+    omitted_when_empty = frozenset({"earlier", "links"}) | TRUST_MARKS
 
     id: int
     versions: list[Version]
     earlier: int | None = None
     links: list[LinkRecord] | None = None
+    stale: bool | None = None
+    stale_reason: str | None = None
+    needs_verification: bool | None = None
 
 
 class Reverted(StoredMemory):

@@ -5,7 +5,10 @@ Stored text is untrusted: the block says it is data, every value is XML-escaped 
 cannot close the block), terminal escapes and control characters are removed, markdown and
 HTML links and images become plain text (a rendered image would fetch its URL), memories
 flagged as instruction-like say so, expired ones never appear, and the size is bounded in
-items and characters, as TBD Agents does (12 items, 4,000 characters in all, 1,200 per item)."""
+items and characters, as TBD Agents does (12 items, 4,000 characters in all, 1,200 per item).
+
+Each item says how far it can be trusted (rules/trust.py) in attributes the model reads:
+`confidence` under full, `stale="true"` with `stale_reason`, `needs_verification="true"`."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from memory_mcp.checks.validation import iso
 from memory_mcp.limits import MAX_BLOCK_ITEMS
 from memory_mcp.models import Caller, MemoryRecord, SearchRequest, Visibility
 from memory_mcp.rules.permissions import readable_projects
+from memory_mcp.rules.trust import TrustPolicy, marks
 from memory_mcp.search.ranking import prior
 from memory_mcp.search.ranking_config import RankingConfig
 
@@ -91,8 +95,37 @@ def _cut(text: str, size: int) -> str:
     return text if len(text) <= size else text[: max(size - 1, 0)] + "…"
 
 
-def render_item(record: MemoryRecord, value_chars: int) -> str:
-    attrs = [
+@dataclass(frozen=True)
+class Reading:
+    """How the block's items are judged: the trust knobs, at this time."""
+
+    trust: TrustPolicy
+    now: float
+
+
+def _trust_attributes(record: MemoryRecord, reading: Reading | None) -> list[tuple[str, object]]:
+    if reading is None:
+        return []
+    seen = marks(
+        reading.trust,
+        record.source,
+        record.confidence,
+        record.pinned,
+        record.updated_at,
+        reading.now,
+    )
+    attrs: list[tuple[str, object]] = []
+    if seen.confidence < 1.0:
+        attrs.append(("confidence", f"{seen.confidence:.2f}"))
+    if seen.stale:
+        attrs += [("stale", "true"), ("stale_reason", seen.stale_reason)]
+    if seen.needs_verification:
+        attrs.append(("needs_verification", "true"))
+    return attrs
+
+
+def render_item(record: MemoryRecord, value_chars: int, reading: Reading | None = None) -> str:
+    attrs: list[tuple[str, object]] = [
         ("id", record.id),
         ("key", _cut(record.key, 160)),
         ("scope", record.scope.value),
@@ -107,18 +140,19 @@ def render_item(record: MemoryRecord, value_chars: int) -> str:
     if record.flags:
         # Shown, not hidden: the reader should know this text tries to give orders.
         attrs.append(("flags", " ".join(record.flags)))
+    attrs += _trust_attributes(record, reading)
     head = " ".join(f'{name}="{_attr(value)}"' for name, value in attrs)
     # Made inert before cutting; only a margin past the cut is transformed.
     shown = _cut(for_display(record.value[: value_chars + 2_000]), value_chars)
     return f"<memory {head}>{escape(_clean(shown), quote=False)}</memory>"
 
 
-def _fit(record: MemoryRecord, budget: int) -> str | None:
+def _fit(record: MemoryRecord, budget: int, reading: Reading | None) -> str | None:
     """The item rendered within `budget` characters, cutting its value; None if only a
     stub would fit."""
     value_chars = min(len(record.value), budget)
     while value_chars >= MIN_VALUE_CHARS or value_chars == len(record.value):
-        item = render_item(record, value_chars)
+        item = render_item(record, value_chars, reading)
         if len(item) <= budget:
             return item
         # Escaping made it longer than its value: shrink in proportion and retry.
@@ -126,8 +160,13 @@ def _fit(record: MemoryRecord, budget: int) -> str | None:
     return None
 
 
-def render_block(records: Sequence[MemoryRecord], limits: BlockLimits | None = None) -> str:
-    """The block, at most `max_total_chars` long; "" when there is nothing to show."""
+def render_block(
+    records: Sequence[MemoryRecord],
+    limits: BlockLimits | None = None,
+    reading: Reading | None = None,
+) -> str:
+    """The block, at most `max_total_chars` long; "" when there is nothing to show.
+    `reading`: mark each item's trust (always, but in tests of the rendering alone)."""
     limits = limits or BlockLimits()
     remaining = limits.max_total_chars - len(OPEN) - len(CLOSE) - 2
     items: list[str] = []
@@ -139,7 +178,7 @@ def render_block(records: Sequence[MemoryRecord], limits: BlockLimits | None = N
         if identity in seen:
             continue
         seen.add(identity)
-        item = _fit(record, min(limits.max_item_chars, remaining - 1))
+        item = _fit(record, min(limits.max_item_chars, remaining - 1), reading)
         if item is None:
             continue
         items.append(item)
@@ -157,4 +196,4 @@ async def memories_block(
 ) -> str:
     limits = limits or BlockLimits()
     records = await select_memories(service, caller, query, limits.max_items)
-    return render_block(records, limits)
+    return render_block(records, limits, Reading(service.policy.trust, service.clock()))

@@ -68,7 +68,11 @@ def can_see(caller: Caller, record: MemoryRecord) -> bool:
     (a task's working memories too), its own agent memories and its own session's session
     memories. Every read path asks this: MemoryService's reads and links (rules/service.py),
     the knowledge graph (graph/profile.py), deletes. (By id: a memory of any project the
-    caller may read; searches and lists cover fewer, `readable_projects`.)"""
+    caller may read; searches and lists cover fewer, `readable_projects`.) A memory held
+    for approval (rules/quarantine.py) is seen by no one: the lead reviews it through the
+    quarantine's own list."""
+    if record.quarantined:
+        return False
     return can_see_memory_of(
         caller, record.scope, record.agent_id, record.session_id, record.project
     )
@@ -83,6 +87,16 @@ def visible_or_not_found(
     if record is None or not can_see(caller, record):
         raise MemoryNotFoundError(memory_id)
     return record
+
+
+def check_quarantine(caller: Caller, doing: str) -> None:
+    """Memories held for approval (rules/quarantine.py) are reviewed, approved and
+    discarded by the lead (or the user acting as it) only: a worker that could approve
+    one could launder the text it was told to hold."""
+    if not caller.is_lead:
+        raise PermissionDeniedError(
+            f"only the lead may {doing}; agent {caller.agent_id!r} is a worker"
+        )
 
 
 def can_see_memory_of(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memory_mcp.models import Source
+from memory_mcp.rules.trust import TrustPolicy
 from memory_mcp.search.ranking_config import RankingConfig
 
 
@@ -21,6 +22,15 @@ class Policy:
     ranking: RankingConfig
     # A search while the model is still loading waits this long before going keyword-only.
     search_model_wait_seconds: float
+    # A memory whose text gives orders from a low-trust source, or any external one:
+    # "flag", "quarantine" or "reject" (rules/quarantine.py).
+    injection_policy: str = "quarantine"
+
+    @property
+    def trust(self) -> TrustPolicy:
+        """Confidence by source, the stale and verification marks, decay (rules/trust.py):
+        held by the ranking, which weighs confidence."""
+        return self.ranking.trust
 
     def default_ttl_seconds(self, source: Source) -> float | None:
         days = self.ttl_days.get(source, 0.0)

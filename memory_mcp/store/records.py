@@ -59,6 +59,7 @@ RECORD_COLUMNS = (
     "project",
     "task",
     "archived_at",
+    "quarantined",
 )
 # A row of RECORD_COLUMNS by name, at the cost of an index lookup (see rows.MemoryColumns).
 RecordColumns = namedtuple("RecordColumns", RECORD_COLUMNS)  # type: ignore[misc]
@@ -175,6 +176,7 @@ def record_from_columns(row: Any) -> MemoryRecord:
             project=text_column(row, "project"),
             task=row.task if isinstance(row.task, str) else None,
             archived_at=timestamp(row, "archived_at", optional=True),
+            quarantined=bool(row.quarantined),
         )
     except ValueError as exc:  # enum values raise ValueError too
         raise DamagedMemoryError(row.id, str(exc)) from None

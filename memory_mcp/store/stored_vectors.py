@@ -230,6 +230,7 @@ def _index_columns(model: str) -> Any:
         M.project,
         M.task,
         M.archived_at,
+        M.quarantined,
     ).outerjoin(
         EmbeddingRow,
         and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),

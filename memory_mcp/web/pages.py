@@ -190,7 +190,10 @@ class WebPages:
             caller,
             filters=filters,
             projects=projects,
-            rows=[memory_row(record, now) for record in page.records],
+            rows=[
+                memory_row(record, now, marks=self.app.service.trust_marks(record))
+                for record in page.records
+            ],
             next_page=filters.link(cursor=page.next_cursor) if page.next_cursor else None,
         )
 
@@ -223,7 +226,7 @@ class WebPages:
                 "leave the query empty to list every memory of that agent"
             )
         now = service.clock()
-        rows = [memory_row(hit.record, now, hit) for hit in hits]
+        rows = [memory_row(hit.record, now, hit, service.trust_marks(hit.record)) for hit in hits]
         return self._render(
             "index.html", caller, filters=filters, projects=projects, rows=rows, notices=notices
         )
@@ -237,7 +240,7 @@ class WebPages:
         return self._render(
             "memory.html",
             caller,
-            memory=memory_page(record, now),
+            memory=memory_page(record, now, self.app.service.trust_marks(record)),
             versions=[version_row(version) for version in reversed(history.versions)],
             earlier=history.earlier,
             paged_back=before is not None,

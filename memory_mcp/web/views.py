@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import MemoryRecord
 from memory_mcp.rules.browsing import MemoryVersion
+from memory_mcp.rules.trust import TrustMarks
 from memory_mcp.search.hits import SearchHit
 
 PREVIEW_CHARS = 280  # a list row shows this much of a value; the memory's page shows it all
@@ -35,6 +36,9 @@ class MemoryRow:
     score: float | None = None
     matched_by: str | None = None
     project: str = "*"
+    # rules/trust.py: the reason it is stale (None: it is not); under the threshold to act on.
+    stale_reason: str | None = None
+    needs_verification: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,12 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def memory_row(record: MemoryRecord, now: float, hit: SearchHit | None = None) -> MemoryRow:
+def memory_row(
+    record: MemoryRecord,
+    now: float,
+    hit: SearchHit | None = None,
+    marks: TrustMarks | None = None,
+) -> MemoryRow:
     preview = _one_line(record.value)
     return MemoryRow(
         id=record.id,
@@ -117,12 +126,14 @@ def memory_row(record: MemoryRecord, now: float, hit: SearchHit | None = None) -
         score=round(hit.score, 3) if hit is not None else None,
         matched_by=hit.matched_by if hit is not None else None,
         project=record.project,
+        stale_reason=marks.stale_reason if marks is not None else None,
+        needs_verification=marks is not None and marks.needs_verification,
     )
 
 
-def memory_page(record: MemoryRecord, now: float) -> MemoryPage:
+def memory_page(record: MemoryRecord, now: float, marks: TrustMarks | None = None) -> MemoryPage:
     return MemoryPage(
-        row=memory_row(record, now),
+        row=memory_row(record, now, marks=marks),
         value=record.value,
         metadata=_pretty(record.metadata),
         flags=list(record.flags),
