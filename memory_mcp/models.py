@@ -48,6 +48,27 @@ class Source(StrEnum):
     EXTERNAL = "external"  # copied from outside (a web page, a document): untrusted
 
 
+# The kinds of memory the rules know (a memory's optional `kind`): what the write policy
+# (which kinds are worth storing) and the lifetime per kind are stated in. The first eight
+# are kept; the last three are the agent-memory seed's "don't store" observations, named so
+# a policy can refuse them by name. Other kinds are accepted as given (a short identifier,
+# KIND_PATTERN) unless a write policy is on, which refuses what it does not list.
+KINDS = (
+    "preference",
+    "fact",
+    "decision",
+    "strategy",
+    "tool_result",
+    "session_summary",
+    "conversation",
+    "note",
+    "intermediate_reasoning",
+    "failed_tool_call",
+    "speculative_inference",
+)
+KIND_PATTERN = r"[a-z][a-z0-9_]{0,39}"
+
+
 class LearningCategory(StrEnum):
     """What kind of lesson an inject-learning carries (its tag, and part of its key)."""
 
@@ -116,6 +137,7 @@ class MemoryRecord:
     project: str = EVERY_PROJECT
     task: str | None = None  # a task's working memory (memory-complete-task archives it)
     archived_at: float | None = None  # UNIX seconds; found only with include_archived
+    kind: str | None = None  # what kind of memory (KINDS), as its writer said; None: not said
     quarantined: bool = False  # held for approval: never served (rules/quarantine.py)
 
     def expired(self, now: float) -> bool:
@@ -188,6 +210,7 @@ class StoreRequest:
     project: str | None = None  # a name or `*`; None: the caller's current project
     task: str | None = None  # a working memory of this task (scope swarm)
     archived_at: float | None = None  # an imported memory of a completed task
+    kind: str | None = None  # what kind of memory it is (KINDS); None: not given
     replace: bool = False
 
     def kept(self) -> frozenset[str]:
@@ -204,6 +227,7 @@ class StoreRequest:
             "pinned": self.pinned is None,
             "expires_at": self.ttl_seconds is None and self.expires_at is None,
             "about_agent": self.about_agent is None,
+            "kind": self.kind is None,
         }
         return frozenset(name for name, missing in absent.items() if missing)
 
@@ -211,7 +235,7 @@ class StoreRequest:
 # What an update may keep from the stored memory (StoreRequest.kept, NewMemory.kept): the
 # store's column names. Key, value and scope are always given; flags follow the value.
 KEEPABLE = frozenset(
-    {"tags", "metadata", "source", "confidence", "pinned", "expires_at", "about_agent"}
+    {"tags", "metadata", "source", "confidence", "pinned", "expires_at", "about_agent", "kind"}
 )
 
 
@@ -304,6 +328,7 @@ class NewMemory:
     project: str = EVERY_PROJECT
     task: str | None = None
     archived_at: float | None = None  # kept archived (an import); a store revives it
+    kind: str | None = None
     quarantined: bool = False  # held for approval (rules/quarantine.py)
 
     @property

@@ -26,7 +26,7 @@ from memory_mcp.app.root import open_app
 from memory_mcp.cli.main import main
 from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
-from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call
+from tests.conftest import BOTH_BACKENDS, FakeEmbedder, call, call_error
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
 
@@ -36,8 +36,9 @@ FULL: dict[str, Any] = {
     "pinned": True,
     "confidence": 0.8,
     "source": "task_completion",  # 7 days by default
+    "kind": "decision",
 }
-KEPT = ("tags", "metadata", "pinned", "confidence", "source", "expires_at")
+KEPT = ("tags", "metadata", "pinned", "confidence", "source", "expires_at", "kind")
 
 
 @asynccontextmanager
@@ -53,7 +54,7 @@ async def agents(make_settings: Callable[..., Settings]) -> AsyncIterator[dict[s
 
 
 def fields(memory: dict[str, Any]) -> dict[str, Any]:
-    return {name: memory[name] for name in KEPT}
+    return {name: memory.get(name) for name in KEPT}  # kind is left out when not said
 
 
 async def test_a_value_only_update_keeps_every_other_field(
@@ -80,6 +81,7 @@ ALONE: list[tuple[dict[str, Any], str, Any]] = [
     ({"confidence": 0.3}, "confidence", 0.3),
     ({"source": "session_summary"}, "source", "session_summary"),
     ({"expires_at": "2099-01-01T00:00:00Z"}, "expires_at", "2099-01-01T00:00:00Z"),
+    ({"kind": "fact"}, "kind", "fact"),
     ({"tags": []}, "tags", []),
     ({"metadata": {}}, "metadata", {}),
 ]
@@ -121,6 +123,7 @@ async def test_null_is_not_given_and_replace_rewrites_the_whole_memory(
         "confidence": None,
         "source": "manual",
         "expires_at": None,
+        "kind": None,
     }
     assert replaced["version"] == 3
 
@@ -211,3 +214,26 @@ async def test_a_learning_injected_again_keeps_who_it_is_about_and_its_pin(
         await call(by["lead"], "memory-inject-learning", **lesson)
         after = await call(by["w1"], "memory-get", id=first["id"])
     assert (after["about_agent"], after["pinned"]) == ("w1", True)
+
+
+async def test_a_kind_is_stored_shown_exported_and_a_bad_one_refused_by_name(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A memory's kind (models.KINDS) is the writer's word for what it is: kept as given,
+    shown by get/list/search, and a value that is not a short identifier is refused with
+    the argument named, nothing stored."""
+    async with agents(make_settings) as by:
+        stored = await call(
+            by["w1"], "memory-store", key="editor", value="Uses vim", kind="preference"
+        )
+        got = await call(by["w1"], "memory-get", id=stored["id"])
+        listed = await call(by["w1"], "memory-list")
+        error = await call_error(by["w1"], "memory-store", key="bad", value="x", kind="Not A Kind")
+        plain = await call(by["w1"], "memory-store", key="plain", value="no kind given")
+        plain_got = await call(by["w1"], "memory-get", id=plain["id"])
+        keys = [m["key"] for m in (await call(by["w1"], "memory-list"))["memories"]]
+    assert got["kind"] == "preference"
+    assert [m.get("kind") for m in listed["memories"]] == ["preference"]
+    assert "kind" in error and "identifier" in error
+    assert "bad" not in keys
+    assert "kind" not in plain_got, "left out when not said"

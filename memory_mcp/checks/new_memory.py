@@ -36,6 +36,7 @@ def checked_memory(
     project: str = EVERY_PROJECT,
     task: str | None = None,
     archived_at: float | None = None,
+    kind: str | None = None,
 ) -> NewMemory:
     """The rules every stored memory passes: sizes, plain JSON, no secrets (refused in
     the key, tags and metadata keys; redacted in the value and metadata values, see
@@ -76,4 +77,5 @@ def checked_memory(
         project=project,
         task=None if task is None else v.clean_key(task, "task"),
         archived_at=archived_at,
+        kind=v.clean_kind(kind),
     )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
 from memory_mcp.checks.text_safety import forbidden_name_character, unpaired_surrogate
 from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import LearningCategory, Scope, Source
+from memory_mcp.models import KIND_PATTERN, KINDS, LearningCategory, Scope, Source
 
 MAX_KEY_CHARS = 256
 MAX_TAGS = 20
@@ -238,6 +239,23 @@ def clean_confidence(confidence: float | None) -> float | None:
     if not math.isfinite(confidence) or not 0.0 <= confidence <= 1.0:
         raise InvalidInputError("confidence", f"{confidence} is not between 0 and 1")
     return float(confidence)
+
+
+_KIND = re.compile(KIND_PATTERN)
+
+
+def clean_kind(kind: Any) -> str | None:
+    """A memory's kind: None (not given), or a short lowercase identifier (KINDS lists the
+    known ones; others are accepted unless a write policy refuses them)."""
+    if kind is None:
+        return None
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
+        raise InvalidInputError(
+            "kind",
+            f"must be a lowercase identifier of at most 40 characters, such as "
+            f"{', '.join(KINDS[:4])}; got {kind!r:.60}",
+        )
+    return kind
 
 
 def parse_datetime(value: Any, field: str) -> float:

@@ -99,6 +99,7 @@ def add_commands(commands: Any, command: AddCommand) -> None:
     store.add_argument("--metadata", help='a JSON object, e.g. \'{"ticket": "ABC-1"}\'')
     store.add_argument("--source", choices=SOURCES[:3], help="default manual (for a new one)")
     store.add_argument("--confidence", type=float, help="0-1, how sure you are")
+    store.add_argument("--kind", help="what it is: preference, fact, decision, strategy...")
     store.add_argument(
         "--pinned", action=_boolean_flag(), help="never evicted (--no-pinned: unpin)"
     )
@@ -421,6 +422,7 @@ def cmd_store(args: argparse.Namespace) -> int:
         "metadata": metadata,
         "source": args.source,
         "confidence": args.confidence,
+        "kind": args.kind,
         "pinned": args.pinned,
         "ttl_seconds": args.ttl_seconds,
         "expires_at": args.expires_at,
@@ -448,6 +450,7 @@ def cmd_store(args: argparse.Namespace) -> int:
             expires_at=v.parse_optional_datetime(args.expires_at, "expires_at"),
             source=None if args.source is None else v.parse_source(args.source, v.TOOL_SOURCES),
             confidence=args.confidence,
+            kind=args.kind,
             pinned=args.pinned,
             replace=args.replace,
         )

@@ -168,6 +168,7 @@ def memory_fields(memory: Memory) -> list[tuple[str, str]]:
         ("reads", memory.access_count),
     ]
     optional: list[tuple[str, object]] = [
+        ("kind", memory.kind),
         ("confidence", memory.confidence),
         ("stale", memory.stale_reason),
         ("verify", "needs verification before acting on it" if memory.needs_verification else None),

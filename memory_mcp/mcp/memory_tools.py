@@ -62,7 +62,7 @@ async def store_memory(
     source: Annotated[
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
-        Field(description="How you know it (default manual): sets the confidence."),
+        Field(description="Default manual."),
     ] = None,
     confidence: Annotated[float | None, Field(strict=True, description="0-1.")] = None,
     pinned: Annotated[bool | None, Field(strict=True, description="Never evicted.")] = None,
@@ -75,6 +75,10 @@ async def store_memory(
     ] = False,
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
+    kind: Annotated[
+        str | None,
+        Field(description="preference, fact, decision..."),
+    ] = None,
 ) -> StoredMemory:
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
@@ -100,6 +104,7 @@ async def store_memory(
             replace=replace,
             project=project,
             task=task,
+            kind=kind,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
 

@@ -121,7 +121,16 @@ class Memory(ToolResult):
 
     omitted_when_empty = (
         frozenset(
-            {"about_agent", "flags", "file_path", "links", "more_links", "task", "archived_at"}
+            {
+                "about_agent",
+                "flags",
+                "file_path",
+                "links",
+                "more_links",
+                "task",
+                "archived_at",
+                "kind",
+            }
         )
         | TRUST_MARKS
     )
@@ -147,6 +156,7 @@ class Memory(ToolResult):
     expired: bool
     task: str | None = None
     archived_at: str | None = None
+    kind: str | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
     file_path: str | None = None
@@ -186,6 +196,7 @@ class Memory(ToolResult):
             expired=expired,
             task=record.task,
             archived_at=iso(record.archived_at),
+            kind=record.kind,
             about_agent=record.about_agent or None,
             flags=record.flags or None,
             file_path=record.file_path or None,
@@ -212,6 +223,7 @@ def _cut_summary(
         "project": record.project,
         "task": record.task,
         "archived_at": iso(record.archived_at),
+        "kind": record.kind,
         "agent_id": record.agent_id,
         "updated_by": record.updated_by,
         "source": record.source,
@@ -231,7 +243,16 @@ class SearchHit(ToolResult):
 
     omitted_when_empty = (
         frozenset(
-            {"truncated", "full_length", "about_agent", "flags", "explain", "task", "archived_at"}
+            {
+                "truncated",
+                "full_length",
+                "about_agent",
+                "flags",
+                "explain",
+                "task",
+                "archived_at",
+                "kind",
+            }
         )
         | TRUST_MARKS
         | {"confidence"}
@@ -253,6 +274,7 @@ class SearchHit(ToolResult):
     expires_at: str | None
     task: str | None = None
     archived_at: str | None = None
+    kind: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
     about_agent: str | None = None
@@ -342,7 +364,9 @@ class ListedMemory(ToolResult):
     """One memory-list item: the memory with its value cut like a search result's."""
 
     omitted_when_empty = (
-        frozenset({"truncated", "full_length", "about_agent", "flags", "task", "archived_at"})
+        frozenset(
+            {"truncated", "full_length", "about_agent", "flags", "task", "archived_at", "kind"}
+        )
         | TRUST_MARKS
         | {"confidence"}
     )
@@ -363,6 +387,7 @@ class ListedMemory(ToolResult):
     expires_at: str | None
     task: str | None = None
     archived_at: str | None = None
+    kind: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
     about_agent: str | None = None

@@ -202,6 +202,7 @@ class MemoryService:
             project=project,
             task=request.task,
             archived_at=request.archived_at,
+            kind=request.kind,
         )
         # Held for approval, or refused, by the injection policy (rules/quarantine.py).
         new.quarantined = held(source, new.flags, self.policy.injection_policy)
@@ -513,7 +514,7 @@ class MemoryService:
             project=record.project,
             task=record.task,
         )
-        new.kept = frozenset({"confidence", "pinned", "expires_at", "about_agent"})
+        new.kept = frozenset({"confidence", "pinned", "expires_at", "about_agent", "kind"})
         if expected is None:
             expected = record.version
         return await self.write_memory(caller, new, expected)

@@ -53,6 +53,7 @@ ADDED_COLUMNS = (
     ("oauth_login_codes", "projects", "TEXT"),  # and every sign-in and grant
     ("oauth_codes", "projects", "TEXT"),
     ("oauth_grants", "projects", "TEXT"),
+    ("memories", "kind", "VARCHAR(40)"),  # NULL: not said, as every memory before kinds
     ("memories", "quarantined", "BOOLEAN NOT NULL DEFAULT FALSE"),
 )
 # store_meta's row naming the rule the stored write-time contexts were made by.

@@ -59,6 +59,7 @@ RECORD_COLUMNS = (
     "project",
     "task",
     "archived_at",
+    "kind",
     "quarantined",
 )
 # A row of RECORD_COLUMNS by name, at the cost of an index lookup (see rows.MemoryColumns).
@@ -176,6 +177,7 @@ def record_from_columns(row: Any) -> MemoryRecord:
             project=text_column(row, "project"),
             task=row.task if isinstance(row.task, str) else None,
             archived_at=timestamp(row, "archived_at", optional=True),
+            kind=row.kind if isinstance(row.kind, str) else None,
             quarantined=bool(row.quarantined),
         )
     except ValueError as exc:  # enum values raise ValueError too

@@ -73,6 +73,9 @@ class MemoryRow(Base):
     project: Mapped[str] = mapped_column(String(100), default="*", server_default="*")
     task: Mapped[str | None] = mapped_column(String(256), nullable=True)
     archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # What kind of memory it is (models.KINDS: preference, fact, decision...), given by its
+    # writer; the write policy and the lifetime per kind read it. NULL: not said.
+    kind: Mapped[str | None] = mapped_column(String(40), nullable=True)
     # Held for the lead's approval (rules/quarantine.py): stored, never served.
     quarantined: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("FALSE"))
 

@@ -70,6 +70,7 @@ def content_values(new: NewMemory) -> dict[str, Any]:
         # Stored again after its task was completed: a working memory again (unless an
         # import brings it archived).
         "archived_at": new.archived_at,
+        "kind": new.kind,
         # Each write decides it anew: a trusted rewrite releases it, an untrusted one holds it.
         "quarantined": new.quarantined,
     }

@@ -60,6 +60,7 @@ class MemoryLine(BaseModel):
     project: str = EVERY_PROJECT
     task: str | None = None
     archived_at: str | None = None
+    kind: str | None = None
 
     def store_request(self, project: str | None = None) -> StoreRequest:
         """The memory to store, dated by the line's `updated_at` (its own time); names the
@@ -90,6 +91,7 @@ class MemoryLine(BaseModel):
             project=self.project if project is None else project,
             task=self.task,
             archived_at=parse_optional_datetime(self.archived_at, "archived_at"),
+            kind=self.kind,
             replace=WHOLE_LINE <= given,
         )
 
@@ -224,6 +226,7 @@ async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None 
             "project": record.project,
             **({"task": record.task} if record.task else {}),
             **({"archived_at": iso(record.archived_at)} if record.archived_at else {}),
+            **({"kind": record.kind} if record.kind else {}),
         }
         out.write(json_text_for_terminal(json.dumps(line, ensure_ascii=False)) + "\n")
         count += 1
