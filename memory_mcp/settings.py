@@ -202,6 +202,11 @@ class Settings(BaseModel):
     # (agent_inferred, recalled, external), and any memory from external: held for the
     # lead's approval (quarantine), only flagged, or refused (rules/quarantine.py).
     injection_policy: Literal["flag", "quarantine", "reject"] = "quarantine"
+    # Write criteria (memory_mcp/rules/write_policy.py): on, memory-store keeps only the kinds
+    # the table keeps (the built-in one, changed per kind by write_kinds, a JSON object such
+    # as {"conversation": false, "hypothesis": true}); a kind it does not list is refused.
+    write_policy: bool = False
+    write_kinds: dict[str, bool] = Field(default_factory=dict)
 
     # Durability and load (README, "Durability and concurrency").
     synchronous: Literal["full", "normal"] = "full"  # SQLite's fsync on every commit, or not
@@ -255,6 +260,28 @@ class Settings(BaseModel):
             number_like = isinstance(confidence, int | float) and not isinstance(confidence, bool)
             if not number_like or not 0.0 <= confidence <= 1.0:
                 raise ValueError(f"{name}: {confidence!r} is not a confidence from 0 to 1")
+        return value
+
+    @field_validator("write_kinds", mode="before")
+    @classmethod
+    def _write_kinds(cls, value: Any) -> Any:
+        """A JSON object in a variable or flag: kind -> true (keep) or false (refuse)."""
+        from memory_mcp.checks.validation import clean_kind
+
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"must be a JSON object: {exc}") from None
+        if not isinstance(value, dict):
+            raise ValueError('must be an object such as {"conversation": false}')
+        for kind, keep in value.items():
+            try:
+                clean_kind(kind)
+            except InvalidInputError as exc:
+                raise ValueError(f"{kind!r}: {exc}") from None
+            if not isinstance(keep, bool):
+                raise ValueError(f"{kind}: {keep!r} is not true or false")
         return value
 
     @field_validator("project")

@@ -34,6 +34,7 @@ from memory_mcp.rules.permissions import visible_or_not_found
 from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.projects import current_project
 from memory_mcp.rules.trust import DEFAULT_CONFIDENCE, TrustMarks, TrustPolicy, marks
+from memory_mcp.rules.write_policy import write_kinds
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.settings import Settings
 from memory_mcp.store.sqlite_file import LARGEST_ID
@@ -69,6 +70,7 @@ def policy_from(settings: Settings) -> Policy:
         ),
         search_model_wait_seconds=settings.search_model_wait_seconds,
         injection_policy=settings.injection_policy,
+        write_kinds=write_kinds(settings.write_kinds) if settings.write_policy else None,
     )
 
 

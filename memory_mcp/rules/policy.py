@@ -25,6 +25,8 @@ class Policy:
     # A memory whose text gives orders from a low-trust source, or any external one:
     # "flag", "quarantine" or "reject" (rules/quarantine.py).
     injection_policy: str = "quarantine"
+    # The kinds memory-store keeps, by kind (rules/write_policy.py); None: the policy is off.
+    write_kinds: dict[str, bool] | None = None
 
     @property
     def trust(self) -> TrustPolicy:

@@ -105,6 +105,7 @@ from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.quarantine import held
 from memory_mcp.rules.trust import TrustMarks, marks
 from memory_mcp.rules.versions import one_version, versions_page
+from memory_mcp.rules.write_policy import check_kind
 from memory_mcp.search import pipeline
 from memory_mcp.search.hits import SearchResult
 from memory_mcp.semantic.embeddings import Embedder
@@ -164,6 +165,8 @@ class MemoryService:
         """store_memory, and the near-duplicate check of the memory it wrote (similar_to)
         made on the way: the check's reads run beside the model and the vector's save
         instead of after them (Vectors.write_embedded). The memory-store tool's call."""
+        # The write criteria judge an agent's own observations (rules/write_policy.py).
+        check_kind(v.clean_kind(request.kind), self.policy.write_kinds)
         checks: list[SimilarCheck] = []
 
         async def check(outcome: UpsertOutcome) -> None:
