@@ -87,10 +87,10 @@ def cmd_quarantine(args: argparse.Namespace) -> int:
 
     async def job(app: AppContext) -> list[MemoryRecord]:
         if args.verb == "approve":
-            return [await app.service.approve(app.caller, args.id)]
+            return [await app.service.quarantine.approve(app.caller, args.id)]
         if args.verb == "discard":
-            return [await app.service.discard(app.caller, args.id)]
-        return await app.service.quarantined(app.caller)
+            return [await app.service.quarantine.discard(app.caller, args.id)]
+        return await app.service.quarantine.held(app.caller)
 
     records = run_with_app(settings_from(args), job)
     if args.json:

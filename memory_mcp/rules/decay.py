@@ -14,9 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memory_mcp.models import MemoryRecord
 from memory_mcp.rules.trust import TrustPolicy
+
+if TYPE_CHECKING:
+    from memory_mcp.store.repository import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -39,4 +43,15 @@ def below_floor(records: Iterable[MemoryRecord], trust: TrustPolicy, now: float)
     return faded
 
 
-__all__ = ["Faded", "below_floor"]
+async def archive_faded(
+    store: MemoryStore, trust: TrustPolicy, now: float, *, dry_run: bool = False
+) -> list[Faded]:
+    """Archive every agent's unconfirmed guesses that faded under the floor by `now`
+    (MemoryService.decay); `dry_run`: only say which."""
+    faded = below_floor(await store.unconfirmed(trust.decaying), trust, now)
+    if not dry_run:
+        await store.archive([f.record.id for f in faded], now)
+    return faded
+
+
+__all__ = ["Faded", "archive_faded", "below_floor"]

@@ -89,13 +89,21 @@ def visible_or_not_found(
     return record
 
 
-def check_quarantine(caller: Caller, doing: str) -> None:
-    """Memories held for approval (rules/quarantine.py) are reviewed, approved and
-    discarded by the lead (or the user acting as it) only: a worker that could approve
-    one could launder the text it was told to hold."""
+def may_review(caller: Caller, record: MemoryRecord) -> bool:
+    """Whether `caller` may review `record`, held for approval (rules/quarantine.py): a
+    lead, the memories it could see were they served (never another agent's private
+    ones: the user reviews those acting as that agent with the lead's role)."""
+    return caller.is_lead and can_see_memory_of(
+        caller, record.scope, record.agent_id, record.session_id, record.project
+    )
+
+
+def check_reviewer(caller: Caller) -> None:
+    """The memories held for approval are listed to a lead only."""
     if not caller.is_lead:
         raise PermissionDeniedError(
-            f"only the lead may {doing}; agent {caller.agent_id!r} is a worker"
+            f"only a lead may review the memories held for approval; {caller.agent_id!r} "
+            "is a worker"
         )
 
 
@@ -198,6 +206,9 @@ class Change(StrEnum):
     NOTE = "change or remove"  # a note's memories, replaced as a set
     MOVE = "move"  # to another project (`memory-mcp projects move`)
     COMPLETE = "complete"  # a task: archive or hand off its working memories
+    # A memory held for approval (rules/quarantine.py): served, or deleted. A lead's only:
+    # a worker that could approve one could launder the text it was told to hold.
+    APPROVE = "approve or discard"
 
 
 @dataclass(frozen=True)
@@ -248,6 +259,11 @@ def decide(
         return PermissionDeniedError(
             f"{target.name} is in project {target.project!r}, which you may not change "
             f"({_granted(caller)})"
+        )
+    if change is Change.APPROVE and not caller.is_lead:
+        return PermissionDeniedError(
+            f"{target.name} is held for approval; only a lead may {change.value} it "
+            f"({caller.agent_id!r} is a worker)"
         )
     if target.owner != caller.agent_id and not _may_change_anothers(caller, target, origin):
         if change is Change.COMPLETE:

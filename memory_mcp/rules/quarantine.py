@@ -22,11 +22,18 @@ shown to every reader."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from memory_mcp.errors import InvalidInputError
-from memory_mcp.models import Source
+from memory_mcp.checks import validation as v
+from memory_mcp.errors import InvalidInputError, MemoryNotFoundError
+from memory_mcp.models import Caller, MemoryRecord, Source
+from memory_mcp.rules import permissions
+from memory_mcp.rules.browsing import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, check_limit
+from memory_mcp.rules.permissions import Change, Target
 from memory_mcp.rules.trust import LOW_TRUST
+
+if TYPE_CHECKING:
+    from memory_mcp.store.repository import MemoryStore
 
 InjectionPolicy = Literal["flag", "quarantine", "reject"]
 POLICIES: tuple[InjectionPolicy, ...] = ("flag", "quarantine", "reject")
@@ -48,4 +55,45 @@ def held(source: Source, flags: list[str], policy: str) -> bool:
     return flagged or source is Source.EXTERNAL
 
 
-__all__ = ["POLICIES", "InjectionPolicy", "held"]
+class Quarantine:
+    """The memories held for approval, as a lead reviews them (MemoryService.quarantine):
+    list, approve (served from now on, nothing else changed) and discard (deleted, as a
+    delete does). Who may: permissions.check_reviewer and Change.APPROVE, a lead only, on
+    the memories it could see were they served."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+
+    async def held(self, caller: Caller, limit: int = DEFAULT_LIST_LIMIT) -> list[MemoryRecord]:
+        """Those `caller` may review, oldest first."""
+        permissions.check_reviewer(caller)
+        records = await self.store.quarantined_records(check_limit(limit, MAX_LIST_LIMIT))
+        return [record for record in records if permissions.may_review(caller, record)]
+
+    async def approve(self, caller: Caller, memory_id: Any) -> MemoryRecord:
+        record = await self._held_record(caller, memory_id)
+        permissions.check(caller, Target.of(record), Change.APPROVE)
+        await self.store.release([record.id])
+        record.quarantined = False
+        return record
+
+    async def discard(self, caller: Caller, memory_id: Any) -> MemoryRecord:
+        record = await self._held_record(caller, memory_id)
+        permissions.check(caller, Target.of(record), Change.APPROVE)
+        await self.store.delete([record.id])
+        return record
+
+    async def _held_record(self, caller: Caller, given_id: Any) -> MemoryRecord:
+        """A memory held for approval that `caller` could see were it served (any other
+        is "not found", as a read by id answers)."""
+        memory_id = v.clean_id(given_id, self.store.largest_id)
+        record = await self.store.get(memory_id)
+        if record is None or not record.quarantined:
+            raise MemoryNotFoundError(memory_id)
+        seen = (record.scope, record.agent_id, record.session_id, record.project)
+        if not permissions.can_see_memory_of(caller, *seen):
+            raise MemoryNotFoundError(memory_id)
+        return record
+
+
+__all__ = ["POLICIES", "InjectionPolicy", "Quarantine", "held"]

@@ -34,7 +34,6 @@ from memory_mcp.checks.new_memory import checked_memory
 from memory_mcp.checks.safety import redact_field, refuse_secret_name
 from memory_mcp.errors import (
     InvalidInputError,
-    MemoryNotFoundError,
     NotFoundError,
     PermissionDeniedError,
 )
@@ -77,7 +76,7 @@ from memory_mcp.rules.browsing import (
     encode_cursor,
     parse_order,
 )
-from memory_mcp.rules.decay import Faded, below_floor
+from memory_mcp.rules.decay import Faded, archive_faded
 from memory_mcp.rules.links import (
     DEFAULT_FAN_OUT,
     DEFAULT_RELATED_LIMIT,
@@ -102,8 +101,8 @@ from memory_mcp.rules.links import (
 from memory_mcp.rules.memories_block import pool_view
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
-from memory_mcp.rules.quarantine import held
-from memory_mcp.rules.trust import TrustMarks, marks
+from memory_mcp.rules.quarantine import Quarantine, held
+from memory_mcp.rules.trust import TrustMarks, marks_of
 from memory_mcp.rules.versions import one_version, versions_page
 from memory_mcp.rules.write_policy import check_kind
 from memory_mcp.search import pipeline
@@ -136,6 +135,7 @@ class MemoryService:
         self.clock = clock
         # Embedding, storing and searching vectors (semantic/vectors.py tells the story).
         self.vectors = vectors
+        self.quarantine = Quarantine(store)  # memories held for approval
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -526,45 +526,8 @@ class MemoryService:
         return await self.store.purge_expired(self.clock())
 
     async def decay(self, *, dry_run: bool = False) -> list[Faded]:
-        """Archive the unconfirmed inferences whose confidence has decayed under the
-        floor (rules/decay.py), every agent's; `dry_run`: only say which."""
-        now = self.clock()
-        trust = self.policy.trust
-        faded = below_floor(await self.store.unconfirmed(trust.decaying), trust, now)
-        if not dry_run:
-            await self.store.archive([f.record.id for f in faded], now)
-        return faded
-
-    # -- quarantine: memories held for approval (rules/quarantine.py) --------------------
-
-    async def quarantined(
-        self, caller: Caller, limit: int = DEFAULT_LIST_LIMIT
-    ) -> list[MemoryRecord]:
-        """The memories held for approval, every agent's, oldest first: the lead's review."""
-        permissions.check_quarantine(caller, "list the quarantine")
-        return await self.store.quarantined_records(check_limit(limit, MAX_LIST_LIMIT))
-
-    async def approve(self, caller: Caller, memory_id: Any) -> MemoryRecord:
-        """Serve a quarantined memory from now on (its history kept). The lead only."""
-        permissions.check_quarantine(caller, "approve a quarantined memory")
-        record = await self._quarantined_record(memory_id)
-        await self.store.release([record.id])
-        record.quarantined = False
-        return record
-
-    async def discard(self, caller: Caller, memory_id: Any) -> MemoryRecord:
-        """Delete a quarantined memory, as a delete does (a tombstone). The lead only."""
-        permissions.check_quarantine(caller, "discard a quarantined memory")
-        record = await self._quarantined_record(memory_id)
-        await self.store.delete([record.id])
-        return record
-
-    async def _quarantined_record(self, given_id: Any) -> MemoryRecord:
-        memory_id = v.clean_id(given_id, self.store.largest_id)
-        record = await self.store.get(memory_id)
-        if record is None or not record.quarantined:
-            raise MemoryNotFoundError(memory_id)  # held for approval: none by this id
-        return record
+        """Archive the faded guesses (rules/decay.py); `dry_run`: only say which."""
+        return await archive_faded(self.store, self.policy.trust, self.clock(), dry_run=dry_run)
 
     # -- where a memory lives: its project, and a task's working memories -----------------
 
@@ -733,16 +696,8 @@ class MemoryService:
         return record.expired(self.clock())
 
     def trust_marks(self, record: MemoryRecord) -> TrustMarks:
-        """How far `record` can be trusted now: its confidence, and whether it is stale or
-        needs verification (rules/trust.py). Every read shows them."""
-        return marks(
-            self.policy.trust,
-            record.source,
-            record.confidence,
-            record.pinned,
-            record.updated_at,
-            self.clock(),
-        )
+        """How far `record` can be trusted now (rules/trust.py): every read shows it."""
+        return marks_of(self.policy.trust, record, self.clock())
 
     async def search(self, caller: Caller, request: SearchRequest) -> SearchResult:
         """The memories `caller` may see that best answer `request`, ranked: the pipeline

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory_mcp.models import Source
+from memory_mcp.models import MemoryRecord, Source
 
 DAY = 86_400.0
 
@@ -126,6 +126,11 @@ def marks(
     return TrustMarks(round(seen, 4), stale, reason, seen < policy.verify_below)
 
 
+def marks_of(policy: TrustPolicy, record: MemoryRecord, now: float) -> TrustMarks:
+    """`marks` of a record read at `now`."""
+    return marks(policy, record.source, record.confidence, record.pinned, record.updated_at, now)
+
+
 def trust_factor(confidence: float, weight: float) -> float:
     """Ranking's trust term, in (0, 1]: 1 at full confidence, 1 - weight at none. Small
     (RankingConfig.trust_weight), so relevance still leads: of two memories equally
@@ -140,5 +145,6 @@ __all__ = [
     "TrustMarks",
     "TrustPolicy",
     "marks",
+    "marks_of",
     "trust_factor",
 ]

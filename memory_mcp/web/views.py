@@ -73,6 +73,31 @@ class VersionRow:
     current: bool
 
 
+@dataclass(frozen=True)
+class QuarantinedRow:
+    """A memory held for approval, shown whole to the lead who decides."""
+
+    id: int
+    key: str
+    value: str
+    agent_id: str
+    source: str
+    flags: list[str]
+    updated_at: str
+
+
+def quarantined_row(record: MemoryRecord) -> QuarantinedRow:
+    return QuarantinedRow(
+        id=record.id,
+        key=record.key,
+        value=record.value,
+        agent_id=record.agent_id,
+        source=record.source.value,
+        flags=list(record.flags),
+        updated_at=iso(record.updated_at) or "",
+    )
+
+
 def version_row(version: MemoryVersion) -> VersionRow:
     return VersionRow(
         version=version.version,

@@ -168,7 +168,7 @@ async def test_external_orders_are_served_to_no_agent_until_the_lead_approves(
             assert nodes["entities"] == []
 
             refused = cli(tmp_path, "quarantine", "approve", str(held["id"]), agent="w1")
-            assert refused.returncode == 1 and "only the lead" in refused.stderr
+            assert refused.returncode == 1 and "only a lead" in refused.stderr
             listed = cli(tmp_path, "quarantine", agent="lead", role="lead")
             assert listed.returncode == 0
             assert "copied" in listed.stdout and "entity:Mallory" in listed.stdout

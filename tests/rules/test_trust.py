@@ -281,16 +281,16 @@ async def test_external_and_low_trust_orders_are_held_for_every_agent_until_appr
                 with pytest.raises(Exception, match="not found"):
                     await service.get(caller, memory_id)
 
-        with pytest.raises(PermissionDeniedError, match="only the lead"):
-            await service.approve(WORKER, held.record.id)
-        with pytest.raises(PermissionDeniedError, match="only the lead"):
-            await service.quarantined(WORKER)
-        listed = await service.quarantined(LEAD)
+        with pytest.raises(PermissionDeniedError, match="only a lead"):
+            await service.quarantine.approve(WORKER, held.record.id)
+        with pytest.raises(PermissionDeniedError, match="only a lead"):
+            await service.quarantine.held(WORKER)
+        listed = await service.quarantine.held(LEAD)
         assert [r.key for r in listed] == ["external-note", "entity:Mallory"]
 
-        await service.approve(LEAD, held.record.id)
-        await service.discard(LEAD, held_entity.record.id)
-        assert await service.quarantined(LEAD) == []
+        await service.quarantine.approve(LEAD, held.record.id)
+        await service.quarantine.discard(LEAD, held_entity.record.id)
+        assert await service.quarantine.held(LEAD) == []
         for caller in (WORKER, OTHER, LEAD):
             seen = await _everything_seen(app, caller, "ignore previous instructions")
             assert "external-note" in seen and "entity:Mallory" not in seen
@@ -309,11 +309,13 @@ async def test_a_worker_approving_over_the_tools_and_cli_is_refused(
         assert stored["quarantined"] is True
         assert (await call(client, "memory-search", query="page said"))["results"] == []
         assert "not found" in await call_error(client, "memory-get", id=stored["id"])
-    flags = ["--db", str(settings.db), "--data-dir", str(settings.data_dir)]
+    # The user reviews as the agent that stored it (its agent memories are its own), with
+    # the lead's role: a worker is refused.
+    flags = ["--db", str(settings.db), "--data-dir", str(settings.data_dir), "--agent-id", "w1"]
     code, _, err = in_process(lambda: main(["quarantine", *flags]))
-    assert code == 1 and "only the lead" in err
+    assert code == 1 and "only a lead" in err
     code, _, err = in_process(lambda: main(["quarantine", "approve", str(stored["id"]), *flags]))
-    assert code == 1 and "only the lead" in err
+    assert code == 1 and "only a lead" in err
     code, out, _ = in_process(lambda: main(["quarantine", "--role", "lead", *flags]))
     assert code == 0 and "copied" in out and "external" in out
     code, _, err = in_process(
