@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: serve test lint bench install install-dev model dist clean
+.PHONY: serve test lint bench bench-install install install-dev model dist clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,7 +49,15 @@ $(VENV)/.installed-npm: Makefile | $(BIN)/python
 	touch $@
 
 install: $(VENV)/.installed model  # everything `serve` needs, without serving
-install-dev: $(VENV)/.installed-dev $(VENV)/.installed-npm
+install-dev: $(VENV)/.installed-dev $(VENV)/.installed-npm $(VENV)/.installed-bench
+
+# The lab (bench/): a project of its own beside the product, never in its wheel, depending on
+# it (bench/pyproject.toml). Installed editable into the same venv, after the product.
+$(VENV)/.installed-bench: $(VENV)/.installed bench/pyproject.toml
+	@# setuptools warns that a folder named like the package may shadow it: here it is it.
+	PYTHONWARNINGS=ignore $(BIN)/pip install --quiet -e ./bench
+	touch $@
+bench-install: $(VENV)/.installed-bench
 
 # The bundled weights built into an ONNX graph once, from disk (no download, no torch),
 # into .venv/share/memory-mcp. A second run only checks the file (well under a second).
@@ -63,7 +71,7 @@ serve:
 	@$(MAKE) --no-print-directory install >&2
 	@exec $(BIN)/memory-mcp serve
 
-lint: $(VENV)/.installed-dev $(VENV)/.installed-npm
+lint: $(VENV)/.installed-dev $(VENV)/.installed-npm $(VENV)/.installed-bench
 	$(BIN)/ruff check memory_mcp tests bench hooks server.py packaging
 	$(BIN)/ruff format --check memory_mcp tests bench hooks server.py packaging
 	$(BIN)/mypy
@@ -79,14 +87,21 @@ TEST_WORKERS ?= 2
 test: lint model
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
-# LoCoMo conversation files (*.json); not in the repository: `make bench LOCOMO_DATA=DIR`.
+# The benchmarks, from a clone (bench/README.md): `make bench-NAME ARGS="..."` runs
+# `python -m bench NAME ARGS` (make bench-startup ARGS="--runs 3"; make bench-latency
+# ARGS=--help lists a benchmark's flags). `make bench` is the retrieval benchmark on LoCoMo
+# conversation files (*.json), not in the repository: `make bench LOCOMO_DATA=DIR`.
 LOCOMO_DATA ?= ../shared/bench-data/locomo-dev
+ARGS ?=
 
-bench: $(VENV)/.installed model
+bench: $(VENV)/.installed-bench model
 	@test -d "$(LOCOMO_DATA)" || { echo "make bench: no LoCoMo data in $(LOCOMO_DATA): give a \
 	folder of LoCoMo conversation files, make bench LOCOMO_DATA=DIR (see bench/README.md)" >&2; \
 	exit 2; }
-	$(BIN)/memory-mcp bench locomo "$(LOCOMO_DATA)"
+	$(BIN)/python -m bench locomo "$(LOCOMO_DATA)"
+
+bench-%: $(VENV)/.installed-bench model
+	$(BIN)/python -m bench $* $(ARGS)
 
 # The release artefacts, into dist/: the wheel, the model's wheel (the same file every
 # release: publish it once), the Claude Desktop bundle dist/memory-mcp-VERSION.mcpb (both

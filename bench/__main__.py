@@ -1,5 +1,5 @@
-"""`python -m bench locomo|latency|startup|stress ...` from the repository's root (also what
-`memory-mcp bench ...` runs in a clone)."""
+"""`python -m bench locomo|latency|startup|stress ...` from the repository's root (what
+`make bench-NAME` runs)."""
 
 import logging
 import sys

@@ -1,5 +1,5 @@
-"""`memory-mcp bench locomo DIR|latency|startup|stress|store DIR|scale|scale-data ...` (or
-`python -m bench ...` from the repository's root): tables on stdout, progress on stderr, and
+"""`python -m bench locomo DIR|latency|startup|stress|store DIR|scale|scale-data ...` from the
+repository's root (or `make bench-NAME ARGS=...`): tables on stdout, progress on stderr, and
 with --json the full numbers for comparing runs. Settings are the benchmarks' own
 (bench/settings.py), not the user's."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -63,15 +62,6 @@ V3_GROUPS = (
     "stack",
     "distinct",
 )
-
-
-def add_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
-    """Add `bench` and its subcommands to the CLI's subparsers."""
-    bench = commands.add_parser("bench", help="measure retrieval quality and search latency")
-    add_arguments(bench)
-    return bench
 
 
 def add_arguments(bench: argparse.ArgumentParser) -> None:
@@ -494,15 +484,10 @@ def _embedder_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# How the benchmarks were started, for their usage lines: `memory-mcp bench` sets it
-# (memory_mcp/cli/main.py, run_bench); `python -m bench` is the default.
-PROG_VARIABLE = "BENCH_PROG"
-
-
 def main(argv: list[str] | None = None) -> int:
-    """`python -m bench ...`: the same commands without the installed CLI."""
-    prog = os.environ.get(PROG_VARIABLE) or "python -m bench"
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    """`python -m bench ...`: the benchmarks' own command (they are no command of the
+    installed package)."""
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

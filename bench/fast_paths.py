@@ -1,4 +1,4 @@
-"""`memory-mcp bench fast DIR`: issue 39's numbers in one run, side by side.
+"""`python -m bench fast DIR`: issue 39's numbers in one run, side by side.
 
 1. The ways in that must answer in a blink, each timed as the whole process Claude Code
    or a person starts (min / median / max wall seconds over --runs, and the median CPU

@@ -2,7 +2,7 @@
 real `memory-mcp import` of N short memories end to end (spawn, check, store, embed).
 
 `measure_import(...)` returns the numbers (the startup benchmark can call it);
-`memory-mcp bench import [--size N] [--runs R]` (or `python -m bench import`) prints them."""
+`python -m bench import [--size N] [--runs R]` (or `python -m bench import`) prints them."""
 
 from __future__ import annotations
 

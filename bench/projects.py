@@ -1,4 +1,4 @@
-"""`memory-mcp bench projects DIR...`: many projects in one store rank as if each were
+"""`python -m bench projects DIR...`: many projects in one store rank as if each were
 alone (issue 36).
 
 Every conversation of the development sets (LoCoMo, REALTALK, BEAM: ../shared/bench-data)

@@ -1,4 +1,4 @@
-"""`memory-mcp bench scale --memories N`: a store of N memories of real text with real
+"""`python -m bench scale --memories N`: a store of N memories of real text with real
 MiniLM vectors, and a real server over it on stdio.
 
 The data (`--data DIR`, default bench/data/scale; made by `bench scale-data`,
@@ -49,7 +49,7 @@ from bench.stats import percentile_ms
 from memory_mcp.app.root import open_app
 from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.settings import Settings
-from memory_mcp.store.rows import content_hash
+from memory_mcp.store.memories_table import content_hash
 
 BATCH = 5_000
 GIVE_UP_SECONDS = 600.0

@@ -1,4 +1,4 @@
-"""`memory-mcp bench scale-data --out DIR`: the data folder `bench scale` reads (its format is
+"""`python -m bench scale-data --out DIR`: the data folder `bench scale` reads (its format is
 in bench/scale.py's docstring; the recipe in docs/VECTOR_INDEX.md, "How the data is made").
 
 Three steps, each skipped when an earlier run finished it, so a run that stops (embedding

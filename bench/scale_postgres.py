@@ -30,8 +30,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from memory_mcp.store.engine import create_engines
 from memory_mcp.store.postgres.ddl import hnsw_index_ddl
+from memory_mcp.store.postgres.dialect import SEQUENCED
 from memory_mcp.store.repository import MemoryStore
-from memory_mcp.store.table_copy import SEQUENCED, tables
+from memory_mcp.store.table_copy import tables
 
 COPY_BATCH = 20_000
 # Server settings of the benchmark's PostgreSQL (ALTER SYSTEM, before a restart).

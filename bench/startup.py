@@ -1,4 +1,4 @@
-"""`memory-mcp bench startup`: what a new session pays before it has a working memory.
+"""`python -m bench startup`: what a new session pays before it has a working memory.
 
 Each run spawns `memory-mcp serve` over stdio, as Claude Desktop does, on a store of 2,000
 embedded memories, and times spawn → `initialize` answered and spawn → the first search

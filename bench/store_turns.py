@@ -1,4 +1,4 @@
-"""`memory-mcp bench store DIR`: what one `memory-store` costs an agent that stores after
+"""`python -m bench store DIR`: what one `memory-store` costs an agent that stores after
 every step, beside what a search costs.
 
 Over stdio (the number an agent sees): a real `memory-mcp serve` on a new SQLite file with

@@ -1,4 +1,4 @@
-"""`memory-mcp bench stress`: several real `memory-mcp serve` processes on one SQLite file,
+"""`python -m bench stress`: several real `memory-mcp serve` processes on one SQLite file,
 each with concurrent writers and readers, the way a lead and its workers load a store.
 
 Every process is spawned over stdio exactly as a client runs it (real model included).

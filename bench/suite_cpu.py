@@ -1,4 +1,4 @@
-"""`memory-mcp bench fast --suite BEFORE AFTER`: the test suite's CPU time at two revisions.
+"""`python -m bench fast --suite BEFORE AFTER`: the test suite's CPU time at two revisions.
 
 Each revision is checked out in a temporary shared clone (`git clone --shared`: it only
 reads the repository's objects, so the user's checkout, branches and worktree list are never

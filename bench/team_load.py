@@ -8,7 +8,7 @@ server in the middle of a write burst. Numbers on stdout (a benchmark, not a tes
   restart, and SQLite's integrity checks (a PostgreSQL store: counted through the server).
 
     python -m bench.team_load [--db URL] [--clients 16] [--ops 200] [--transport sse]
-    memory-mcp bench team ...   (the same, from a clone)
+    python -m bench team ...   (the same, from a clone)
 
 `--db` takes anything `memory-mcp serve --db` takes (a PostgreSQL URL included); default
 a fresh SQLite file under --workdir."""

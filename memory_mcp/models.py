@@ -500,7 +500,7 @@ class LinkOutcome:
     unchanged: int = 0
 
 
-# Listing pages (store/listing.py, rules/browsing.py). Here rather than in the store: the MCP
+# Listing pages (store/browsing.py, rules/browsing.py). Here rather than in the store: the MCP
 # edge imports rules/browsing.py before the handshake, and the store package pulls in SQLAlchemy.
 Order = Literal["updated", "created"]
 

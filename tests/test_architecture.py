@@ -15,7 +15,7 @@ DOC = ROOT / "docs" / "ARCHITECTURE.md"
 # A folder's line starts with its path from the package (the package itself:
 # "memory_mcp/"); its modules are the `name.py` words on it and the lines below it.
 _FOLDER = re.compile(r"^([a-z_]+(?:/[a-z_]+)*)/(?:\s|$)")
-_MODULE = re.compile(r"\b([a-z_]+\.py)\b")
+_MODULE = re.compile(r"\b([a-z_][a-z0-9_]*\.py)\b")
 
 
 def picture(text: str) -> dict[str, set[str]]:

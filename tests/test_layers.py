@@ -237,8 +237,8 @@ def long_modules(modules: Modules) -> list[str]:
 
 
 def bench_imports(modules: Modules) -> list[str]:
-    # bench/ is not installed with the package: `memory-mcp bench` runs `python -m bench`
-    # in a clone, by path, and imports none of it.
+    # bench/ is a project of its own beside the package (bench/pyproject.toml), depending on
+    # it: the package imports none of it.
     return sorted(
         f"{name} imports the benchmarks {target}"
         for name, path in modules.items()
@@ -385,19 +385,19 @@ def test_one_component_owns_the_vectors() -> None:
     """The vector backends (search/ports.py's VectorSearch: the numpy index, pgvector) are
     picked only by the composition root and reached only through the Vectors it builds
     (semantic/vectors.py), and the store's vector statements only by them, so a new
-    vector backend is one class and one choice in app/root.py."""
+    vector backend is one class and one choice in app/root.py (or, for one a database
+    runs itself, its Dialect's `vector_search`: store/dialect.py)."""
     owners = {
         "memory_mcp.semantic.vector_index": {
             "memory_mcp.semantic.in_process_index",  # the in-process backend
             "memory_mcp.semantic.quantised_index",  # a big store's index: the same mask
         },
-        # The backends: the composition root picks one (the store also fills pgvector's
-        # copy of the vectors when a store opens, or a copy from SQLite ends).
+        # The backends: the composition root picks one; pgvector through PostgreSQL's
+        # Dialect (which also fills pgvector's copy of the vectors when a store opens, or
+        # a copy from SQLite ends).
         "memory_mcp.semantic.in_process_index": {"memory_mcp.app.root"},
         "memory_mcp.store.postgres.pgvector_search": {
-            "memory_mcp.app.root",
-            "memory_mcp.store.repository",
-            "memory_mcp.store.table_copy",
+            "memory_mcp.store.postgres.dialect",  # PostgreSQL's Dialect names it
         },
         "memory_mcp.semantic.quantised_index": {
             "memory_mcp.semantic.in_process_index",
@@ -406,7 +406,8 @@ def test_one_component_owns_the_vectors() -> None:
         "memory_mcp.semantic.index_file": {"memory_mcp.semantic.in_process_index"},
         "memory_mcp.store.stored_vectors": {
             "memory_mcp.semantic.in_process_index",
-            "memory_mcp.store.repository",
+            "memory_mcp.store.dialect",  # the type a Dialect's `stored_vectors` makes
+            "memory_mcp.store.sqlite.dialect",  # SQLite's Dialect names it
             "memory_mcp.store.postgres.pgvector_search",  # its pgvector subclass
         },
     }

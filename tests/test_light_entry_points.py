@@ -55,7 +55,7 @@ READING_HEAVY = (
     "memory_mcp.store.repository",
     "memory_mcp.store.engine",
     "memory_mcp.store.schema",
-    "memory_mcp.store.rows",
+    "memory_mcp.store.memories_table",
     "memory_mcp.semantic.embeddings",  # (semantic/similar_check.py is a result's plain data)
     "memory_mcp.semantic.vectors",
     "memory_mcp.semantic.onnx_embedder",

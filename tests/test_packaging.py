@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,18 @@ def test_every_published_file_is_under_the_registry_limit(dist: Path) -> None:
     assert files[f"memory_mcp_server-{__version__}-py3-none-any.whl"] < 2 * 1024 * 1024, files
 
 
+def test_the_wheel_holds_the_product_and_not_the_lab(dist: Path) -> None:
+    """The benchmarks are a project of their own beside the package (bench/pyproject.toml):
+    not one of their modules ships."""
+    with zipfile.ZipFile(dist / f"memory_mcp_server-{__version__}-py3-none-any.whl") as wheel:
+        names = wheel.namelist()
+    assert {name.split("/")[0] for name in names} == {
+        "memory_mcp",
+        f"memory_mcp_server-{__version__}.dist-info",
+    }
+    assert [name for name in names if "bench" in name.split("/")[-1]] == []
+
+
 def test_the_installed_wheels_pull_no_torch(installed: Path) -> None:
     (site,) = (installed / "lib").glob("python3*/site-packages")
     names = {d.metadata["Name"] for d in importlib.metadata.distributions(path=[str(site)])}
@@ -156,6 +169,14 @@ def test_the_installed_wheel_gives_the_command_under_both_names(installed: Path)
     which `uvx memory-mcp-server` runs) are the same program."""
     for name in ("memory-mcp", "memory-mcp-server"):
         assert run(installed / "bin" / name, "--version").strip() == f"memory-mcp {__version__}"
+
+
+def test_the_installed_command_offers_no_bench(installed: Path) -> None:
+    """The lab stays in the clone (make bench): the installed CLI lists no `bench`."""
+    shown = run(installed / "bin" / "memory-mcp", "--help")
+    assert "usage: memory-mcp" in shown
+    assert "bench" not in shown
+    assert attempt(installed / "bin" / "memory-mcp", "bench", "--help").returncode == 2
 
 
 async def meaning_hit(exe: Path, home: Path) -> dict[str, Any]:

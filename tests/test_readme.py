@@ -1,6 +1,7 @@
 """Every command the README shows runs as written. The `sh` blocks are read line by line:
-`make` targets must exist; a `memory-mcp` command that starts a server (`serve`, `ui`,
-`bench`) is checked by the parser that `--help` describes (its command, flags and
+`make` targets must exist (a benchmark's, `make bench-NAME ARGS=...`, is checked by the
+benchmarks' parser that `--help` describes); a `memory-mcp` command that starts a server
+(`serve`, `ui`) is checked by the parser that `--help` describes (its command, flags and
 choices); every other one runs for real, in the README's order, on a store of its own (the
 README's /srv/team/memory.db is a file in a temporary folder, the default store another),
 and must exit 0. They run one after another in one process of their own, as a shell runs
@@ -28,7 +29,7 @@ from tests.mcp.test_stdio_e2e import EXE
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DATA = Path(__file__).parent / "data"
-SERVERS = ("serve", "ui", "bench")
+SERVERS = ("serve", "ui")
 TEAM_DB = "/srv/team/memory.db"
 # The distribution's name on PyPI (the command is memory-mcp).
 PUBLISHED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
@@ -59,7 +60,21 @@ def memory_mcp_argv(command: str) -> list[str] | None:
 
 
 def make_targets() -> set[str]:
-    return set(re.findall(r"^([a-z-]+):", (ROOT / "Makefile").read_text(), re.M))
+    """The Makefile's targets; a pattern rule's with its `%` (bench-%)."""
+    return set(re.findall(r"^([a-z%-]+):", (ROOT / "Makefile").read_text(), re.M))
+
+
+def is_target(name: str) -> bool:
+    return any(re.fullmatch(re.escape(t).replace("%", ".+"), name) for t in make_targets())
+
+
+def bench_argv(command: str) -> list[str] | None:
+    """`make bench-NAME ARGS="..."` as the arguments of `python -m bench` it runs."""
+    words = shlex.split(command)
+    if words[:1] != ["make"] or not words[1].startswith("bench-"):
+        return None
+    given = [word.split("=", 1)[1] for word in words[2:] if word.startswith("ARGS=")]
+    return [words[1].removeprefix("bench-"), *shlex.split(" ".join(given))]
 
 
 def test_the_readme_has_commands_of_every_kind() -> None:
@@ -74,7 +89,7 @@ def test_every_make_target_exists() -> None:
     for line in sh_lines(README.read_text()):
         if line.startswith("make "):
             target = line.split()[1]
-            assert target in make_targets(), line
+            assert is_target(target), line
 
 
 def test_every_command_is_one_the_readme_test_knows() -> None:
@@ -138,14 +153,16 @@ def test_server_and_inline_commands_parse() -> None:
     argvs = [memory_mcp_argv(line) for line in sh_lines(text)]
     servers = [argv for argv in argvs if argv is not None and argv[0] in SERVERS]
     for argv in servers + inline_commands(text):
-        if argv[0] == "bench":
-            from bench.command import main as bench_main
-
-            with pytest.raises(SystemExit) as done:  # --help: the flags exist, nothing runs
-                bench_main([*argv[1:], "--help"])
-            assert done.value.code == 0, argv
-        elif "--help" not in argv:
+        if "--help" not in argv:
             build_parser().parse_args(argv)  # exits 2 on an unknown command, flag or choice
+    from bench.command import main as bench_main
+
+    benchmarks = [argv for argv in map(bench_argv, sh_lines(text)) if argv is not None]
+    assert benchmarks
+    for argv in benchmarks:
+        with pytest.raises(SystemExit) as done:  # --help: the flags exist, nothing runs
+            bench_main([*argv, "--help"])
+        assert done.value.code == 0, argv
 
 
 # The README's commands, run in order by one process: each command's exit code (a usage

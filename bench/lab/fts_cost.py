@@ -16,8 +16,8 @@ import statistics
 import time
 
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
-from memory_mcp.store.fulltext import MATCH_BUDGET
-from memory_mcp.store.keyword import match_any, match_own_or_context
+from memory_mcp.store.keyword import MATCH_BUDGET
+from memory_mcp.store.sqlite.match import match_any, match_own_or_context
 from memory_mcp.store.write_context import CONTEXT_AFTER, CONTEXT_BEFORE
 
 SIZE = 10_000

@@ -16,7 +16,8 @@ import numpy as np
 
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.search.ranking import KEYWORD_MIN_SPAN, KEYWORD_MIN_SPAN_SHARE, VECTOR_MIN_SPAN
-from memory_mcp.store.keyword import match_any, query_terms
+from memory_mcp.store.keyword import query_terms
+from memory_mcp.store.sqlite.match import match_any
 
 POOL = 50
 FTS_FIRST = 4 * POOL

@@ -1,14 +1,14 @@
 """Issue 37's experiments: the three development sets together (LoCoMo, REALTALK, BEAM),
 leave one conversation out over all twenty, every set reported apart.
 
-`python -m bench.lab.v3 [GROUP ...]` (or `memory-mcp bench retrieval-loo`): a replica of
+`python -m bench.lab.v3 [GROUP ...]` (or `python -m bench retrieval-loo`): a replica of
 the product's search path on cached vectors (bench/lab/replica.py: FTS5 BM25 with the
 product's terms and column weights, the vector arm, ranking.fuse; plus here the write-time
 context as store/write_context.py builds it, exact matches first as search/exact_match.py
 orders them, and the turns the product refuses left out), so that a grid of settings runs
 in seconds once the model has embedded each text once. Its rows are within 0.006 of
-`memory-mcp bench retrieval` on the same data (it ranks with FTS5's bm25(), the product
-with its own BM25 in store/fulltext.py: docs/lab/retrieval-v3.md).
+`python -m bench retrieval` on the same data (it ranks with FTS5's bm25(), the product
+with its own BM25 in store/sqlite/fts5.py: docs/lab/retrieval-v3.md).
 
 Leave one out: a variant's parameters are chosen on nineteen conversations and measured on
 the twentieth. The choice maximises the mean over the three sets of each set's mean of
@@ -37,7 +37,7 @@ from bench.lab.replica import KeywordIndex, fuse, recall
 from memory_mcp.checks.safety import redact_field
 from memory_mcp.search.exact_match import IDENTIFIER_MAX_MATCHES, _verbatim, identifier_tokens
 from memory_mcp.settings import Settings
-from memory_mcp.store.keyword import phrase
+from memory_mcp.store.sqlite.match import phrase
 from memory_mcp.store.write_context import MAX_CONTEXT_CHARS
 
 DATA = Path("../shared/bench-data")

@@ -1,6 +1,6 @@
 """The light way in, for what only reads a row or prints the `<memories>` block: the
 SessionStart hook, `memory-mcp context` and `memory-mcp get`. On a SQLite file they read
-through the standard library's sqlite3 (store/sqlite_reads.py) instead of opening the app
+through the standard library's sqlite3 (store/sqlite/stdlib_reads.py) instead of opening the app
 (app/root.py: SQLAlchemy, the model's runtime, the workers), which costs several times
 their whole work in imports alone. The rules are the app's: who may see what is
 rules/permissions.py's decision and store/visibility.py's SQL, the block is
@@ -37,8 +37,8 @@ from memory_mcp.rules.trust import DEFAULT_CONFIDENCE, TrustMarks, TrustPolicy, 
 from memory_mcp.rules.write_policy import write_kinds
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.settings import Settings
-from memory_mcp.store.sqlite_file import LARGEST_ID
-from memory_mcp.store.sqlite_reads import SqliteReads, open_reads
+from memory_mcp.store.sqlite.file import LARGEST_ID
+from memory_mcp.store.sqlite.stdlib_reads import SqliteReads, open_reads
 
 
 def project_of(settings: Settings) -> str | None:

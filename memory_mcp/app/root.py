@@ -51,15 +51,14 @@ def embedder_from(settings: Settings) -> Embedder:
 def vectors_for(
     engines: Engines, store: MemoryStore, embedder: Embedder, passages_after_answer: bool = True
 ) -> Vectors:
-    """The vector backend, by the database: on PostgreSQL pgvector searches in it; on
-    SQLite a numpy index in this process (search/ports.py's VectorSearch)."""
+    """The vector backend (search/ports.py's VectorSearch): the database's own search
+    where its Dialect has one (PostgreSQL: pgvector), else a numpy index in this process
+    (SQLite)."""
     model = vector_model(embedder.model_name)
-    if engines.is_sqlite:
-        search: VectorSearch[Any, Any] = InProcessIndex(store.vectors, model)
-    else:
-        from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
-
-        search = PgvectorSearch(engines, model)
+    in_database = engines.dialect.vector_search
+    search: VectorSearch[Any, Any] = (
+        in_database(engines, model) if in_database else InProcessIndex(store.vectors, model)
+    )
     return Vectors(store.vectors, embedder, time.time, search, passages_after_answer)
 
 

@@ -1,5 +1,6 @@
-"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, bench, model,
-and for people search, get, list, history, delete, stats (cli_browse), projects.
+"""`memory-mcp`: serve, import, export, purge, index, context, hook, doctor, model, and
+for people search, get, list, history, delete, stats (cli/browse.py), projects
+(cli/project_commands.py).
 Errors become one line on stderr and exit 1 (a hook always exits 0).
 
 Every command is registered in `build_parser` the same way: `_command(...)` adds the
@@ -7,7 +8,9 @@ subparser, its settings flags (derived from `Settings.model_fields`) and its han
 (`set_defaults(handler=...)`), then the command's own arguments. A handler takes the
 parsed arguments and returns the exit code; the ones that need the store run their work
 through `run_with_app`. Imports of the store, the model and the MCP SDK happen inside
-the handlers, and `--version` is answered before the parser (and pydantic) is built."""
+the handlers, and `--version` is answered before the parser (and pydantic) is built.
+The benchmarks are no command of the installed package: they are a project of their own in
+a clone (bench/, `make bench`)."""
 
 from __future__ import annotations
 
@@ -40,8 +43,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Handler = Callable[["argparse.Namespace"], int]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # bench/ lies here in a clone, run by path
-
 SERVERS = ("serve", "ui")  # they log at INFO without -v
 # importers.FORMATS' names (not imported: the readers pull in pydantic)
 IMPORT_FORMATS = ("jsonl", "memory-json", "mcp-memory-service")
@@ -52,8 +53,8 @@ def serve_flags(argv: list[str]) -> dict[str, Any]:
     return flag_overrides(build_parser().parse_args(["serve", *argv]))
 
 
-# --- the commands' handlers (the bigger ones live in cli_notes, cli_import, cli_doctor,
-# cli_model and bench/, imported when the command runs)
+# --- the commands' handlers (the bigger ones live in cli/note_commands.py, imports.py,
+# doctor.py, model_commands.py, imported when the command runs)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -188,29 +189,6 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return client_setup.run(args)
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    return run_bench(args.bench_args)
-
-
-def run_bench(argv: list[str]) -> int:
-    """The benchmarks live beside the package in a clone (bench/), never installed with it:
-    run there as `python -m bench ARGS` (their own stores and settings, never the user's),
-    in this interpreter, from the current folder."""
-    import os
-    import subprocess
-
-    if not (REPO_ROOT / "bench" / "command.py").is_file():
-        print(
-            "memory-mcp: the benchmarks are not installed with the package; run them from a "
-            "clone of the repository: python -m bench ARGS (see bench/README.md)",
-            file=sys.stderr,
-        )
-        return 2
-    path = [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "BENCH_PROG": "memory-mcp bench"}
-    return subprocess.run([sys.executable, "-m", "bench", *argv], env=env).returncode
-
-
 def context_limit(text: str) -> int:
     import argparse
 
@@ -238,7 +216,7 @@ def _command(
     """Add one command: its parser, its settings flags and its handler."""
     parser: argparse.ArgumentParser = commands.add_parser(name, **parser_options)
     parser.set_defaults(handler=handler)
-    if name not in ("hook", "bench"):  # a hook logs nothing; bench has its own flags
+    if name != "hook":  # a hook logs nothing
         parser.add_argument(
             "-v",
             "--verbose",
@@ -446,15 +424,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     client_setup.add_arguments(setup)
 
-    bench = _command(
-        commands,
-        "bench",
-        cmd_bench,
-        help="measure retrieval quality and search latency (from a clone: python -m bench)",
-        add_help=False,  # --help goes to the benchmarks' own parser
-    )
-    bench.add_argument("bench_args", nargs=argparse.REMAINDER)
-
     model = _command(
         commands,
         "model",
@@ -488,8 +457,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--version"]:  # without building the parser: no pydantic to import
         print(f"memory-mcp {__version__}")
         return 0
-    if argv[:1] == ["bench"]:  # every argument is the benchmarks' own, --help too
-        return run_bench(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "hook":  # before anything that could exit non-zero: hooks exit 0
         return int(args.handler(args))

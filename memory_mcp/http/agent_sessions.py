@@ -1,12 +1,12 @@
 """MCP sessions bounded per agent, on both HTTP transports.
 
 The SDK keeps up to 10,000 streamable HTTP sessions for 30 idle minutes and then answers
-every new `initialize` with 503, and its SSE transport keeps any number of connections:
-one agent that opens sessions without closing them locks every other agent out, whether
-it uses one token, several, or OAuth grants it signed in to with its own token (issues 21
-and 35). Here an agent, however it comes in, holds at most `per_agent` sessions in this
-process (a session's agent is its token's: `AccessToken.client_id`, the same for a bearer
-token and for an OAuth grant of that agent):
+every new `initialize` with 503, and its SSE transport keeps any number of connections: one
+agent that opens sessions without closing them locks every other agent out, whether it uses
+one token, several, or OAuth grants it signed in to with its own token (each way was tried,
+and each locked the others out). Here an agent, however it comes in, holds at most
+`per_agent` sessions in this process (a session's agent is its token's:
+`AccessToken.client_id`, the same for a bearer token and for an OAuth grant of that agent):
 
 - Streamable HTTP: a new session beyond that closes the agent's oldest idle one (no
   request in flight, no GET stream open: what a client leaves behind when it goes away

@@ -185,7 +185,7 @@ def filter_tool_list(stdio_lead: bool, list_aliases: bool) -> Callable[..., Any]
     return middleware
 
 
-class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp_server.build_server
+class MemoryMCPServer(MCPServer[Any]):  # its lifespan state: mcp/server.build_server
     """MCPServer with this project's argument checks and error wording, tool aliases and
     a tool list per caller (see module doc). `stdio_lead`: whether the server's own
     agent (the caller over stdio) is the lead; `list_aliases`: whether tools/list shows

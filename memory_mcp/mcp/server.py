@@ -121,7 +121,7 @@ async def serve_stdio(server: MCPServer, handshake: HandshakeGate | None = None)
     (memory_mcp/mcp/stdin_lines.py): one Ctrl-C in a terminal stops the server; and a stdout
     written from the event loop, not a worker thread, claimed like the SDK claims it (stray
     prints go to stderr, not into the protocol: mcp/stdout_frames.py). Lines the SDK cannot
-    parse are answered, not dropped (mcp_edge.AnswerUnreadableLines). `handshake` passes
+    parse are answered, not dropped (sdk_patches.AnswerUnreadableLines). `handshake` passes
     when the client sends anything after its `initialize` (it has the answer by then).
 
     Ctrl-C (SIGINT) is taken through the event loop's signal handling, which wakes the

@@ -11,7 +11,7 @@ the answer for "if another agent holds this memory" (`may_overwrite_others`), wh
 store applies to the row it reads under its write lock, so no other writer can slip in
 between; a bulk delete hands the store the answer as which owners and keys it may choose
 (`bulk_rights`).
-`tests/test_write_paths.py` lists every write path and fails when one is added without
+`tests/rules/test_write_paths.py` lists every write path and fails when one is added without
 being held to this.
 
 The rules:

@@ -111,7 +111,7 @@ from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.similar import find_similar
 from memory_mcp.semantic.similar_check import SimilarCheck
 from memory_mcp.semantic.vectors import Vectors
-from memory_mcp.store.listing import Selection
+from memory_mcp.store.browsing import Selection
 from memory_mcp.store.repository import MemoryStore
 
 log = logging.getLogger(__name__)

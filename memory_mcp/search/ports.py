@@ -40,7 +40,7 @@ class SearchStore(Protocol):
 
 class VectorSearch(Protocol[ScanT, PreparedT]):
     """A vector backend: where the vector arm of a search runs. Two implement it, and the
-    composition root (app.py) picks one by the database:
+    composition root (app/root.py) picks one by the database:
     - semantic/in_process_index.py's InProcessIndex (SQLite): every vector in a numpy
       index in this process, quantised and persisted beside the store when big;
     - store/postgres/pgvector_search.py's PgvectorSearch (PostgreSQL): pgvector's HNSW

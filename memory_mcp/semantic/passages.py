@@ -117,7 +117,7 @@ async def embed_memory(
     """One memory's unit vector (what `embed_memories` gives it), in two calls: the whole
     text (`embed_whole`), then its passages together (`add_passages`). In one call the
     passages are padded to the whole text's length: on LoCoMo's chat turns (2.9 texts
-    each) that cost ~40% more model CPU than the two calls (bench store, issue 26).
+    each) that cost ~40% more model CPU than the two calls (measured by `bench store`).
     `needed`: see embed_whole; None when it says no."""
     whole = await embed_whole(embedder, text, needed)
     return None if whole is None else await add_passages(embedder, whole, passages(text))

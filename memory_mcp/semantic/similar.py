@@ -10,7 +10,7 @@ in the new memory's project and `*` (and, for a task's working memory, its task'
 expired and archived ones left out. A cosine alone does not tell a repeat from a neighbour
 in a store whose memories all sound alike: LoCoMo's chat turns ("Speaker: text", small
 talk on a few topics) are 0.72 from their nearest earlier turn at the median, and a 0.60
-threshold named a near-duplicate on 644 of 680 stores (issue 39). A repeat stands out from
+threshold named a near-duplicate on 644 of 680 stores (`bench store`). A repeat stands out from
 the rest of its neighbours; a chat turn rarely does. Measured with bench/near_duplicates.py
 (the new memory's whole-text vector, as a store answers with it, against stored vectors),
 pairs stored among 40 distinct memories of one agent's session

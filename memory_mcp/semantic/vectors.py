@@ -14,8 +14,9 @@ Who writes vectors
   A text of several passages is saved so marked `whole_only` and queued for
   `complete_passages` (a worker `keep_embedded` starts), which saves the memory's vector
   (passages.py: the whole text's and its passages' summed) in its place moments later;
-  a search in between ranks the memory with its whole text's vector (issue 39: the answer
-  waits for what the answer and the very next search need). Without that worker (the
+  a search in between ranks the memory with its whole text's vector (the answer waits
+  only for what the answer and the very next search need: a store's latency is an
+  agent's turn). Without that worker (the
   CLI, tests) or with Settings.passage_vectors "before-answer", the passages are embedded
   before the answer. Notes never are (`embed_now=False`): a big note's chunks would hold
   up every note saved after it.
@@ -74,7 +75,7 @@ from memory_mcp.semantic.passages import (
     embed_whole,
     unit,
 )
-from memory_mcp.store.rows import content_hash
+from memory_mcp.store.memories_table import content_hash
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -231,11 +232,11 @@ class Vectors:
         vector is logged and leaves it to the background worker: the memory is stored
         either way.
 
-        `then(written)` (the near-duplicate check) runs once the vector is known, beside
-        its save, and the index is caught up with the store beside the model: the check's
-        reads are off the store's path (issue 26) and it reads the vector from memory
-        (`memory_vector`). The vector is saved before this returns: a search after the
-        store finds it by meaning."""
+        `then(written)` (the near-duplicate check) runs once the vector is known, beside its
+        save, and the index is caught up with the store beside the model: the check's reads
+        are off the store's path (they would lengthen every store) and it reads the vector
+        from memory (`memory_vector`). The vector is saved before this returns: a search
+        after the store finds it by meaning."""
         digest = content_hash(text)
         parts = passages.passages(text)
         later = self._passages_later and len(parts) > 1

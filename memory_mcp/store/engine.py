@@ -27,7 +27,7 @@ the same SQLAlchemy ones; on PostgreSQL `read` runs them through `AsyncConnectio
 Writes on a store's path (`Engines.run_write`: a memory's upsert, a vector's save) take the
 same road, one hop for the whole transaction, with the same turn and file lock as `write`:
 a store's upsert is ~10 statements, and through aiosqlite they cost more CPU than the
-model's whole-text embedding (issue 26)."""
+model's whole-text embedding (measured by `bench store`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -46,13 +46,16 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from memory_mcp.errors import store_error
-from memory_mcp.store.sqlite_file import (
+from memory_mcp.store.sqlite.file import (
     BUSY_TIMEOUT_MS,
     FileWriteLock,
     Synchronous,
     connection_pragmas,
     write_lock_path,
 )
+
+if TYPE_CHECKING:
+    from memory_mcp.store.dialect import Dialect
 
 # Any constant shared by every memory-mcp process on one PostgreSQL database.
 PG_WRITE_LOCK = text("SELECT pg_advisory_xact_lock(7303385861524116736)")
@@ -66,6 +69,7 @@ T = TypeVar("T")
 class Engines:
     reader: AsyncEngine
     writer: AsyncEngine
+    dialect: Dialect  # what differs between the databases (store/dialect.py)
     file_lock: FileWriteLock | None = None  # SQLite files only
     # SQLite: the writer's file without an fsync at commit (see `write`); None: `writer`.
     lazy_writer: AsyncEngine | None = None
@@ -76,10 +80,6 @@ class Engines:
     sync_lazy_writer: Engine | None = None
     _write_turn: anyio.Lock = field(default_factory=anyio.Lock)
     _watcher: sqlite3.Connection | None = None  # see `commit_count`
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.reader.dialect.name == "sqlite"
 
     async def read(
         self, statements: Callable[Concatenate[Connection, P], T], *args: P.args, **kwargs: P.kwargs
@@ -262,13 +262,18 @@ def _write_lock_path(url: str) -> Path | None:
 
 
 def create_engines(url: str, synchronous: Synchronous = "full") -> Engines:
+    """The engines for `url`, and its Dialect: the one place the store asks which database
+    it is on (a third database is a branch here and a folder like store/sqlite/)."""
     if url.startswith("sqlite"):
+        from memory_mcp.store.sqlite.dialect import SQLITE
+
         # A deferred transaction that reads and then writes cannot wait for the lock
         # (SQLite returns SQLITE_BUSY at once); BEGIN IMMEDIATE waits at the start instead.
         lock_path = _write_lock_path(url)
         return Engines(
             reader=_sqlite_engine(url, "BEGIN", synchronous),
             writer=_sqlite_engine(url, "BEGIN IMMEDIATE", synchronous),
+            dialect=SQLITE,
             # SQLite cannot change synchronous inside a transaction, and SQLAlchemy begins
             # one on a connection's first statement: a second pool, set up without the fsync.
             # (A file only, like sync_reader: an in-memory database would be another one.)
@@ -285,6 +290,10 @@ def create_engines(url: str, synchronous: Synchronous = "full") -> Engines:
             if synchronous == "full" and lock_path
             else None,
         )
+    # Settings accept a SQLite path or a postgresql:// URL only (settings.database_url).
+    # Imported here: a SQLite store never loads the PostgreSQL parts.
+    from memory_mcp.store.postgres.dialect import POSTGRES
+
     engine = create_async_engine(url, pool_pre_ping=True)
     _translate_errors(engine.sync_engine)
-    return Engines(reader=engine, writer=engine, advisory_lock=engine.dialect.name == "postgresql")
+    return Engines(reader=engine, writer=engine, dialect=POSTGRES, advisory_lock=True)

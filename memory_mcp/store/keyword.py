@@ -1,13 +1,20 @@
-"""Turning a user's query into an FTS5 MATCH expression, safely.
+"""The keyword arm: a user's query as terms, the cost budget, and `KeywordIndex`, the port
+each database implements (store/sqlite/fts5.py on FTS5, store/postgres/tsvector.py on a
+tsvector); the store's Dialect names which one (store/dialect.py).
 
-User text never reaches FTS5 syntax directly: each word becomes a quoted phrase, so
-operators (AND, NEAR, *, column filters) in a query are plain words, and an identifier
-such as `ERR_CONN_42` or `api.v2/users` stays one phrase whose parts must be adjacent."""
+How the terms become the index's own query syntax is the index's business
+(store/sqlite/match.py for FTS5, plainto_tsquery on PostgreSQL)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
+    from memory_mcp.models import Visibility
 
 # Words whose presence says nothing about which memory is meant. Removing them keeps
 # BM25 from ranking on "what", "did", "the"; they are kept when nothing else is left.
@@ -28,6 +35,54 @@ OWN_COLUMNS = ("key", "value", "tags")
 
 _TOKEN = re.compile(r"\w+(?:[-_.:/']\w+)*", re.UNICODE)
 
+# Memories whose terms one search may read: ~1.5 microseconds each here, so ~4 ms, well
+# inside the query embedding that the keyword arm runs beside (20,000 made a search with
+# common words take 30 ms at 10k memories; 5,000 still 8 ms of a 15 ms budget). Left out
+# are terms in more than a quarter of a 10k store, which weigh little in BM25
+# (store/sqlite/fts5.py). Both databases' indexes keep to it.
+MATCH_BUDGET = 2_500
+
+
+class KeywordIndex(Protocol):
+    """A database's keyword index, on a connection of a read transaction (Engines.read).
+    Every call applies the caller's visibility inside its statement, before any cut; none
+    writes. Its implementations are modules (store/sqlite/fts5.py,
+    store/postgres/tsvector.py): their functions are the methods, without `self`."""
+
+    def keyword_hits(
+        self,
+        conn: Connection,
+        terms: Sequence[str],
+        vis: Visibility,
+        limit: int,
+        column_weights: tuple[float, float, float, float],
+    ) -> tuple[list[tuple[int, float]], set[int]]:
+        """(id, relevance, larger is better) of visible memories holding any of `terms`
+        (from `query_terms`), best first, at most `limit` (`column_weights` weigh a match
+        in the key, value, tags and context); and the ids of those whose own words (key,
+        value, tags) hold a term: the others were found by their context alone."""
+        ...
+
+    def holding_phrase(
+        self, conn: Connection, words: str, vis: Visibility, limit: int
+    ) -> list[int]:
+        """Visible memories whose own words hold `words` as a phrase, in no order."""
+        ...
+
+    def holding_terms(
+        self,
+        conn: Connection,
+        terms: Sequence[str],
+        memory_ids: Sequence[int],
+        columns: Sequence[str],
+    ) -> set[int]:
+        """Of `memory_ids`, those whose `columns` (of key, value, tags) hold any of `terms`."""
+        ...
+
+    def keyed(self, conn: Connection, key: str, vis: Visibility, limit: int) -> list[int]:
+        """Visible memories whose key is `key`, ignoring case."""
+        ...
+
 
 def query_terms(query: str) -> list[str]:
     """Distinct query words in order, lower-cased, stopwords removed unless nothing is left."""
@@ -38,21 +93,6 @@ def query_terms(query: str) -> list[str]:
             tokens.append(token)
     content = [t for t in tokens if t not in STOPWORDS]
     return content or tokens
-
-
-def match_any(terms: Sequence[str]) -> str:
-    """An OR of quoted phrases (BM25 rewards memories that match more and rarer terms).
-    Terms come from `query_terms`, which never contain a double quote."""
-    return " OR ".join(f'"{term}"' for term in terms)
-
-
-def match_own_or_context(terms: Sequence[str]) -> str:
-    """`match_any` over a memory's own words (key, value, tags) OR its context words
-    (store/write_context.py), as separate phrases: FTS5 gives each phrase its own IDF, so
-    the words a memory lends to the next ones in its session do not make them look
-    common (in a store of 8 memories, one word lent to four neighbours had an IDF of ~0)."""
-    terms_match = match_any(terms)
-    return f"{{key value tags}} : ({terms_match}) OR {{context}} : ({terms_match})"
 
 
 def affordable_terms(matches: dict[str, int], budget: int) -> list[str]:
@@ -69,9 +109,3 @@ def affordable_terms(matches: dict[str, int], budget: int) -> list[str]:
         chosen.append(term)
         total += matches[term]
     return chosen
-
-
-def phrase(text: str) -> str:
-    """Any text as one FTS5 phrase: its words, adjacent and in order (a double quote inside
-    is doubled, FTS5's escape, so no text can become syntax)."""
-    return '"' + text.replace('"', '""') + '"'

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from memory_mcp.errors import InvalidInputError, MemoryNotFoundError, PermissionDeniedError
 from memory_mcp.models import Link, LinkOutcome, Scope, Visibility
 from memory_mcp.store.engine import Engines
-from memory_mcp.store.rows import MEMORIES, M, visible_to
+from memory_mcp.store.memories_table import MEMORIES, M, visible_to
 from memory_mcp.store.schema import MemoryLinkRow
 
 LINKS = cast(Table, MemoryLinkRow.__table__)

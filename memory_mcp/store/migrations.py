@@ -19,19 +19,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, inspect, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.models import Scope, Source
 from memory_mcp.store import write_context
-from memory_mcp.store.rows import MEMORIES, M, next_revision
+from memory_mcp.store.memories_table import MEMORIES, M, next_revision
 from memory_mcp.store.schema import (
-    SQLITE_FTS_DDL,
-    SQLITE_FTS_OLD,
-    SQLITE_IDENT_DDL,
-    SQLITE_KEYWORD_TOTALS_DDL,
     Base,
     StoreMetaRow,
+)
+from memory_mcp.store.sqlite.ddl import (
+    SQLITE_FTS_DDL,
+    SQLITE_IDENT_DDL,
+    SQLITE_KEYWORD_TOTALS_DDL,
 )
 
 # (table, column, SQL type) in the order they were added.
@@ -66,6 +67,7 @@ SCHEMA_CODE = (
     "store/schema.py",
     "store/migrations.py",
     "store/repository.py",
+    "store/sqlite/ddl.py",
     "store/postgres/ddl.py",
     "store/postgres/pgvector_search.py",
 )
@@ -105,19 +107,10 @@ OTHER = "other"  # anything else: check everything
 def schema_state(sync_conn: Connection) -> str:
     """CURRENT, EMPTY or OTHER (a read; init_schema decides under the write lock)."""
     stamp = code_stamp()
-    if sync_conn.dialect.name == "sqlite":
-        tables = {
-            row[0]
-            for row in sync_conn.exec_driver_sql(
-                "SELECT name FROM sqlite_master WHERE type = 'table'"
-            )
-        }
-        if not tables:
-            return EMPTY
-        made = "store_meta" in tables
-    else:
-        made = bool(sync_conn.exec_driver_sql("SELECT to_regclass('store_meta')").scalar())
-    if stamp is None or not made:
+    tables = set(inspect(sync_conn).get_table_names())  # the current schema's, any database
+    if not tables:
+        return EMPTY
+    if stamp is None or "store_meta" not in tables:
         return OTHER
     stored = sync_conn.scalar(select(StoreMetaRow.value).where(StoreMetaRow.name == SCHEMA_STAMP))
     return CURRENT if stored == stamp else OTHER
@@ -188,12 +181,6 @@ async def migrate(conn: AsyncConnection) -> list[str]:
         )
     if "memories.about_agent" in added:
         await _learnings_belong_to_their_lead(conn)
-    if conn.dialect.name == "sqlite":
-        missing = await _keyword_index_lacks(conn, ("context", "project"))
-        if missing:
-            for ddl in SQLITE_FTS_OLD:
-                await conn.exec_driver_sql(ddl)
-            added += [f"memories_fts.{column}" for column in missing]
     if "memories.written_session" in added:
         await _older_session_memories_gain_context(conn)
     await _contexts_by_the_current_rule(conn)
@@ -231,16 +218,6 @@ async def _older_session_memories_gain_context(conn: AsyncConnection) -> None:
     )
     ids = list(await conn.scalars(placed))
     await conn.run_sync(write_context.refresh, ids)
-
-
-async def _keyword_index_lacks(conn: AsyncConnection, wanted: tuple[str, ...]) -> list[str]:
-    """The columns of `wanted` an existing FTS5 index lacks: one made before the
-    write-time context column (store/write_context.py; their memories have no context
-    until rewritten) or before the project column (store/schema.py). init_schema makes it
-    again and refills it from `memories`, once."""
-    table = await conn.exec_driver_sql("PRAGMA table_info(memories_fts)")
-    columns = [row._mapping["name"] for row in table]
-    return [column for column in wanted if columns and column not in columns]
 
 
 async def _learnings_belong_to_their_lead(conn: AsyncConnection) -> None:

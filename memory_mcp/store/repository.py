@@ -32,14 +32,15 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.store import fulltext, migrations, writes
-from memory_mcp.store import listing as browse
-from memory_mcp.store import record_reads as reads
+from memory_mcp.store import browsing as browse
+from memory_mcp.store import migrations, writes
+from memory_mcp.store import read_statements as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
+from memory_mcp.store.browsing import BulkDeletion, Selection
 from memory_mcp.store.engine import Engines
+from memory_mcp.store.keyword import KeywordIndex
 from memory_mcp.store.link_rows import LinkStore
-from memory_mcp.store.listing import BulkDeletion, Selection
-from memory_mcp.store.rows import (
+from memory_mcp.store.memories_table import (
     IN_CHUNK,
     MEMORIES,
     M,
@@ -49,19 +50,10 @@ from memory_mcp.store.rows import (
     visible_to,
 )
 from memory_mcp.store.schema import (
-    KEYWORD_TOTALS_FILL,
-    SQLITE_FTS_DDL,
-    SQLITE_FTS_REBUILD,
-    SQLITE_IDENT_DDL,
-    SQLITE_IDENT_REBUILD,
-    SQLITE_KEYWORD_TOTALS_DDL,
-    SQLITE_KEYWORD_TOTALS_OLD,
     Base,
     MemoryRow,
     StoreMetaRow,
 )
-from memory_mcp.store.sqlite_file import LARGEST_ID as SQLITE_LARGEST_ID
-from memory_mcp.store.stored_vectors import StoredVectors
 
 log = logging.getLogger(__name__)
 
@@ -70,24 +62,18 @@ class MemoryStore:
     def __init__(self, engines: Engines) -> None:
         self._engines = engines
         self._accesses = AccessTally()
-        # Vectors have their own statements (store/stored_vectors.py);
-        # memory_mcp/semantic/vectors.py uses them. The one place the dialect picks the
-        # PostgreSQL parts (store/postgres/).
-        self._fulltext: Any = fulltext
-        self.vectors = StoredVectors(engines)
-        if not engines.is_sqlite:  # imported here: a SQLite store never loads them
-            from memory_mcp.store.postgres import tsvector as pg_fulltext
-            from memory_mcp.store.postgres.pgvector_search import PgStoredVectors
-
-            self._fulltext = pg_fulltext
-            self.vectors = PgStoredVectors(engines)
+        # The database's own parts come from its Dialect (store/dialect.py), chosen with
+        # the engines: the keyword arm, and the vectors' statements (store/stored_vectors.py),
+        # which memory_mcp/semantic/vectors.py uses.
+        self._keywords: KeywordIndex = engines.dialect.keywords
+        self.vectors = engines.dialect.stored_vectors(engines)
         self.links = LinkStore(engines)  # the links between memories (store/link_rows.py)
 
     @property
     def largest_id(self) -> int:
         """The largest id the `memories` table holds: SQLite's INTEGER is 64-bit, the
         PostgreSQL schema's INTEGER 32-bit (its driver refuses a bigger parameter)."""
-        return SQLITE_LARGEST_ID if self._engines.is_sqlite else 2**31 - 1
+        return self._engines.dialect.largest_id
 
     async def close(self) -> None:
         # Reads counted since the last flush; a store too busy to take them within a few
@@ -135,36 +121,8 @@ class MemoryStore:
             await conn.run_sync(Base.metadata.create_all)
             # Columns first: the keyword index (FTS5 triggers, PostgreSQL's generated
             # column) reads the write-time context column.
-            added = await migrations.migrate(conn)
-            if self._engines.is_sqlite:
-                for ddl in SQLITE_FTS_DDL:
-                    await conn.exec_driver_sql(ddl)
-                if any(column.startswith("memories_fts.") for column in added):
-                    await conn.exec_driver_sql(SQLITE_FTS_REBUILD)
-                # A store from before the identifiers' index fills it once (1M: see
-                # docs/lab/benchmark-runs.md).
-                made = await conn.exec_driver_sql("PRAGMA table_info(memory_identifiers)")
-                fill = not made.all()
-                for ddl in SQLITE_IDENT_DDL:
-                    await conn.exec_driver_sql(ddl)
-                if fill:
-                    await conn.exec_driver_sql(SQLITE_IDENT_REBUILD)
-                made = await conn.exec_driver_sql("PRAGMA table_info(keyword_totals)")
-                columns = {row._mapping["name"] for row in made}
-                if columns and "project" not in columns:  # counted before projects
-                    for ddl in SQLITE_KEYWORD_TOTALS_OLD:
-                        await conn.exec_driver_sql(ddl)
-                fill = "project" not in columns  # a store from before these counters
-                for ddl in SQLITE_KEYWORD_TOTALS_DDL:
-                    await conn.exec_driver_sql(ddl)
-                if fill:
-                    await conn.exec_driver_sql(KEYWORD_TOTALS_FILL)
-            else:
-                from memory_mcp.store.postgres.ddl import create_postgres_objects
-                from memory_mcp.store.postgres.pgvector_search import fill_pgvector_column
-
-                await create_postgres_objects(conn)
-                await fill_pgvector_column(conn)
+            await migrations.migrate(conn)
+            await self._engines.dialect.create_objects(conn)
             exists = await conn.scalar(
                 select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
             )
@@ -440,17 +398,17 @@ class MemoryStore:
         column_weights: tuple[float, float, float, float],
     ) -> list[tuple[int, float]]:
         """(id, BM25 relevance, larger is better) for visible memories containing any of
-        `terms` (from `keyword.query_terms`), best first; see store/fulltext.py."""
-        found: list[tuple[int, float]] = await self._engines.read(
-            self._fulltext.keyword_search, terms, vis, limit, column_weights
+        `terms` (from `keyword.query_terms`), best first (store/keyword.py's KeywordIndex)."""
+        hits, _ = await self._engines.read(
+            self._keywords.keyword_hits, terms, vis, limit, column_weights
         )
-        return found
+        return hits
 
     async def keyword_finds(self, query: KeywordQuery, vis: Visibility) -> KeywordFinds:
         """A search's keyword arm in one read (one snapshot, and on SQLite one trip to a
         worker thread), while the model embeds the query: the BM25 hits, the exact
         candidates, and what ranking needs of them."""
-        return await self._engines.read(reads.keyword_finds, self._fulltext, query, vis)
+        return await self._engines.read(reads.keyword_finds, self._keywords, query, vis)
 
     async def context_lenders(
         self, memory_ids: Sequence[int], terms: Sequence[str], vis: Visibility
@@ -460,7 +418,7 @@ class MemoryStore:
         if not memory_ids or not terms:
             return {}
         return await self._engines.read(
-            reads.context_lenders, self._fulltext, list(memory_ids), list(terms), vis
+            reads.context_lenders, self._keywords, list(memory_ids), list(terms), vis
         )
 
     async def iter_records(
@@ -503,7 +461,7 @@ class MemoryStore:
             ]
             return newest_first[::-1]
 
-    # -- browsing and bulk deletes (store/listing.py) ---------------------------------------
+    # -- browsing and bulk deletes (store/browsing.py) ---------------------------------------
 
     async def list_page(
         self, selection: Selection, after: Position | None, limit: int
@@ -511,7 +469,8 @@ class MemoryStore:
         """Up to `limit` memories after `after`, newest first, and where the page ended if
         more follow (None: this was the last page)."""
         async with self._engines.reader.connect() as conn:
-            stmt = browse.page_statement(selection, after, limit + 1, self._engines.is_sqlite)
+            walk = self._engines.dialect.walks_order_index
+            stmt = browse.page_statement(selection, after, limit + 1, walk)
             rows = (await conn.execute(stmt)).all()
         if len(rows) <= limit:
             return readable_records(rows), None

@@ -7,17 +7,26 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Connection, and_, case, exists, func, insert, select, true, update
 
 from memory_mcp.models import Visibility
-from memory_mcp.store.engine import Engines
 from memory_mcp.store.index_rows import IndexDelta, IndexRow
-from memory_mcp.store.rows import IN_CHUNK, MEMORIES, M, index_row, next_revision, visible_to
+from memory_mcp.store.memories_table import (
+    IN_CHUNK,
+    MEMORIES,
+    M,
+    index_row,
+    next_revision,
+    visible_to,
+)
 from memory_mcp.store.schema import EmbeddingRow, StoreMetaRow, TombstoneRow
-from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.sqlite.cursor import cursor_rows
+
+if TYPE_CHECKING:  # the engines are handed in, not made here
+    from memory_mcp.store.engine import Engines
 
 # A memory's vector, passages included: not a whole text's alone (EmbeddingRow.whole_only).
 COMPLETE = EmbeddingRow.whole_only.is_not(True)
@@ -203,7 +212,7 @@ class StoredVectors:
     ) -> dict[int, np.ndarray]:
         """The current `model` vector of each of `memory_ids` that has one (a quantised
         index re-scores its best candidates with them); with `vis`, of those it lets
-        through only (store/rows.py's rule, in the same statement)."""
+        through only (store/memories_table.py's rule, in the same statement)."""
         if not memory_ids:
             return {}
         return await self._engines.read(_vectors_of, model, list(memory_ids), vis)
@@ -269,7 +278,7 @@ def _rows_page(
 
 
 # On a search's path (the re-scoring of a big index's best candidates, ~140 a search): SQL
-# text on the driver's cursor, the ids as one JSON array (store/by_id.py says why).
+# text on the driver's cursor, the ids as one JSON array (store/rows_by_id.py says why).
 _VECTORS_BY_ID_SQLITE = (
     "SELECT memories.id, embeddings.vector FROM memories JOIN embeddings "
     "ON embeddings.content_hash = memories.content_hash AND embeddings.model = ? "

@@ -7,25 +7,21 @@ The target must be empty unless `replace` is given, which empties it first (in t
 transaction): running the same copy again gives the same target. Derived data is made by
 the target itself: SQLite's FTS5 rows by its triggers, PostgreSQL's tsvector by its
 generated column and the pgvector copy of each vector (and its HNSW index) from the
-stored bytes (`fill_pgvector_column`)."""
+stored bytes (its Dialect's `after_copy`, store/postgres/dialect.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import Table, delete, func, insert, select, text
+from sqlalchemy import Table, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.store.engine import Engines, create_engines
-from memory_mcp.store.postgres.pgvector_search import fill_pgvector_column
 from memory_mcp.store.repository import MemoryStore
 from memory_mcp.store.schema import Base, StoreMetaRow
 
 BATCH = 1000  # rows per INSERT: a few MB of vectors at most
-# Integer ids that a PostgreSQL sequence hands out (SQLite's AUTOINCREMENT follows the
-# largest id inserted by itself).
-SEQUENCED = ("memories", "memory_history", "memory_links", "agent_tokens", "oauth_grants")
 
 
 @dataclass
@@ -105,9 +101,7 @@ async def _copy(source: Engines, target: Engines, replace: bool) -> CopyReport:
             await writing.execute(delete(table))
         for table in tables():
             await _copy_table(reading, writing, table)
-        if not target.is_sqlite:
-            await _advance_sequences(writing)
-            await fill_pgvector_column(writing)
+        await target.dialect.after_copy(writing)  # what the rows need of the database
         after = await _counts(writing)
         if after != report.counts:
             raise RuntimeError(f"copied counts differ: source {report.counts}, target {after}")
@@ -119,19 +113,6 @@ async def _copy_table(reading: AsyncConnection, writing: AsyncConnection, table:
     result = await reading.stream(select(table).order_by(*order))
     async for rows in result.partitions(BATCH):
         await writing.execute(insert(table), [dict(row._mapping) for row in rows])
-
-
-async def _advance_sequences(writing: AsyncConnection) -> None:
-    """Ids were inserted as they were: the next id each sequence hands out must be past
-    them (and past every tombstoned id: a memory id is never reused)."""
-    for name in SEQUENCED:
-        floor = "SELECT max(memory_id) FROM memory_tombstones" if name == "memories" else "0"
-        await writing.execute(
-            text(
-                f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
-                f"greatest(({floor}), (SELECT max(id) FROM {name}), 1))"
-            )
-        )
 
 
 __all__ = ["CopyReport", "copy_store", "empty_store", "tables"]

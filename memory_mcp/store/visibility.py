@@ -8,7 +8,7 @@ source and the time window.
 Every read that filters by who may see what applies this text: SQLAlchemy's statements
 (rows.visible_to binds it into any statement, on SQLite and PostgreSQL alike), the search's
 SQL text on SQLite's cursor (rows.visible_sql) and the reads on the standard library's
-sqlite3 (store/sqlite_reads.py: the hooks and the reading commands, which import no
+sqlite3 (store/sqlite/stdlib_reads.py: the hooks and the reading commands, which import no
 SQLAlchemy). A filter added here is applied by all of them. Standard library only: the
 hooks' fast path imports it. rules/permissions.py's `can_see` is the same rule for one
 record already read."""

@@ -8,7 +8,7 @@ by the long answer written after it. So a memory's *context* is the words of the
 just after it, in the same session (the writer's `Caller.session_id`, whatever the scope:
 a stdio server process, an MCP session over HTTP, an import run): the `context` column,
 a fourth column of the keyword index at a lower weight (search/pipeline.
-KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own (store/fulltext.py, `_PARTS`).
+KEYWORD_COLUMN_WEIGHTS), matched as phrases of their own (store/sqlite/fts5.py, `_PARTS`).
 Measured on three development sets (LoCoMo, REALTALK, BEAM), leave one conversation out
 (docs/lab/retrieval-v3.md).
 
@@ -42,14 +42,14 @@ from sqlalchemy import Connection, bindparam, select, tuple_, update
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import NewMemory, Scope, Source, seen_wherever
-from memory_mcp.store.rows import MEMORIES, M
+from memory_mcp.store.memories_table import MEMORIES, M
 
 # The memories written just before and just after (leave one out over the three sets:
 # docs/lab/retrieval-v3.md).
 CONTEXT_BEFORE = 3
 CONTEXT_AFTER = 4
 # Which rule the stored contexts were made by (store_meta `context_recipe`): 1, the
-# previous 4 (issue 23); 2, the previous 3 and the following 4. A store made by another is
+# previous 4 (the first rule); 2, the previous 3 and the following 4. A store made by another is
 # recomputed once at start (migrations.py).
 RECIPE = 2
 # Each side of a context longer than this is cut, keeping the words nearest the memory:

@@ -31,8 +31,7 @@ from memory_mcp.models import (
 )
 from memory_mcp.store import write_context
 from memory_mcp.store.access_counts import PendingAccess
-from memory_mcp.store.records import access_sql
-from memory_mcp.store.rows import (
+from memory_mcp.store.memories_table import (
     IN_CHUNK,
     MEMORIES,
     M,
@@ -40,6 +39,7 @@ from memory_mcp.store.rows import (
     next_revision,
     record_from_row,
 )
+from memory_mcp.store.record_columns import ACCESS_SQL
 from memory_mcp.store.schema import (
     MemoryHistoryRow,
     MemoryLinkRow,
@@ -412,11 +412,11 @@ def upsert_row(
 
 def write_accesses(conn: Connection, reads: dict[int, PendingAccess]) -> None:
     """access_count, last_accessed_at and the LRU clock of the memories read since the
-    last write (store/access_counts.py), in records.py's SQL (store/sqlite_reads.py runs
-    it too). No revision: search is unaffected."""
+    last write (store/access_counts.py), in record_columns.py's SQL
+    (store/sqlite/stdlib_reads.py runs it too). No revision: search is unaffected."""
     if reads:
         conn.execute(
-            text(access_sql(conn.dialect.name)),
+            text(ACCESS_SQL),
             [{"id": i, "count": entry.count, "last": entry.last} for i, entry in reads.items()],
         )
 

@@ -51,7 +51,7 @@ SECURITY_HEADERS = {
 
 def allowed_host_names(settings: Settings) -> frozenset[str] | None:
     """The Host names a request may carry (without port); None: no check. The same rule
-    as the MCP routes' (http_server.transport_security): loopback names on loopback; else
+    as the MCP routes' (http/team_server.transport_security): loopback names on loopback; else
     the --host name, --allowed-hosts and loopback; --public-url's host in both cases; all
     interfaces without --allowed-hosts leave nothing to check against (the token is the
     gate)."""

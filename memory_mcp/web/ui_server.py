@@ -34,7 +34,7 @@ DEFAULT_PORT = 8766  # next to the team server's 8765
 
 def web_routes(settings: Settings, app: AppContext, sign_in: bool = False) -> list[WebRoute]:
     """The pages, for this process's store and Host names (also mounted by the team
-    server, http_server.http_app, which adds the OAuth sign-in page with `sign_in`)."""
+    server, http/team_server.http_app, which adds the OAuth sign-in page with `sign_in`)."""
     pages = WebPages(app, allowed_host_names(settings))
     if not sign_in:
         return pages.routes()

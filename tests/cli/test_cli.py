@@ -83,7 +83,6 @@ def test_no_flag_given_overrides_nothing() -> None:
         ["hook", "stop"],
         ["doctor"],
         ["model", "prepare"],
-        ["bench", "latency"],
         ["token", "list"],
         ["search", "query"],
         ["get", "1"],
@@ -188,10 +187,12 @@ def test_process_model_prepare(env: dict[str, str]) -> None:
     assert prepared.returncode == 0, prepared.stderr
 
 
-def test_process_bench_help(env: dict[str, str]) -> None:
-    shown = run(env, "bench", "--help").stdout
-    assert "locomo" in shown
-    assert shown.startswith("usage: memory-mcp bench"), shown[:80]  # not "python -m bench"
+def test_process_help_offers_no_bench(env: dict[str, str]) -> None:
+    """The benchmarks are a project of their own beside the package (bench/, make bench)."""
+    shown = run(env, "--help").stdout
+    assert shown.startswith("usage: memory-mcp"), shown[:80]
+    assert "bench" not in shown
+    assert run(env, "bench", "--help").returncode == 2
 
 
 def test_import_help_lists_what_changes_an_import(capsys: pytest.CaptureFixture[str]) -> None:

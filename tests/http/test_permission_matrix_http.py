@@ -1,4 +1,4 @@
-"""The permission matrix of tests/test_permission_matrix.py over real HTTP: the same rules,
+"""The permission matrix of tests/rules/test_permission_matrix.py over real HTTP: the same rules,
 read paths and write paths, with each agent known only by what its connection presents
 and each viewer's session being its own MCP session (one connection per viewer) on a
 spawned `memory-mcp serve --transport streamable-http|sse`. Everything runs inside one
@@ -20,7 +20,7 @@ expects). SSE and PostgreSQL run the read paths (`read_paths`): every viewer, co
 its own agent and session, reads every memory through every tool, which comes out wrong if
 the transport or the store gives a connection the wrong agent or session. The deletes and
 overwrites take that identity from the same place; they run whole on both stores in
-process (tests/test_permission_matrix.py). PostgreSQL's server runs without --oauth,
+process (tests/rules/test_permission_matrix.py). PostgreSQL's server runs without --oauth,
 every viewer with its bearer token: the matrix on a server whose only way in is the
 bearer check. A whole matrix costs ~15 s of CPU: it runs once, with both ways in."""
 
@@ -41,7 +41,7 @@ from tests.http.oauth_client import (
     sdk_client_auth,
 )
 from tests.http.team_server import TeamServer, running, token_add
-from tests.test_permission_matrix import (
+from tests.rules.test_permission_matrix import (
     AGENTS,
     SCOPES,
     SESSIONS,

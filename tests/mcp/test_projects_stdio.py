@@ -40,7 +40,7 @@ from memory_mcp.mcp.server import build_server
 from memory_mcp.rules.projects import current_project
 from memory_mcp.semantic.embeddings import Embedder
 from tests.conftest import BACKENDS, call, call_error, in_process, store_db
-from tests.test_projects import repository
+from tests.rules.test_projects import repository
 
 pytestmark = pytest.mark.anyio
 

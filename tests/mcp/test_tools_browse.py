@@ -1,6 +1,6 @@
 """memory-list, memory-history, memory-revert, memory-delete by key and memory-delete-many
 through an in-process MCP client, on a SQLite file and on PostgreSQL. (The rules under
-them: tests/test_browse_service.py, tests/test_revert_delete_service.py; a real stdio
+them: tests/rules/test_browse_service.py, tests/rules/test_revert_delete_service.py; a real stdio
 process: tests/mcp/test_stdio_e2e.py, three agents on one file.)"""
 
 from __future__ import annotations

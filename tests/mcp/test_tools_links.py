@@ -1,6 +1,6 @@
 """memory-link, memory-related, the links memory-get and memory-history show, and
 memory-search's expand, through an in-process MCP client on both stores. Who may see and
-change links across agents: tests/test_link_permissions.py."""
+change links across agents: tests/rules/test_link_permissions.py."""
 
 from __future__ import annotations
 

@@ -333,7 +333,7 @@ async def test_a_reindexed_chunk_keeps_what_the_file_does_not_hold(
     could) survives an edit of that chunk."""
     from sqlalchemy import update
 
-    from memory_mcp.store.rows import MEMORIES, M
+    from memory_mcp.store.memories_table import MEMORIES, M
 
     note = memory_dir / "deploy.md"
     note.write_text(NOTE)

@@ -18,8 +18,8 @@ from memory_mcp.app.context import AppContext
 from memory_mcp.models import Caller, Role, SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
-from memory_mcp.store import fulltext
 from memory_mcp.store.keyword import query_terms
+from memory_mcp.store.sqlite import fts5
 from tests.conftest import SQLITE_ONLY, UNSTAMP, FakeEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, SQLITE_ONLY]
@@ -66,7 +66,7 @@ async def test_an_identifier_is_matched_whole_and_its_parts_alone(
         vis = Visibility(caller=W1, now=app.service.clock())
 
         def holding(conn: Connection) -> list[int]:
-            return fulltext.holding_phrase(conn, "GCLOUD_alpha_compute_instances_create", vis, 10)
+            return fts5.holding_phrase(conn, "GCLOUD_alpha_compute_instances_create", vis, 10)
 
         assert await _read(app, holding) == [ids["whole"]]
         # One part alone is a word of the main index: every memory holding it.

@@ -3,7 +3,7 @@
 Before, FTS5's bm25() weighed a word by how many of ALL memories held it: worker w2's
 search for its own rare word showed `explain.bm25` move 6.6027 → 5.9146 when w1 stored
 ONE private memory with that word, and back when w1 deleted it. Now the keyword arm's
-statistics count the swarm's memories and the caller's own (store/fulltext.py): another
+statistics count the swarm's memories and the caller's own (store/sqlite/fts5.py): another
 agent's private memories change no score, no explanation and no order; a swarm memory,
 which every agent sees, does count. FakeEmbedder: the vector arm's cosines depend on the
 caller's candidates only, and are not what is judged here."""
@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from memory_mcp.app.context import AppContext
 from memory_mcp.models import Caller, Role, Scope, SearchRequest, StoreRequest
 from memory_mcp.settings import Settings
-from memory_mcp.store import fulltext
+from memory_mcp.store.sqlite import fts5
 from tests.conftest import SQLITE_ONLY, UNSTAMP, FakeEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, SQLITE_ONLY]
@@ -150,7 +150,7 @@ async def test_a_population_over_the_budget_counts_only_what_the_caller_may_see(
 ) -> None:
     """Which terms a large store ranks is chosen by counts over the caller's population
     too: w1's private memories full of a word do not make it unaffordable for w2."""
-    monkeypatch.setattr(fulltext, "MATCH_BUDGET", 5)
+    monkeypatch.setattr(fts5, "MATCH_BUDGET", 5)
     async with opened(make_settings(), FakeEmbedder()) as app:
         await _w2s_memories(app)
         for i in range(4):

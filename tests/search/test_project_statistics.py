@@ -1,6 +1,6 @@
 """A project's search ranks as if its memories (and `*`'s) were alone in the store: what
 other projects hold changes no keyword score, no choice of terms and no order. The keyword
-arm's statistics count the projects the search covers (store/fulltext.py, Population).
+arm's statistics count the projects the search covers (store/sqlite/fts5.py, Population).
 FakeEmbedder: the vector arm's cosines depend on the candidates only, not judged here."""
 
 from __future__ import annotations

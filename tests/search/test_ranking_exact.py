@@ -34,8 +34,8 @@ from memory_mcp.search.exact_match import (
 )
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
-from memory_mcp.store import fulltext
-from memory_mcp.store.keyword import query_terms
+from memory_mcp.store.keyword import MATCH_BUDGET, query_terms
+from memory_mcp.store.sqlite import fts5
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 from tests.store.test_store_migration import build_old_store
 
@@ -168,14 +168,14 @@ async def keys(app: AppContext, query: str, **filters: Any) -> list[str]:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("budget", [fulltext.MATCH_BUDGET, 0])
+@pytest.mark.parametrize("budget", [MATCH_BUDGET, 0])
 async def test_an_identifier_beyond_the_keyword_pool_is_still_first(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch, budget: int
 ) -> None:
     """Sixty short memories full of the query's other words fill the keyword arm's pool of
     50, and BM25 ranks the long note holding the identifier below them. With a budget of 0
     FTS5's cost guard returns the newest matches unranked, and the note is the oldest."""
-    monkeypatch.setattr(fulltext, "MATCH_BUDGET", budget)
+    monkeypatch.setattr(fts5, "MATCH_BUDGET", budget)
     async with opened(make_settings()) as app:
         filler = " ".join(f"word{i}" for i in range(300))
         note = await app.service.store_memory(

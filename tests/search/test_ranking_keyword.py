@@ -12,8 +12,9 @@ from memory_mcp.app.context import AppContext
 from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
-from memory_mcp.store import fulltext
-from memory_mcp.store.keyword import affordable_terms, match_any, query_terms
+from memory_mcp.store.keyword import affordable_terms, query_terms
+from memory_mcp.store.sqlite import fts5
+from memory_mcp.store.sqlite.match import match_any
 from memory_mcp.store.write_context import CONTEXT_AFTER
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
@@ -44,7 +45,7 @@ async def test_a_large_store_ranks_by_its_rarer_terms(
 ) -> None:
     # "zanzibar" is in the target's own words and in the context of the CONTEXT_AFTER
     # notes written before it (store/write_context.py): 5 matches, within the budget.
-    monkeypatch.setattr(fulltext, "MATCH_BUDGET", 1 + CONTEXT_AFTER)
+    monkeypatch.setattr(fts5, "MATCH_BUDGET", 1 + CONTEXT_AFTER)
     async with opened(make_settings(), FakeEmbedder()) as app:
         for i in range(6):
             await app.service.store_memory(
@@ -77,7 +78,7 @@ async def test_term_counts_stop_just_past_the_budget(
 ) -> None:
     """Counting a common term whole cost milliseconds at 100k memories; past the budget
     the number decides nothing, so each count stops at MATCH_BUDGET + 1."""
-    monkeypatch.setattr(fulltext, "MATCH_BUDGET", 3)
+    monkeypatch.setattr(fts5, "MATCH_BUDGET", 3)
     settings = make_settings()
     async with opened(settings, FakeEmbedder()) as app:
         for i in range(6):
@@ -86,8 +87,8 @@ async def test_term_counts_stop_just_past_the_budget(
         engines = app.service.store._engines
         assert engines.sync_reader is not None
         with engines.sync_reader.connect() as conn:
-            population = fulltext.Population.of(conn, Visibility(app.caller))
-            counts = fulltext._counts(conn, ["shared", "zanzibar", "absent"], population)
+            population = fts5.Population.of(conn, Visibility(app.caller))
+            counts = fts5._counts(conn, ["shared", "zanzibar", "absent"], population)
     assert population.memories == 7
     # (in its own words, in its context): "shared" is in 7 of each, counted to 4;
     # "zanzibar" in z's own words and lent to the 4 written before it.

@@ -19,8 +19,8 @@ from memory_mcp.models import BatchItem, NewMemory, Scope, Source, Visibility
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.settings import Settings
 from memory_mcp.store.postgres.pgvector_search import PgvectorSearch
+from tests.bench.test_bench import TINY
 from tests.conftest import call, opened
-from tests.test_bench import TINY
 
 pytestmark = pytest.mark.anyio
 MODEL = "explain-test-model"

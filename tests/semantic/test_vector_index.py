@@ -1,5 +1,5 @@
 """The in-process vector index (semantic/vector_index.py) on its own: slots, growth, removal, the
-filter mask and the order of hits. (tests/test_visibility_parity.py holds its mask to the
+filter mask and the order of hits. (tests/rules/test_visibility_parity.py holds its mask to the
 SQL rule on a real store.)"""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A listing page walks the order's index on SQLite instead of sorting every visible row
-(store/listing.py), and a page of history the memory's versions: checked on the query plan,
+(store/browsing.py), and a page of history the memory's versions: checked on the query plan,
 not on a clock."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from sqlalchemy.dialects import sqlite
 
 from memory_mcp.models import Caller, Position, Role, Visibility
 from memory_mcp.settings import Settings
-from memory_mcp.store.listing import Selection, page_statement
-from memory_mcp.store.record_reads import history_page
+from memory_mcp.store.browsing import Selection, page_statement
+from memory_mcp.store.read_statements import history_page
 from tests.conftest import opened
 
 pytestmark = pytest.mark.anyio

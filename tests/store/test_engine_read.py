@@ -15,7 +15,7 @@ from sqlalchemy import Connection, event, select
 from memory_mcp.models import KeywordQuery, SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
-from memory_mcp.store.rows import M
+from memory_mcp.store.memories_table import M
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]

@@ -15,7 +15,7 @@ import pytest
 
 from memory_mcp.models import Caller, Role, Scope, SearchRequest, StoreRequest
 from memory_mcp.settings import Settings
-from memory_mcp.store.schema import SQLITE_FTS_OLD, SQLITE_KEYWORD_TOTALS_OLD
+from memory_mcp.store.sqlite.ddl import SQLITE_FTS_OLD, SQLITE_KEYWORD_TOTALS_OLD
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, UNSTAMP, opened, pg_query
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]

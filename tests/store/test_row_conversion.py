@@ -15,7 +15,13 @@ from sqlalchemy import create_engine, select
 from memory_mcp.errors import DamagedMemoryError
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
-from memory_mcp.store.rows import MEMORIES, RANK_COLUMNS, M, rank_facts_from_row, record_from_row
+from memory_mcp.store.memories_table import (
+    MEMORIES,
+    RANK_COLUMNS,
+    M,
+    rank_facts_from_row,
+    record_from_row,
+)
 from tests.conftest import SQLITE_ONLY, FakeEmbedder, opened
 
 pytestmark = [pytest.mark.anyio, SQLITE_ONLY]

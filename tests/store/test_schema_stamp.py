@@ -18,6 +18,7 @@ from memory_mcp.store import migrations, schema
 from memory_mcp.store.engine import create_engines
 from memory_mcp.store.postgres import ddl, pgvector_search
 from memory_mcp.store.repository import MemoryStore
+from memory_mcp.store.sqlite import ddl as sqlite_ddl
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened
 
 pytestmark = [pytest.mark.anyio, BOTH_BACKENDS]
@@ -72,11 +73,13 @@ def test_the_stamp_covers_every_module_that_makes_the_schema() -> None:
         migrations.migrate,
         migrations.create_new_sqlite,
         schema.Base,
+        sqlite_ddl.create_sqlite_objects,
         ddl.create_postgres_objects,
         pgvector_search.fill_pgvector_column,
     ]
     files = {Path(inspect.getsourcefile(maker) or "").resolve() for maker in makers}
-    files |= {Path(schema.__file__).resolve()}  # SQLITE_FTS_DDL and the other statements
+    files |= {Path(schema.__file__).resolve()}  # the tables
+    files |= {Path(sqlite_ddl.__file__).resolve()}  # SQLITE_FTS_DDL and the other statements
     assert {str(f.relative_to(package)) for f in files} <= set(migrations.SCHEMA_CODE)
     assert all((package / name).is_file() for name in migrations.SCHEMA_CODE)
 

@@ -1,7 +1,7 @@
 """Behaviour under load and with a damaged store, through the in-process MCP client on a real
 SQLite file: reads never wait for writers, a busy store says so, unexpected failures never
 leak their text, damaged rows are skipped, tool calls take turns, commits are fsynced.
-(Real server processes on one file: tests/test_processes.py and tests/test_crash.py.)"""
+(Real server processes on one file: tests/store/test_processes.py and tests/store/test_crash.py.)"""
 
 from __future__ import annotations
 
@@ -209,7 +209,7 @@ async def test_tool_calls_take_turns_in_arrival_order(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A burst is worked on a few calls at a time, first come first served, so the early
-    calls finish early (the latency numbers are in `memory-mcp bench stress`)."""
+    calls finish early (the latency numbers are in `python -m bench stress`)."""
     real_search = MemoryService.search
     running = 0
     most_running = 0

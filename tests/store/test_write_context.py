@@ -21,8 +21,8 @@ from memory_mcp.rules.service import MemoryService
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.settings import Settings
 from memory_mcp.store.keyword import query_terms
+from memory_mcp.store.memories_table import M
 from memory_mcp.store.migrations import CONTEXT_RECIPE
-from memory_mcp.store.rows import M
 from memory_mcp.store.schema import StoreMetaRow
 from memory_mcp.store.write_context import (
     CONTEXT_AFTER,

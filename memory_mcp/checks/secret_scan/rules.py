@@ -76,7 +76,8 @@ class Allowlist:
 class Rule:
     """A rule's pattern is compiled the first time a text holds one of its keywords: a
     process compiles the few rules its texts call for, not all ~220 (~0.1 s of CPU at
-    every start of a hook or a command, which validate the agent id; issue 39)."""
+    every start of a hook or a command, which validate the agent id: more than a hook
+    with nothing to do may take)."""
 
     id: str
     regex: str  # gitleaks' syntax, NAME_PREFIX cut off

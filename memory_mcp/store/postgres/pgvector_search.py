@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import (
@@ -32,11 +32,13 @@ from sqlalchemy.sql import ColumnElement
 from sqlalchemy.types import UserDefinedType
 
 from memory_mcp.models import Visibility
-from memory_mcp.store.engine import Engines
+from memory_mcp.store.memories_table import MEMORIES, M, visible_to
 from memory_mcp.store.postgres.ddl import hnsw_index_ddl
-from memory_mcp.store.rows import MEMORIES, M, visible_to
 from memory_mcp.store.schema import EmbeddingRow
 from memory_mcp.store.stored_vectors import StoredVectors
+
+if TYPE_CHECKING:  # the engines are handed in, not made here
+    from memory_mcp.store.engine import Engines
 
 E = EmbeddingRow.__table__.c
 

@@ -1,5 +1,5 @@
-"""Keyword search on PostgreSQL: the generated `search_text` tsvector and its GIN index
-(store/postgres/ddl.py). The same contract as store/fulltext.py (SQLite FTS5): the
+"""PostgreSQL's KeywordIndex (store/keyword.py): the generated `search_text` tsvector and
+its GIN index (store/postgres/ddl.py). The same contract as store/sqlite/fts5.py: the
 caller's visibility and filters are part of the statement, so they apply before the cut."""
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ from sqlalchemy.dialects.postgresql import ARRAY, REAL
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import Visibility
-from memory_mcp.store.fulltext import MATCH_BUDGET
-from memory_mcp.store.keyword import OWN_COLUMNS
+from memory_mcp.store.keyword import MATCH_BUDGET, OWN_COLUMNS
+from memory_mcp.store.memories_table import MEMORIES, M, visible_to
 from memory_mcp.store.postgres.ddl import TS_CONFIG
-from memory_mcp.store.rows import MEMORIES, M, visible_to
 
 SEARCH_TEXT: ColumnElement[Any] = column("search_text")
 # A memory's own words in search_text: key, value, tags (weights A-C), not its context (D).
@@ -74,7 +73,7 @@ def keyword_search(
     total, matches = _counts(conn, terms, vis)
     chosen = list(terms)
     if total > MATCH_BUDGET:
-        # Like SQLite (store/fulltext.py), the terms of a big store that weigh least are
+        # Like SQLite (store/sqlite/fts5.py), the terms of a big store that weigh least are
         # left out of the ranking; here each one estimated in more memories than the
         # budget (the estimates are too coarse to add up: every rare word is ~900).
         chosen = [term for term in terms if matches[term] <= MATCH_BUDGET]
@@ -182,7 +181,7 @@ def _newest_matching(
 def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories holding `words` as a phrase, in no order (the caller checks the
     identifier verbatim). Their own words only (weights A-C), not their context, as on
-    SQLite (store/fulltext.holding_phrase)."""
+    SQLite (store/sqlite/fts5.holding_phrase)."""
     query = func.phraseto_tsquery(TS_CONFIG, words)
     own = func.ts_filter(SEARCH_TEXT, OWN_WEIGHTS)
     stmt = (
@@ -202,7 +201,7 @@ def holding_terms(
     conn: Connection, terms: Sequence[str], memory_ids: Sequence[int], columns: Sequence[str]
 ) -> set[int]:
     """Of `memory_ids`, those whose `columns` (of key, value, tags) hold any of `terms`:
-    the same contract as on SQLite (store/fulltext.holding_terms)."""
+    the same contract as on SQLite (store/sqlite/fts5.holding_terms)."""
     if not terms or not memory_ids:
         return set()
     weights = ",".join(_WEIGHT_OF[name] for name in columns)

@@ -1,4 +1,4 @@
-"""Shared pieces of the store: the memories table handle, row conversion (store/records.py
+"""Shared pieces of the store: the memories table handle, row conversion (store/record_columns.py
 for SQLAlchemy's rows), the visibility condition (store/visibility.py bound for SQLAlchemy),
 and the shapes the vector index is fed with."""
 
@@ -15,7 +15,7 @@ from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import MemoryRecord, RankFacts, Scope, Source, Visibility
 from memory_mcp.store.index_rows import IndexRow
-from memory_mcp.store.records import (
+from memory_mcp.store.record_columns import (
     MAX_TIMESTAMP,
     MIN_TIMESTAMP,
     RECORD_COLUMNS,
@@ -58,12 +58,12 @@ def _by_name(row: Any) -> Any:
 
 def record_from_row(row: Any) -> MemoryRecord:
     """The row as a record, or DamagedMemoryError if it holds what no valid write stores
-    (malformed JSON, an unknown scope, a time datetime cannot show...): records.py."""
+    (malformed JSON, an unknown scope, a time datetime cannot show...): record_columns.py."""
     return record_from_columns(_by_name(row))
 
 
 def readable_records(rows: Iterable[Any]) -> list[MemoryRecord]:
-    """The rows that can be read; a damaged one is skipped and logged (records.py)."""
+    """The rows that can be read; a damaged one is skipped and logged (record_columns.py)."""
     return readable_from_columns(map(_by_name, rows))
 
 

@@ -1,6 +1,8 @@
-"""Keyword search on SQLite FTS5: BM25 over what the caller may see, with a bound on its cost.
+"""SQLite's KeywordIndex (store/keyword.py): FTS5, BM25 over what the caller may see, with a
+bound on its cost.
 
-Statistics that leak nothing (issue 35). FTS5's own bm25() weighs a word by how many of
+Statistics that leak nothing (no agent may learn of another's private memories through a
+score). FTS5's own bm25() weighs a word by how many of
 ALL memories hold it, and a memory's length against ALL memories' average: one private
 memory of another agent holding a rare word moved a search's `explain.bm25` (6.6027 →
 5.9146), and the order of results with it. So FTS5 only finds where each term is; the
@@ -23,7 +25,8 @@ FTS5's floor (1e-6), is not scored: it weighs nothing, and reading every memory 
 speaker's name cost more than the rest of the search. The memories holding only such
 phrases follow the others, newest first, scored 0 (FTS5 gave them ~1e-6, which the
 ranking scales to 0 beside any other match and to 1 when nothing else matches, as 0
-is). On the LoCoMo dev split: docs/RETRIEVAL.md, "Issue 35".
+is). Measured on the LoCoMo dev split: docs/RETRIEVAL.md, "Keyword statistics that leak
+nothing".
 
 The cost bound: FTS5 finds every memory that holds any query term, about a microsecond
 each: a word found in most of 100k memories costs ~100 ms, while a selective query costs
@@ -35,7 +38,7 @@ BM25 says little (a word in a fifth of all memories weighs 1.4, in half of them 
 the newest matching memories are returned, unranked, and the vector arm ranks them by
 meaning.
 
-The statements are SQL text run on the connection's own cursor (store/sqlite_cursor.py),
+The statements are SQL text run on the connection's own cursor (store/sqlite/cursor.py),
 the caller's visibility as SQL text (store/visibility.py, visible_sql): through SQLAlchemy's
 statement building the Python around them cost ~1.4 ms a search, where SQLite's own work
 is 0.25-2.4 ms."""
@@ -50,16 +53,12 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 
 from memory_mcp.models import Scope, Visibility
-from memory_mcp.store.keyword import OWN_COLUMNS, affordable_terms, match_any, phrase
-from memory_mcp.store.schema import FTS_TOKENIZE, project_token
-from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.keyword import MATCH_BUDGET, OWN_COLUMNS, affordable_terms
+from memory_mcp.store.sqlite.cursor import cursor_rows
+from memory_mcp.store.sqlite.ddl import FTS_TOKENIZE, project_token
+from memory_mcp.store.sqlite.match import match_any, phrase
 from memory_mcp.store.visibility import VisibleSql, visible_sql
 
-# Memories whose terms one search may read: ~1.5 microseconds each here, so ~4 ms, well
-# inside the query embedding that the keyword arm runs beside (20,000 made a search with
-# common words take 30 ms at 10k memories; 5,000 still 8 ms of a 15 ms budget). Left out
-# are terms in more than a quarter of a 10k store, which weigh little in BM25 (see above).
-MATCH_BUDGET = 2_500
 # FTS5's BM25 constants (fts5_aux.c), and its floor for a term in over half the memories.
 K1 = 1.2
 B = 0.75
@@ -166,17 +165,6 @@ class Population:
         return idf if idf > 0 else MIN_IDF
 
 
-def keyword_search(
-    conn: Connection,
-    terms: Sequence[str],
-    vis: Visibility,
-    limit: int,
-    column_weights: tuple[float, float, float, float],
-) -> list[tuple[int, float]]:
-    """(id, BM25 relevance, larger is better) of visible memories with any of `terms`."""
-    return keyword_hits(conn, terms, vis, limit, column_weights)[0]
-
-
 def keyword_hits(
     conn: Connection,
     terms: Sequence[str],
@@ -184,8 +172,9 @@ def keyword_hits(
     limit: int,
     column_weights: tuple[float, float, float, float],
 ) -> tuple[list[tuple[int, float]], set[int]]:
-    """keyword_search's hits, and those of them whose own words (key, value, tags) hold a
-    term they were found by: the others were found by their context alone."""
+    """(id, BM25 relevance, larger is better) of visible memories with any of `terms`, and
+    those of them whose own words (key, value, tags) hold a term they were found by: the
+    others were found by their context alone."""
     if not terms:
         return [], set()
     population = Population.of(conn, vis)

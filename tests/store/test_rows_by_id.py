@@ -1,4 +1,4 @@
-"""Reads by id (store/by_id.py) and SQL text on SQLite (store/sqlite_cursor.py): on the
+"""Reads by id (store/rows_by_id.py) and SQL text on SQLite (store/sqlite/cursor.py): on the
 SQLite file's reader through the DB-API cursor (the ids as JSON), elsewhere through
 SQLAlchemy; the same rows either way, and the same errors as every other read."""
 
@@ -16,10 +16,10 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from memory_mcp.errors import StoreBusyError, StoreUnavailableError, store_error
 from memory_mcp.models import StoreRequest
 from memory_mcp.settings import Settings
-from memory_mcp.store.by_id import ReadById
 from memory_mcp.store.engine import create_engines
-from memory_mcp.store.rows import MEMORIES, RANK_COLUMNS
-from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.memories_table import MEMORIES, RANK_COLUMNS
+from memory_mcp.store.rows_by_id import ReadById
+from memory_mcp.store.sqlite.cursor import cursor_rows
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, FakeEmbedder, opened
 
 pytestmark = pytest.mark.anyio

@@ -1,7 +1,7 @@
 """A SQLite store file as every connection to it is set up, and the write lock every
 process on it shares (store/engine.py tells why writes queue on a file lock). Standard
 library only: the engines (store/engine.py) and the reads on the standard library's sqlite3
-(store/sqlite_reads.py) set a connection up the same way and write under the same lock."""
+(store/sqlite/stdlib_reads.py) set a connection up the same way and write under the same lock."""
 
 from __future__ import annotations
 

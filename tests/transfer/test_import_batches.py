@@ -1,7 +1,7 @@
 """`memory-mcp import` at scale: identical lines are skipped without a write; ownership is
 checked with the whole file; a progress bar only on a terminal; and an import beside a
 running server shares its write lock. One transaction per batch, so that a process killed
-at any moment leaves whole batches and a re-run finishes exactly: tests/test_crash.py
+at any moment leaves whole batches and a re-run finishes exactly: tests/store/test_crash.py
 (one real import killed with kill -9, and its re-run, prove both)."""
 
 from __future__ import annotations

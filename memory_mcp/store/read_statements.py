@@ -1,5 +1,5 @@
 """The reads of whole records and of ranking facts by id (on SQLite as SQL text on the
-connection's own cursor, store/by_id.py), a search's keyword finds, a page of a memory's
+connection's own cursor, store/rows_by_id.py), a search's keyword finds, a page of a memory's
 history, and the expiry test: statements MemoryStore runs inside its connections."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import KeywordFinds, KeywordQuery, MemoryRecord, RankFacts, Visibility
 from memory_mcp.store import write_context
-from memory_mcp.store.by_id import ReadById
-from memory_mcp.store.records import RECORD_BY_ID_SQL, recent_sql
-from memory_mcp.store.rows import (
+from memory_mcp.store.keyword import KeywordIndex
+from memory_mcp.store.memories_table import (
     MEMORIES,
     RANK_COLUMNS,
     M,
@@ -23,9 +22,11 @@ from memory_mcp.store.rows import (
     record_from_row,
     visible_to,
 )
+from memory_mcp.store.record_columns import RECORD_BY_ID_SQL, recent_sql
+from memory_mcp.store.rows_by_id import ReadById
 from memory_mcp.store.schema import MemoryHistoryRow
 
-# The same SQL text store/sqlite_reads.py runs on the standard library's sqlite3.
+# The same SQL text store/sqlite/stdlib_reads.py runs on the standard library's sqlite3.
 _RECORD_BY_ID = text(RECORD_BY_ID_SQL)
 
 
@@ -94,16 +95,16 @@ def records_by_id(conn: Connection, memory_ids: list[int]) -> dict[int, MemoryRe
 
 
 def keyword_finds(
-    conn: Connection, fulltext: Any, query: KeywordQuery, vis: Visibility
+    conn: Connection, keywords: KeywordIndex, query: KeywordQuery, vis: Visibility
 ) -> KeywordFinds:
     hits: list[tuple[int, float]]
     own: set[int]
-    hits, own = fulltext.keyword_hits(conn, query.terms, vis, query.limit, query.column_weights)
+    hits, own = keywords.keyword_hits(conn, query.terms, vis, query.limit, query.column_weights)
     keyed: list[int] = []
     if query.key is not None:
-        keyed = fulltext.keyed(conn, query.key, vis, query.key_limit)
+        keyed = keywords.keyed(conn, query.key, vis, query.key_limit)
     holding: list[list[int]] = [
-        fulltext.holding_phrase(conn, identifier, vis, query.identifier_limit)
+        keywords.holding_phrase(conn, identifier, vis, query.identifier_limit)
         for identifier in query.identifiers
     ]
     exact = dict.fromkeys(keyed)
@@ -118,14 +119,18 @@ def keyword_finds(
 
 
 def context_lenders(
-    conn: Connection, fulltext: Any, memory_ids: list[int], terms: list[str], vis: Visibility
+    conn: Connection,
+    keywords: KeywordIndex,
+    memory_ids: list[int],
+    terms: list[str],
+    vis: Visibility,
 ) -> dict[int, list[tuple[int, str]]]:
     """For each of `memory_ids`, the memories (id, key) in its context window now
     (write_context.lenders) whose value holds any of `terms` and that `vis` lets its
     caller see: the neighbours that lent a search's words."""
     windows = write_context.lenders(conn, memory_ids)
     candidates = sorted({lender for window in windows.values() for lender in window})
-    holding = fulltext.holding_terms(conn, terms, candidates, ("value",))
+    holding = keywords.holding_terms(conn, terms, candidates, ("value",))
     if not holding:
         return {}
     rows = conn.execute(select(M.id, M.key).where(M.id.in_(sorted(holding)), visible_to(vis)))

@@ -2,9 +2,9 @@
 SQL text: by id, and the most recently used visible ones (the `<memories>` block's pool).
 
 Standard library only, so that a hook or a reading command can read a record without
-SQLAlchemy: store/sqlite_reads.py runs this SQL on the standard library's sqlite3, and
-MemoryStore runs the same text through SQLAlchemy on either database (store/rows.py,
-store/record_reads.py). The checks below are what a read trusts of a row: SQLite's columns
+SQLAlchemy: store/sqlite/stdlib_reads.py runs this SQL on the standard library's sqlite3, and
+MemoryStore runs the same text through SQLAlchemy on either database (store/memories_table.py,
+store/read_statements.py). The checks below are what a read trusts of a row: SQLite's columns
 take any value, so a row can hold what no valid write stores, and one such row must never
 break a search, a prompt block or an export."""
 
@@ -199,26 +199,25 @@ def readable_from_columns(rows: Iterable[Any]) -> list[MemoryRecord]:
 
 
 # memory-get's reads, counted and written in a batch (store/access_counts.py): access_count,
-# last_accessed_at and the LRU clock. No revision: search is unaffected. `{greatest}` is
-# the dialect's two-argument maximum: SQLite's max(), PostgreSQL's greatest().
-_ACCESS_SQL = (
+# last_accessed_at and the LRU clock, each moved forward only. No revision: search is
+# unaffected. The later of two times as a CASE, which every database reads alike (SQLite
+# names the two-argument maximum max(), PostgreSQL greatest()); a NULL is earlier.
+ACCESS_SQL = (
     "UPDATE memories SET access_count = access_count + :count, "
-    "last_accessed_at = {greatest}(coalesce(last_accessed_at, :last), :last), "
-    "last_used_at = {greatest}(last_used_at, :last) WHERE id = :id"
+    "last_accessed_at = CASE WHEN last_accessed_at > :last THEN last_accessed_at "
+    "ELSE :last END, "
+    "last_used_at = CASE WHEN last_used_at > :last THEN last_used_at ELSE :last END "
+    "WHERE id = :id"
 )
 
 
-def access_sql(dialect: str) -> str:
-    return _ACCESS_SQL.format(greatest="max" if dialect == "sqlite" else "greatest")
-
-
 __all__ = [
+    "ACCESS_SQL",
     "MAX_TIMESTAMP",
     "MIN_TIMESTAMP",
     "RECORD_BY_ID_SQL",
     "RECORD_COLUMNS",
     "RecordColumns",
-    "access_sql",
     "readable_from_columns",
     "recent_sql",
     "record_from_columns",

@@ -1,11 +1,11 @@
-"""A SQLite store's reads on the standard library's sqlite3, for the ways in that only
-read a row or two and must answer in a blink: the SessionStart hook and `memory-mcp
-context` (the `<memories>` block's pool), `memory-mcp get` (one record, and its read
-counted). Importing SQLAlchemy, its ORM and the async drivers costs more than a hook's
-whole work (~0.4 s of CPU; issue 39), so these run the store's own SQL text
-(store/records.py, with the visibility condition of store/visibility.py) on a connection
-set up as the engines set theirs up (store/sqlite_file.py). MemoryStore runs the same text
-through SQLAlchemy: one statement each, two drivers.
+"""A SQLite store's reads on the standard library's sqlite3, for the ways in that only read a
+row or two and must answer in a blink: the SessionStart hook and `memory-mcp context` (the
+`<memories>` block's pool), `memory-mcp get` (one record, and its read counted). Importing
+SQLAlchemy, its ORM and the async drivers costs more than a hook's whole work (~0.4 s of
+CPU, where a hook with nothing to do must answer at once), so these run the store's own SQL
+text (store/record_columns.py, with the visibility condition of store/visibility.py) on a
+connection set up as the engines set theirs up (store/sqlite/file.py). MemoryStore runs the
+same text through SQLAlchemy: one statement each, two drivers.
 
 `open_reads` answers None when this path cannot serve: a store that is not a plain file
 (PostgreSQL, in memory), or a file an older memory-mcp made whose tables lack a column
@@ -20,16 +20,16 @@ from typing import Any
 
 from memory_mcp.errors import store_error
 from memory_mcp.models import MemoryRecord, Visibility
-from memory_mcp.store.records import (
+from memory_mcp.store.record_columns import (
+    ACCESS_SQL,
     RECORD_BY_ID_SQL,
     RECORD_COLUMNS,
     RecordColumns,
-    access_sql,
     readable_from_columns,
     recent_sql,
     record_from_columns,
 )
-from memory_mcp.store.sqlite_file import (
+from memory_mcp.store.sqlite.file import (
     BUSY_TIMEOUT_MS,
     FileWriteLock,
     Synchronous,
@@ -105,7 +105,7 @@ class SqliteReads:
         try:
             self._execute("BEGIN IMMEDIATE", {})
             try:
-                self._execute(access_sql("sqlite"), {"id": memory_id, "count": 1, "last": now})
+                self._execute(ACCESS_SQL, {"id": memory_id, "count": 1, "last": now})
             except BaseException:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")

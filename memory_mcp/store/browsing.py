@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import MemoryRecord, Order, Position, Scope, Source, Visibility
-from memory_mcp.store.rows import MEMORIES, M, visible_to
+from memory_mcp.store.memories_table import MEMORIES, M, visible_to
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,14 @@
 """The benchmark harnesses on tiny inputs: the numbers get computed and reported. No
-quality or speed thresholds here (benchmarks are not timed tests); `memory-mcp bench`
-measures those. tests/data/locomo_tiny.json is a made-up conversation in LoCoMo's format,
-tests/data/turns_tiny.json one in the format REALTALK and BEAM were converted to."""
+quality or speed thresholds here (benchmarks are not timed tests); `python -m bench`
+(`make bench-NAME`) measures those. tests/data/locomo_tiny.json is a made-up conversation
+in LoCoMo's format, tests/data/turns_tiny.json one in the format REALTALK and BEAM were
+converted to."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,11 +19,18 @@ from bench.latency import render as render_latency
 from bench.locomo import load_conversation, recall_at, run_locomo
 from bench.settings import server_env, store_settings
 from bench.stats import percentile_ms, table
-from memory_mcp.cli.main import main
+from memory_mcp.cli.main import build_parser, main
 from memory_mcp.semantic.embeddings import Embedder
 
-TINY = Path(__file__).parent / "data" / "locomo_tiny.json"
-TURNS_TINY = Path(__file__).parent / "data" / "turns_tiny.json"
+TINY = Path(__file__).parents[1] / "data" / "locomo_tiny.json"
+TURNS_TINY = Path(__file__).parents[1] / "data" / "turns_tiny.json"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def lab(argv: list[str]) -> int:
+    """`python -m bench ARGV` from the clone's root, as `make bench-NAME ARGS=...` runs it;
+    its output is the test's (capfd)."""
+    return subprocess.run([sys.executable, "-m", "bench", *argv], cwd=ROOT, timeout=600).returncode
 
 
 def test_loading_follows_the_protocol() -> None:
@@ -111,21 +121,21 @@ async def test_projects_harness_ranks_each_project_as_if_alone(
     assert "one store, a project each" in report.render()
 
 
-def test_cli_bench_locomo_prints_a_table_and_writes_json(
+def test_bench_locomo_prints_a_table_and_writes_json(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    """`memory-mcp bench` runs `python -m bench` from the clone: its output is the child's."""
+    """`python -m bench` from the clone, a process of its own, as `make bench` runs it."""
     folder = tmp_path / "locomo"
     folder.mkdir()
     (folder / "tiny.json").write_text(TINY.read_text())
     out = tmp_path / "result.json"
-    assert main(["bench", "locomo", str(folder), "--json", str(out)]) == 0
+    assert lab(["locomo", str(folder), "--json", str(out)]) == 0
     assert "locomo (turn level)" in capfd.readouterr().out
     data = json.loads(out.read_text())
     assert data["summary"]["overall"]["questions"] == 6
 
 
-def test_cli_bench_retrieval_reads_both_formats_each_set_apart(
+def test_bench_retrieval_reads_both_formats_each_set_apart(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """`bench retrieval DIR DIR`: each folder is a set with its own table; --cache-vectors
@@ -138,8 +148,8 @@ def test_cli_bench_retrieval_reads_both_formats_each_set_apart(
         (folder / source.name).write_text(source.read_text())
         folders.append(str(folder))
     out, cache = tmp_path / "result.json", tmp_path / "cache"
-    argv = ["bench", "retrieval", *folders, "--json", str(out), "--cache-vectors", str(cache)]
-    assert main(argv) == 0
+    argv = ["retrieval", *folders, "--json", str(out), "--cache-vectors", str(cache)]
+    assert lab(argv) == 0
     printed = capfd.readouterr().out
     assert "locomo-like (turn level)" in printed and "chats (turn level)" in printed
     assert "category temporal" in printed and "category 4" in printed
@@ -147,20 +157,19 @@ def test_cli_bench_retrieval_reads_both_formats_each_set_apart(
     assert data["chats"]["summary"]["overall"]["questions"] == 3
     assert data["locomo-like"]["summary"]["overall"]["questions"] == 6
     assert (cache / "minilm.npz").stat().st_size > 0
-    assert main([*argv, "--no-sessions"]) == 0
+    assert lab([*argv, "--no-sessions"]) == 0
     again = json.loads(out.read_text())
     assert again["chats"]["summary"]["overall"]["questions"] == 3
 
 
-def test_cli_bench_outside_a_clone_says_how_to_run_the_benchmarks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """An installed package has no bench/ beside it (and never imports it)."""
-    from memory_mcp.cli import main as cli_main
-
-    monkeypatch.setattr(cli_main, "REPO_ROOT", tmp_path)
-    assert main(["bench", "startup", "--runs", "1"]) == 2
-    assert "run them from a clone of the repository: python -m bench" in capsys.readouterr().err
+def test_the_installed_command_has_no_bench(capsys: pytest.CaptureFixture[str]) -> None:
+    """The lab is not the product: `memory-mcp` offers no `bench` (the wheel holds no bench
+    module either: tests/test_packaging.py)."""
+    assert "bench" not in build_parser().format_help()
+    with pytest.raises(SystemExit) as exited:
+        main(["bench", "startup", "--runs", "1"])
+    assert exited.value.code == 2
+    assert "invalid choice: 'bench'" in capsys.readouterr().err
 
 
 def test_synthetic_text_is_deterministic_and_zipfian() -> None:

@@ -3,7 +3,7 @@ delete), the SQL condition (store/visibility.py; `visible_to` binds it into SQLA
 statements: keyword arm, exact matches, prompt block, export) and the numpy mask
 (semantic/vector_index.py: the vector arm); on SQLite the keyword arm runs the condition's
 SQL text (`visible_sql`) on the driver's cursor, and the hooks' reads on the standard
-library's sqlite3 run it too (store/sqlite_reads.py, no SQLAlchemy). This holds them
+library's sqlite3 run it too (store/sqlite/stdlib_reads.py, no SQLAlchemy). This holds them
 against each other on one real SQLite file (and PostgreSQL), over every scope (a private
 memory, a session memory, a swarm memory, a learning) x owner x session x tags x source x
 expiry x held for approval (rules/quarantine.py: served to no one), asked by every kind of
@@ -40,8 +40,8 @@ from memory_mcp.rules.permissions import can_see, readable_projects
 from memory_mcp.semantic import coarse_index, quantised_index
 from memory_mcp.semantic import in_process_index as vectors_module
 from memory_mcp.settings import Settings
-from memory_mcp.store.sqlite_cursor import cursor_rows
-from memory_mcp.store.sqlite_reads import open_reads
+from memory_mcp.store.sqlite.cursor import cursor_rows
+from memory_mcp.store.sqlite.stdlib_reads import open_reads
 from memory_mcp.store.visibility import visible_sql
 from tests.conftest import BOTH_BACKENDS, SQLITE_ONLY, opened, store_db
 
@@ -409,7 +409,7 @@ async def judged(
         # callers, the SQL condition, its text and the sqlite3 reads are the exact
         # variant's to judge (the quantised and coarse ones would only repeat them).
         sql_rules = index == "exact"
-        sqlite = store._engines.is_sqlite and sql_rules
+        sqlite = store._engines.dialect.name == "sqlite" and sql_rules
         path = settings.database_file
         reads = open_reads(path, "full") if sqlite and path is not None else None
         assert reads is not None or not sqlite

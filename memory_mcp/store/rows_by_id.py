@@ -9,7 +9,7 @@ the SQL text never changes and sqlite3 reuses its prepared statement. The column
 condition are the same SQLAlchemy ones, in one place. PostgreSQL runs the statement
 itself, with an expanding IN.
 
-Which driver runs the SQL text, and its errors: store/sqlite_cursor.py."""
+Which driver runs the SQL text, and its errors: store/sqlite/cursor.py."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from sqlalchemy import Connection, bindparam, select, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.sql.elements import ColumnElement
 
-from memory_mcp.store.rows import M
-from memory_mcp.store.sqlite_cursor import cursor_rows
+from memory_mcp.store.memories_table import M
+from memory_mcp.store.sqlite.cursor import cursor_rows
 
 _IDS_AS_JSON = text("SELECT value FROM json_each(:ids)")
 

@@ -100,7 +100,7 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).parent.parent,
+        cwd=Path(__file__).parents[2],
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])

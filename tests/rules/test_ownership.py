@@ -1,6 +1,6 @@
 """Who may change a swarm memory, who wrote each version, and what an agent's export holds.
 (Learnings' ownership: tests/mcp/test_tools_memory.py; every rule at once:
-tests/test_permission_matrix.py.)"""
+tests/rules/test_permission_matrix.py.)"""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ changed) or a reason it changes no memory on an agent's behalf. A new write path
 in neither table fails here; so does one that changes the memory, or that is refused
 without asking the decision (the service-level cases spy on `decide`).
 
-(Who may see what, the read paths: tests/test_permission_matrix.py.)"""
+(Who may see what, the read paths: tests/rules/test_permission_matrix.py.)"""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ async def _prepare_memory(world: World) -> Any:
 
 async def _inject_learning(world: World) -> Any:
     """A lead's injection over a memory it did not make: the decision is asked, and the
-    learning becomes the lead's (tests/test_learning_keys.py)."""
+    learning becomes the lead's (tests/rules/test_learning_keys.py)."""
     other_lead = Caller("lead-2", Role.LEAD, "s-lead-2")
     outcome = await world.service.inject_learning(
         other_lead, LEARNING, LearningCategory.MISTAKE_PATTERN
@@ -590,7 +590,6 @@ CLI_OTHERS = {
     "copy": "an operator copies a whole store row for row into an empty one",
     "token": "bearer tokens and OAuth grants, not memories",
     "model": "the model export",
-    "bench": "its own stores",
     "setup": "a client's config files and the settings file, never the store",
 }
 

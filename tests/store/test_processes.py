@@ -1,6 +1,6 @@
 """Several real `memory-mcp serve` processes on one SQLite file, each with concurrent writers
 and readers, as a lead and its workers load a store: no call fails, no acknowledged write is
-lost, the file stays sound. (The harness is `memory-mcp bench stress`, which also prints the
+lost, the file stays sound. (The harness is `python -m bench stress`, which also prints the
 latencies; a test asserts outcomes, not times.)"""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`bench fast`'s opt-in parts that are not timed against the model: the suite's CPU time at
 two revisions (bench/suite_cpu.py), on a fake repository whose Makefile stands in for the
 real one (the real `make test` takes 10-40 minutes), and the options' checks. The scale
-part is tested with bench scale's data, in tests/test_bench_scale.py."""
+part is tested with bench scale's data, in tests/bench/test_bench_scale.py."""
 
 from __future__ import annotations
 
