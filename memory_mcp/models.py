@@ -48,6 +48,19 @@ class Source(StrEnum):
     EXTERNAL = "external"  # copied from outside (a web page, a document): untrusted
 
 
+# The sources that say how far a memory can be trusted (rules/trust.py): storing a memory
+# again with one of them, without a confidence, gives it that source's.
+PROVENANCE_LEVELS = frozenset(
+    {
+        Source.USER_STATED,
+        Source.TOOL_VERIFIED,
+        Source.AGENT_INFERRED,
+        Source.RECALLED,
+        Source.EXTERNAL,
+    }
+)
+
+
 # The kinds of memory the rules know (a memory's optional `kind`): what the write policy
 # (which kinds are worth storing) and the lifetime per kind are stated in. The first eight
 # are kept; the last three are the agent-memory seed's "don't store" observations, named so
@@ -221,9 +234,9 @@ class StoreRequest:
             "tags": self.tags is None,
             "metadata": self.metadata is None,
             "source": self.source is None,
-            # A new source without a confidence takes the source's (rules/trust.py):
+            # A provenance level without a confidence brings its own (rules/trust.py):
             # storing a guess again as user_stated confirms it, whatever it was stored at.
-            "confidence": self.confidence is None and self.source is None,
+            "confidence": self.confidence is None and self.source not in PROVENANCE_LEVELS,
             "pinned": self.pinned is None,
             "expires_at": self.ttl_seconds is None and self.expires_at is None,
             "about_agent": self.about_agent is None,
