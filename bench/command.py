@@ -119,6 +119,27 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "each conversation both ways, side by side (implies --interleave)",
     )
 
+    replay = kinds.add_parser(
+        "replay",
+        help="conversations captured by the Claude Code hooks and recalled at each prompt: "
+        "recall within a budget, empty blocks when nothing is relevant (bench/replay.py)",
+    )
+    replay.add_argument(
+        "dir", type=Path, nargs="*", default=list(DEV_SETS), help="folders of conversations"
+    )
+    replay.add_argument("--json", type=Path, help="also write the summary to this file")
+    replay.add_argument("--limit-conversations", type=int, metavar="N")
+    replay.add_argument(
+        "--thresholds", type=_floats, default=(0.3, 0.4, 0.5, 0.6), metavar="T,T", help="min match"
+    )
+    replay.add_argument("--budgets", type=_ints, default=(1_000, 2_000), metavar="N,N")
+    replay.add_argument(
+        "--negatives", type=int, default=40, help="another conversation's questions asked"
+    )
+    replay.add_argument(
+        "--timed", type=int, default=10, help="prompts per conversation run as whole processes"
+    )
+
     projects = kinds.add_parser(
         "projects",
         help="recall with every conversation in one store, a project each, against one "
@@ -492,6 +513,14 @@ def main(argv: list[str] | None = None) -> int:
     return run(parser.parse_args(argv))
 
 
+def _floats(text: str) -> tuple[float, ...]:
+    return tuple(float(part) for part in text.split(","))
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(","))
+
+
 def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -531,6 +560,10 @@ def run(args: argparse.Namespace) -> int:
         outcomes = v3.groups(lab, args.groups)
         print(v3.render(outcomes, outcomes[1]))
         return 0
+    if args.bench == "replay":  # the hooks, as Claude Code runs them
+        from bench import replay
+
+        return replay.main(args, _say)
     if args.bench == "store":
         return run_store(args)
     if args.bench == "fast":

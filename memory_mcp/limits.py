@@ -25,8 +25,16 @@ HOOK_BUDGET_SECONDS = _hook_budget()
 # Left for start-up and shutdown before the hook runner's watchdog ends the process.
 JOB_BUDGET_SECONDS = HOOK_BUDGET_SECONDS - 2.0
 
-# The most memories a session's <memories> block holds (rules/memories_block.py, `context --limit`).
+# A <memories> block's defaults (rules/memories_block.py; the settings context_max_items,
+# context_max_tokens and prompt_max_tokens change them): at most this many memories, in at
+# most this many tokens (1,000 tokens: about the 4,000 characters the block held before it
+# had a budget). `context --limit` goes up to BLOCK_ITEMS_MAX.
 MAX_BLOCK_ITEMS = 12
+DEFAULT_BLOCK_TOKENS = 1_000
+BLOCK_ITEMS_MAX = 200
+BLOCK_TOKENS_MAX = 100_000
+# The prompt hook's threshold (settings.prompt_min_match; docs/lab/capture.md).
+PROMPT_MIN_MATCH = 0.6
 # `context --query`, `search`: how long a command waits for the embedding model before it
 # searches by words only (the model loads in ~5-15 s here).
 MODEL_WAIT_SECONDS = 60.0

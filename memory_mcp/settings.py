@@ -17,6 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.errors import InvalidInputError
+from memory_mcp.limits import (
+    BLOCK_ITEMS_MAX,
+    BLOCK_TOKENS_MAX,
+    DEFAULT_BLOCK_TOKENS,
+    MAX_BLOCK_ITEMS,
+    PROMPT_MIN_MATCH,
+)
 from memory_mcp.models import Role, Scope
 
 WORKSPACE_PERSONAL_MEMORY = "/workspace/personal/memory"
@@ -177,6 +184,23 @@ class Settings(BaseModel):
     max_memories_per_agent: int = Field(10_000, ge=0)
     max_value_chars: int = Field(65_536, ge=1)
     search_value_chars: int = Field(1_000, ge=50)
+    # The <memories> blocks put into a model's context (rules/memories_block.py): at the
+    # session's start (SessionStart hook, memory://context, `memory-mcp context`) and at
+    # every prompt (UserPromptSubmit hook), each a budget in tokens (characters / 4) filled
+    # by priority with whole memories, at most context_max_items of them.
+    context_max_tokens: int = Field(DEFAULT_BLOCK_TOKENS, ge=1, le=BLOCK_TOKENS_MAX)
+    prompt_max_tokens: int = Field(DEFAULT_BLOCK_TOKENS, ge=1, le=BLOCK_TOKENS_MAX)
+    context_max_items: int = Field(MAX_BLOCK_ITEMS, ge=1, le=BLOCK_ITEMS_MAX)
+    # The prompt hook injects the memories whose words match the prompt at least this
+    # well (hooks/user_prompt.py: the best hit's share of the prompt's weight), else
+    # nothing: a wrong block costs more than none (docs/lab/capture.md measures it).
+    prompt_min_match: float = Field(PROMPT_MIN_MATCH, ge=0, le=1)
+    # Conversations captured (hooks/session_end.py): the Claude Code hooks store each user
+    # and assistant message of a session (SessionEnd, PreCompact) as a memory of its
+    # project, at most capture_max_messages a session, kept ttl_conversation_days.
+    capture_conversations: bool = True
+    capture_max_messages: int = Field(1_000, ge=1, le=100_000)
+    ttl_conversation_days: float = Field(30, ge=0)
 
     # Time to live by source, in days (0 = never expires).
     ttl_task_completion_days: float = Field(7, ge=0)

@@ -26,6 +26,7 @@ from memory_mcp.rules.memories_block import (
     POOL,
     BlockLimits,
     Reading,
+    by_priority,
     most_relevant,
     pool_view,
     render_block,
@@ -112,7 +113,7 @@ def store_reads(settings: Settings) -> Iterator[SqliteReads | None]:
 def memories_block(settings: Settings, limits: BlockLimits | None = None) -> str | None:
     """The `<memories>` block without a query (rules/memories_block.py's, from the same
     pool, ranked alike), or None when these reads cannot serve the store."""
-    limits = limits or BlockLimits()
+    limits = limits or block_limits(settings)
     with store_reads(settings) as reads:
         if reads is None:
             return None
@@ -121,6 +122,40 @@ def memories_block(settings: Settings, limits: BlockLimits | None = None) -> str
     ranking = policy_from(settings).ranking
     chosen = most_relevant(pool, now, ranking, limits.max_items)
     return render_block(chosen, limits, Reading(ranking.trust, now))
+
+
+def block_limits(settings: Settings, max_tokens: int | None = None) -> BlockLimits:
+    """The session's block: the settings' budget (context_max_tokens), unless given."""
+    return BlockLimits(settings.context_max_items, max_tokens or settings.context_max_tokens)
+
+
+def prompt_block(settings: Settings, prompt: str) -> str | None:
+    """The `<memories>` block for a prompt (the UserPromptSubmit hook): the memories of
+    the current project and `*` whose words match the prompt well enough
+    (rules/prompt_recall.py: BM25 over the keyword index, each hit holding at least
+    `prompt_min_match` of the prompt), best first, in `prompt_max_tokens`; ""
+    when none does; None when these reads cannot serve the store."""
+    from memory_mcp.rules.prompt_recall import (
+        CANDIDATES,
+        MAX_PROMPT_TERMS,
+        recalled_by_prompt,
+        relevant,
+    )
+    from memory_mcp.store.keyword import KEYWORD_COLUMN_WEIGHTS, query_terms
+
+    terms = query_terms(prompt)[:MAX_PROMPT_TERMS]
+    limits = BlockLimits(settings.context_max_items, settings.prompt_max_tokens)
+    if not terms:
+        return ""
+    with store_reads(settings) as reads:
+        if reads is None:
+            return None
+        vis = pool_view(caller_of(settings), time.time())
+        hits, shares = reads.keyword_hits(terms, vis, CANDIDATES, KEYWORD_COLUMN_WEIGHTS)
+        chosen = relevant(hits, shares, settings.prompt_min_match)
+        records = [r for r in map(reads.get, chosen) if r is not None and recalled_by_prompt(r)]
+    reading = Reading(trust_from(settings), time.time())
+    return render_block(by_priority(records[: limits.max_items]), limits, reading)
 
 
 def get_memory(settings: Settings, given_id: object) -> MemoryRecord | None:
@@ -140,10 +175,12 @@ def get_memory(settings: Settings, given_id: object) -> MemoryRecord | None:
 
 
 __all__ = [
+    "block_limits",
     "caller_of",
     "get_memory",
     "memories_block",
     "policy_from",
     "project_of",
+    "prompt_block",
     "store_reads",
 ]

@@ -52,6 +52,8 @@ HOOK_TIMEOUT_SECONDS = 10
 HOOK_EVENTS: dict[str, tuple[str, str | None]] = {
     "PostToolUse": ("post-tool-use", "Write|Edit|MultiEdit"),
     "SessionStart": ("session-start", None),
+    "UserPromptSubmit": ("user-prompt", None),
+    "PreCompact": ("pre-compact", None),
     "SessionEnd": ("session-end", None),
 }
 # A hook command of ours, from this command or from the README's hand-written snippet

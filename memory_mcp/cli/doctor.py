@@ -116,7 +116,15 @@ def _server_side(flags: dict[str, Any], mcp_config: Path | None, parse_serve: Pa
         return Side("server", Settings(**flags), sources, notes)
 
 
-HOOK_NAMES = ("memory-mcp", "memory_mcp", "post-tool-use", "session-start", "session-end")
+HOOK_NAMES = (
+    "memory-mcp",
+    "memory_mcp",
+    "post-tool-use",
+    "session-start",
+    "user-prompt",
+    "session-end",
+    "pre-compact",
+)
 
 
 def _hook_envs(path: Path) -> list[dict[str, str]]:

@@ -33,7 +33,13 @@ from memory_mcp.cli.common import (
     whole_store_unless_named,
 )
 from memory_mcp.cli.launch import cmd_hook, cmd_serve, cmd_ui
-from memory_mcp.limits import MAX_BLOCK_ITEMS, MODEL_WAIT_SECONDS
+from memory_mcp.limits import (
+    BLOCK_ITEMS_MAX,
+    BLOCK_TOKENS_MAX,
+    DEFAULT_BLOCK_TOKENS,
+    MAX_BLOCK_ITEMS,
+    MODEL_WAIT_SECONDS,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -156,7 +162,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     from memory_mcp.cli import note_commands as cli_notes
 
-    return cli_notes.cmd_context(settings_from(args), args.query, args.limit)
+    return cli_notes.cmd_context(settings_from(args), args.query, args.limit, args.max_tokens)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -189,18 +195,24 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return client_setup.run(args)
 
 
-def context_limit(text: str) -> int:
+def _whole_number(text: str, most: int) -> int:
     import argparse
 
     try:
-        limit = int(text)
+        number = int(text)
     except ValueError:
-        limit = 0
-    if not 1 <= limit <= MAX_BLOCK_ITEMS:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a whole number from 1 to {MAX_BLOCK_ITEMS}"
-        )
-    return limit
+        number = 0
+    if not 1 <= number <= most:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {most}")
+    return number
+
+
+def context_limit(text: str) -> int:
+    return _whole_number(text, BLOCK_ITEMS_MAX)
+
+
+def context_tokens(text: str) -> int:
+    return _whole_number(text, BLOCK_TOKENS_MAX)
 
 
 # --- registration
@@ -336,8 +348,15 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument(
         "--limit",
         type=context_limit,
-        default=MAX_BLOCK_ITEMS,
-        help=f"at most this many memories (1-{MAX_BLOCK_ITEMS}, default {MAX_BLOCK_ITEMS})",
+        help=f"at most this many memories (1-{BLOCK_ITEMS_MAX}; default the setting "
+        f"context_max_items, {MAX_BLOCK_ITEMS})",
+    )
+    context.add_argument(
+        "--max-tokens",
+        type=context_tokens,
+        help="the block's budget in tokens, filled with whole memories by priority; those "
+        "that did not fit are named in a <more> line (default the setting "
+        f"context_max_tokens, {DEFAULT_BLOCK_TOKENS:,})",
     )
 
     from memory_mcp.cli import browse as cli_browse  # search, get, list, history, delete, stats
@@ -358,7 +377,10 @@ def build_parser() -> argparse.ArgumentParser:
         cmd_hook,
         help="run a Claude Code hook (JSON on stdin); see hooks/ and the README",
     )
-    hook.add_argument("event", help="post-tool-use, session-start, session-end or stop")
+    hook.add_argument(
+        "event",
+        help="post-tool-use, session-start, user-prompt, session-end, pre-compact or stop",
+    )
 
     doctor = _command(
         commands,

@@ -54,15 +54,21 @@ def cmd_index(settings: Settings, path: Path) -> int:
     return run_with_app(settings, job)
 
 
-def cmd_context(settings: Settings, query: str | None, limit: int) -> int:
+def cmd_context(
+    settings: Settings, query: str | None, limit: int | None, max_tokens: int | None = None
+) -> int:
     """Never creates a store. Without a query, on a SQLite file, the block is read on the
     standard library (app/reads.py). With a query, search the way the MCP prompt does:
     wait (bounded) for the model, then hybrid search; memories a server has not embedded
-    yet are found by their words."""
-    from memory_mcp.errors import StoreMissingError
-    from memory_mcp.rules.memories_block import MAX_ITEMS, BlockLimits
+    yet are found by their words. `limit`, `max_tokens`: None, the settings'."""
+    from dataclasses import replace
 
-    limits = BlockLimits(max_items=min(limit, MAX_ITEMS))
+    from memory_mcp.app.reads import block_limits
+    from memory_mcp.errors import StoreMissingError
+
+    limits = block_limits(settings, max_tokens)
+    if limit is not None:
+        limits = replace(limits, max_items=limit)
     try:
         block = _context_block(settings, query, limits)
     except StoreMissingError as exc:

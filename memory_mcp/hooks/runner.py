@@ -22,7 +22,7 @@ from memory_mcp.limits import HOOK_BUDGET_SECONDS
 if TYPE_CHECKING:
     from memory_mcp.app.opener import AppOpener
 
-EVENTS = ("post-tool-use", "session-start", "session-end", "stop")
+EVENTS = ("post-tool-use", "session-start", "user-prompt", "session-end", "pre-compact", "stop")
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
 
 
@@ -61,7 +61,11 @@ def _handler(event: str, payload: dict[str, Any], open_app: AppOpener) -> Callab
         from memory_mcp.hooks import session_start
 
         return lambda: session_start.run(payload, open_app)
-    if event in ("session-end", "stop"):
+    if event == "user-prompt":
+        from memory_mcp.hooks import user_prompt
+
+        return lambda: user_prompt.run(payload, open_app)
+    if event in ("session-end", "pre-compact", "stop"):
         from memory_mcp.hooks import session_end
 
         return lambda: session_end.run(payload, open_app)

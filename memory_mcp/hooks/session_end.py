@@ -1,17 +1,26 @@
-"""Stop / SessionEnd: remember what the session was about as a `session_summary` memory
-(agent scope, so the agent's next sessions recall it; 3 days by default). One memory per
-Claude Code session: a later Stop of the same session updates it in place."""
+"""Stop / SessionEnd / PreCompact: remember what the session was about as a
+`session_summary` memory (agent scope, so the agent's next sessions recall it; 3 days by
+default). One memory per Claude Code session: a later Stop of the same session updates it
+in place.
+
+And the conversation itself (`capture_conversations`, on by default): each user and
+assistant message of the transcript becomes a memory of the session's project
+(rules/conversations.py), kept `ttl_conversation_days` (30) from when it was said. PreCompact
+captures a long session before Claude Code compacts it; the messages stored by an earlier
+run of the same session are left as they are."""
 
 from __future__ import annotations
 
+import logging
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.app.context import AppContext
 from memory_mcp.hooks.job import run_with_app, settings_for
 from memory_mcp.hooks.summary import ExtractiveSummarizer, SessionSummarizer
-from memory_mcp.hooks.transcript import read_transcript
+from memory_mcp.hooks.transcript import Transcript, read_transcript
 from memory_mcp.models import Scope, Source, StoreRequest
 from memory_mcp.settings import Settings
 
@@ -19,11 +28,36 @@ if TYPE_CHECKING:
     from memory_mcp.app.opener import AppOpener
     from memory_mcp.app.team_client import Client
 
+log = logging.getLogger(__name__)
+
 
 def _session_id(payload: dict[str, Any], transcript_path: Path) -> str:
     raw = payload.get("session_id")
     text = raw if isinstance(raw, str) and raw.strip() else transcript_path.stem
     return re.sub(r"[^\w.-]", "_", text)[:100]
+
+
+async def _capture(
+    app: AppContext, settings: Settings, session: str, transcript: Transcript
+) -> None:
+    from memory_mcp.rules.conversations import capture
+
+    days = settings.ttl_conversation_days
+    # The writer's session is the conversation's: the write-time context links each
+    # message to those said just before it (store/write_context.py).
+    caller = replace(app.caller, session_id=session)
+    metadata = {"cwd": transcript.cwd} if transcript.cwd else {}
+    report = await capture(
+        app.service,
+        caller,
+        session,
+        transcript.messages,
+        ttl_seconds=days * 86_400 if days else None,
+        max_messages=settings.capture_max_messages,
+        metadata=metadata,
+    )
+    for reason in report.refused or []:
+        log.warning("a message of session %s was not stored: %s", session, reason)
 
 
 def run(
@@ -63,6 +97,8 @@ def run(
         return metadata
 
     async def job(app: AppContext) -> None:
+        if settings.capture_conversations and transcript.messages:
+            await _capture(app, settings, session, transcript)
         summary = await summarizer.summarize(transcript)
         if not summary:
             return

@@ -47,6 +47,6 @@ def _block(settings: Settings, open_app: AppOpener) -> str:
     from memory_mcp.rules.memories_block import memories_block
 
     async def job(app: AppContext) -> str:
-        return await memories_block(app.service, app.caller)
+        return await memories_block(app.service, app.caller, limits=reads.block_limits(settings))
 
     return run_with_app(open_app, settings, job, create=False)

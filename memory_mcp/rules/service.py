@@ -102,6 +102,7 @@ from memory_mcp.rules.memories_block import pool_view
 from memory_mcp.rules.permissions import Change, Origin, Target, can_see, can_see_memory_of
 from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.quarantine import Quarantine, held
+from memory_mcp.rules.task_completions import record_completion
 from memory_mcp.rules.trust import TrustMarks, marks_of
 from memory_mcp.rules.versions import one_version, versions_page
 from memory_mcp.rules.write_policy import check_kind
@@ -547,6 +548,8 @@ class MemoryService:
         working = [r.id for r in records if r.archived_at is None]
         if to is None:
             await self.store.archive(working, self.clock())
+            done = [r for r in records if r.archived_at is None]
+            await record_completion(self, caller, where, name, done)
             return Placement(where, archived=working)
         return Placement(where, moved=await self.store.place(working, task=to, field="handoff_to"))
 

@@ -42,16 +42,12 @@ from memory_mcp.search.ranking import (
 )
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.search.time_filters import parse_time_range
+from memory_mcp.store.keyword import KEYWORD_COLUMN_WEIGHTS as KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.store.keyword import query_terms
 
 if TYPE_CHECKING:
     from memory_mcp.rules.policy import Policy
 
-# BM25 column weights for (key, value, tags, context): a hit in the key or a tag says more
-# than one word somewhere in a long value; one in the words of the memories written just
-# before it (store/write_context.py) says less (LOO on the LoCoMo dev split chose 0.7 in
-# four folds, 1.0 in one, of 0.5-2: docs/RETRIEVAL.md, "write-time context").
-KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.7)
 # Whole records read with the ranking facts, past `limit`: a prior can lift a candidate
 # over more relevant ones, and one result not read whole costs another read (~1 ms).
 LIKELY_SLACK = 5

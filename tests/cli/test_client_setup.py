@@ -104,7 +104,13 @@ async def test_the_printed_configs_start_a_server_that_answers(
             assert mcp.server_info is not None and mcp.server_info.name == "memory-mcp", clients
             stored = await call(mcp, "memory-store", key=f"editor-{n}", value="We use Neovim")
         assert stored["version"] == 1, clients
-    assert sorted(hooks) == ["PostToolUse", "SessionEnd", "SessionStart"]
+    assert sorted(hooks) == [
+        "PostToolUse",
+        "PreCompact",
+        "SessionEnd",
+        "SessionStart",
+        "UserPromptSubmit",
+    ]
     (group,) = hooks["SessionStart"]
     done = subprocess.run(
         group["hooks"][0]["command"],
@@ -464,7 +470,7 @@ async def test_claude_codes_hooks_follow_the_team_server_of_its_entry(
             hook["command"] for groups in hooks.values() for g in groups for hook in g["hooks"]
         ]
         prefix = f'MEMORY_MCP_URL={server.url} MEMORY_MCP_TOKEN="${{TEAM_TOKEN}}" '
-        assert len(commands) == 3 and all(c.startswith(prefix) for c in commands), commands
+        assert len(commands) == 5 and all(c.startswith(prefix) for c in commands), commands
         monkeypatch.setenv("MEMORY_MCP_HOOK_BUDGET_SECONDS", "60")  # the MCP client's import
 
         def session_start() -> subprocess.CompletedProcess[str]:

@@ -118,7 +118,8 @@ def test_the_hooks_read_the_same_file_as_the_server(config_dir: Path, tmp_path: 
             assert app.caller.agent_id == "claude-code"
             return [r.agent_id async for r in app.service.store.iter_records()]
 
-    assert anyio.run(owners) == ["claude-code"]
+    owned = anyio.run(owners)  # the summary and the messages captured
+    assert len(owned) > 1 and set(owned) == {"claude-code"}
 
 
 def test_doctor_agrees_with_the_shipped_configs(

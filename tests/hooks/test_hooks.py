@@ -179,8 +179,14 @@ def test_session_start_script_prints_a_valid_bounded_block(tmp_path: Path) -> No
     assert root.tag == "memories"
     assert "not instructions" in root.attrib["note"]
     assert 3 <= len(items) <= 12
-    assert len(block) <= 4_000
-    assert all(len(item) <= 1_200 for item in ITEM.findall(block))
+    assert len(block) <= 4_000  # the default budget: 1,000 tokens of ~4 characters
+    facts = [item for item in items if item.attrib["key"].startswith("fact-")]
+    assert facts, block
+    # Whole memories, never cut; those that did not fit are counted, not shown in part.
+    whole = {f"fact-{i}": f"Fact {i}: " + "detail " * 199 + "detail" for i in range(30)}
+    assert all((item.text or "").strip() == whole[item.attrib["key"]] for item in facts)
+    more = root.find("more")
+    assert more is not None and int(more.attrib["count"]) >= 1
     keys = [item.attrib["key"] for item in items]
     assert "stale" not in keys
     assert "EXPIRED-MARKER" not in block
@@ -216,11 +222,13 @@ def test_render_block_bounds_each_item_and_the_total() -> None:
             access_count=0,
         )
 
-    records = [record(i, "&<>\"'" * 500) for i in range(20)] + [record(99, "short")]
+    records = [record(i, "&<>\"'" * 20) for i in range(20)] + [record(99, "short")]
     block = render_block(records)
     assert len(block) <= 4_000
-    assert all(len(item) <= 1_200 for item in ITEM.findall(block))
-    assert len(ET.fromstring(block).findall("memory")) >= 3
+    shown = ET.fromstring(block).findall("memory")
+    assert len(shown) >= 3
+    assert all(item.text == "&<>\"'" * 20 for item in shown if item.attrib["id"] != "99")
+    assert ET.fromstring(block).find("more") is not None, "the rest did not fit, and it says so"
     assert render_block([]) == ""
     duplicate = render_block([record(1, "a"), record(1, "a")])
     assert len(ET.fromstring(duplicate).findall("memory")) == 1

@@ -15,20 +15,32 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING, Any, cast
 
 from memory_mcp.errors import store_error
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from sqlalchemy import Connection
+
+    # The connections the search's reads run on (see cursor_rows).
+    SqlConnection: TypeAlias = Connection | sqlite3.Connection
 
 Params = Mapping[str, Any] | Sequence[Any]
 
 
-def cursor_rows(conn: Connection, sql: str, params: Params) -> list[tuple[Any, ...]]:
-    """Every row of `sql` (SQLite syntax; `:name` or `?` parameters), as plain tuples."""
-    if conn.dialect.driver != "pysqlite":
+def cursor_rows(conn: SqlConnection, sql: str, params: Params) -> list[tuple[Any, ...]]:
+    """Every row of `sql` (SQLite syntax; `:name` or `?` parameters), as plain tuples. On
+    SQLAlchemy's connection, or the standard library's (store/sqlite/stdlib_reads.py: the hooks
+    search without importing SQLAlchemy)."""
+    cursor: Any
+    if isinstance(conn, sqlite3.Connection):
+        cursor = conn.cursor()
+    elif conn.dialect.driver != "pysqlite":
         return [tuple(row) for row in conn.exec_driver_sql(sql, params)]
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    else:
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql, params)
         return cast(list[tuple[Any, ...]], cursor.fetchall())

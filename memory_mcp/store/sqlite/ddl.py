@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from memory_mcp.store.sqlite.match import FTS_TOKENIZE
+
 # Full-text index over key, value, tags and the write-time context, kept in step by
 # triggers inside the writing transaction: a memory is findable by its words the moment
 # the write commits. Its fifth column holds one token naming the memory's project
@@ -16,7 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 # The token is the project's name in hex (one token whatever `/`, `.` or `-` it holds;
 # `*` is `x2a`). The index reads its content through a view that spells the token, so
 # FTS5's rebuild, integrity-check and highlight() see what the triggers wrote.
-FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 _TOKEN = "'x' || lower(hex({row}.project))"
 _FTS_ROW = "{row}.id, {row}.key, {row}.value, {row}.tags, {row}.context, " + _TOKEN
 SQLITE_FTS_DDL = [
@@ -77,11 +78,6 @@ SQLITE_IDENT_DDL = [
 ]
 # Filled once when made: on a new store at no cost, on an older one the migration.
 SQLITE_IDENT_REBUILD = "INSERT INTO memory_identifiers(memory_identifiers) VALUES ('rebuild')"
-
-
-def project_token(project: str) -> str:
-    """The keyword index's token for `project` (as `_TOKEN` writes it)."""
-    return "x" + project.encode().hex()
 
 
 def _owner(row: str) -> str:

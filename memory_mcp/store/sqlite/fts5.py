@@ -49,15 +49,16 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from sqlalchemy import Connection
+from typing import TYPE_CHECKING
 
 from memory_mcp.models import Scope, Visibility
 from memory_mcp.store.keyword import MATCH_BUDGET, OWN_COLUMNS, affordable_terms
 from memory_mcp.store.sqlite.cursor import cursor_rows
-from memory_mcp.store.sqlite.ddl import FTS_TOKENIZE, project_token
-from memory_mcp.store.sqlite.match import match_any, phrase
+from memory_mcp.store.sqlite.match import FTS_TOKENIZE, match_any, phrase, project_token
 from memory_mcp.store.visibility import VisibleSql, visible_sql
+
+if TYPE_CHECKING:  # SQLAlchemy's, or the standard library's (the hooks: stdlib_reads.py)
+    from memory_mcp.store.sqlite.cursor import SqlConnection
 
 # FTS5's BM25 constants (fts5_aux.c), and its floor for a term in over half the memories.
 K1 = 1.2
@@ -119,7 +120,7 @@ class Population:
     few: bool = False
 
     @classmethod
-    def of(cls, conn: Connection, vis: Visibility) -> Population:
+    def of(cls, conn: SqlConnection, vis: Visibility) -> Population:
         """The swarm's and `vis`'s caller's own memories in the projects `vis` shows."""
         params = {"pop_swarm": Scope.SWARM.value, "pop_agent": vis.caller.agent_id}
         projects = vis.shown_projects
@@ -166,7 +167,7 @@ class Population:
 
 
 def keyword_hits(
-    conn: Connection,
+    conn: SqlConnection,
     terms: Sequence[str],
     vis: Visibility,
     limit: int,
@@ -220,8 +221,33 @@ def keyword_hits(
     return hits, own
 
 
+def coverage(
+    conn: SqlConnection, terms: Sequence[str], vis: Visibility, memory_ids: Sequence[int]
+) -> dict[int, float]:
+    """How much of a query each of `memory_ids` holds, 0-1: the IDF-weighted share of
+    `terms` found in its own words (key, value, tags), an IDF over the population of `vis`
+    that stays positive however common a term is (Lucene's, log(1 + (N - n + 0.5) /
+    (n + 0.5))), a term no memory holds weighing most. Unlike BM25 it does not depend on
+    the size of the store: the prompt hook (app/reads.py) compares it with a threshold."""
+    if not terms or not memory_ids:
+        return {}
+    population = Population.of(conn, vis)
+    holding = _counts(conn, terms, population)
+    everyone = population.memories
+    weights = [
+        math.log(1 + (everyone - min(own, everyone) + 0.5) / (min(own, everyone) + 0.5))
+        for own, _ in holding
+    ]
+    total = sum(weights)
+    shares = dict.fromkeys(memory_ids, 0.0)
+    for term, weight in zip(terms, weights, strict=True):
+        for memory_id in holding_terms(conn, [term], memory_ids, OWN_COLUMNS):
+            shares[memory_id] += weight / total
+    return shares
+
+
 def _counts(
-    conn: Connection, terms: Sequence[str], population: Population
+    conn: SqlConnection, terms: Sequence[str], population: Population
 ) -> list[tuple[int, int]]:
     """How many of the population's memories hold each term in their own words and in
     their context, each counted only up to MATCH_BUDGET + 1: one statement, no scores.
@@ -247,7 +273,7 @@ def _counts(
 
 
 def _ranked(
-    conn: Connection,
+    conn: SqlConnection,
     terms: Sequence[str],
     idf: dict[tuple[int, int], float],
     visible: VisibleSql,
@@ -283,7 +309,7 @@ def _ranked(
 
 
 def _holders(
-    conn: Connection,
+    conn: SqlConnection,
     terms: Sequence[str],
     idf: dict[tuple[int, int], float],
     visible: VisibleSql,
@@ -356,7 +382,7 @@ _QUERY_TABLES = (
 )
 
 
-def _tokens(conn: Connection, terms: Sequence[str]) -> list[list[str]]:
+def _tokens(conn: SqlConnection, terms: Sequence[str]) -> list[list[str]]:
     """Each term as the keyword index holds it: lower-cased, without diacritics, stemmed
     ("running" → "run"), split where the tokenizer splits ("api.v2" → "api", "v2")."""
     for ddl in _QUERY_TABLES:
@@ -374,7 +400,7 @@ def _tokens(conn: Connection, terms: Sequence[str]) -> list[list[str]]:
 
 
 def _newest_matching(
-    conn: Connection,
+    conn: SqlConnection,
     phrases: Sequence[tuple[str, str]],
     population: Population,
     visible: VisibleSql,
@@ -398,7 +424,7 @@ def _newest_matching(
     return [(memory_id, 0.0) for memory_id in sorted(newest, reverse=True)[:limit]]
 
 
-def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) -> list[int]:
+def holding_phrase(conn: SqlConnection, words: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories holding `words` as a phrase (`gen-0042`: "gen" then "0042"), in no
     order. No BM25 and no cost guard: the phrase's rarest word keeps it cheap even when
     its other words are in every memory, and an identifier with `_` is one token of the
@@ -411,7 +437,7 @@ def holding_phrase(conn: Connection, words: str, vis: Visibility, limit: int) ->
 
 
 def _visible_matches(
-    conn: Connection,
+    conn: SqlConnection,
     match: str,
     visible: VisibleSql,
     limit: int,
@@ -428,7 +454,7 @@ def _visible_matches(
 
 
 def holding_terms(
-    conn: Connection, terms: Sequence[str], memory_ids: Sequence[int], columns: Sequence[str]
+    conn: SqlConnection, terms: Sequence[str], memory_ids: Sequence[int], columns: Sequence[str]
 ) -> set[int]:
     """Of `memory_ids`, those whose `columns` (of key, value, tags) hold any of `terms`,
     matched as the keyword arm matches them: a memory's own words, as opposed to its
@@ -453,7 +479,7 @@ def holding_terms(
     return found
 
 
-def keyed(conn: Connection, key: str, vis: Visibility, limit: int) -> list[int]:
+def keyed(conn: SqlConnection, key: str, vis: Visibility, limit: int) -> list[int]:
     """Visible memories whose key is `key`, ignoring case."""
     visible = visible_sql(vis)
     rows = cursor_rows(

@@ -7,6 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+# The keyword index's tokenizer (store/sqlite/ddl.py's FTS5 tables), and the token that
+# names a memory's project in it: here, on the standard library, so that the hooks' reads
+# (store/sqlite/stdlib_reads.py) search without importing SQLAlchemy.
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+
+def project_token(project: str) -> str:
+    """The keyword index's token for `project` (as ddl.py's `_TOKEN` writes it)."""
+    return "x" + project.encode().hex()
+
 
 def match_any(terms: Sequence[str]) -> str:
     """An OR of quoted phrases (BM25 rewards memories that match more and rarer terms).

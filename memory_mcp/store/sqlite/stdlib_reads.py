@@ -14,6 +14,7 @@ the reads need: the full open (app/root.py) migrates it, so the caller opens the
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -96,6 +97,29 @@ class SqliteReads:
         """Visible memories, pinned first, then most recently used (MemoryStore.recent)."""
         sql, params = recent_sql(vis, limit)
         return readable_from_columns(self._execute(sql, params, records=True))
+
+    def keyword_hits(
+        self,
+        terms: Sequence[str],
+        vis: Visibility,
+        limit: int,
+        column_weights: tuple[float, float, float, float],
+    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+        """The search's keyword arm (store/sqlite/fts5.py: BM25 over what `vis` may see,
+        best first) and how much of the query each hit holds (fts5.coverage), in one read
+        transaction."""
+        from memory_mcp.store.sqlite import fts5
+
+        try:
+            self._conn.execute("BEGIN")
+            hits, _ = fts5.keyword_hits(self._conn, terms, vis, limit, column_weights)
+            shares = fts5.coverage(self._conn, terms, vis, [i for i, _ in hits])
+        except sqlite3.OperationalError as exc:
+            raise store_error(exc) from exc
+        finally:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")  # read only; temp tables are the connection's
+        return hits, shares
 
     def count_read(self, memory_id: int, now: float) -> None:
         """Write one read of a memory (MemoryStore.flush_accesses' statement), under the
