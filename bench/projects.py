@@ -117,7 +117,9 @@ async def ingest_and_ask(
             answers = []
             for question in conversation.questions:
                 started = time.perf_counter()
-                result = await service.search(caller, SearchRequest(question.text, SEARCH_LIMIT))
+                result = await service.search(
+                    caller, SearchRequest(question.text, limit=SEARCH_LIMIT)
+                )
                 run.seconds.append(time.perf_counter() - started)
                 answers.append([hit.record.key for hit in result.hits])
             run.retrieved[conversation.name] = answers

@@ -11,7 +11,7 @@ stores came back with the near-duplicate hint checked and with a similar memory 
 The parts (where a store's time goes): the same turns stored in this process through the
 same code the tool runs (`MemoryService.store_memory`, then `similar_to`), on a new file
 with the same settings, each part timed by wrapping the component that does it: the
-checks (`prepare_memory`: sizes, secrets, flags), the model (each of the embedder's
+checks (`_memory_of`: sizes, secrets, flags), the model (each of the embedder's
 calls: a memory's whole text, its passages; the background worker's calls count too) and
 the model per store (`embed_whole`: the whole text, what the answer waits for), the
 memory's write transaction (`store.upsert`, its commit's fsync included), the vector's
@@ -340,7 +340,7 @@ async def in_process(conversation: Conversation, run: StoreRun) -> None:
             service = app.service
             await service.embedder.wait_ready()
             parts, rows = run.parts, service.vectors.rows
-            _time_calls(parts, "checks", service, "prepare_memory")
+            _time_calls(parts, "checks", service, "_memory_of")
             _time_calls(parts, "model", service.vectors.embedder, "embed")
             # A store's vector: its whole text (what the answer waits for, vectors.py); its
             # passages follow in the background worker (counted in "model").
@@ -350,7 +350,7 @@ async def in_process(conversation: Conversation, run: StoreRun) -> None:
             for read in ("has", "vector"):
                 if hasattr(rows, read):
                     _time_calls(parts, "vector read", rows, read)
-            _time_calls(parts, "similar check", service, "similar_to")
+            _time_calls(parts, "similar check", service.gate, "similar_to")
             _time_calls(parts, "index catch-up", service.vectors.search, "catch_up")
             cpu = time.process_time()
             for turn in conversation.turns:

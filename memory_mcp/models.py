@@ -1,8 +1,10 @@
-"""Plain data shapes shared by the service and the store."""
+"""Plain data shapes shared by the service and the store. Over 500 lines: every layer's
+shared vocabulary (a memory, its requests, its outcomes), plain declarations with no
+logic to split by."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple, Protocol
 
@@ -264,11 +266,13 @@ class SearchRequest:
     `min_score`: leave out results scoring below it (the same score the results show).
     `expand`: the memories linked to the strong hits join the candidates (None: the
     measured default, search/expansion.py). `explain`: each hit the keyword arm found
-    names the neighbours whose words it borrowed (SearchHit.context_from). `project`:
-    which projects (None: the current one and `*`; rules/permissions.readable_projects);
-    `task`: that task's working memories too; `include_archived`: completed tasks' too."""
+    names the neighbours whose words it borrowed (search/hits.RankedHit.context_from).
+    `project`: which projects (None: the current one and `*`; rules/permissions.readable_projects);
+    `task`: that task's working memories too; `include_archived`: completed tasks' too.
+    Built by keyword, but for the query: `SearchRequest("deploys", limit=5)`."""
 
     query: str
+    _: KW_ONLY
     limit: int = 10
     scope: Scope | None = None
     tags: list[str] | None = None

@@ -250,7 +250,7 @@ class Settings(BaseModel):
     # The embedding runtime: ONNX Runtime (default, no torch in the server) or the
     # reference sentence-transformers. Both give the same vectors (to 2e-7).
     embedder: Literal["onnx", "sentence-transformers"] = "onnx"
-    # Where the ONNX export lives; default <venv>/share/memory-mcp, else <data dir>/models.
+    # A folder for a graph built from the weights; default: the model package's own graph.
     model_dir: Path | None = None
     # How long a search waits for a model still loading before answering keyword-only.
     search_model_wait_seconds: float = Field(5.0, ge=0)

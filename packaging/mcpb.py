@@ -3,7 +3,7 @@
 dist` runs this).
 
 A "uv" bundle (manifest 0.4): Claude Desktop runs `uv run` in the unpacked folder, which
-installs the two wheels carried inside (memory-mcp-server and its model, memory-mcp-minilm) and
+installs the two wheels carried inside (memory-mcp-kit and its model, memory-mcp-minilm) and
 their dependencies from PyPI into the bundle's own environment, then starts
 packaging/mcpb_main.py. Nothing has to be published for the bundle to work, and no torch
 is installed. The user sets the store, the agent id and the role in Claude Desktop's
@@ -90,7 +90,8 @@ def manifest(wheels: list[str]) -> dict[str, object]:
         "PostgreSQL store shared by a team). Search finds them by meaning, with the bundled "
         "all-MiniLM-L6-v2 model run locally (no download, no API key), and by exact words "
         "and identifiers. Private, per-session and shared scopes; history and undo.",
-        "author": {"name": "memory-mcp maintainers"},
+        "author": {"name": "the memory-mcp authors"},
+        "license": "MIT",
         "server": {
             "type": "uv",
             "entry_point": "server/main.py",
@@ -135,7 +136,7 @@ def project(wheels: list[str]) -> str:
 
 def main(dist: Path, mcpb: str) -> int:
     wheels = sorted(path.name for path in dist.glob("*.whl"))
-    if {w.split("-")[0] for w in wheels} != {"memory_mcp_server", "memory_mcp_minilm"}:
+    if {w.split("-")[0] for w in wheels} != {"memory_mcp_kit", "memory_mcp_minilm"}:
         raise SystemExit(f"expected the two wheels in {dist}, found {wheels}")
     with tempfile.TemporaryDirectory() as scratch:
         stage = Path(scratch) / BUNDLE_NAME

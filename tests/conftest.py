@@ -141,7 +141,7 @@ class CountingEmbedder(FakeEmbedder):
 
 @pytest.fixture(scope="session")
 def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ONNX file the suite runs: the one `make test` prepared, else exported now."""
+    """The ONNX file the suite runs: the model package's graph (else one built now)."""
     return ensure_in_child(tmp_path_factory.mktemp("model-data"))
 
 

@@ -1,6 +1,7 @@
 """docs/ARCHITECTURE.md's picture of the package ("## The package") matches the tree: every
 folder that holds modules, and every module in it, is named there, and nothing else is
-(a package's __init__.py is left out of both)."""
+(a package's __init__.py is left out of both). Its walks of a store and a search ("## Two
+walks") name only modules and folders that are in the tree."""
 
 from __future__ import annotations
 
@@ -73,3 +74,34 @@ def test_a_module_or_folder_missing_from_the_picture_is_named(tmp_path: Path) ->
         "lobby/: not pictured",
         "rules/newcomer.py: not pictured",
     ]
+
+
+# A module as the walks name it: `store/writes.py`, `rules/gate.Gate.write`, `checks/secret_scan/`.
+_WALKED = re.compile(r"`((?:[a-z_]+/)+)([a-z_]+)?(?:\.py|\.[A-Za-z_]+[^`]*)?`")
+
+
+def walked(text: str) -> set[str]:
+    """The modules ("rules/gate.py") and folders ("checks/secret_scan/") the walks name."""
+    section = text.split("\n## Two walks", 1)[1].split("\n## ", 1)[0]
+    return {
+        folder + (f"{module}.py" if module else "")
+        for folder, module in _WALKED.findall(section)
+        if not folder.startswith("tests/")  # the tests that check a walk, not the package
+    }
+
+
+def missing_from(named: set[str], package: Path) -> list[str]:
+    return sorted(name for name in named if not (package / name).exists())
+
+
+def test_the_walks_name_modules_of_the_tree() -> None:
+    named = walked(DOC.read_text())
+    assert {"rules/gate.py", "semantic/vectors.py", "store/writes.py"} <= named
+    assert missing_from(named, PACKAGE) == []
+
+
+def test_a_walk_naming_a_module_that_is_gone_is_named(tmp_path: Path) -> None:
+    copy = tmp_path / "memory_mcp"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "rules" / "gate.py").unlink()
+    assert missing_from(walked(DOC.read_text()), copy) == ["rules/gate.py"]

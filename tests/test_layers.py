@@ -38,9 +38,9 @@ HANDOFFS = {
 # The MCP SDK: the MCP edges (the server and its HTTP transports), and the hooks' and the
 # CLI's client of a team server.
 SDK_USERS = ("memory_mcp.mcp", "memory_mcp.http", "memory_mcp.app.team_client")
-# A module may be as long as its one job needs (MemoryService is ~900 lines); past this it
-# holds more than one.
-MAX_LINES = 1_000
+# A module may be as long as its one job needs; past this it likely holds more than one,
+# and one that does not says why in its docstring, in words with "over 500 lines".
+MAX_LINES = 500
 # Who may run-import the composition root (app/root.py) or the service itself: the
 # commands and the hooks' entry, which open the app. The servers and the tools are handed
 # the open app (app/context.py) and name the service's type under TYPE_CHECKING only, so
@@ -229,10 +229,12 @@ def edges_naming_the_service(modules: Modules) -> list[str]:
 
 
 def long_modules(modules: Modules) -> list[str]:
+    """The modules over MAX_LINES whose docstring does not say why."""
     return sorted(
-        f"{name}: {lines} lines"
+        f"{name}: {lines} lines, and its docstring does not say why (over {MAX_LINES} lines: ...)"
         for name, path in modules.items()
-        if (lines := len(path.read_text().splitlines())) > MAX_LINES
+        if (lines := len((text := path.read_text()).splitlines())) > MAX_LINES
+        and f"over {MAX_LINES} lines" not in (ast.get_docstring(ast.parse(text)) or "").lower()
     )
 
 
@@ -283,7 +285,7 @@ def test_only_the_commands_and_the_hooks_entry_open_the_app() -> None:
     assert edges_naming_the_service(modules_in(PACKAGE)) == []
 
 
-def test_no_module_is_over_1000_lines() -> None:
+def test_a_module_over_500_lines_says_why() -> None:
     assert long_modules(modules_in(PACKAGE)) == []
 
 
@@ -343,7 +345,7 @@ PLANTED: list[tuple[str, str, Callable[[Path], list[str]]]] = [
         "def f() -> None:\n    from memory_mcp.app.root import open_app\n",
         lambda package: edges_naming_the_service(modules_in(package)),
     ),
-    ("memory_mcp/leak.py", "x = 1\n" * 1001, lambda package: long_modules(modules_in(package))),
+    ("memory_mcp/leak.py", "x = 1\n" * 501, lambda package: long_modules(modules_in(package))),
     (
         "memory_mcp/leak.py",
         "def f() -> None:\n    from bench import command\n",

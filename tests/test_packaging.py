@@ -65,7 +65,9 @@ def attempt(
     )
 
 
-OURS = {"memory_mcp_server", "memory_mcp_minilm"}  # the wheels `make dist` builds
+# The distribution's name on PyPI (the command is memory-mcp).
+PUBLISHED = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+OURS = {"memory_mcp_kit", "memory_mcp_minilm"}  # the wheels `make dist` builds
 
 
 def fetch(into: Path, *requirements: str | Path) -> None:
@@ -136,23 +138,23 @@ def user_env(home: Path) -> dict[str, str]:
 def test_every_published_file_is_under_the_registry_limit(dist: Path) -> None:
     files = {path.name: path.stat().st_size for path in dist.iterdir()}
     assert set(files) == {
-        f"memory_mcp_server-{__version__}-py3-none-any.whl",
-        "memory_mcp_minilm-1.0.0-py3-none-any.whl",
+        f"memory_mcp_kit-{__version__}-py3-none-any.whl",
+        "memory_mcp_minilm-1.1.0-py3-none-any.whl",
         f"memory-mcp-{__version__}.mcpb",
     }
     assert all(size < PYPI_FILE_LIMIT for size in files.values()), files
     # The weights travel once, in the model's wheel: a release of the server stays small.
-    assert files[f"memory_mcp_server-{__version__}-py3-none-any.whl"] < 2 * 1024 * 1024, files
+    assert files[f"memory_mcp_kit-{__version__}-py3-none-any.whl"] < 2 * 1024 * 1024, files
 
 
 def test_the_wheel_holds_the_product_and_not_the_lab(dist: Path) -> None:
     """The benchmarks are a project of their own beside the package (bench/pyproject.toml):
     not one of their modules ships."""
-    with zipfile.ZipFile(dist / f"memory_mcp_server-{__version__}-py3-none-any.whl") as wheel:
+    with zipfile.ZipFile(dist / f"memory_mcp_kit-{__version__}-py3-none-any.whl") as wheel:
         names = wheel.namelist()
     assert {name.split("/")[0] for name in names} == {
         "memory_mcp",
-        f"memory_mcp_server-{__version__}.dist-info",
+        f"memory_mcp_kit-{__version__}.dist-info",
     }
     assert [name for name in names if "bench" in name.split("/")[-1]] == []
 
@@ -160,15 +162,61 @@ def test_the_wheel_holds_the_product_and_not_the_lab(dist: Path) -> None:
 def test_the_installed_wheels_pull_no_torch(installed: Path) -> None:
     (site,) = (installed / "lib").glob("python3*/site-packages")
     names = {d.metadata["Name"] for d in importlib.metadata.distributions(path=[str(site)])}
-    assert {"memory-mcp-server", "memory-mcp-minilm", "onnxruntime"} <= names
+    assert {"memory-mcp-kit", "memory-mcp-minilm", "onnxruntime"} <= names
     assert [name for name in names if HEAVY.match(name)] == []
 
 
+def test_pip_show_of_the_installed_wheels_says_their_licences(installed: Path) -> None:
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", installed / "bin" / "python"]
+    pip.append("show")
+    server, model = PUBLISHED, "memory-mcp-minilm"
+    assert "License-Expression: MIT\n" in run(*pip, server)
+    assert "License-Expression: Apache-2.0 AND MIT\n" in run(*pip, model)
+
+
 def test_the_installed_wheel_gives_the_command_under_both_names(installed: Path) -> None:
-    """`memory-mcp` (the documented command) and `memory-mcp-server` (the package's name,
-    which `uvx memory-mcp-server` runs) are the same program."""
-    for name in ("memory-mcp", "memory-mcp-server"):
+    """`memory-mcp` (the documented command) and `memory-mcp-kit` (the package's name,
+    which `uvx memory-mcp-kit` runs) are the same program."""
+    for name in ("memory-mcp", "memory-mcp-kit"):
         assert run(installed / "bin" / name, "--version").strip() == f"memory-mcp {__version__}"
+
+
+def interpreter(version: str) -> Path:
+    """A CPython of `version` on this machine: the venv's own base, or pyenv's (uv never
+    downloads one here: UV_PYTHON_DOWNLOADS=never below)."""
+    candidates = [Path(BASE_PYTHON).resolve()]
+    found = shutil.which(f"python{version}")  # pyenv's shim, where pyenv is installed
+    roots = [Path(os.environ["PYENV_ROOT"])] if os.environ.get("PYENV_ROOT") else []
+    roots += [Path(found).parent.parent] if found else []
+    for root in roots:
+        candidates += sorted(root.glob(f"versions/{version}.*/bin/python{version}"))
+    candidates += [Path(found)] if found else []
+    for candidate in candidates:
+        done = attempt(candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])")
+        if done.returncode == 0 and done.stdout.strip() == version:
+            return candidate
+    raise AssertionError(f"no Python {version} on this machine (tried {candidates})")
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.12"])
+def test_uvx_runs_our_command_by_the_published_name(
+    dist: Path, version: str, tmp_path: Path
+) -> None:
+    """`uvx --python X NAME@VERSION --version` as a user types it, with the built wheels
+    where PyPI will have them and the registry for the rest: our memory-mcp, on each
+    Python we support (the first published name gave another project's, or none on 3.11)."""
+    python = interpreter(version)
+    env = {
+        **user_env(tmp_path),
+        "PATH": f"{python.parent}{os.pathsep}{ROOT / '.venv' / 'bin'}{os.pathsep}"
+        + os.environ["PATH"],
+        "UV_FIND_LINKS": str(dist),
+        "UV_PYTHON_DOWNLOADS": "never",
+    }
+    del env["UV_PYTHON"]
+    command = ("uvx", "--python", version, f"{PUBLISHED}@{__version__}", "--version")
+    done = attempt(*command, env=env)
+    assert (done.returncode, done.stdout) == (0, f"memory-mcp {__version__}\n"), done.stderr
 
 
 def test_the_installed_command_offers_no_bench(installed: Path) -> None:
@@ -182,16 +230,16 @@ def test_the_installed_command_offers_no_bench(installed: Path) -> None:
 async def meaning_hit(exe: Path, home: Path) -> dict[str, Any]:
     env = {
         **user_env(home),
-        # The first start builds the ONNX graph from the weights before the first search
-        # can use it: let that search wait for the model instead of answering by words.
+        # The model loads in the background after the handshake: let the first search wait
+        # for it instead of answering by words.
         "MEMORY_MCP_SEARCH_MODEL_WAIT_SECONDS": "300",
         "MEMORY_MCP_WATCH": "false",
     }
     params = StdioServerParameters(command=str(exe), args=["serve"], env=env)
     with (home / "server.log").open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=600) as c:
-            # Waits for the model (built from the weights at this first start), so that the
-            # memories below are embedded as they are stored.
+            # Waits for the model (the shipped graph, loaded), so that the memories below
+            # are embedded as they are stored.
             first = await call(c, "memory-search", query="anything")
             assert first["semantic"] is True, first
             await call(
@@ -211,11 +259,19 @@ def test_the_installed_server_finds_by_meaning_in_a_fresh_home(
     assert found["semantic"] is True, found
     top = found["results"][0]
     assert (top["key"], top["matched_by"]) == ("deploy", "vector"), found
-    assert list((installed / "share" / "memory-mcp").glob("*.onnx")), "no graph built"
+    # The model's wheel's graph ran: no start built one, into the environment or the home.
+    assert not list(installed.rglob("share/memory-mcp/*.onnx")), "a graph was built"
+    assert not list(tmp_path.rglob("*.onnx")), "a graph was built"
+    log = (tmp_path / "server.log").read_text(encoding="utf-8")
+    assert "memory_mcp_minilm/model/model.onnx" in log, log
 
 
 def claude(*args: str | Path, env: dict[str, str]) -> str:
     return run(NPM_BIN / "claude", *args, env=env, cwd=Path(env["HOME"]))
+
+
+def connected_line(listed: str) -> str:
+    return next(line for line in listed.splitlines() if "plugin:memory-mcp:memory" in line)
 
 
 def test_claude_code_installs_the_plugin_from_the_marketplace(dist: Path, tmp_path: Path) -> None:
@@ -243,11 +299,11 @@ def test_claude_code_installs_the_plugin_from_the_marketplace(dist: Path, tmp_pa
     assert (server["command"], args[-1]) == ("uvx", "serve"), server
     assert f"memory-mcp {__version__}" in run("uvx", *args[:-1], "--version", env=env)
     listed = claude("mcp", "list", env=env)
-    line = next(line for line in listed.splitlines() if "plugin:memory-mcp:memory" in line)
-    assert "✔ Connected" in line, listed
+    assert "✔ Connected" in connected_line(listed), listed
     details = claude("plugin", "details", "memory-mcp@memory-mcp", env=env)
     assert re.search(r"MCP servers \(1\)\s+memory", details), details
-    assert re.search(r"Hooks \(3\)", details), details
+    hooks = json.loads((ROOT / "plugins/memory-mcp/hooks/hooks.json").read_text(encoding="utf-8"))
+    assert re.search(rf"Hooks \({len(hooks['hooks'])}\)", details), details
 
 
 async def bundle_session(command: list[str], env: dict[str, str], log: Path) -> dict[str, Any]:

@@ -131,8 +131,8 @@ def test_every_install_names_the_published_package() -> None:
     in the text) would fetch it. The command keeps the name; the package does not."""
     for path in (README, ROOT / "packaging" / "README.md"):
         assert install_mentions(path.read_text(encoding="utf-8")) == [], path
-    wrapped = "`uvx memory-mcp-server serve`, `pipx install\nmemory-mcp` and\n```sh\n"
-    wrapped += "uvx --from memory-mcp-server memory-mcp serve\nuvx --quiet memory-mcp\n```\n"
+    wrapped = "`uvx memory-mcp-kit serve`, `pipx install\nmemory-mcp` and\n```sh\n"
+    wrapped += "uvx --from memory-mcp-kit memory-mcp serve\nuvx --quiet memory-mcp\n```\n"
     assert install_mentions(wrapped) == ["uvx --quiet memory-mcp", "pipx install memory-mcp"]
     assert f"uv tool install {PUBLISHED}" in README.read_text(encoding="utf-8")
 

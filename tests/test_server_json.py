@@ -75,23 +75,24 @@ def test_every_version_is_the_package_version() -> None:
     assert load(PLUGIN / ".claude-plugin" / "plugin.json")["version"] == __version__
     # What the plugin runs is the published package's own command, at this version.
     pinned = f"{project_name()}@{__version__}"
-    assert load(PLUGIN / ".mcp.json")["mcpServers"]["memory"]["args"] == [
-        "--quiet",
-        pinned,
-        "serve",
-    ]
+    server = load(PLUGIN / ".mcp.json")["mcpServers"]["memory"]
+    assert server["args"] == ["--quiet", pinned, "serve"]
+    # Python writes the bytecode of what the server imports at its first start, also where
+    # the user's environment says not to: later starts read it instead of compiling again
+    # (packaging/README.md: why not uv's --compile-bytecode).
+    assert server["env"] == {"PYTHONDONTWRITEBYTECODE": ""}
     commands = [
         hook["command"]
         for groups in load(PLUGIN / "hooks" / "hooks.json")["hooks"].values()
         for group in groups
         for hook in group["hooks"]
     ]
-    events = ["post-tool-use", "session-start", "session-end"]
+    events = ["post-tool-use", "session-start", "user-prompt", "pre-compact", "session-end"]
     assert commands == [f"uvx --quiet {pinned} hook {event}" for event in events], commands
 
 
 def test_the_package_provides_the_command_named_like_it() -> None:
-    """`uvx memory-mcp-server` (and the registry's `runtimeHint: uvx`) runs the executable
+    """`uvx memory-mcp-kit` (and the registry's `runtimeHint: uvx`) runs the executable
     named like the package: the same command as `memory-mcp`."""
     scripts = project()["scripts"]
     assert scripts[project_name()] == scripts["memory-mcp"] == "memory_mcp.cli.main:main"

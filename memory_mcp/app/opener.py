@@ -4,6 +4,7 @@ from app/context.py because it calls into app/root.py, which imports that module
 
 from __future__ import annotations
 
+import importlib
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Protocol
 
@@ -40,3 +41,16 @@ def open_app_when_called(
     from memory_mcp.app.root import open_app
 
     return open_app(settings, embedder, background, create)
+
+
+async def import_app_off_the_loop() -> None:
+    """Import app.root (and so SQLAlchemy, numpy, the store and the search: about a second
+    of CPU here, far more on a loaded machine) in a worker thread, before opening it on the
+    event loop. The loop keeps answering meanwhile: a client's `tools/list`, sent right
+    after the handshake that starts the opening, waited behind these imports (1.5 s at
+    load 7). The thread holds the interpreter lock only in slices, so the loop's few
+    milliseconds of work get through; an import already done costs nothing. (anyio here:
+    `--version` and the hooks' fast path import this module and never this function.)"""
+    import anyio.to_thread
+
+    await anyio.to_thread.run_sync(importlib.import_module, "memory_mcp.app.root")

@@ -64,7 +64,7 @@ def vectors_for(
 
 def note_indexer(settings: Settings, service: MemoryService, caller: Caller) -> NoteIndexer:
     return NoteIndexer(
-        FileIndexService(service),
+        FileIndexService(service.note_memories),
         caller,
         note_folders(settings),
         settings.note_max_bytes,

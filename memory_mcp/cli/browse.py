@@ -7,7 +7,8 @@ and may delete, exactly what that agent's tools would. Reading commands never cr
 store. With `--url`, search, get, list, history, store and delete ask a running team server
 instead, as the agent of the token in MEMORY_MCP_TOKEN (its tools, so its rules).
 Loading this module imports nothing heavy (the handlers do), so `memory-mcp --version`
-and the parser stay fast."""
+and the parser stay fast. Over 500 lines: seven commands that share one way of acting as
+an agent (here or on a team server) and of printing a result; each command is short."""
 
 from __future__ import annotations
 
@@ -248,7 +249,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     source = v.parse_source(args.source, tuple(Source)) if args.source else None
     explain: bool = args.explain
     request = SearchRequest(
-        *(args.query, args.limit, scope, args.tags, source, args.include_expired),
+        args.query,
+        limit=args.limit,
+        scope=scope,
+        tags=args.tags,
+        source=source,
+        include_expired=args.include_expired,
         since=args.since,
         until=args.until,
         min_score=args.min_score,

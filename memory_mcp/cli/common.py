@@ -52,7 +52,8 @@ FLAG_HELP = {
     "shared_memory_dir": "shared notes folder, indexed for every agent",
     "watch": "watch and index the memory folders (--no-watch: do not)",
     "embedder": "embedding runtime (default onnx)",
-    "model_dir": "where the ONNX export lives (default <venv>/share/memory-mcp)",
+    "model_dir": "a folder for a graph built from the weights (default: the model "
+    "package's own, built graph)",
     "transport": "default stdio (one agent); the HTTP transports serve many agents, each "
     "with a token (`memory-mcp token add`)",
     "host": "HTTP: address to listen on (default 127.0.0.1)",

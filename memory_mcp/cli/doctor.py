@@ -222,7 +222,7 @@ def _check_model() -> tuple[str, bool]:
 
     path = Path(model_path())
     if not path.is_dir():
-        return f"the model package has no weights at {path}", False
+        return f"the model package has no files at {path}", False
     return f"all-MiniLM-L6-v2 installed at {path}", True
 
 

@@ -10,7 +10,8 @@ parsed arguments and returns the exit code; the ones that need the store run the
 through `run_with_app`. Imports of the store, the model and the MCP SDK happen inside
 the handlers, and `--version` is answered before the parser (and pydantic) is built.
 The benchmarks are no command of the installed package: they are a project of their own in
-a clone (bench/, `make bench`)."""
+a clone (bench/, `make bench`). Over 500 lines: the one parser every command is declared
+in; what a command does at length lives in its own module (cli/browse.py, cli/imports.py)."""
 
 from __future__ import annotations
 
@@ -451,13 +452,17 @@ def build_parser() -> argparse.ArgumentParser:
         "model",
         cmd_model,
         ("data_dir", "model_dir"),
-        help="prepare the embedding model (ONNX export)",
+        help="check the embedding model's graph (or build one from the weights)",
     )
     kinds = model.add_subparsers(dest="model_command", required=True)
     prepare = kinds.add_parser(
-        "prepare", help="export the bundled all-MiniLM-L6-v2 to ONNX unless already done"
+        "prepare",
+        help="check the bundled all-MiniLM-L6-v2 graph; with --model-dir, build one there "
+        "from the weights unless already done",
     )
-    prepare.add_argument("--force", action="store_true", help="export again even if present")
+    prepare.add_argument(
+        "--force", action="store_true", help="build the graph from the weights even if present"
+    )
     return parser
 
 

@@ -1,6 +1,6 @@
-"""`memory-mcp model prepare` (registered in cli/main.py): export the bundled weights to ONNX
-once, from disk (the Makefile runs it at set-up; a server that finds no file exports it in
-the background)."""
+"""`memory-mcp model prepare` (registered in cli/main.py): check the model package's built
+graph, or build one from the weights where it is not the one to run (`--model-dir`,
+`--force`; semantic/onnx_model.py). The Makefile runs it at set-up."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from memory_mcp.semantic.onnx_model import locate, prepare
+    from memory_mcp.semantic.onnx_model import prepare, prepared
 
-    before = locate(settings.data_dir, settings.model_dir).found
+    before = prepared(settings.data_dir, settings.model_dir)
     try:
         path = prepare(settings.data_dir, settings.model_dir, force=args.force)
     except OSError as exc:

@@ -64,7 +64,7 @@ def cmd_projects(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
 
     async def job(app: AppContext) -> tuple[dict[str, int], str | None]:
-        return await app.service.project_counts(app.caller), app.caller.project
+        return await app.service.tasks.project_counts(app.caller), app.caller.project
 
     counts, current = run_with_app(settings_from(args), job, create=False)
     if args.json:
@@ -92,7 +92,7 @@ def _move(args: argparse.Namespace) -> int:
             async for record in app.service.visible_records(app.caller, "*")
             if _selected(record, args, under)
         ]
-        placed = await app.service.move_to_project(
+        placed = await app.service.tasks.move_to_project(
             app.caller, chosen, args.to, dry_run=args.dry_run
         )
         return chosen, placed.moved

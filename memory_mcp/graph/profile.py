@@ -100,7 +100,7 @@ class KnowledgeGraph:
         memories `kept`; `touching`: only those with an end named so (the reference: "at
         least one endpoint")."""
         names = {r.id: entity_of(r.key, r.value, r.metadata).name for r in records}
-        links = await self.service.links_among(self.caller, list(names))
+        links = await self.service.links.links_among(self.caller, list(names))
         relations = [
             Relation(names[link.source_id], names[link.target_id], link.relation) for link in links
         ]
@@ -260,7 +260,7 @@ class KnowledgeGraph:
             permissions.check(self.caller, Target.of(source), Change.LINK)
         made = []
         for relation, (source, target) in zip(relations, ends, strict=True):
-            outcome = await self.service.change_links(
+            outcome = await self.service.links.change_links(
                 self.caller, source.id, [(target.id, relation.relation_type)]
             )
             if outcome.added:
@@ -284,7 +284,7 @@ class KnowledgeGraph:
         for record in kept:
             await self.service.delete(self.caller, record.id)
         for source, target, relation_type in unlinks:
-            await self.service.change_links(
+            await self.service.links.change_links(
                 self.caller, source.id, [], [(target.id, relation_type)]
             )
 

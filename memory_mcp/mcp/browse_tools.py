@@ -118,7 +118,11 @@ async def memory_history(
     caller = caller_of(app)
     if version is None:
         page = await guard(app, app.service.history(caller, id, limit, before))
-        links = [] if before is not None else await guard(app, app.service.link_history(caller, id))
+        links = (
+            []
+            if before is not None
+            else await guard(app, app.service.links.link_history(caller, id))
+        )
         return MemoryHistory(
             id=id,
             versions=[Version.of(e, app.settings.search_value_chars) for e in page.versions],

@@ -31,7 +31,7 @@ async def memory_link(
     app = await app_of(ctx)
 
     async def change() -> LinkChanged:
-        outcome = await app.service.link(caller_of(app), id, to, relation, remove=remove)
+        outcome = await app.service.links.link(caller_of(app), id, to, relation, remove=remove)
         return LinkChanged.of(id, to, relation, remove, outcome)
 
     return await guard(app, change())
@@ -52,7 +52,7 @@ async def memory_related(
     app = await app_of(ctx)
 
     async def related() -> RelatedMemories:
-        found = await app.service.related(
+        found = await app.service.links.related(
             caller_of(app),
             id,
             depth=depth,

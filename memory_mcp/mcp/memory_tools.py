@@ -146,19 +146,19 @@ async def memory_search(
     async def search() -> SearchResult:
         request = SearchRequest(
             query,
-            limit,
-            v.parse_scope(scope, allow_all=True),
-            tags,
-            None if source is None else v.parse_source(source, tuple(Source)),
-            include_expired,
-            since,
-            until,
-            min_score,
-            expand,
-            explain,
-            project,
-            task,
-            include_archived,
+            limit=limit,
+            scope=v.parse_scope(scope, allow_all=True),
+            tags=tags,
+            source=None if source is None else v.parse_source(source, tuple(Source)),
+            include_expired=include_expired,
+            since=since,
+            until=until,
+            min_score=min_score,
+            expand=expand,
+            explain=explain,
+            project=project,
+            task=task,
+            include_archived=include_archived,
         )
         return await app.service.search(caller_of(app), request)
 
@@ -192,7 +192,7 @@ async def memory_get(
     async def read() -> Memory:
         caller = caller_of(app)
         record = await app.service.get(caller, id)
-        links, more = await app.service.links_of(caller, record)
+        links, more = await app.service.links.links_of(caller, record)
         shown = [MemoryLink.of(link) for link in links]
         memory = Memory.of(
             record, app.service.is_expired(record), shown, app.service.trust_marks(record)
@@ -259,7 +259,7 @@ async def complete_task(
     app = await app_of(ctx)
 
     async def complete() -> CompletedTask:
-        done = await app.service.complete_task(caller_of(app), task, handoff_to)
+        done = await app.service.tasks.complete_task(caller_of(app), task, handoff_to)
         return CompletedTask(
             task=task.strip(),
             project=done.project,

@@ -16,6 +16,7 @@ from mcp.server.stdio import stdio_server
 
 from memory_mcp import __version__
 from memory_mcp.app.background import HandshakeGate, OpeningApp, is_initialize_request
+from memory_mcp.app.opener import import_app_off_the_loop
 from memory_mcp.mcp.browse_tools import register_browse_tools
 from memory_mcp.mcp.context_block import register_context_block
 from memory_mcp.mcp.graph_tools import register_graph_tools
@@ -77,6 +78,7 @@ def build_server(
             yield opened
             return
         assert open_app is not None  # checked above
+        await import_app_off_the_loop()
         async with open_app(settings, embedder) as app:
             yield app
 

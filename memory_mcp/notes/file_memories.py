@@ -33,7 +33,7 @@ from memory_mcp.notes.reports import FileIndexReport, FileMemory
 from memory_mcp.rules.permissions import Origin
 
 if TYPE_CHECKING:
-    from memory_mcp.rules.service import MemoryService
+    from memory_mcp.rules.note_memories import NoteMemoryService
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +45,15 @@ def _same_text(old: MemoryRecord, memory: FileMemory) -> bool:
 
 
 class FileIndexService:
-    def __init__(self, service: MemoryService) -> None:
-        self.service = service
+    def __init__(self, memories: NoteMemoryService) -> None:
+        self.memories = memories  # the rules of a note's memories
 
     def expiry_for(self, modified_at: float) -> float | None:
         """Whole seconds, as a file's expiry is shown (ISO 8601, seconds)."""
-        ttl = self.service.policy.default_ttl_seconds(Source.FILE_INDEX)
+        ttl = self.memories.gate.policy.default_ttl_seconds(Source.FILE_INDEX)
         if ttl is None:
             return None
-        return float(math.floor(min(modified_at, self.service.clock())) + math.ceil(ttl))
+        return float(math.floor(min(modified_at, self.memories.gate.clock())) + math.ceil(ttl))
 
     async def sync_file(
         self,
@@ -71,19 +71,19 @@ class FileIndexService:
         a note `caller` may not change is refused whole (PermissionDeniedError naming
         its owner), nothing written."""
         report = FileIndexReport(file_path)
-        existing = {r.key: r for r in await self.service.note_records(caller, scope, file_path)}
-        self.service.check_note_change(caller, list(existing.values()), origin)
+        existing = {r.key: r for r in await self.memories.note_records(caller, scope, file_path)}
+        self.memories.check_note_change(caller, list(existing.values()), origin)
         # Lifetime counts from the last change we know of: the file's mtime, or when we
         # first indexed it if that is later. A note copied in with an old mtime (cp -p, a
         # restore) is therefore indexed, not born expired; restarts stay repeatable because
         # first-indexed is the stored created_at.
         first_indexed = min((r.created_at for r in existing.values()), default=None)
         if first_indexed is None:
-            first_indexed = self.service.clock()
+            first_indexed = self.memories.gate.clock()
         expires_at = self.expiry_for(max(modified_at, first_indexed))
-        if expires_at is not None and expires_at <= self.service.clock():
+        if expires_at is not None and expires_at <= self.memories.gate.clock():
             report.expired = True
-            report.removed = await self.service.forget_note_records(
+            report.removed = await self.memories.forget_note_records(
                 caller, list(existing.values()), origin
             )
             return report
@@ -108,7 +108,7 @@ class FileIndexService:
                 project=project,
             )
             try:
-                result = await self.service.store_note_chunk(caller, chunk, origin)
+                result = await self.memories.store_note_chunk(caller, chunk, origin)
             except InvalidInputError as exc:  # e.g. a secret in a name: skip this chunk only
                 log.warning("%s: chunk %s not indexed: %s", file_path, memory.key, exc)
                 report.refused.append(f"{memory.key}: {exc}")
@@ -125,12 +125,12 @@ class FileIndexService:
             else:  # the same once its secrets are redacted
                 report.unchanged += 1
         stale = [r for key, r in existing.items() if key not in kept]
-        report.removed = await self.service.forget_note_records(caller, stale, origin)
-        await self.service.set_note_expiry(caller, refresh, expires_at, origin)
+        report.removed = await self.memories.forget_note_records(caller, stale, origin)
+        await self.memories.set_note_expiry(caller, refresh, expires_at, origin)
         return report
 
     async def remove_file(
         self, caller: Caller, scope: Scope, file_path: str, *, origin: Origin
     ) -> int:
-        records = await self.service.note_records(caller, scope, file_path)
-        return await self.service.forget_note_records(caller, records, origin)
+        records = await self.memories.note_records(caller, scope, file_path)
+        return await self.memories.forget_note_records(caller, records, origin)

@@ -217,7 +217,7 @@ class NoteIndexer:
         if len(on_disk) >= MAX_FILES_PER_FOLDER:
             log.warning("%s holds over %d notes; indexing the first", base, MAX_FILES_PER_FOLDER)
         prefix = str(base) + os.sep
-        indexed = await _whole(self.files.service.note_paths(self.caller, folder.scope, prefix))
+        indexed = await _whole(self.files.memories.note_paths(self.caller, folder.scope, prefix))
         present = {str(n.path) for n in on_disk}
         for path in sorted(indexed - present):
             # Through index(): under the file's lock, and a note created since the walk

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from memory_mcp.results.base import ToolResult
 
 if TYPE_CHECKING:  # annotations only: nothing more to import before the handshake
-    from memory_mcp.search.hits import SearchHit as ServiceHit
+    from memory_mcp.search.hits import RankedHit
 
 
 class LinkVia(ToolResult):
@@ -22,7 +22,7 @@ class LinkVia(ToolResult):
     lent: float
 
     @classmethod
-    def of(cls, hit: ServiceHit) -> LinkVia | None:
+    def of(cls, hit: RankedHit) -> LinkVia | None:
         via = hit.via
         if via is None:
             return None
@@ -80,7 +80,7 @@ class ScoreExplanation(ToolResult):
     context_from: list[ContextLender] | None = None
 
     @classmethod
-    def of(cls, hit: ServiceHit) -> ScoreExplanation | None:
+    def of(cls, hit: RankedHit) -> ScoreExplanation | None:
         rel, prior = hit.parts, hit.prior
         if rel is None or prior is None:
             return None
@@ -110,7 +110,7 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def _why(hit: ServiceHit, exact: str | None) -> str:
+def _why(hit: RankedHit, exact: str | None) -> str:
     """One line a model or a person can read: what found it, and what weighed on it."""
     rel, prior, record = hit.parts, hit.prior, hit.record
     assert rel is not None and prior is not None

@@ -70,9 +70,7 @@ class StoredMemory(ToolResult):
     """memory-store's answer: which memory was written, at which version, and the visible
     memories it closely resembles (`similar`, most similar first; nothing is merged).
     `similar_checked: false`: not compared yet (the model is still loading).
-    `redacted`: the secrets replaced before storing (checks/safety.py). `quarantined`:
-    stored but held for the lead's approval, served to no one until then (external text,
-    or a low-trust one that reads like instructions: rules/quarantine.py)."""
+    `redacted`: the secrets replaced before storing (checks/safety.py)."""
 
     omitted_when_empty = frozenset({"flags", "redacted", "task", "quarantined"})
 
@@ -88,7 +86,7 @@ class StoredMemory(ToolResult):
     task: str | None = None
     flags: list[str] | None = None
     redacted: list[RedactedSecret] | None = None
-    quarantined: bool | None = None
+    quarantined: bool | None = None  # held for the lead's approval (rules/quarantine.py)
     similar: list[SimilarMemory] = []
     similar_checked: bool = True
 
@@ -115,24 +113,13 @@ class StoredMemory(ToolResult):
         )
 
 
-class Memory(ToolResult):
-    """A whole memory, as memory-get returns it (expired ones too, with `expired: true`),
-    with its links to and from memories the reader may see (`more_links`: more than shown)."""
+class ShownMemory(ToolResult):
+    """The fields of a memory that every result showing one has (memory-get's `Memory`, a
+    search's `SearchHit`, memory-list's `ListedMemory`), declared once: each of those adds
+    its own, and `fields_of` fills these from a record."""
 
     omitted_when_empty = (
-        frozenset(
-            {
-                "about_agent",
-                "flags",
-                "file_path",
-                "links",
-                "more_links",
-                "task",
-                "archived_at",
-                "kind",
-            }
-        )
-        | TRUST_MARKS
+        frozenset({"task", "archived_at", "kind", "about_agent", "flags"}) | TRUST_MARKS
     )
 
     id: int
@@ -144,27 +131,59 @@ class Memory(ToolResult):
     updated_by: str
     source: Source
     tags: list[str]
-    metadata: dict[str, Any]
-    confidence: float | None
-    pinned: bool
-    version: int
-    access_count: int
     created_at: str | None
     updated_at: str | None
-    last_accessed_at: str | None
     expires_at: str | None
-    expired: bool
     task: str | None = None
     archived_at: str | None = None
     kind: str | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
-    file_path: str | None = None
-    links: list[MemoryLink] | None = None
-    more_links: bool | None = None
+    # How far to trust it now (rules/trust.py); left out when false.
     stale: bool | None = None
     stale_reason: str | None = None
     needs_verification: bool | None = None
+
+    @staticmethod
+    def fields_of(record: MemoryRecord) -> dict[str, Any]:
+        """The shown fields of `record`, empty extras as None (left out)."""
+        return {
+            "id": record.id,
+            "key": record.key,
+            "value": record.value,
+            "scope": record.scope,
+            "project": record.project,
+            "agent_id": record.agent_id,
+            "updated_by": record.updated_by,
+            "source": record.source,
+            "tags": record.tags,
+            "created_at": iso(record.created_at),
+            "updated_at": iso(record.updated_at),
+            "expires_at": iso(record.expires_at),
+            "task": record.task,
+            "archived_at": iso(record.archived_at),
+            "kind": record.kind,
+            "about_agent": record.about_agent or None,
+            "flags": record.flags or None,
+        }
+
+
+class Memory(ShownMemory):
+    """A whole memory, as memory-get returns it (expired ones too, with `expired: true`),
+    with its links to and from memories the reader may see (`more_links`: more than shown)."""
+
+    omitted_when_empty = ShownMemory.omitted_when_empty | {"file_path", "links", "more_links"}
+
+    metadata: dict[str, Any]
+    confidence: float | None
+    pinned: bool
+    version: int
+    access_count: int
+    last_accessed_at: str | None
+    expired: bool
+    file_path: str | None = None
+    links: list[MemoryLink] | None = None
+    more_links: bool | None = None
 
     @classmethod
     def of(
@@ -175,114 +194,60 @@ class Memory(ToolResult):
         marks: TrustMarks | None = None,
     ) -> Memory:
         return cls(
-            id=record.id,
-            key=record.key,
-            value=record.value,
-            scope=record.scope,
-            project=record.project,
-            agent_id=record.agent_id,
-            updated_by=record.updated_by,
-            source=record.source,
-            tags=record.tags,
+            **cls.fields_of(record),
+            **trust_fields(marks),
             metadata=record.metadata,
             confidence=record.confidence,
             pinned=record.pinned,
             version=record.version,
             access_count=record.access_count,
-            created_at=iso(record.created_at),
-            updated_at=iso(record.updated_at),
             last_accessed_at=iso(record.last_accessed_at),
-            expires_at=iso(record.expires_at),
             expired=expired,
-            task=record.task,
-            archived_at=iso(record.archived_at),
-            kind=record.kind,
-            about_agent=record.about_agent or None,
-            flags=record.flags or None,
             file_path=record.file_path or None,
             links=links or None,
-            **trust_fields(marks),
         )
 
 
-def _cut_summary(
-    record: MemoryRecord, max_chars: int, marks: TrustMarks | None = None
-) -> dict[str, Any]:
-    """The fields a search hit and a listed memory share: the value cut to `max_chars`,
-    with `truncated`/`full_length` when it was cut; empty extras left out (None). The
-    confidence as read now, where it is under 1, and the trust marks."""
-    cut = len(record.value) > max_chars
-    below_full = marks is not None and marks.confidence < 1.0
-    return {
-        "confidence": marks.confidence if marks is not None and below_full else None,
-        **trust_fields(marks),
-        "id": record.id,
-        "key": record.key,
-        "value": record.value[:max_chars],
-        "scope": record.scope,
-        "project": record.project,
-        "task": record.task,
-        "archived_at": iso(record.archived_at),
-        "kind": record.kind,
-        "agent_id": record.agent_id,
-        "updated_by": record.updated_by,
-        "source": record.source,
-        "tags": record.tags,
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "expires_at": iso(record.expires_at),
-        "truncated": True if cut else None,
-        "full_length": len(record.value) if cut else None,
-        "about_agent": record.about_agent or None,
-        "flags": record.flags or None,
+class CutMemory(ShownMemory):
+    """A memory with its value cut to the configured length (`truncated`, `full_length`
+    when it was): a search hit's and a listed memory's."""
+
+    omitted_when_empty = ShownMemory.omitted_when_empty | {
+        "truncated",
+        "full_length",
+        "confidence",
     }
 
-
-class SearchHit(ToolResult):
-    """One memory-search result: the memory with its value cut to the configured length."""
-
-    omitted_when_empty = (
-        frozenset(
-            {
-                "truncated",
-                "full_length",
-                "about_agent",
-                "flags",
-                "explain",
-                "task",
-                "archived_at",
-                "kind",
-            }
-        )
-        | TRUST_MARKS
-        | {"confidence"}
-    )
-
-    id: int
-    key: str
-    value: str
-    scope: Scope
-    project: str
-    agent_id: str
-    updated_by: str
-    source: Source
-    tags: list[str]
-    score: float
-    matched_by: str
-    created_at: str | None
-    updated_at: str | None
-    expires_at: str | None
-    task: str | None = None
-    archived_at: str | None = None
-    kind: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
-    about_agent: str | None = None
-    flags: list[str] | None = None
-    confidence: float | None = None
-    stale: bool | None = None
-    stale_reason: str | None = None
-    needs_verification: bool | None = None
+    confidence: float | None = None  # as read now, where it is under 1 (rules/trust.py)
+
+    @classmethod
+    def cut_fields_of(
+        cls, record: MemoryRecord, max_chars: int, marks: TrustMarks | None = None
+    ) -> dict[str, Any]:
+        cut = len(record.value) > max_chars
+        below_full = marks is not None and marks.confidence < 1.0
+        return (
+            cls.fields_of(record)
+            | trust_fields(marks)
+            | {
+                "confidence": marks.confidence if marks is not None and below_full else None,
+                "value": record.value[:max_chars],
+                "truncated": True if cut else None,
+                "full_length": len(record.value) if cut else None,
+            }
+        )
+
+
+class SearchHit(CutMemory):
+    """One memory-search result: the memory with its value cut to the configured length,
+    its score and how it was found (the search's own hit: search/hits.RankedHit)."""
+
+    omitted_when_empty = CutMemory.omitted_when_empty | {"explain"}
+
+    score: float
+    matched_by: str
     explain: ScoreExplanation | None = None
 
     @classmethod
@@ -296,7 +261,7 @@ class SearchHit(ToolResult):
         marks: TrustMarks | None = None,
     ) -> SearchHit:
         return cls(
-            **_cut_summary(record, max_chars, marks),
+            **cls.cut_fields_of(record, max_chars, marks),
             score=round(score, 4),
             matched_by=matched_by,
             explain=explain,
@@ -360,49 +325,20 @@ class Learning(ToolResult):
 # memory-delete-many) --------------------------------------------------------------------
 
 
-class ListedMemory(ToolResult):
+class ListedMemory(CutMemory):
     """One memory-list item: the memory with its value cut like a search result's."""
 
-    omitted_when_empty = (
-        frozenset(
-            {"truncated", "full_length", "about_agent", "flags", "task", "archived_at", "kind"}
-        )
-        | TRUST_MARKS
-        | {"confidence"}
-    )
-
-    id: int
-    key: str
-    value: str
-    scope: Scope
-    project: str
-    agent_id: str
-    updated_by: str
-    source: Source
-    tags: list[str]
     version: int
     pinned: bool
-    created_at: str | None
-    updated_at: str | None
-    expires_at: str | None
-    task: str | None = None
-    archived_at: str | None = None
-    kind: str | None = None
-    truncated: bool | None = None
-    full_length: int | None = None
-    about_agent: str | None = None
-    flags: list[str] | None = None
-    confidence: float | None = None
-    stale: bool | None = None
-    stale_reason: str | None = None
-    needs_verification: bool | None = None
 
     @classmethod
     def of(
         cls, record: MemoryRecord, max_chars: int, marks: TrustMarks | None = None
     ) -> ListedMemory:
         return cls(
-            **_cut_summary(record, max_chars, marks), version=record.version, pinned=record.pinned
+            **cls.cut_fields_of(record, max_chars, marks),
+            version=record.version,
+            pinned=record.pinned,
         )
 
 
@@ -451,8 +387,7 @@ class MemoryHistory(ToolResult):
     """memory-history's answer: versions of one memory, oldest first. `earlier`: there are
     older versions; pass it as `before` to see them (left out when there are none).
     `links`: its links over time, current and removed, newest first (those whose other
-    end the reader may see). `stale`, `needs_verification`: the memory as it is now
-    (see memory-get)."""
+    end the reader may see)."""
 
     omitted_when_empty = frozenset({"earlier", "links"}) | TRUST_MARKS
 
@@ -460,7 +395,7 @@ class MemoryHistory(ToolResult):
     versions: list[Version]
     earlier: int | None = None
     links: list[LinkRecord] | None = None
-    stale: bool | None = None
+    stale: bool | None = None  # the memory as it is now (see memory-get)
     stale_reason: str | None = None
     needs_verification: bool | None = None
 

@@ -6,8 +6,9 @@ memory-delete-many, memory-revert, memory-inject-learning, memory-link (and the
 knowledge-graph profile's tools, which are stores, deletes and links), a note's memories
 (the notes watcher, `memory-mcp index`, the PostToolUse hook, the team server's
 `index-note`), and the CLI's commands, which call the same MemoryService methods. The
-service asks before it writes; for an upsert (and a change of links) it hands the store
-the answer for "if another agent holds this memory" (`may_overwrite_others`), which the
+rules ask before they write: an upsert is decided once, by the gate (rules/gate.py,
+`check_write`), which hands the store the answer for "if another agent holds this memory"
+(`may_overwrite_others`; a change of links asks the same), which the
 store applies to the row it reads under its write lock, so no other writer can slip in
 between; a bulk delete hands the store the answer as which owners and keys it may choose
 (`bulk_rights`).
@@ -313,6 +314,19 @@ def may_overwrite_others(caller: Caller, new: NewMemory, origin: Origin = Origin
     return decide(caller, held_by_another, Change.UPDATE, origin) is None
 
 
+def check_write(caller: Caller, new: NewMemory, origin: Origin = Origin.CALLER) -> bool:
+    """The decision for one write of `new` (an upsert), made once: refused (raised) if
+    `caller` may not write it as its own; otherwise whether the store may go ahead if
+    another agent holds that memory when it writes (`may_overwrite_others`), which the
+    store applies to the row it reads under its write lock. A write allowed over another
+    agent's memory is allowed over the caller's own (the owner is the only difference),
+    so that answer is asked first and settles both."""
+    if may_overwrite_others(caller, new, origin):
+        return True
+    check(caller, Target.written(caller, new), Change.UPDATE, origin)
+    return False
+
+
 @dataclass(frozen=True)
 class BulkRights:
     """What a bulk delete may choose besides the caller's own memories (notes never:
@@ -358,6 +372,7 @@ __all__ = [
     "bulk_rights",
     "can_see",
     "check",
+    "check_write",
     "decide",
     "check_task",
     "current_project_of",

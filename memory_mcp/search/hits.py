@@ -12,8 +12,9 @@ from memory_mcp.search.ranking import PriorParts, Relevance
 
 
 @dataclass
-class SearchHit:
-    """One result and the parts of its score (memory-search's `explain`):
+class RankedHit:
+    """One result as the search ranked it, and the parts of its score (memory-search's
+    `explain`; the tool shows it as results/memories.SearchHit):
     score = relevance * prior, then, when the search matched a key or an identifier
     exactly, (exact_level + that) / (highest level among the results + 1)."""
 
@@ -32,9 +33,9 @@ class SearchHit:
 
 @dataclass
 class SearchResult:
-    hits: list[SearchHit]
+    hits: list[RankedHit]
     notices: list[str] = field(default_factory=list)
     semantic: bool = True  # False: keyword search only (the model was not ready)
 
 
-__all__ = ["SearchHit", "SearchResult"]
+__all__ = ["RankedHit", "SearchResult"]

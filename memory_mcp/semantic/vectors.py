@@ -1,16 +1,19 @@
 """Vectors: the one component that owns meaning search — embedding memories and queries,
 storing their vectors, and the vector backend that finds the nearest ones (`search`, a
-VectorSearch of search/ports.py, picked by the composition root). MemoryService holds one
-(`service.vectors`) and calls nothing else for vectors.
+VectorSearch of search/ports.py, picked by the composition root). The rules hold one
+(`Gate.vectors`, rules/gate.py) and call nothing else for vectors. This layer computes and
+keeps vectors; the rules decide and write memories. Over 500 lines: the writers below
+share one set of queues and locks (what a store is embedding now, the passage queue, the
+query count), which must stay in one place to stay consistent.
 
 Who writes vectors
-- `write_embedded`, around a memory's write (MemoryService.write_memory), when the model is
+- `embedding` (a WriteEmbedding), around a memory's write (Gate.write), when the model is
   loaded and the write asked for it: the model embeds the whole text while the write
   transaction commits (its fsync is disk time, the model's is CPU time), then that vector
   is saved in a transaction that does not wait for the disk (a vector can be made again;
   the memory's own commit did wait), before store_memory returns: a memory is found by
   meaning at once, and the near-duplicate check uses the vector just computed, not a read
-  of it (memory-store's check runs beside that save: MemoryService.store_and_check).
+  of it (memory-store's check runs beside that save: Gate.write_and_check).
   A text of several passages is saved so marked `whole_only` and queued for
   `complete_passages` (a worker `keep_embedded` starts), which saves the memory's vector
   (passages.py: the whole text's and its passages' summed) in its place moments later;
@@ -58,8 +61,9 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Protocol
 
 import anyio
 import numpy as np
@@ -78,7 +82,6 @@ from memory_mcp.semantic.passages import (
 from memory_mcp.store.memories_table import content_hash
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 QUERY_YIELD_SECONDS = 0.01
 # Query vectors kept for a repeated search text (a retry, the same prompt block again):
@@ -134,7 +137,7 @@ class Vectors:
     ) -> None:
         """`search`: the vector backend the composition root picked (search/ports.py).
         `passages_after_answer`: a store answers once its whole text's vector is known,
-        and the background worker adds its passages' (write_embedded); False: a store
+        and the background worker adds its passages' (WriteEmbedding); False: a store
         waits for them (Settings.passage_vectors)."""
         self.passages_after_answer = passages_after_answer
         self.rows = rows
@@ -145,7 +148,7 @@ class Vectors:
         self._queries_waiting = 0  # query embeddings in flight; background batches wait
         self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # last used last
         self._written: OrderedDict[str, np.ndarray] = OrderedDict()  # content hash -> vector
-        # Content hashes `write_embedded` is embedding now, or has queued for the passage
+        # Content hashes a WriteEmbedding is embedding now, or has queued for the passage
         # worker: the background worker leaves them alone (it would embed the same text
         # again, on the same two cores).
         self._embedding_now: set[str] = set()
@@ -203,96 +206,10 @@ class Vectors:
 
     # -- writing ----------------------------------------------------------------------------
 
-    async def write_embedded(
-        self,
-        text: str,
-        write: Callable[[], Awaitable[T]],
-        then: Callable[[T], Awaitable[None]] | None = None,
-    ) -> T:
-        """`write()` (the transaction that stores a memory whose value is `text`) while the
-        model embeds the whole text, then that vector saved: what `write()` returned.
-
-        The write's commit waits for the disk (an fsync: milliseconds of waiting), the
-        model computes (milliseconds of CPU): side by side a store costs the longer of the
-        two instead of their sum. What the answer waits for is the durable write and the
-        whole text's vector: the near-duplicate check (`then`) and a search right after
-        the store use it. The passages' vectors (passages.py) follow off the answer's path
-        when the background worker runs (`keep_embedded`): the whole text's vector is
-        saved marked `whole_only` and the text queued (`_passages_queue`, bounded); the
-        worker saves the memory's vector in its place. A text the queue has no room for,
-        or that a stopped or killed process left queued, is embedded by the catch-up
-        (`embed_pending`: such a text counts as missing). Without the worker (the CLI,
-        tests) the passages are embedded before this returns, as the answer's vector.
-
-        The vector's commit does not wait for the disk (`durable=False`): it is derived
-        data, and the memory's commit did wait; a vector lost to a power cut is embedded
-        again by the background worker. Nothing is embedded when the model is not loaded
-        yet (the background worker does it when it is) or the text has a memory's vector
-        already; a write that fails saves no vector. A failure to embed or to save the
-        vector is logged and leaves it to the background worker: the memory is stored
-        either way.
-
-        `then(written)` (the near-duplicate check) runs once the vector is known, beside its
-        save, and the index is caught up with the store beside the model: the check's reads
-        are off the store's path (they would lengthen every store) and it reads the vector
-        from memory (`memory_vector`). The vector is saved before this returns: a search
-        after the store finds it by meaning."""
-        digest = content_hash(text)
-        parts = passages.passages(text)
-        later = self._passages_later and len(parts) > 1
-        vector: np.ndarray | None = None
-        whole: np.ndarray | None = None
-
-        async def lacks_vector() -> bool:
-            return not await self.rows.has(self.model, digest)
-
-        async def embed() -> None:
-            nonlocal vector, whole
-            try:
-                if not self.embedder.is_ready():
-                    return
-                whole = await embed_whole(self.embedder, text, needed=lacks_vector)
-                if whole is None:
-                    return
-                if later:
-                    vector = unit(whole)
-                else:
-                    vector = await add_passages(self.embedder, whole, parts)
-            except Exception:  # the memory is stored regardless; the worker retries
-                log.exception("embedding a memory as it was written failed")
-
-        self._embedding_now.add(digest)
-        queued = False
-        try:
-            failure: Exception | None = None
-            async with anyio.create_task_group() as group:
-                group.start_soon(embed)
-                try:
-                    written = await write()
-                except Exception as exc:  # raised as it is, not in a group; once embed ends
-                    failure = exc
-                else:
-                    if then is not None:
-                        await self._catch_up_quietly()
-            if failure is not None:
-                raise failure
-            async with anyio.create_task_group() as group:
-                if vector is not None:
-                    self._remember_written(digest, vector)
-                    if later and whole is not None:
-                        queued = self._queue_passages(digest, whole, parts)
-                    group.start_soon(self._save_written, digest, vector, later)  # logs errors
-                if then is not None:
-                    try:
-                        await then(written)
-                    except Exception as exc:  # raised as it is, once the save ends
-                        failure = exc
-            if failure is not None:
-                raise failure
-        finally:
-            if not queued:  # a queued text stays the passage worker's until it is done
-                self._embedding_now.discard(digest)
-        return written
+    def embedding(self, text: str, now: float) -> WriteEmbedding:
+        """A memory's text to embed beside its write, then save beside what follows it (the
+        rules' write drives it: rules/gate.py). `now`: the write's time, the vector's too."""
+        return WriteEmbedding(self, text, now)
 
     def _queue_passages(self, digest: str, whole: np.ndarray, parts: list[str]) -> bool:
         """Hand a text's passages to the worker; False when its queue is full (the text is
@@ -306,7 +223,7 @@ class Vectors:
 
     async def complete_passages(self) -> None:
         """The passage worker (started by `keep_embedded`): the memory's vector of each
-        text queued by `write_embedded`, saved in place of its whole text's. Searches come
+        text queued by a `WriteEmbedding`, saved in place of its whole text's. Searches come
         first: it starts no model call while a query embedding waits. While it runs,
         stores leave their passages to it."""
         self._passages_later = True
@@ -373,10 +290,12 @@ class Vectors:
         if len(self._written) > WRITTEN_VECTOR_CACHE:
             self._written.popitem(last=False)
 
-    async def _save_written(self, digest: str, vector: np.ndarray, whole_only: bool) -> None:
+    async def _save_written(
+        self, digest: str, vector: np.ndarray, whole_only: bool, now: float
+    ) -> None:
         try:
             await self.rows.save(
-                self.model, [(digest, vector)], self.clock(), durable=False, whole_only=whole_only
+                self.model, [(digest, vector)], now, durable=False, whole_only=whole_only
             )
         except Exception:  # e.g. the store busy: the memory is in, the worker embeds it
             self._written.pop(digest, None)
@@ -409,7 +328,7 @@ class Vectors:
                 missing = [
                     (digest, text)
                     for digest, text in await self.rows.missing(self.model, batch_size)
-                    if digest not in self._embedding_now  # write_embedded has them
+                    if digest not in self._embedding_now  # a WriteEmbedding has them
                 ]
                 if not missing:
                     return done
@@ -495,6 +414,121 @@ class Vectors:
             except Exception:  # a top-level loop: log and keep serving
                 log.exception("embedding worker failed; retrying")
             await anyio.sleep(EMBED_POLL_SECONDS)
+
+
+class WriteEmbedding:
+    """One memory's text, embedded while the transaction that writes it commits, then its
+    vector saved while what follows the write runs. The rules drive it in two steps, each
+    an `async with` around their own work (rules/gate.py), so nothing of theirs is handed
+    down here:
+
+        embedding = vectors.embedding(text, now)
+        async with embedding.beside_write(catch_up=True):
+            outcome = await store.upsert(...)      # the model embeds meanwhile
+        async with embedding.saving():
+            check = await find_similar(...)        # the vector is saved meanwhile
+
+    The write's commit waits for the disk (an fsync: milliseconds of waiting), the model
+    computes (milliseconds of CPU): side by side a store costs the longer of the two
+    instead of their sum. What the answer waits for is the durable write and the whole
+    text's vector: the near-duplicate check and a search right after the store use it. The
+    passages' vectors (passages.py) follow off the answer's path when the background worker
+    runs (`keep_embedded`): the whole text's vector is saved marked `whole_only` and the
+    text queued (`_passages_queue`, bounded); the worker saves the memory's vector in its
+    place. A text the queue has no room for, or that a stopped or killed process left
+    queued, is embedded by the catch-up (`embed_pending`: such a text counts as missing).
+    Without the worker (the CLI, tests) the passages are embedded before the write step
+    ends, as the answer's vector.
+
+    The vector's commit does not wait for the disk (`durable=False`): it is derived data,
+    and the memory's commit did wait; a vector lost to a power cut is embedded again by the
+    background worker. Nothing is embedded when the model is not loaded yet (the background
+    worker does it when it is) or the text has a memory's vector already; a write that
+    fails saves no vector. A failure to embed or to save the vector is logged and leaves it
+    to the background worker: the memory is stored either way. While the text is being
+    embedded here (or is queued for its passages) the background worker leaves it alone."""
+
+    def __init__(self, vectors: Vectors, text: str, now: float) -> None:
+        self.vectors = vectors
+        self.text = text
+        self.now = now
+        self.digest = content_hash(text)
+        self.parts = passages.passages(text)
+        self.later = vectors._passages_later and len(self.parts) > 1
+        self.whole: np.ndarray | None = None  # the whole text's vector as the model gave it
+        self.vector: np.ndarray | None = None  # the one saved
+
+    async def _lacks_vector(self) -> bool:
+        return not await self.vectors.rows.has(self.vectors.model, self.digest)
+
+    async def _embed(self) -> None:
+        embedder = self.vectors.embedder
+        try:
+            if not embedder.is_ready():
+                return
+            self.whole = await embed_whole(embedder, self.text, needed=self._lacks_vector)
+            if self.whole is None:
+                return
+            if self.later:
+                self.vector = unit(self.whole)
+            else:
+                self.vector = await add_passages(embedder, self.whole, self.parts)
+        except Exception:  # the memory is stored regardless; the worker retries
+            log.exception("embedding a memory as it was written failed")
+
+    @asynccontextmanager
+    async def beside_write(self, *, catch_up: bool = False) -> AsyncIterator[None]:
+        """The model embeds the text while the body (the write) runs. A write that fails
+        raises as it is (not in a task group's error) once the model is done, and saves no
+        vector. `catch_up`: once the write is in, the vector index is caught up with the
+        store while the model still runs, so a near-duplicate check after it reads nothing
+        on the store's path (Vectors.search.catch_up)."""
+        self.vectors._embedding_now.add(self.digest)
+        failure: Exception | None = None
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._embed)
+                try:
+                    yield
+                except Exception as exc:  # raised once the model is done
+                    failure = exc
+                else:
+                    if catch_up:
+                        await self.vectors._catch_up_quietly()
+        except BaseException:
+            self.vectors._embedding_now.discard(self.digest)
+            raise
+        if failure is not None:
+            self.vectors._embedding_now.discard(self.digest)
+            raise failure
+
+    @asynccontextmanager
+    async def saving(self) -> AsyncIterator[None]:
+        """The vector (if the model made one) saved while the body runs; the body reads it
+        from memory (Vectors.memory_vector), and the save ends before this does: a search
+        after the store finds the memory by meaning. The body's error is raised as it is,
+        once the save ends."""
+        vectors = self.vectors
+        queued = False
+        failure: Exception | None = None
+        try:
+            async with anyio.create_task_group() as group:
+                if self.vector is not None:
+                    vectors._remember_written(self.digest, self.vector)
+                    if self.later and self.whole is not None:
+                        queued = vectors._queue_passages(self.digest, self.whole, self.parts)
+                    group.start_soon(
+                        vectors._save_written, self.digest, self.vector, self.later, self.now
+                    )  # logs its errors
+                try:
+                    yield
+                except Exception as exc:  # raised as it is, once the save ends
+                    failure = exc
+            if failure is not None:
+                raise failure
+        finally:
+            if not queued:  # a queued text stays the passage worker's until it is done
+                vectors._embedding_now.discard(self.digest)
 
 
 def _first_within(items: list[tuple[str, str]], max_chars: int) -> list[tuple[str, str]]:

@@ -1,5 +1,8 @@
 """MemoryStore: every SQL statement of the project. It knows tables, not rules: the
-service decides who may do what and hands the store finished decisions."""
+service decides who may do what and hands the store finished decisions. Over 500 lines:
+it is the store's one front (the rules hold one and nothing else of the store); each
+method is a short turn on the engine, the statements themselves live in the modules it
+calls."""
 
 from __future__ import annotations
 

@@ -179,7 +179,7 @@ class WebPages:
         first, a page at a time."""
         filters = Filters()
         # The project filter's choices: the projects the caller may read.
-        projects = sorted(await self.app.service.project_counts(caller))
+        projects = sorted(await self.app.service.tasks.project_counts(caller))
         try:
             filters = Filters.from_query(request.query_params)
             listing = filters.listing(self.app.service.clock())
@@ -214,11 +214,11 @@ class WebPages:
         by_owner = listing.agent_id is not None
         request = SearchRequest(
             filters.query,
-            v.MAX_SEARCH_LIMIT if by_owner else filters.limit,
-            listing.scope,
-            list(listing.tags),
-            listing.source,
-            listing.include_expired,
+            limit=v.MAX_SEARCH_LIMIT if by_owner else filters.limit,
+            scope=listing.scope,
+            tags=list(listing.tags),
+            source=listing.source,
+            include_expired=listing.include_expired,
             since=filters.since or None,
             until=filters.until or None,
             project=listing.project,

@@ -12,7 +12,7 @@ from memory_mcp.checks.validation import iso
 from memory_mcp.models import MemoryRecord
 from memory_mcp.rules.browsing import MemoryVersion
 from memory_mcp.rules.trust import TrustMarks
-from memory_mcp.search.hits import SearchHit
+from memory_mcp.search.hits import RankedHit
 
 PREVIEW_CHARS = 280  # a list row shows this much of a value; the memory's page shows it all
 
@@ -131,7 +131,7 @@ def _one_line(text: str) -> str:
 def memory_row(
     record: MemoryRecord,
     now: float,
-    hit: SearchHit | None = None,
+    hit: RankedHit | None = None,
     marks: TrustMarks | None = None,
 ) -> MemoryRow:
     preview = _one_line(record.value)

@@ -96,7 +96,9 @@ def post_tool_use(path: Path, tool: str = "Write") -> dict[str, Any]:
 def file_records(settings: Settings, path: Path) -> list[MemoryRecord]:
     async def read() -> list[MemoryRecord]:
         async with opened(settings) as app:
-            return await app.service.note_records(app.caller, Scope.AGENT, str(path.resolve()))
+            return await app.service.note_memories.note_records(
+                app.caller, Scope.AGENT, str(path.resolve())
+            )
 
     return anyio.run(read)
 

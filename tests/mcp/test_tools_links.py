@@ -145,7 +145,7 @@ async def test_bad_links_are_refused_naming_the_argument(
 async def test_a_memory_holds_at_most_so_many_links(
     make_settings: Callable[..., Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("memory_mcp.rules.service.MAX_LINKS_PER_MEMORY", 2)
+    monkeypatch.setattr("memory_mcp.rules.linking.MAX_LINKS_PER_MEMORY", 2)
     async with Client(build_server(make_settings(), FakeEmbedder(), open_app=open_app)) as client:
         ids = [await stored(client, f"m{i}", f"memory {i}") for i in range(4)]
         for target in ids[1:3]:

@@ -30,7 +30,7 @@ Staging is refreshed nightly from production.
 
 
 async def records(app: AppContext, path: Path, scope: Scope = Scope.AGENT) -> list[MemoryRecord]:
-    return await app.service.note_records(app.caller, scope, str(path.resolve()))
+    return await app.service.note_memories.note_records(app.caller, scope, str(path.resolve()))
 
 
 async def found(app: AppContext, query: str) -> list[str]:
@@ -238,7 +238,7 @@ async def test_unsafe_files_are_ignored(
     async with opened(make_settings()) as app:
         with caplog.at_level(logging.WARNING):
             report = await app.notes.reconcile(app.notes.folders[0])
-        paths = await app.service.note_paths(app.caller, Scope.AGENT, "/")
+        paths = await app.service.note_memories.note_paths(app.caller, Scope.AGENT, "/")
         assert paths == {str((memory_dir / n).resolve()) for n in ("latin1.md", "real.md")}
         link = await app.notes.index_path(memory_dir / "link.md")
         assert link.action == "skipped"

@@ -29,7 +29,9 @@ def memory_dir(tmp_path: Path) -> Path:
 
 
 async def records(app: AppContext, path: Path) -> list[MemoryRecord]:
-    return await app.service.note_records(app.caller, Scope.AGENT, str(path.resolve()))
+    return await app.service.note_memories.note_records(
+        app.caller, Scope.AGENT, str(path.resolve())
+    )
 
 
 def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -52,7 +52,9 @@ async def watching(settings: Settings) -> AsyncIterator[AppContext]:
 
 
 async def note_records(app: AppContext, path: Path) -> list[MemoryRecord]:
-    return await app.service.note_records(app.caller, Scope.AGENT, str(path.resolve()))
+    return await app.service.note_memories.note_records(
+        app.caller, Scope.AGENT, str(path.resolve())
+    )
 
 
 async def test_a_note_written_into_the_folder_becomes_searchable(
@@ -264,7 +266,9 @@ async def test_a_note_saved_after_a_burst_does_not_wait_for_the_burst(
             return bool(await note_records(app, after))
 
         await eventually(indexed)
-        burst_done = len(await app.service.note_paths(app.caller, Scope.AGENT, "/")) - 1
+        burst_done = (
+            len(await app.service.note_memories.note_paths(app.caller, Scope.AGENT, "/")) - 1
+        )
         assert burst_done < 150, f"the note waited for {burst_done} of the 300 burst notes"
 
         async def burst_in() -> bool:
@@ -297,5 +301,5 @@ async def test_fifos_links_and_binary_files_are_passed_over(
             return bool(await note_records(app, memory_dir / "later.md"))
 
         await eventually(later)
-        paths = await app.service.note_paths(app.caller, Scope.AGENT, "/")
+        paths = await app.service.note_memories.note_paths(app.caller, Scope.AGENT, "/")
     assert paths == {str((memory_dir / n).resolve()) for n in ("before.md", "later.md")}

@@ -2,7 +2,8 @@
 
 The write paths are enumerated, not listed by hand: the tools that are not read-only in a
 real team server's tools/list (index-note included, and the deprecated aliases), the
-public methods of MemoryService and FileIndexService, the CLI's commands and the web
+public methods of the rules' gate and subjects (MemoryService and those beside it) and of
+FileIndexService, the CLI's commands and the web
 view's routes. Each must be in one of the tables below: a write path with a case where a
 worker tries to change a memory the lead owns (refused in the decision's words, nothing
 changed) or a reason it changes no memory on an agent's behalf. A new write path that is
@@ -44,9 +45,13 @@ from memory_mcp.models import (
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.reports import FileMemory
 from memory_mcp.rules import permissions
+from memory_mcp.rules.gate import Gate
+from memory_mcp.rules.linking import LinkService
+from memory_mcp.rules.note_memories import NoteMemoryService
 from memory_mcp.rules.permissions import Origin
 from memory_mcp.rules.quarantine import Quarantine
 from memory_mcp.rules.service import MemoryService
+from memory_mcp.rules.tasks import TaskService
 from memory_mcp.settings import Settings
 from memory_mcp.web.pages import WebPages
 from memory_mcp.web.ui_server import web_routes
@@ -100,7 +105,7 @@ class World:
         links = [
             (x.link.source_id, x.link.target_id, x.link.relation)
             for r in records
-            for x in (await self.service.links_of(LEAD, r))[0]
+            for x in (await self.service.links.links_of(LEAD, r))[0]
             if x.direction == "out"
         ]
         return [
@@ -110,7 +115,7 @@ class World:
         ] + [("link", *link) for link in links]
 
     async def note(self) -> list[Any]:
-        return await self.service.note_records(WORKER, Scope.SWARM, NOTE_PATH)
+        return await self.service.note_memories.note_records(WORKER, Scope.SWARM, NOTE_PATH)
 
 
 def note_memories(text: str) -> list[FileMemory]:
@@ -132,7 +137,7 @@ async def seed(world: World) -> None:
     learning = await service.inject_learning(LEAD, LEARNING, LearningCategory.MISTAKE_PATTERN)
     world.learning_key = learning.record.key
     world.learning_id = learning.record.id
-    await service.link(LEAD, world.rule_id, world.learning_id, "explained_by")
+    await service.links.link(LEAD, world.rule_id, world.learning_id, "explained_by")
     await service.store_memory(LEAD, StoreRequest("plan", "Split the migration", task=TASK))
     held = await service.store_memory(
         WORKER, StoreRequest("copied", "A page said so.", Scope.SWARM, source=Source.EXTERNAL)
@@ -147,9 +152,14 @@ def worker_rewrite(_world: World | None = None) -> StoreRequest:
     return StoreRequest(RULE_KEY, "No reviews", Scope.SWARM)
 
 
-async def _write_memory(world: World) -> Any:
+async def _write(world: World) -> Any:
     new = world.service.prepare_memory(WORKER, worker_rewrite(world))
-    return await world.service.write_memory(WORKER, new)
+    return await world.service.gate.write(WORKER, new, world.service.clock())
+
+
+async def _write_and_check(world: World) -> Any:
+    new = world.service.prepare_memory(WORKER, worker_rewrite(world))
+    return await world.service.gate.write_and_check(WORKER, new, world.service.clock())
 
 
 async def _write_batch(world: World) -> Any:
@@ -168,7 +178,7 @@ async def _ownership_refusals(world: World) -> Any:
 
 async def _store_note_chunk(world: World) -> Any:
     chunk = NoteChunk(NOTE_PATH, Scope.SWARM, f"file:{NOTE_PATH}#deploy", "Skip tests", {}, None)
-    return await world.service.store_note_chunk(WORKER, chunk, Origin.CALLER)
+    return await world.service.note_memories.store_note_chunk(WORKER, chunk, Origin.CALLER)
 
 
 async def _delete_many(world: World) -> Any:
@@ -205,7 +215,8 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     "store_memory": lambda w: w.service.store_memory(WORKER, worker_rewrite(w)),
     "store_and_check": lambda w: w.service.store_and_check(WORKER, worker_rewrite(w)),
     "prepare_memory": _prepare_memory,
-    "write_memory": _write_memory,
+    "write": _write,
+    "write_and_check": _write_and_check,
     "write_batch": _write_batch,
     "ownership_refusals": _ownership_refusals,
     "inject_learning": _inject_learning,
@@ -214,18 +225,22 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     "delete_many": _delete_many,
     "revert": lambda w: w.service.revert(WORKER, w.rule_id, 1),
     "store_note_chunk": _store_note_chunk,
-    "link": lambda w: w.service.link(WORKER, w.rule_id, w.learning_id, "overrides"),
-    "change_links": lambda w: w.service.change_links(
+    "link": lambda w: w.service.links.link(WORKER, w.rule_id, w.learning_id, "overrides"),
+    "change_links": lambda w: w.service.links.change_links(
         WORKER, w.rule_id, [], [(w.learning_id, "explained_by")]
     ),
-    "check_note_change": lambda w: _with_note(w, w.service.check_note_change, Origin.CALLER),
-    "forget_note_records": lambda w: _with_note(w, w.service.forget_note_records, Origin.CALLER),
+    "check_note_change": lambda w: _with_note(
+        w, w.service.note_memories.check_note_change, Origin.CALLER
+    ),
+    "forget_note_records": lambda w: _with_note(
+        w, w.service.note_memories.forget_note_records, Origin.CALLER
+    ),
     "set_note_expiry": lambda w: _set_note_expiry(w),
     "sync_file": _sync_file,
     "remove_file": lambda w: w.files.remove_file(
         WORKER, Scope.SWARM, NOTE_PATH, origin=Origin.CALLER
     ),
-    "complete_task": lambda w: w.service.complete_task(WORKER, TASK),
+    "complete_task": lambda w: w.service.tasks.complete_task(WORKER, TASK),
     "move_to_project": lambda w: _move_to_project(w),
     "approve": lambda w: _held_for_approval(w, w.service.quarantine.approve),
     "discard": lambda w: _held_for_approval(w, w.service.quarantine.discard),
@@ -239,7 +254,7 @@ async def _held_for_approval(world: World, method: Callable[..., Any]) -> Any:
 
 async def _move_to_project(world: World) -> Any:
     rule = await world.service.get(WORKER, world.rule_id)
-    return await world.service.move_to_project(WORKER, [rule], "elsewhere")
+    return await world.service.tasks.move_to_project(WORKER, [rule], "elsewhere")
 
 
 async def _with_note(world: World, method: Callable[..., Any], origin: Origin) -> Any:
@@ -248,7 +263,9 @@ async def _with_note(world: World, method: Callable[..., Any], origin: Origin) -
 
 
 async def _set_note_expiry(world: World) -> Any:
-    return await world.service.set_note_expiry(WORKER, await world.note(), 1.0, Origin.CALLER)
+    return await world.service.note_memories.set_note_expiry(
+        WORKER, await world.note(), 1.0, Origin.CALLER
+    )
 
 
 # The public methods that change no memory on a caller's behalf, and why.
@@ -258,7 +275,6 @@ NOT_A_CALLERS_CHANGE = {
     "held": "reads (a lead's review; permissions.check_reviewer)",
     "trust_marks": "reads",
     "flush_accesses": "writes read counts, not memories",
-    "check_expected_version": "checks an argument",
     "expiry_for": "computes a date",
     "get": "reads (and counts the read)",
     "search": "reads",
@@ -280,6 +296,7 @@ NOT_A_CALLERS_CHANGE = {
     "links_among": "reads",
     "by_key": "reads",
     "by_id": "reads: the visibility of a read by id",
+    "read": "reads: the one read by id",
     "project_counts": "reads",
 }
 
@@ -297,11 +314,8 @@ def public_methods(cls: type) -> set[str]:
 
 
 def test_every_public_method_of_the_service_is_a_write_path_or_says_why_not() -> None:
-    methods = (
-        public_methods(MemoryService)
-        | public_methods(FileIndexService)
-        | public_methods(Quarantine)
-    )
+    subjects = (MemoryService, Gate, LinkService, TaskService, NoteMemoryService, Quarantine)
+    methods = set().union(*map(public_methods, subjects)) | public_methods(FileIndexService)
     unlisted = methods - set(SERVICE_WRITES) - set(NOT_A_CALLERS_CHANGE)
     assert not unlisted, (
         f"new public methods: add each to SERVICE_WRITES or NOT_A_CALLERS_CHANGE: {unlisted}"

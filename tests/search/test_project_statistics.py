@@ -102,7 +102,7 @@ async def test_the_keyword_index_filters_by_project_and_follows_a_move(
         ]
         assert latex.hits[0].record.id == repeated.record.id
 
-        moved = await service.move_to_project(IN_ALPHA, [repeated.record], "beta")
+        moved = await service.tasks.move_to_project(IN_ALPHA, [repeated.record], "beta")
         assert moved
         in_beta = await service.search(IN_BETA, SearchRequest("gloves"))
         by_words = {h.record.id for h in in_beta.hits if h.parts and h.parts.bm25 is not None}

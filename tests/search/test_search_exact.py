@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from memory_mcp.models import SearchRequest, StoreRequest
-from memory_mcp.search.hits import SearchHit
+from memory_mcp.search.hits import RankedHit
 from memory_mcp.semantic.embeddings import SentenceTransformerEmbedder
 from memory_mcp.settings import Settings
 from tests.conftest import BOTH_BACKENDS, FakeEmbedder, opened
@@ -35,11 +35,11 @@ def generated(i: int) -> tuple[str, str]:
     return f"gen-{i:04d}", f"{TOPICS[i % 10]} Batch {i // 10 % 10}."
 
 
-def keys_of(hits: list[SearchHit]) -> list[str]:
+def keys_of(hits: list[RankedHit]) -> list[str]:
     return [hit.record.key for hit in hits]
 
 
-def assert_scores_in_order(hits: list[SearchHit]) -> None:
+def assert_scores_in_order(hits: list[RankedHit]) -> None:
     scores = [hit.score for hit in hits]
     assert all(0.0 <= s <= 1.0 for s in scores), scores
     assert scores == sorted(scores, reverse=True), scores

@@ -43,6 +43,15 @@ async def write(store: MemoryStore, key: str, value: str) -> int:
     return outcome.record.id
 
 
+async def write_embedded(vectors: Vectors, store: MemoryStore, key: str, value: str) -> None:
+    """`write` as the rules' gate writes: the model embeds beside it, the vector saved after."""
+    embedding = vectors.embedding(value, 1.0)
+    async with embedding.beside_write():
+        await write(store, key, value)
+    async with embedding.saving():
+        pass
+
+
 class RecordingEmbedder(FakeEmbedder):
     """FAKE (see FakeEmbedder), recording the texts of every call; a call whose first text
     contains a word in `gates` waits for that gate to open."""
@@ -117,7 +126,7 @@ async def test_a_written_memory_is_embedded_at_once_when_the_model_is_ready(
 ) -> None:
     async with opened(make_settings()) as app:
         store, vectors = app.service.store, app.service.vectors
-        await vectors.write_embedded("a fresh memory", lambda: write(store, "k", "a fresh memory"))
+        await write_embedded(vectors, store, "k", "a fresh memory")
         record = await store.get(1)
         assert record is not None
         assert await store.vectors.has(vectors.model, record.content_hash)
@@ -129,7 +138,7 @@ async def test_a_memory_written_while_the_model_loads_waits_for_embed_pending(
     async with opened(make_settings(), FakeEmbedder(ready=False)) as app:
         store, vectors = app.service.store, app.service.vectors
         text = "written before the model"
-        await vectors.write_embedded(text, lambda: write(store, "k", text))
+        await write_embedded(vectors, store, "k", text)
         assert await vectors.has_pending()
 
 

@@ -1,4 +1,4 @@
-"""A store's path (Vectors.write_embedded, issue 26): the model embeds the text while the
+"""A store's path (Gate.write with Vectors.embedding, issue 26): the model embeds the text while the
 memory's write transaction commits, the memory's commit waits for the disk and the
 vector's does not, and the near-duplicate check uses the vector just computed instead of
 reading it back. On a real SQLite file (synchronous=FULL, the default) and on PostgreSQL;
@@ -143,7 +143,7 @@ async def test_the_near_duplicate_check_reuses_the_vector_just_computed(
             return await vector(model, digest)
 
         rows.vector = counted  # type: ignore[method-assign]
-        check = await service.similar_to(app.caller, second.record)
+        check = await service.gate.similar_to(app.caller, second.record)
         assert reads == []
         assert [m.key for m in check.memories] == ["deploys"]
         assert check.memories[0].id == first.record.id
@@ -152,7 +152,7 @@ async def test_the_near_duplicate_check_reuses_the_vector_just_computed(
 async def test_the_background_worker_leaves_a_text_being_embedded_alone(
     make_settings: Callable[..., Settings],
 ) -> None:
-    """While write_embedded embeds a text its memory is already committed; embed_pending
+    """While a WriteEmbedding embeds a text its memory is already committed; embed_pending
     meanwhile must not embed it a second time."""
     gate = anyio.Event()
 
@@ -278,7 +278,7 @@ async def test_store_and_check_reads_the_index_while_the_model_runs(
                 app.caller, StoreRequest("deploy-2", DEPLOY_AGAIN)
             )
         assert check.checked and [m.id for m in check.memories] == [first.record.id]
-        assert check == await service.similar_to(app.caller, outcome.record)
+        assert check == await service.gate.similar_to(app.caller, outcome.record)
         vectors = service.vectors
         assert await vectors.rows.has(vectors.model, outcome.record.content_hash)
 
@@ -298,7 +298,7 @@ async def test_a_failed_check_raises_its_own_error_and_the_vector_is_still_saved
         async def failing(*_: Any) -> Any:
             raise ReadFailed("the index could not be read")
 
-        service.similar_to = failing  # type: ignore[method-assign,assignment]
+        service.gate.similar_to = failing  # type: ignore[method-assign,assignment]
         with pytest.raises(ReadFailed):
             await service.store_and_check(app.caller, StoreRequest("deploys", DEPLOY))
         assert await service.vectors.unembedded([DEPLOY]) == []

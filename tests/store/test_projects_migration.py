@@ -137,7 +137,7 @@ async def test_the_migration_adds_the_columns_and_the_index(
     async with opened(settings) as app:
         record = await app.service.get(Caller("w1", Role.WORKER, "s"), made.record.id)
         assert (record.project, record.key, record.version) == ("*", "k", 1)
-        assert (await app.service.project_counts(IN_ALPHA)) == {"*": 1}
+        assert (await app.service.tasks.project_counts(IN_ALPHA)) == {"*": 1}
         found = await app.service.search(IN_ALPHA, SearchRequest("memory from before"))
         assert [(h.record.id, h.parts and h.parts.bm25 is not None) for h in found.hits] == [
             (made.record.id, True)

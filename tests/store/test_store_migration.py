@@ -218,11 +218,11 @@ async def test_an_old_store_gains_the_links_table(tmp_path: Path) -> None:
     )
     lead = Caller("lead", Role.LEAD, "s")
     async with opened(settings) as app:
-        made = await app.service.link(lead, 1, 2, "follows")
+        made = await app.service.links.link(lead, 1, 2, "follows")
         assert [(link.source_id, link.target_id) for link in made.added] == [(1, 2)]
     async with opened(settings) as app:  # a second open keeps it, and deletes still work
-        [shown], _ = await app.service.links_of(lead, await app.service.get(lead, 2))
+        [shown], _ = await app.service.links.links_of(lead, await app.service.get(lead, 2))
         assert (shown.direction, shown.far.id, shown.link.relation) == ("in", 1, "follows")
         assert await app.service.delete(lead, 1) == 1
-        assert (await app.service.links_of(lead, await app.service.get(lead, 2)))[0] == []
+        assert (await app.service.links.links_of(lead, await app.service.get(lead, 2)))[0] == []
     assert "target_owner" in columns(path, "memory_links")

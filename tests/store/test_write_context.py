@@ -250,7 +250,7 @@ async def test_notes_neither_lend_nor_borrow(make_settings: Callable[..., Settin
             metadata={},
             expires_at=None,
         )
-        await service.store_note_chunk(ALICE, chunk, Origin.FOLDER)
+        await service.note_memories.store_note_chunk(ALICE, chunk, Origin.FOLDER)
         await store_all(service, ALICE, [("after", "written after the note")])
         assert await keys_found_by_words(service, ALICE, "wombat") == ["file:/notes/a.md#1"]
         assert sorted(await keys_found_by_words(service, ALICE, "capybara")) == [

@@ -81,7 +81,7 @@ def links(db: str, tmp_path: Path) -> set[tuple[str, str, str]]:
     async def read() -> set[tuple[str, str, str]]:
         async with opened(Settings(db=db, data_dir=tmp_path, watch=False)) as app:
             records = {r.id: r async for r in app.service.all_records()}
-            found = await app.service.links_among(app.caller, list(records))
+            found = await app.service.links.links_among(app.caller, list(records))
             return {(records[x.source_id].key, x.relation, records[x.target_id].key) for x in found}
 
     return anyio.run(read)
