@@ -82,6 +82,22 @@ KINDS = (
     "speculative_inference",
 )
 KIND_PATTERN = r"[a-z][a-z0-9_]{0,39}"
+# How long a memory of each kind lives when no TTL is given, in days (0: permanent): the
+# seeds' "conversations 30d, facts 1y, preferences permanent", TTL per observation type.
+# Settings.ttl_kind_days starts from this table; a kind not in it keeps its source's.
+KIND_LIFETIME_DAYS: dict[str, float] = {
+    "preference": 0,
+    "fact": 365,
+    "decision": 0,
+    "strategy": 90,
+    "tool_result": 7,
+    "session_summary": 30,
+    "conversation": 30,
+    "note": 0,
+    "intermediate_reasoning": 1,
+    "failed_tool_call": 7,
+    "speculative_inference": 7,
+}
 
 
 class LearningCategory(StrEnum):
@@ -152,11 +168,24 @@ class MemoryRecord:
     project: str = EVERY_PROJECT
     task: str | None = None  # a task's working memory (memory-complete-task archives it)
     archived_at: float | None = None  # UNIX seconds; found only with include_archived
+    # Its validity window (rules/validity.py): what it says holds from `valid_from` (None:
+    # from created_at) until `valid_to` (None: still current), when the memory
+    # `superseded_by` corrected it. Found only with include_superseded or as_of.
+    valid_from: float | None = None
+    valid_to: float | None = None
+    superseded_by: int | None = None
     kind: str | None = None  # what kind of memory (KINDS), as its writer said; None: not said
     quarantined: bool = False  # held for approval: never served (rules/quarantine.py)
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def holds_from(self) -> float:
+        return self.created_at if self.valid_from is None else self.valid_from
+
+    def superseded(self, now: float) -> bool:
+        return self.valid_to is not None and self.valid_to <= now
 
 
 class Ranked(Protocol):
@@ -227,6 +256,12 @@ class StoreRequest:
     archived_at: float | None = None  # an imported memory of a completed task
     kind: str | None = None  # what kind of memory it is (KINDS); None: not given
     replace: bool = False
+    # A correction (rules/validity.py): the id of the memory this one supersedes, whose
+    # window closes when this is stored; and from when this holds (None: now); until
+    # when it held (an imported memory that a correction had closed; None: it holds).
+    supersedes: int | None = None
+    valid_from: float | None = None
+    valid_to: float | None = None
 
     def kept(self) -> frozenset[str]:
         """The fields an update keeps from the stored memory: those not given."""
@@ -286,6 +321,11 @@ class SearchRequest:
     project: str | None = None
     task: str | None = None
     include_archived: bool = False
+    # Corrected memories and replaced versions too, marked (rules/validity.py); `as_of`
+    # (as `since`: an ISO date-time or an age): what was current then, each memory as its
+    # version of that time.
+    include_superseded: bool = False
+    as_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -345,6 +385,10 @@ class NewMemory:
     project: str = EVERY_PROJECT
     task: str | None = None
     archived_at: float | None = None  # kept archived (an import); a store revives it
+    # From when what it says holds (rules/validity.py); None: from when it is written.
+    # Until when: only an import of a closed memory gives it (a store opens it again).
+    valid_from: float | None = None
+    valid_to: float | None = None
     kind: str | None = None
     quarantined: bool = False  # held for approval (rules/quarantine.py)
 
@@ -405,6 +449,10 @@ class Visibility:
     task: str | None = None
     every_task: bool = False
     include_archived: bool = False
+    # Memories a correction closed (valid_to passed) pass too; `as_of` (UNIX seconds):
+    # only those whose window held then (rules/validity.py), whatever `now` says of them.
+    include_superseded: bool = False
+    as_of: float | None = None
 
     @property
     def shown_projects(self) -> frozenset[str] | None:
@@ -449,6 +497,23 @@ class KeywordFinds:
     # The hits whose own words (key, value, tags) hold a query word; the others matched
     # only the words of the memories written before them (store/write_context.py).
     own_words: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class PastVersion:
+    """A replaced version of a memory, and its window: written at `written_at` (the
+    memory's creation for version 1, else when the version before it was replaced) and
+    current until `replaced_at`."""
+
+    memory_id: int
+    version: int
+    value: str
+    tags: str  # JSON text, as stored
+    metadata: str
+    source: str
+    updated_by: str | None
+    written_at: float
+    replaced_at: float
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 import uuid
 from pathlib import Path
@@ -24,7 +25,7 @@ from memory_mcp.limits import (
     MAX_BLOCK_ITEMS,
     PROMPT_MIN_MATCH,
 )
-from memory_mcp.models import Role, Scope
+from memory_mcp.models import KIND_LIFETIME_DAYS, KIND_PATTERN, Role, Scope
 
 WORKSPACE_PERSONAL_MEMORY = "/workspace/personal/memory"
 
@@ -207,6 +208,11 @@ class Settings(BaseModel):
     ttl_session_summary_days: float = Field(3, ge=0)
     ttl_file_index_days: float = Field(30, ge=0)
     ttl_manual_days: float = Field(0, ge=0)
+    # Lifetime by kind, in days (0 = permanent): a memory stored with a kind in this table
+    # and no TTL lives this long, whatever its source's lifetime (rules/policy.py). A value
+    # given (file: a [ttl_kind_days] table; variable: a JSON object) replaces that kind's
+    # line only. The agent-memory seeds' defaults.
+    ttl_kind_days: dict[str, float] = Field(default_factory=lambda: dict(KIND_LIFETIME_DAYS))
     recency_half_life_days: float | None = Field(None, gt=0)
     purge_interval_seconds: float = Field(3600, gt=0)  # expiry purge and confidence decay
 
@@ -258,6 +264,21 @@ class Settings(BaseModel):
     # answers with its whole text's vector, which a search ranks with until they are in),
     # or before (it waits for them too: ~40% more model time on its path).
     passage_vectors: Literal["after-answer", "before-answer"] = "after-answer"
+
+    @field_validator("ttl_kind_days", mode="before")
+    @classmethod
+    def _kind_lifetimes(cls, given: Any) -> Any:
+        """The given kinds' lifetimes over the defaults; each a kind name and days >= 0."""
+        if not isinstance(given, dict):
+            return given
+        table = dict(KIND_LIFETIME_DAYS)
+        for kind, days in given.items():
+            if not isinstance(kind, str) or not re.fullmatch(KIND_PATTERN, kind):
+                raise ValueError(f"{kind!r} is not a kind (a lowercase identifier)")
+            if isinstance(days, bool) or not isinstance(days, int | float) or not days >= 0:
+                raise ValueError(f"{kind}: {days!r} is not a number of days (0: permanent)")
+            table[kind] = float(days)
+        return table
 
     @field_validator("agent_id", "session_id")
     @classmethod
@@ -396,11 +417,12 @@ def environment_values() -> dict[str, Any]:
         if variable not in given:
             continue
         value: Any = given[variable]
-        if get_origin(field.annotation) is list:
+        if get_origin(field.annotation) in (list, dict):
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as exc:
-                raise InvalidInputError(variable, f"must be a JSON list: {exc}") from None
+                shape = "list" if get_origin(field.annotation) is list else "object"
+                raise InvalidInputError(variable, f"must be a JSON {shape}: {exc}") from None
         values[name] = value
     return values
 

@@ -72,6 +72,7 @@ def policy_from(settings: Settings) -> Policy:
         search_model_wait_seconds=settings.search_model_wait_seconds,
         injection_policy=settings.injection_policy,
         write_kinds=write_kinds(settings.write_kinds) if settings.write_policy else None,
+        kind_ttl_days=dict(settings.ttl_kind_days),
     )
 
 

@@ -318,6 +318,17 @@ def clean_limit(limit: int) -> int:
     return limit
 
 
+def clean_valid_from(valid_from: float | None, field: str = "valid_from") -> float | None:
+    """A bound of a fact's validity window (UNIX seconds), a time datetime can show."""
+    if valid_from is None:
+        return None
+    if isinstance(valid_from, bool) or not isinstance(valid_from, int | float):
+        raise InvalidInputError(field, f"{shown(valid_from)} is not a time")
+    if not -62_135_596_800.0 <= valid_from <= 253_402_300_799.0:  # also false for NaN
+        raise InvalidInputError(field, f"{valid_from} is not a time datetime can show")
+    return float(valid_from)
+
+
 def clean_min_score(min_score: float | None) -> float | None:
     """A floor on search scores, which are in [0, 1]."""
     if min_score is None:

@@ -206,6 +206,12 @@ def _filter_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--include-archived", action="store_true", help="also completed tasks' memories"
     )
+    parser.add_argument(
+        "--include-superseded",
+        action="store_true",
+        help="also memories a correction closed (and, searching, replaced versions)",
+    )
+    parser.add_argument("--as-of", help="what held then: an ISO date-time or an age such as 30d")
 
 
 def _time_flags(parser: argparse.ArgumentParser, changed: str) -> None:
@@ -261,6 +267,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         task=args.task,
         include_archived=args.include_archived,
         explain=explain,
+        include_superseded=args.include_superseded,
+        as_of=args.as_of,
     )
 
     async def job(app: AppContext) -> SearchResults:
@@ -290,6 +298,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         "explain": explain,
         "task": args.task,
         "include_archived": args.include_archived,
+        "include_superseded": args.include_superseded,
+        "as_of": args.as_of,
     }
     results = _answer(args, job, "memory-search", arguments, SearchResults)
     _show(args, results, cli_tables.show_search)
@@ -362,6 +372,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             include_expired=args.include_expired,
             task=args.task,
             include_archived=args.include_archived,
+            include_superseded=args.include_superseded,
+            as_of=args.as_of,
         )
         page = await app.service.list_memories(
             app.caller, filters, args.order, args.cursor, args.limit
@@ -388,6 +400,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         "include_expired": args.include_expired,
         "task": args.task,
         "include_archived": args.include_archived,
+        "include_superseded": args.include_superseded,
+        "as_of": args.as_of,
     }
     page = _answer(args, job, "memory-list", arguments, MemoryList)
     _show(args, page, cli_tables.show_list)

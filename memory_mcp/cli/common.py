@@ -96,9 +96,24 @@ def _flag_kind(annotation: Any) -> dict[str, Any]:
         return {"action": argparse.BooleanOptionalAction}
     if typing.get_origin(annotation) is list:
         return {"nargs": "+"}
+    if typing.get_origin(annotation) is dict:  # a table: --ttl-kind-days '{"fact": 30}'
+        return {"type": _json_object, "metavar": "JSON"}
     if annotation in (int, float, Path):
         return {"type": annotation, "metavar": annotation.__name__.upper()}
     return {}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    import argparse
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not a JSON object: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("not a JSON object")
+    return value
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, names: Sequence[str] | None) -> None:

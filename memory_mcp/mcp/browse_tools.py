@@ -14,8 +14,10 @@ from memory_mcp.checks import validation as v
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import (
     ARCHIVED_FILTER,
+    AS_OF,
     PROJECT_FILTER,
     SOURCE_FILTER,
+    SUPERSEDED_FILTER,
     TASK_FILTER,
     app_of,
     guard,
@@ -68,6 +70,8 @@ async def memory_list(
     project: Annotated[str | None, PROJECT_FILTER] = None,
     task: Annotated[str | None, TASK_FILTER] = None,
     include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
+    include_superseded: Annotated[bool, SUPERSEDED_FILTER] = False,
+    as_of: Annotated[str | None, AS_OF] = None,
 ) -> MemoryList:
     """Browse memories without a query, newest first, a page at a time.
     Example: memory-list(tags=["build"], since="7d")"""
@@ -86,6 +90,8 @@ async def memory_list(
             project=project,
             task=task,
             include_archived=include_archived,
+            include_superseded=include_superseded,
+            as_of=as_of,
         )
         return await app.service.list_memories(caller_of(app), filters, order, cursor, limit)
 

@@ -17,9 +17,11 @@ from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.identity import caller_of
 from memory_mcp.mcp.tool_calls import (
     ARCHIVED_FILTER,
+    AS_OF,
     PROJECT_ARGUMENT,
     PROJECT_FILTER,
     SOURCE_FILTER,
+    SUPERSEDED_FILTER,
     TASK_FILTER,
     app_of,
     guard,
@@ -36,6 +38,7 @@ from memory_mcp.results.memories import (
     SearchHit,
     SearchResults,
     StoredMemory,
+    TimeCueShown,
 )
 
 if TYPE_CHECKING:
@@ -75,6 +78,9 @@ async def store_memory(
     ] = False,
     project: Annotated[str | None, PROJECT_ARGUMENT] = None,
     task: Annotated[str | None, Field(description="A task's working memory.")] = None,
+    supersedes: Annotated[
+        int | None, Field(strict=True, description="Id of the memory this corrects.")
+    ] = None,
     kind: Annotated[
         str | None,
         Field(description="preference, fact, decision..."),
@@ -83,7 +89,8 @@ async def store_memory(
     """Save something worth knowing in a later session: a decision, a preference, a fix
     that worked, a fact about the code. The same key and scope updates it (version +1,
     history kept), changing only the fields given. `similar` lists near-copies: update
-    one instead of keeping two. Secrets are stored as [REDACTED:kind].
+    one instead of keeping two; `conflicts`: ones it may contradict. Secrets are stored as
+    [REDACTED:kind].
     Example: memory-store(key="test-command", value="Run `make test`", tags=["build"])"""
     app = await app_of(ctx)
 
@@ -104,6 +111,7 @@ async def store_memory(
             replace=replace,
             project=project,
             task=task,
+            supersedes=supersedes,
             kind=kind,
         )
         return StoredMemory.of(*await app.service.store_and_check(caller, request))
@@ -135,6 +143,8 @@ async def memory_search(
     project: Annotated[str | None, PROJECT_FILTER] = None,
     task: Annotated[str | None, TASK_FILTER] = None,
     include_archived: Annotated[bool, ARCHIVED_FILTER] = False,
+    include_superseded: Annotated[bool, SUPERSEDED_FILTER] = False,
+    as_of: Annotated[str | None, AS_OF] = None,
 ) -> SearchResults:
     """Search memories by meaning and exact words, best first. Search before starting a
     task and whenever past work may help. Exact keys and identifiers rank first; a
@@ -159,6 +169,8 @@ async def memory_search(
             project=project,
             task=task,
             include_archived=include_archived,
+            include_superseded=include_superseded,
+            as_of=as_of,
         )
         return await app.service.search(caller_of(app), request)
 
@@ -178,12 +190,14 @@ async def memory_search(
         ],
         semantic=result.semantic,  # false: keyword search only, see notices
         notices=result.notices or None,
+        time_cue=TimeCueShown.of(result) if explain else None,
     )
 
 
 async def memory_get(
     ctx: Context,
     id: Annotated[int, Field(strict=True, description="From memory-search or memory-store.")],
+    as_of: Annotated[str | None, AS_OF] = None,
 ) -> Memory:
     """Read one whole memory by id, with its links (expired ones too).
     Example: memory-get(id=42)"""
@@ -191,7 +205,7 @@ async def memory_get(
 
     async def read() -> Memory:
         caller = caller_of(app)
-        record = await app.service.get(caller, id)
+        record = await app.service.as_of(await app.service.get(caller, id), as_of)
         links, more = await app.service.links.links_of(caller, record)
         shown = [MemoryLink.of(link) for link in links]
         memory = Memory.of(

@@ -33,6 +33,9 @@ ARCHIVED_FILTER = Field(strict=True)
 # in three more schemas cost every session ~350 characters (tests/mcp/test_tool_list_cost.py);
 # a wrong one is answered with the list.
 SOURCE_FILTER = Field(description="As memory-store's source.")
+# Facts that changed (rules/validity.py).
+SUPERSEDED_FILTER = Field(strict=True)
+AS_OF = Field(description="What held then (as since).")
 PROJECT_ARGUMENT = Field()
 
 INTERNAL_ERROR_MESSAGE = (

@@ -57,9 +57,10 @@ class ScoreExplanation(ToolResult):
     unconfirmed inference's decay); `trust`: the factor it gives (1 at full confidence).
     `via` (expand): the link to a strong hit that lent it its relevance.
     `context_from`: the memories written just before it whose words (its context) hold
-    query words; with matched_by "context" its own words hold none."""
+    query words; with matched_by "context" its own words hold none. `time`: the factor
+    of the query's time expression (1.0: stated in its range; the search's `time_cue`)."""
 
-    omitted_when_empty = frozenset({"via", "context_from"})
+    omitted_when_empty = frozenset({"via", "context_from", "time"})
 
     keyword: float | None
     bm25: float | None
@@ -78,6 +79,7 @@ class ScoreExplanation(ToolResult):
     why: str
     via: LinkVia | None = None
     context_from: list[ContextLender] | None = None
+    time: float | None = None
 
     @classmethod
     def of(cls, hit: RankedHit) -> ScoreExplanation | None:
@@ -103,6 +105,7 @@ class ScoreExplanation(ToolResult):
             why=_why(hit, exact),
             via=LinkVia.of(hit),
             context_from=[ContextLender(id=i, key=key) for i, key in hit.context_from],
+            time=hit.time_factor,
         )
 
 
@@ -145,6 +148,13 @@ def _why(hit: RankedHit, exact: str | None) -> str:
         reasons.append("pinned: no decay")
     elif prior.recency < 0.995:
         reasons.append(f"age: recency x{prior.recency:.2f}")
+    if hit.time_factor is not None:
+        inside = hit.time_factor == 1.0
+        reasons.append(
+            "stated in the query's time range"
+            if inside
+            else f"stated outside the query's time range: x{hit.time_factor:.2f}"
+        )
     reasons.append(f"source {record.source.value}: x{prior.source_quality:.2f}")
     if prior.trust < 1.0:
         reasons.append(f"confidence {prior.confidence:.2f}: trust x{prior.trust:.3f}")

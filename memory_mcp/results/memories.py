@@ -43,6 +43,23 @@ def trust_fields(marks: TrustMarks | None) -> dict[str, Any]:
     }
 
 
+if TYPE_CHECKING:  # annotations only: nothing more to import before the handshake
+    from memory_mcp.search.hits import SearchResult
+
+WINDOW = frozenset({"valid_from", "valid_to", "superseded_by"})  # rules/validity.py
+
+
+def window_of(record: MemoryRecord) -> dict[str, Any]:
+    """`record`'s window as shown: `valid_from` unless it is its creation, and once closed
+    `valid_to` and `superseded_by` (None: left out)."""
+    stated = record.valid_from != record.created_at
+    return {
+        "valid_from": iso(record.valid_from) if stated else None,
+        "valid_to": iso(record.valid_to),
+        "superseded_by": record.superseded_by,
+    }
+
+
 class SimilarMemory(ToolResult):
     """A memory the one just stored closely resembles (memory_mcp/semantic/similar.py)."""
 
@@ -66,13 +83,24 @@ class RedactedSecret(ToolResult):
         return found or None
 
 
+class Conflict(ToolResult):
+    """A current memory of yours the one just stored may contradict (rules/conflicts.py):
+    `why` (another number, date, value, or a negation), and `supersede`, the call that
+    closes its window if the new one is the correction (nothing is changed unasked)."""
+
+    id: int
+    key: str
+    why: str
+    supersede: str
+
+
 class StoredMemory(ToolResult):
     """memory-store's answer: which memory was written, at which version, and the visible
     memories it closely resembles (`similar`, most similar first; nothing is merged).
     `similar_checked: false`: not compared yet (the model is still loading).
     `redacted`: the secrets replaced before storing (checks/safety.py)."""
 
-    omitted_when_empty = frozenset({"flags", "redacted", "task", "quarantined"})
+    omitted_when_empty = frozenset({"flags", "redacted", "task", "quarantined", "conflicts"})
 
     id: int
     key: str
@@ -89,6 +117,7 @@ class StoredMemory(ToolResult):
     quarantined: bool | None = None  # held for the lead's approval (rules/quarantine.py)
     similar: list[SimilarMemory] = []
     similar_checked: bool = True
+    conflicts: list[Conflict] | None = None
 
     @classmethod
     def of(cls, outcome: UpsertOutcome, similar: SimilarCheck | None = None) -> StoredMemory:
@@ -110,6 +139,11 @@ class StoredMemory(ToolResult):
             quarantined=True if record.quarantined else None,
             similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
             similar_checked=check.checked,
+            conflicts=[
+                Conflict(id=c.id, key=c.key, why=c.why, supersede=c.supersede)
+                for c in check.conflicts
+            ]
+            or None,
         )
 
 
@@ -119,7 +153,7 @@ class ShownMemory(ToolResult):
     its own, and `fields_of` fills these from a record."""
 
     omitted_when_empty = (
-        frozenset({"task", "archived_at", "kind", "about_agent", "flags"}) | TRUST_MARKS
+        frozenset({"task", "archived_at", "kind", "about_agent", "flags"}) | WINDOW | TRUST_MARKS
     )
 
     id: int
@@ -139,6 +173,9 @@ class ShownMemory(ToolResult):
     kind: str | None = None
     about_agent: str | None = None
     flags: list[str] | None = None
+    valid_from: str | None = None  # the window, when it says something (window_of)
+    valid_to: str | None = None
+    superseded_by: int | None = None
     # How far to trust it now (rules/trust.py); left out when false.
     stale: bool | None = None
     stale_reason: str | None = None
@@ -165,6 +202,7 @@ class ShownMemory(ToolResult):
             "kind": record.kind,
             "about_agent": record.about_agent or None,
             "flags": record.flags or None,
+            **window_of(record),
         }
 
 
@@ -244,11 +282,12 @@ class SearchHit(CutMemory):
     """One memory-search result: the memory with its value cut to the configured length,
     its score and how it was found (the search's own hit: search/hits.RankedHit)."""
 
-    omitted_when_empty = CutMemory.omitted_when_empty | {"explain"}
+    omitted_when_empty = CutMemory.omitted_when_empty | {"explain", "version"}
 
     score: float
     matched_by: str
     explain: ScoreExplanation | None = None
+    version: int | None = None  # a replaced version's number (matched_by "history")
 
     @classmethod
     def of(
@@ -265,17 +304,47 @@ class SearchHit(CutMemory):
             score=round(score, 4),
             matched_by=matched_by,
             explain=explain,
+            version=record.version if matched_by == "history" or record.valid_to else None,
+        )
+
+
+class TimeCueShown(ToolResult):
+    """The time expression memory-search read in the query (search/time_cues.py) and its
+    range (`since` included, `until` excluded; null: open). `applied`: some memory was
+    stated in it, and those outside it scored lower; false: the range held none."""
+
+    omitted_when_empty = frozenset({"anchor"})
+
+    expression: str
+    since: str | None
+    until: str | None
+    applied: bool
+    anchor: str | None = None  # "since the release": the words of the dated memory
+
+    @classmethod
+    def of(cls, result: SearchResult) -> TimeCueShown | None:
+        cue = result.time_cue
+        if cue is None:
+            return None
+        return cls(
+            expression=cue.expression,
+            since=iso(cue.start),
+            until=iso(cue.end),
+            applied=result.time_applied,
+            anchor=cue.anchor,
         )
 
 
 class SearchResults(ToolResult):
-    """memory-search's answer. `semantic: false`: keyword search only (see notices)."""
+    """memory-search's answer. `semantic: false`: keyword search only (see notices).
+    `time_cue` (with explain): the time expression read in the query."""
 
-    omitted_when_empty = frozenset({"notices"})
+    omitted_when_empty = frozenset({"notices", "time_cue"})
 
     results: list[SearchHit]
     semantic: bool
     notices: list[str] | None = None
+    time_cue: TimeCueShown | None = None
 
 
 class DeleteResult(ToolResult):
@@ -363,6 +432,9 @@ class Version(ToolResult):
     written_by: str
     written_at: str | None
     current: bool
+    # Until when it held (rules/validity.py): when the next version replaced it, or a
+    # correction closed the memory; null while it holds.
+    valid_to: str | None = None
     truncated: bool | None = None
     full_length: int | None = None
 
@@ -378,6 +450,7 @@ class Version(ToolResult):
             written_by=entry.written_by,
             written_at=iso(entry.written_at),
             current=entry.current,
+            valid_to=iso(entry.valid_to),
             truncated=True if cut else None,
             full_length=len(entry.value) if cut else None,
         )

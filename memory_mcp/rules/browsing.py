@@ -51,6 +51,8 @@ class ListFilters:
     project: str | None = None  # asked (permissions.readable_projects); None: the default
     task: str | None = None  # also this task's working memories
     include_archived: bool = False
+    include_superseded: bool = False  # corrected memories too (rules/validity.py)
+    as_of: float | None = None  # what held then, each as its version of that time
 
     @classmethod
     def parse(
@@ -67,6 +69,8 @@ class ListFilters:
         project: str | None = None,
         task: str | None = None,
         include_archived: bool = False,
+        include_superseded: bool = False,
+        as_of: str | None = None,
     ) -> ListFilters:
         """From arguments as people and models give them: scope names, source names, ISO
         dates or ages ("7d"). Each bad one raises InvalidInputError naming it."""
@@ -82,6 +86,8 @@ class ListFilters:
             project=project,
             task=None if task in (None, "") else v.clean_key(task, "task"),
             include_archived=include_archived,
+            include_superseded=include_superseded,
+            as_of=None if as_of is None else parse_time(as_of, "as_of", now),
         )
 
 
@@ -105,6 +111,9 @@ class MemoryVersion:
     written_by: str
     written_at: float
     current: bool
+    # Its window (rules/validity.py): it held from written_at until valid_to, when the
+    # next version replaced it or a correction closed the memory (None: it still holds).
+    valid_to: float | None = None
 
 
 @dataclass

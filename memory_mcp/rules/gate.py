@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memory_mcp.checks import validation as v
 from memory_mcp.models import Caller, MemoryRecord, NewMemory, UpsertOutcome, Visibility
 from memory_mcp.rules import permissions
+from memory_mcp.rules.conflicts import conflicts_of
 from memory_mcp.rules.permissions import Origin
 from memory_mcp.semantic.similar import find_similar
 
@@ -67,6 +68,7 @@ class Gate:
             now=self.clock(),
             every_task=True,
             include_archived=True,
+            include_superseded=True,
         )
 
     # -- the one write ------------------------------------------------------------------------
@@ -108,9 +110,12 @@ class Gate:
         self, caller: Caller, record: MemoryRecord, now: float | None = None
     ) -> SimilarCheck:
         """The memories `caller` can see that closely resemble `record` (just written):
-        memory-store's `similar` (semantic/similar.py)."""
+        memory-store's `similar` (semantic/similar.py), and of those the ones it may
+        contradict, its `conflicts` (rules/conflicts.py)."""
         when = self.clock() if now is None else now
-        return await find_similar(self.vectors, self.store, caller, record, when)
+        similar = await find_similar(self.vectors, self.store, caller, record, when)
+        similar.conflicts = await conflicts_of(self.store, record, similar)
+        return similar
 
     async def _write(
         self,

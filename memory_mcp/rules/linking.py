@@ -20,7 +20,7 @@ from memory_mcp.checks import validation as v
 from memory_mcp.checks.safety import refuse_secret_name
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, Link, LinkOutcome, MemoryRecord
-from memory_mcp.rules import permissions
+from memory_mcp.rules import permissions, validity
 from memory_mcp.rules.links import (
     DEFAULT_FAN_OUT,
     DEFAULT_RELATED_LIMIT,
@@ -86,7 +86,7 @@ class LinkService:
         # Whether the store may go ahead if another agent holds the source when it writes
         # (only a swarm memory can be; the decision's answer for "someone else's").
         held_by_another = replace(Target.of(source), owner=None)
-        return await self.gate.store.links.change(
+        outcome = await self.gate.store.links.change(
             source.id,
             cleaned_adds,
             cleaned_removes,
@@ -95,6 +95,9 @@ class LinkService:
             may_change_others=permissions.decide(caller, held_by_another, Change.LINK) is None,
             max_links=MAX_LINKS_PER_MEMORY,
         )
+        # A `supersedes` link closes (its removal opens) a window (rules/validity.py).
+        await validity.follow_links(self.gate.store, caller, source, outcome)
+        return outcome
 
     async def _checked_end(
         self, caller: Caller, source: MemoryRecord, to: Any, relation: Any

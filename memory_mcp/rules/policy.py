@@ -3,7 +3,7 @@ composition root (app/reads.py, policy_from)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memory_mcp.models import Source
 from memory_mcp.rules.trust import TrustPolicy
@@ -34,6 +34,15 @@ class Policy:
         held by the ranking, which weighs confidence."""
         return self.ranking.trust
 
-    def default_ttl_seconds(self, source: Source) -> float | None:
-        days = self.ttl_days.get(source, 0.0)
+    # Lifetime by kind, in days, 0 permanent (Settings.ttl_kind_days).
+    kind_ttl_days: dict[str, float] = field(default_factory=dict)
+
+    def default_ttl_seconds(self, source: Source, kind: str | None = None) -> float | None:
+        """A new memory's lifetime when no TTL is given: its kind's, if the table names
+        the kind (a kind says more of how long a memory matters than who wrote it),
+        else its source's; None: permanent."""
+        if kind is not None and kind in self.kind_ttl_days:
+            days = self.kind_ttl_days[kind]
+        else:
+            days = self.ttl_days.get(source, 0.0)
         return days * 86_400 if days else None

@@ -45,7 +45,7 @@ from memory_mcp.models import (
     UpsertOutcome,
     Visibility,
 )
-from memory_mcp.rules import permissions
+from memory_mcp.rules import permissions, validity
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
     DEFAULT_HISTORY_LIMIT,
@@ -154,9 +154,13 @@ class MemoryService:
         now = self._written_at(request)
         new = self._memory_of(caller, request, now)
         version = _expected_version(request.expected_version)
-        return await self.gate.write(
+        old = await validity.corrected(self.store, caller, new, request.supersedes)
+        outcome = await self.gate.write(
             caller, new, now, expected_version=version, embed_now=embed_now
         )
+        if old is not None:
+            await validity.close(old, outcome.record, self.links.change_links, caller)
+        return outcome
 
     async def store_and_check(
         self, caller: Caller, request: StoreRequest
@@ -169,7 +173,11 @@ class MemoryService:
         now = self._written_at(request)
         new = self._memory_of(caller, request, now)
         version = _expected_version(request.expected_version)
-        return await self.gate.write_and_check(caller, new, now, expected_version=version)
+        old = await validity.corrected(self.store, caller, new, request.supersedes)
+        written = await self.gate.write_and_check(caller, new, now, expected_version=version)
+        if old is not None:
+            await validity.close(old, written[0].record, self.links.change_links, caller)
+        return written
 
     def prepare_memory(self, caller: Caller, request: StoreRequest) -> NewMemory:
         """Every check of store_memory, without writing: the memory that would be stored.
@@ -203,7 +211,7 @@ class MemoryService:
             expires_at=v.resolve_expiry(
                 request.ttl_seconds,
                 request.expires_at,
-                self.policy.default_ttl_seconds(source),
+                self.policy.default_ttl_seconds(source, v.clean_kind(request.kind)),
                 now,
             ),
             about_agent=request.about_agent,
@@ -214,6 +222,7 @@ class MemoryService:
         )
         # Held for approval, or refused, by the injection policy (rules/quarantine.py).
         new.quarantined = held(source, new.flags, self.policy.injection_policy)
+        validity.window_of(new, request)
         # An update changes what the request gives and keeps the rest (the store takes
         # those columns from the row it updates: store/writes.py, update_values).
         new.kept = request.kept()
@@ -467,6 +476,7 @@ class MemoryService:
             projects=permissions.readable_projects(caller, project),
             every_task=True,
             include_archived=True,
+            include_superseded=True,
         )
         async for record in self.store.iter_records(vis):
             yield record
@@ -508,6 +518,11 @@ class MemoryService:
         record.last_accessed_at = now
         return record
 
+    async def as_of(self, record: MemoryRecord, given: Any) -> MemoryRecord:
+        """`record` (read by `get`) as it held at `given` (memory-get's `as_of`)."""
+        at = validity.as_of_time(given, self.clock())
+        return record if at is None else await validity.record_as_of(self.store, record, at)
+
     async def list_memories(
         self,
         caller: Caller,
@@ -533,9 +548,13 @@ class MemoryService:
             projects=permissions.readable_projects(caller, filters.project),
             task=filters.task,
             include_archived=filters.include_archived,
+            include_superseded=filters.include_superseded,
+            as_of=filters.as_of,
         )
         selection = Selection(vis, sort, filters.agent_id, filters.since, filters.until)
         records, last = await self.store.list_page(selection, after, limit)
+        if filters.as_of is not None:
+            records = await validity.records_as_of(self.store, records, filters.as_of)
         return MemoryPage(records, None if last is None else encode_cursor(sort, last))
 
     async def history(
@@ -572,6 +591,7 @@ class MemoryService:
         is search/pipeline.py; the rule of who may see what is applied inside both arms,
         over the projects `request.project` covers (permissions.readable_projects)."""
         projects = permissions.readable_projects(caller, request.project)
+        await self.store.forget_expired(self.clock())  # before the index is read
         return await pipeline.search(
             self.store, self.vectors, self.policy, self.clock, caller, request, projects
         )

@@ -59,6 +59,7 @@ async def versions_page(
                 written_by=row["updated_by"] or record.agent_id,
                 written_at=written_at,
                 current=False,
+                valid_to=row["replaced_at"],
             )
         )
         written_at = row["replaced_at"]  # the next version was written then
@@ -73,6 +74,7 @@ async def versions_page(
                 written_by=record.updated_by,
                 written_at=record.updated_at,
                 current=True,
+                valid_to=record.valid_to,
             )
         )
     return HistoryPage(versions, versions[0].version if more else None)

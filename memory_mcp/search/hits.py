@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from memory_mcp.models import MemoryRecord
 from memory_mcp.search.expansion import LinkedFrom
 from memory_mcp.search.ranking import PriorParts, Relevance
+from memory_mcp.search.time_cues import TimeCue
 
 
 @dataclass
@@ -29,6 +30,8 @@ class RankedHit:
     # With `explain`: the memories (id, key) in its context that hold query words, i.e.
     # that lent it the words it matched by (store/write_context.py).
     context_from: list[tuple[int, str]] = field(default_factory=list)
+    # The factor of the query's time expression (search/time_cues.py), when it applied.
+    time_factor: float | None = None
 
 
 @dataclass
@@ -36,6 +39,10 @@ class SearchResult:
     hits: list[RankedHit]
     notices: list[str] = field(default_factory=list)
     semantic: bool = True  # False: keyword search only (the model was not ready)
+    # The query's time expression and its range (search/time_cues.py); `time_applied`:
+    # some candidate was stated in it, so it ranked them.
+    time_cue: TimeCue | None = None
+    time_applied: bool = False
 
 
 __all__ = ["RankedHit", "SearchResult"]

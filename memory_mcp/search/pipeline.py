@@ -32,6 +32,7 @@ from memory_mcp.search.exact_match import (
 )
 from memory_mcp.search.expansion import LinkedFrom, linked_neighbours, seeds_of
 from memory_mcp.search.hits import RankedHit, SearchResult
+from memory_mcp.search.past_versions import with_past_versions
 from memory_mcp.search.ports import PreparedT, QueryVectors, ScanT, SearchStore
 from memory_mcp.search.ranking import (
     PriorParts,
@@ -41,7 +42,8 @@ from memory_mcp.search.ranking import (
     prior_parts,
 )
 from memory_mcp.search.ranking_config import RankingConfig
-from memory_mcp.search.time_filters import parse_time_range
+from memory_mcp.search.time_cues import TimeCue, find_time_cue, in_range, time_factor, without_cue
+from memory_mcp.search.time_filters import parse_time, parse_time_range
 from memory_mcp.store.keyword import KEYWORD_COLUMN_WEIGHTS as KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.store.keyword import query_terms
 
@@ -63,6 +65,7 @@ class _Candidate:
     prior: PriorParts
     level: int
     via: LinkedFrom | None = None
+    time: float | None = None  # the time cue's factor (search/time_cues.py), if applied
 
 
 async def search(
@@ -94,13 +97,20 @@ async def search(
         projects=projects,
         task=None if request.task is None else v.clean_key(request.task, "task"),
         include_archived=request.include_archived,
+        include_superseded=request.include_superseded,
+        as_of=None if request.as_of is None else parse_time(request.as_of, "as_of", now),
     )
     config = policy.ranking
     pool = max(limit * config.candidate_multiplier, config.min_candidates)
     notices: list[str] = []
 
     keyword_hits: list[tuple[int, float]] = []
+    # Time in the question ranks by when memories were stated, not by its words; an
+    # explicit since/until wins over it.
+    cue = None if request.since or request.until else find_time_cue(text, now)
     terms = query_terms(text)
+    if cue is not None:
+        terms = query_terms(without_cue(text, cue)) or terms
     vector_hits: list[tuple[int, float]] = []
     semantic = await vectors.model_ready(policy.search_model_wait_seconds)
     query_vectors: list[np.ndarray] = []
@@ -208,14 +218,53 @@ async def search(
     if expand:
         extra = _Expansion(store, vectors, vis, config, query_vectors[0] if semantic else None)
         candidates = await extra.expand(candidates, keyword_hits, vector_hits)
+    if cue is not None and cue.anchor is not None:
+        cue = await _anchored(store, cue, vis, config)
+    applied = cue is not None and _apply_time_cue(candidates, cue)
     ranked = exact_first(candidates, lambda candidate: candidate.level)
     if floor is not None:
         # Scores decrease down the list (exact_first), so this keeps a prefix.
         ranked = [candidate for candidate in ranked if candidate.score >= floor]
     hits = await _whole_hits(store, ranked, records, limit)
+    if vis.as_of is not None or vis.include_superseded:
+        hits = await with_past_versions(store, hits, vis, terms, limit)
     if request.explain:
         await _name_lenders(store, hits, terms, Visibility(caller, include_expired=True, now=now))
-    return SearchResult(hits, notices, semantic)
+    return SearchResult(hits, notices, semantic, cue, applied)
+
+
+async def _anchored(
+    store: SearchStore, cue: TimeCue, vis: Visibility, config: RankingConfig
+) -> TimeCue | None:
+    """ "since the release": from when the memory that best matches "release" was
+    stated (None: no memory names it, and the query has no time cue)."""
+    assert cue.anchor is not None
+    words = tuple(query_terms(cue.anchor))
+    if not words:
+        return None
+    query = KeywordQuery(words, 1, KEYWORD_COLUMN_WEIGHTS, None, (), 0, 0, 0)
+    finds = await store.keyword_finds(query, vis)
+    if not finds.hits:
+        return None
+    anchor_id = finds.hits[0][0]
+    fact = finds.facts.get(anchor_id) or finds.records.get(anchor_id)
+    if fact is None:
+        facts, _ = await store.rank_facts([anchor_id])
+        fact = facts.get(anchor_id)
+    return None if fact is None else replace(cue, start=fact.updated_at, end=None)
+
+
+def _apply_time_cue(candidates: list[_Candidate], cue: TimeCue) -> bool:
+    """The time cue's factor on each candidate, if any was stated in its range
+    (otherwise the range found nothing and ranking stays as it was)."""
+    if cue.start is None and cue.end is None:
+        return False
+    if not any(in_range(c.record.updated_at, cue) for c in candidates):
+        return False
+    for candidate in candidates:
+        candidate.time = time_factor(candidate.record.updated_at, cue)
+        candidate.score *= candidate.time
+    return True
 
 
 async def _name_lenders(
@@ -254,6 +303,7 @@ async def _whole_hits(
                         c.prior,
                         c.level,
                         c.via,
+                        time_factor=c.time,
                     )
                 )
     return hits

@@ -10,7 +10,14 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from memory_mcp.models import KeywordFinds, KeywordQuery, MemoryRecord, RankFacts, Visibility
+from memory_mcp.models import (
+    KeywordFinds,
+    KeywordQuery,
+    MemoryRecord,
+    PastVersion,
+    RankFacts,
+    Visibility,
+)
 from memory_mcp.search.expansion import CurrentLinks
 
 # A backend's own answers to `scan` and `prepare`, opaque to the search, which only hands
@@ -36,6 +43,12 @@ class SearchStore(Protocol):
     async def context_lenders(
         self, memory_ids: Sequence[int], terms: Sequence[str], vis: Visibility
     ) -> dict[int, list[tuple[int, str]]]: ...
+
+    async def versions_at(self, memory_ids: Sequence[int], at: float) -> dict[int, PastVersion]: ...
+
+    async def past_versions_holding(
+        self, terms: list[str], vis: Visibility, limit: int
+    ) -> list[PastVersion]: ...
 
 
 class VectorSearch(Protocol[ScanT, PreparedT]):

@@ -36,11 +36,12 @@ from memory_mcp.semantic.quantised_index import QuantisedIndex
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # 2: with each memory's project, task and archived flag
+# 2: with each memory's project, task and archived flag; 3: and its validity window
+FORMAT = 3
 COARSE = "coarse.faiss"
 _ARRAYS = (
     "bits", "codes", "scales", "ids", "alive", "owner", "session", "scope", "source",
-    "expires", "updated", "project", "task", "archived",
+    "expires", "updated", "project", "task", "archived", "valid_from", "valid_to",
 )  # fmt: skip
 
 

@@ -13,6 +13,17 @@ class SimilarMemory:
     score: float  # cosine similarity to the memory just written, in [-1, 1]
 
 
+@dataclass(frozen=True)
+class ConflictCandidate:
+    """A similar memory the new one may contradict (rules/conflicts.py): why, and the call
+    that would close its window (rules/validity.py)."""
+
+    id: int
+    key: str
+    why: str
+    supersede: str
+
+
 @dataclass
 class SimilarCheck:
     """`checked` False: the memory just written has no vector yet (the model is loading),
@@ -20,6 +31,7 @@ class SimilarCheck:
 
     memories: list[SimilarMemory] = field(default_factory=list)
     checked: bool = True
+    conflicts: list[ConflictCandidate] = field(default_factory=list)
 
 
-__all__ = ["SimilarCheck", "SimilarMemory"]
+__all__ = ["ConflictCandidate", "SimilarCheck", "SimilarMemory"]

@@ -98,6 +98,9 @@ class VectorIndex:
     project: np.ndarray
     task: np.ndarray  # -1: not a task's working memory
     archived: np.ndarray
+    # Validity windows (rules/validity.py): from (when stated) and to (inf: current).
+    valid_from: np.ndarray
+    valid_to: np.ndarray
 
     def __init__(self, dimension: int = 384) -> None:
         self.dimension = dimension
@@ -133,6 +136,8 @@ class VectorIndex:
         self.project = grow(None if first else self.project, (capacity,), np.int32, -1)
         self.task = grow(None if first else self.task, (capacity,), np.int32, -1)
         self.archived = grow(None if first else self.archived, (capacity,), np.bool_, False)
+        self.valid_from = grow(None if first else self.valid_from, (capacity,), np.float64, -np.inf)
+        self.valid_to = grow(None if first else self.valid_to, (capacity,), np.float64, np.inf)
         self.tags: list[frozenset[str]] = (
             [frozenset()] * capacity
             if first
@@ -191,6 +196,8 @@ class VectorIndex:
         self.project[slot] = self._codes.code("project:" + row.project)
         self.task[slot] = -1 if row.task is None else self._codes.code("task:" + row.task)
         self.archived[slot] = row.archived
+        self.valid_from[slot] = -np.inf if row.valid_from is None else row.valid_from
+        self.valid_to[slot] = np.inf if row.valid_to is None else row.valid_to
         self.tags[slot] = frozenset(row.tags)
 
     def _remove(self, memory_id: int) -> None:
@@ -250,8 +257,15 @@ class VectorIndex:
             mask &= none
         if not vis.include_archived:
             mask &= ~self.archived[:n]
-        if not vis.include_expired:
-            mask &= self.expires[:n] > vis.now
+        if vis.as_of is not None:  # what held then (store/visibility.py says the same)
+            mask &= (self.valid_from[:n] <= vis.as_of) & (self.valid_to[:n] > vis.as_of)
+            if not vis.include_expired:
+                mask &= self.expires[:n] > vis.as_of
+        else:
+            if not vis.include_expired:
+                mask &= self.expires[:n] > vis.now
+            if not vis.include_superseded:
+                mask &= self.valid_to[:n] > vis.now
         if vis.updated_since is not None:
             mask &= self.updated[:n] >= vis.updated_since
         if vis.updated_until is not None:

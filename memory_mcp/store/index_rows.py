@@ -25,6 +25,8 @@ class IndexRow:
     project: str = "*"
     task: str | None = None
     archived: bool = False
+    valid_from: float | None = None  # rules/validity.py; None: always
+    valid_to: float | None = None  # None: current
 
 
 @dataclass

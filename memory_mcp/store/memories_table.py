@@ -124,6 +124,8 @@ def index_row(row: Any) -> IndexRow | None:
             raise ValueError("owner is not text")
         project = text_column(row, "project")
         archived = row.archived_at is not None
+        valid_from = timestamp(row, "valid_from", optional=True)
+        valid_to = timestamp(row, "valid_to", optional=True)
     except ValueError:
         return None
     # A quarantined memory is never served (rules/quarantine.py): the index leaves it out
@@ -143,6 +145,8 @@ def index_row(row: Any) -> IndexRow | None:
         project,
         row.task if isinstance(row.task, str) else None,
         archived,
+        valid_from,
+        valid_to,
     )
 
 

@@ -54,6 +54,11 @@ ADDED_COLUMNS = (
     ("oauth_login_codes", "projects", "TEXT"),  # and every sign-in and grant
     ("oauth_codes", "projects", "TEXT"),
     ("oauth_grants", "projects", "TEXT"),
+    # Validity windows (rules/validity.py): every memory made before them holds from when
+    # it was made, and none has been corrected.
+    ("memories", "valid_from", "FLOAT"),
+    ("memories", "valid_to", "FLOAT"),
+    ("memories", "superseded_by", "INTEGER"),
     ("memories", "kind", "VARCHAR(40)"),  # NULL: not said, as every memory before kinds
     ("memories", "quarantined", "BOOLEAN NOT NULL DEFAULT FALSE"),
 )
@@ -181,6 +186,10 @@ async def migrate(conn: AsyncConnection) -> list[str]:
         )
     if "memories.about_agent" in added:
         await _learnings_belong_to_their_lead(conn)
+    if "memories.valid_from" in added:
+        await conn.exec_driver_sql(
+            "UPDATE memories SET valid_from = created_at WHERE valid_from IS NULL"
+        )
     if "memories.written_session" in added:
         await _older_session_memories_gain_context(conn)
     await _contexts_by_the_current_rule(conn)

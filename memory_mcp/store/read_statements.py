@@ -9,7 +9,14 @@ from typing import Any
 from sqlalchemy import Connection, Select, and_, select, text
 from sqlalchemy.sql import ColumnElement
 
-from memory_mcp.models import KeywordFinds, KeywordQuery, MemoryRecord, RankFacts, Visibility
+from memory_mcp.models import (
+    KeywordFinds,
+    KeywordQuery,
+    MemoryRecord,
+    RankFacts,
+    Source,
+    Visibility,
+)
 from memory_mcp.store import write_context
 from memory_mcp.store.keyword import KeywordIndex
 from memory_mcp.store.memories_table import (
@@ -57,6 +64,22 @@ def expired_by(now: float) -> ColumnElement[bool]:
 
 def any_expired(conn: Connection, now: float) -> bool:
     return conn.execute(select(M.id).where(expired_by(now)).limit(1)).first() is not None
+
+
+def soonest_lender_expiry(conn: Connection) -> float | None:
+    """When the first memory that lends its words expires (past or future; None: none
+    will): write_context.forget_expired has work once it has passed. Walks ix on
+    expires_at in order to the first lender."""
+    return conn.scalar(
+        select(M.expires_at)
+        .where(
+            M.expires_at.is_not(None),
+            M.written_session.is_not(None),
+            M.source != Source.FILE_INDEX.value,
+        )
+        .order_by(M.expires_at)
+        .limit(1)
+    )
 
 
 def record_by_id(conn: Connection, memory_id: int) -> MemoryRecord | None:

@@ -59,6 +59,9 @@ RECORD_COLUMNS = (
     "project",
     "task",
     "archived_at",
+    "valid_from",
+    "valid_to",
+    "superseded_by",
     "kind",
     "quarantined",
 )
@@ -177,6 +180,9 @@ def record_from_columns(row: Any) -> MemoryRecord:
             project=text_column(row, "project"),
             task=row.task if isinstance(row.task, str) else None,
             archived_at=timestamp(row, "archived_at", optional=True),
+            valid_from=timestamp(row, "valid_from", optional=True),
+            valid_to=timestamp(row, "valid_to", optional=True),
+            superseded_by=row.superseded_by if type(row.superseded_by) is int else None,
             kind=row.kind if isinstance(row.kind, str) else None,
             quarantined=bool(row.quarantined),
         )

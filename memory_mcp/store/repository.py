@@ -7,6 +7,7 @@ calls."""
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import AsyncIterator, Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from memory_mcp.models import (
     KeywordQuery,
     MemoryRecord,
     NewMemory,
+    PastVersion,
     Position,
     RankFacts,
     Scope,
@@ -36,7 +38,7 @@ from memory_mcp.models import (
     Visibility,
 )
 from memory_mcp.store import browsing as browse
-from memory_mcp.store import migrations, writes
+from memory_mcp.store import migrations, validity_rows, write_context, writes
 from memory_mcp.store import read_statements as reads
 from memory_mcp.store.access_counts import AccessTally, PendingAccess
 from memory_mcp.store.browsing import BulkDeletion, Selection
@@ -61,6 +63,11 @@ from memory_mcp.store.schema import (
 log = logging.getLogger(__name__)
 
 
+# How long a search trusts the soonest expiry among lending memories it last read
+# (forget_expired): another process's write is seen within this.
+FORGET_RECHECK_SECONDS = 5.0
+
+
 class MemoryStore:
     def __init__(self, engines: Engines) -> None:
         self._engines = engines
@@ -71,6 +78,11 @@ class MemoryStore:
         self._keywords: KeywordIndex = engines.dialect.keywords
         self.vectors = engines.dialect.stored_vectors(engines)
         self.links = LinkStore(engines)  # the links between memories (store/link_rows.py)
+        # No memory that lends words expires before this (forget_expired): a search
+        # before it skips the check, a read of ~5 ms under load that would be on every
+        # search. This process's writes with an expiry bring it forward; other
+        # processes' are seen within FORGET_RECHECK_SECONDS.
+        self._lenders_hold_until = -math.inf
 
     @property
     def largest_id(self) -> int:
@@ -161,6 +173,8 @@ class MemoryStore:
                 conn, new, expected_version, now, cap, may_overwrite_others, take_over
             )
 
+        if new.expires_at is not None:
+            self._lenders_hold_until = min(self._lenders_hold_until, new.expires_at)
         for attempt in range(3):
             reads = self._accesses.take()
             try:
@@ -182,6 +196,8 @@ class MemoryStore:
         rest (updates, a key repeated in the batch) go through `writes.upsert_row` in order. An item
         the store refuses (another agent's swarm memory) is named in the outcome and
         nothing of it is written; the others are. The cap is enforced once per batch."""
+        expiries = [item.memory.expires_at for item in items if item.memory.expires_at]
+        self._lenders_hold_until = min([self._lenders_hold_until, *expiries])
         for attempt in range(3):
             reads = self._accesses.take()
             try:
@@ -306,6 +322,44 @@ class MemoryStore:
                 return 0
             revision = await conn.run_sync(next_revision)
             return await conn.run_sync(writes.delete_ids, ids, revision, now)
+
+    async def forget_expired(self, now: float) -> int:
+        """Take the words of memories expired by `now` back from their neighbours'
+        contexts (write_context.forget_expired). Almost always there are none: then no
+        read before the soonest expiry among the lenders (or the recheck), and no write."""
+        if now < self._lenders_hold_until:
+            return 0
+        forgotten = 0
+        soonest = await self._engines.read(reads.soonest_lender_expiry)
+        if soonest is not None and soonest <= now:
+            async with self._engines.write() as conn:
+                forgotten = await conn.run_sync(write_context.forget_expired, now)
+            soonest = await self._engines.read(reads.soonest_lender_expiry)
+        recheck = now + FORGET_RECHECK_SECONDS
+        self._lenders_hold_until = recheck if soonest is None else min(soonest, recheck)
+        return forgotten
+
+    async def close_window(self, old_id: int, new_id: int, at: float) -> None:
+        """Memory `old_id` is superseded by `new_id` from `at` (validity_rows.close_window)."""
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.run_sync(validity_rows.close_window, old_id, new_id, at, revision)
+
+    async def open_window(self, memory_id: int) -> None:
+        """Memory `memory_id` holds again (validity_rows.open_window)."""
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.run_sync(validity_rows.open_window, memory_id, revision)
+
+    async def versions_at(self, memory_ids: Sequence[int], at: float) -> dict[int, PastVersion]:
+        if not memory_ids:
+            return {}
+        return await self._engines.read(validity_rows.versions_at, list(memory_ids), at)
+
+    async def past_versions_holding(
+        self, terms: list[str], vis: Visibility, limit: int
+    ) -> list[PastVersion]:
+        return await self._engines.read(validity_rows.past_versions_holding, terms, vis, limit)
 
     async def get(self, memory_id: int) -> MemoryRecord | None:
         """The memory, or None; DamagedMemoryError if its row cannot be read."""

@@ -73,6 +73,13 @@ class MemoryRow(Base):
     project: Mapped[str] = mapped_column(String(100), default="*", server_default="*")
     task: Mapped[str | None] = mapped_column(String(256), nullable=True)
     archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # Its validity window (rules/validity.py): from when what it says holds (when it was
+    # stated, unless the writer said otherwise) until a correction closed it (`valid_to`,
+    # NULL while current), and which memory corrected it. Nullable: older stores gain them
+    # by ALTER TABLE (valid_from backfilled from created_at).
+    valid_from: Mapped[float | None] = mapped_column(Float, nullable=True)
+    valid_to: Mapped[float | None] = mapped_column(Float, nullable=True)
+    superseded_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # What kind of memory it is (models.KINDS: preference, fact, decision...), given by its
     # writer; the write policy and the lifetime per kind read it. NULL: not said.
     kind: Mapped[str | None] = mapped_column(String(40), nullable=True)

@@ -240,6 +240,8 @@ def _index_columns(model: str) -> Any:
         M.task,
         M.archived_at,
         M.quarantined,
+        M.valid_from,
+        M.valid_to,
     ).outerjoin(
         EmbeddingRow,
         and_(EmbeddingRow.content_hash == M.content_hash, EmbeddingRow.model == model),

@@ -2,8 +2,8 @@
 written once, as SQL text with named parameters (all `vis_…`): who may see what (scope,
 owner, session), the projects a read covers (models.Visibility.shown_projects: the
 current project and `*` by default, within the caller's grants), task memories (none
-unless a task is named, every task's for a read by id), archived ones, expiry, tags,
-source and the time window.
+unless a task is named, every task's for a read by id), archived ones, expiry, corrected
+ones and what held at a time (rules/validity.py), tags, source and the time window.
 
 Every read that filters by who may see what applies this text: SQLAlchemy's statements
 (rows.visible_to binds it into any statement, on SQLite and PostgreSQL alike), the search's
@@ -36,6 +36,8 @@ class VisibilityShape:
     projects: int | None  # projects shown (None: every project)
     task: bool | None  # task memories: of one task too (True), of none (False), any (None)
     include_archived: bool
+    include_superseded: bool
+    as_of: bool
 
 
 def shape_and_values(vis: Visibility) -> tuple[VisibilityShape, dict[str, Any]]:
@@ -54,6 +56,8 @@ def shape_and_values(vis: Visibility) -> tuple[VisibilityShape, dict[str, Any]]:
         values["vis_since"] = vis.updated_since
     if vis.updated_until is not None:
         values["vis_until"] = vis.updated_until
+    if vis.as_of is not None:
+        values["vis_as_of"] = vis.as_of
     tags = sorted(set(vis.tags))
     for i, tag in enumerate(tags):
         values[f"vis_tag_{i}"] = tag
@@ -74,6 +78,8 @@ def shape_and_values(vis: Visibility) -> tuple[VisibilityShape, dict[str, Any]]:
         None if projects is None else len(projects),
         None if vis.every_task else vis.task is not None,
         vis.include_archived,
+        vis.include_superseded,
+        vis.as_of is not None,
     )
     return shape, values
 
@@ -91,8 +97,18 @@ def condition_sql(shape: VisibilityShape) -> str:
     """The condition, in parentheses (it is combined with other conditions as it is)."""
     scopes = [_BY_SCOPE[shape.scope]] if shape.scope else list(_BY_SCOPE.values())
     conditions = ["(" + " OR ".join(f"({one})" for one in scopes) + ")"]
+    # As of a time (rules/validity.py): what held then, expired, archived or corrected
+    # since or not; else what holds now.
+    at = ":vis_as_of" if shape.as_of else ":vis_now"
     if not shape.include_expired:
-        conditions.append("(memories.expires_at IS NULL OR memories.expires_at > :vis_now)")
+        conditions.append(f"(memories.expires_at IS NULL OR memories.expires_at > {at})")
+    if shape.as_of:
+        conditions.append(
+            "coalesce(memories.valid_from, memories.created_at) <= :vis_as_of "
+            "AND (memories.valid_to IS NULL OR memories.valid_to > :vis_as_of)"
+        )
+    elif not shape.include_superseded:
+        conditions.append("(memories.valid_to IS NULL OR memories.valid_to > :vis_now)")
     if shape.source:
         conditions.append("memories.source = :vis_source")
     if shape.updated_since:

@@ -31,10 +31,18 @@ few of its session, and the last `CONTEXT_AFTER` before it take its words (`writ
 a rewritten one moves to the end of its (new) session, and the memories around its old
 place and before its new one are recomputed; a deleted one's neighbours likewise
 (`neighbours` before the change, `refresh` after). Nothing of a deleted memory's words
-stays in its neighbours' index rows."""
+stays in its neighbours' index rows.
+
+Forgetting forgets the same way: a memory that no longer holds — expired, archived (its
+task completed) or superseded by a correction (rules/validity.py) — lends nothing either
+(`_holds`), and its neighbours are recomputed when it stops holding: at once for an
+archive or a correction (the same transaction), and for an expiry, which no write marks,
+by the next search or purge (`forget_expired`, one indexed read when nothing expired),
+before either arm reads the index."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
@@ -68,6 +76,9 @@ _PLACE = (
     M.context,
     M.project,
     M.task,
+    M.expires_at,
+    M.archived_at,
+    M.valid_to,
 )
 _WHERE = (M.id, M.updated_by, M.written_session, M.written_order, M.source)
 
@@ -81,12 +92,25 @@ def context_text(previous: Sequence[str], following: Sequence[str] = ()) -> str:
     return "\n".join(part for part in (before, after) if part)
 
 
-# A memory as a lender: (scope, owner, session), (project, task) and its value.
-Lender = tuple[Scope, str, str, tuple[str, str | None], str]
+# A memory as a lender: (scope, owner, session), (project, task) and its value (None:
+# it no longer holds, and lends nothing).
+Lender = tuple[Scope, str, str, tuple[str, str | None], str | None]
 
 
-def _lender(row: Any) -> Lender:
-    return (Scope(row.scope), row.agent_id, row.session_id, (row.project, row.task), row.value)
+def _holds(row: Any, now: float) -> bool:
+    """Whether a stored memory still holds: not expired (the wall clock, as the purge
+    reads it), archived or closed by a correction."""
+    return (
+        row.archived_at is None
+        and row.valid_to is None
+        and (row.expires_at is None or row.expires_at > now)
+    )
+
+
+def _lender(row: Any, now: float | None = None) -> Lender:
+    held = _holds(row, time.time() if now is None else now)
+    value = row.value if held else None
+    return (Scope(row.scope), row.agent_id, row.session_id, (row.project, row.task), value)
 
 
 def _borrowed(
@@ -105,7 +129,8 @@ def _borrowed(
         return [
             value
             for lender_scope, lender_owner, lender_session, lender_where, value in window
-            if lender_where == where
+            if value is not None
+            and lender_where == where
             and seen_wherever((lender_scope, lender_owner, lender_session), place)
         ]
 
@@ -322,6 +347,7 @@ def lenders(conn: Connection, ids: Collection[int]) -> dict[int, list[int]]:
                 lender.id
                 for lender in [*reversed(before.all()), *after.all()]
                 if (lender.project, lender.task) == (row.project, row.task)
+                and _holds(lender, time.time())
                 and seen_wherever((Scope(lender.scope), lender.agent_id, lender.session_id), where)
             ]
     return found
@@ -380,6 +406,33 @@ def refresh(conn: Connection, ids: Collection[int]) -> None:
     store_contexts(conn, changed)
 
 
+def forget_expired(conn: Connection, now: float) -> int:
+    """Take the words of the memories expired by `now` (not purged yet) back from their
+    neighbours' contexts, once: each leaves its writer's session (`written_session`
+    NULL, what marks it done), so the next call finds nothing and costs one indexed
+    read. How many memories it took words from."""
+    ids = list(
+        conn.scalars(
+            select(M.id).where(
+                M.expires_at <= now,
+                M.written_session.is_not(None),
+                M.source != Source.FILE_INDEX.value,
+            )
+        )
+    )
+    if not ids:
+        return 0
+    around = neighbours(conn, ids)
+    for start in range(0, len(ids), _IN_CHUNK):
+        conn.execute(
+            update(MEMORIES)
+            .where(M.id.in_(ids[start : start + _IN_CHUNK]))
+            .values(written_session=None)
+        )
+    refresh(conn, around)
+    return len(ids)
+
+
 def refresh_all(conn: Connection) -> int:
     """Recompute every context (a store made by another RECIPE): how many memories
     borrow."""
@@ -404,6 +457,7 @@ __all__ = [
     "batch_contexts",
     "context_for",
     "context_text",
+    "forget_expired",
     "lenders",
     "neighbours",
     "refresh",

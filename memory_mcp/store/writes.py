@@ -111,6 +111,8 @@ def insert_new(
                 "last_used_at": now,
                 "access_count": 0,
                 "revision": revision,
+                "valid_from": now if new.valid_from is None else new.valid_from,
+                "valid_to": new.valid_to,
                 **content_values(new),
                 **write_context.written_values(new, revision, context),
             }
@@ -157,6 +159,8 @@ def insert_memory(
             last_used_at=now,
             access_count=0,
             revision=revision,
+            valid_from=now if new.valid_from is None else new.valid_from,
+            valid_to=new.valid_to,
             **content_values(new),
             **write_context.written_values(new, revision, context),
         )
@@ -203,6 +207,12 @@ def update_memory(
         return UpsertOutcome(record=record_from_row(existing), created=False, changed=False)
     if taking_over:
         values["agent_id"] = new.agent_id
+    if new.valid_from is not None:
+        values["valid_from"] = new.valid_from
+    if new.valid_to is not None:  # an import of a memory a correction had closed
+        values["valid_to"] = new.valid_to
+    elif existing.valid_to is not None:  # stated again, changed: it holds again
+        values.update(valid_to=None, superseded_by=None)
     revision = next_revision(conn)
     # The new version is written now, at the end of its session: those around the old
     # one lose its words, those before the new place gain them (store/write_context.py).
@@ -343,13 +353,15 @@ def place(
 
 
 def archive(conn: Connection, ids: list[int], now: float, revision: int) -> None:
-    """Archive the memories `ids` (a completed task's): kept, found only when asked for."""
+    """Archive the memories `ids` (a completed task's): kept, found only when asked for,
+    and their words leave their neighbours' contexts now (store/write_context.py)."""
     for start in range(0, len(ids), IN_CHUNK):
         conn.execute(
             update(MEMORIES)
             .where(M.id.in_(ids[start : start + IN_CHUNK]))
             .values(archived_at=now, revision=revision)
         )
+    write_context.refresh(conn, write_context.neighbours(conn, ids))
 
 
 def counted_toward_cap(agent_id: str) -> tuple[ColumnElement[bool], ...]:

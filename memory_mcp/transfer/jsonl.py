@@ -61,6 +61,10 @@ class MemoryLine(BaseModel):
     task: str | None = None
     archived_at: str | None = None
     kind: str | None = None
+    # Its validity window (rules/validity.py): from when it held, and until when, if a
+    # correction closed it (which memory did is not carried: ids are the store's own).
+    valid_from: str | None = None
+    valid_to: str | None = None
 
     def store_request(self, project: str | None = None) -> StoreRequest:
         """The memory to store, dated by the line's `updated_at` (its own time); names the
@@ -92,6 +96,8 @@ class MemoryLine(BaseModel):
             task=self.task,
             archived_at=parse_optional_datetime(self.archived_at, "archived_at"),
             kind=self.kind,
+            valid_from=parse_optional_datetime(self.valid_from, "valid_from"),
+            valid_to=parse_optional_datetime(self.valid_to, "valid_to"),
             replace=WHOLE_LINE <= given,
         )
 
@@ -227,6 +233,12 @@ async def export_lines(records: AsyncIterator[MemoryRecord], out: TextIO | None 
             **({"task": record.task} if record.task else {}),
             **({"archived_at": iso(record.archived_at)} if record.archived_at else {}),
             **({"kind": record.kind} if record.kind else {}),
+            **(
+                {"valid_from": iso(record.valid_from)}
+                if record.valid_from not in (None, record.created_at)
+                else {}
+            ),
+            **({"valid_to": iso(record.valid_to)} if record.valid_to is not None else {}),
         }
         out.write(json_text_for_terminal(json.dumps(line, ensure_ascii=False)) + "\n")
         count += 1

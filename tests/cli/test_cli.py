@@ -46,6 +46,8 @@ def flag_value(name: str) -> tuple[list[str], object]:
         return [f"--no-{name.replace('_', '-')}"], False
     if typing.get_origin(annotation) is list:
         return [flag, "a", "b"], ["a", "b"]
+    if typing.get_origin(annotation) is dict:
+        return [flag, '{"fact": 30}'], {"fact": 30}
     if annotation is int:
         return [flag, "7"], 7
     if annotation is float:

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 STORE_TAKES = (
     "memory-store takes: key (required), value (required), scope, tags, metadata, "
     "ttl_seconds, expires_at, source, confidence, pinned, expected_version, replace, "
-    "project, task"
+    "project, task, supersedes, kind"
 )
 CASES: list[tuple[str, dict[str, object], str]] = [
     (
@@ -41,7 +41,7 @@ CASES: list[tuple[str, dict[str, object], str]] = [
         {"key": "x"},
         "unknown argument 'key' (did you mean 'id'? It takes a memory's id; to find a memory "
         "by its key, use memory-search.); missing required argument 'id'. "
-        "memory-get takes: id (required)",
+        "memory-get takes: id (required), as_of",
     ),
     (
         "memory-search",
@@ -49,14 +49,14 @@ CASES: list[tuple[str, dict[str, object], str]] = [
         "unknown argument 'q' (did you mean 'query'?); unknown argument 'top_k' (did you "
         "mean 'limit'?); missing required argument 'query'. memory-search takes: query "
         "(required), limit, scope, tags, source, include_expired, since, until, min_score, "
-        "explain, expand, project, task, include_archived",
+        "explain, expand, project, task, include_archived, include_superseded, as_of",
     ),
     (
         "memory-list",
         {"tgas": ["build"]},
         "unknown argument 'tgas' (did you mean 'tags'?). memory-list takes: scope, tags, "
         "source, agent_id, since, until, order, cursor, limit, include_expired, project, task, "
-        "include_archived",
+        "include_archived, include_superseded, as_of",
     ),
 ]
 

@@ -20,7 +20,9 @@ from tests.conftest import FakeEmbedder
 
 pytestmark = pytest.mark.anyio
 
-WORKER_BUDGET = 8_000
+# 8,000 until issue 49 added what facts that change need: memory-store's `supersedes`,
+# `include_superseded` and `as_of` on memory-search and memory-list, `as_of` on memory-get.
+WORKER_BUDGET = 8_500
 
 
 async def costs(settings: Settings) -> dict[str, int]:

@@ -35,8 +35,8 @@ FULL: dict[str, Any] = {
     "metadata": {"ticket": "ABC-1"},
     "pinned": True,
     "confidence": 0.8,
-    "source": "task_completion",  # 7 days by default
-    "kind": "decision",
+    "source": "task_completion",  # 7 days by default, and so is the kind's (tool_result)
+    "kind": "tool_result",
 }
 KEPT = ("tags", "metadata", "pinned", "confidence", "source", "expires_at", "kind")
 

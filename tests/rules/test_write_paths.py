@@ -281,6 +281,7 @@ NOT_A_CALLERS_CHANGE = {
     "similar_to": "reads",
     "history": "reads",
     "version_of": "reads",
+    "as_of": "reads: a memory already read, as it held at a time",
     "list_memories": "reads",
     "visible_records": "reads",
     "all_records": "reads, for operators",

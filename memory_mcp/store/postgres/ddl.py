@@ -44,9 +44,11 @@ PG_DDL = (
     "CREATE INDEX IF NOT EXISTS ix_embeddings_content_hash ON embeddings USING hash (content_hash)",
     # The visibility rule's columns (store/visibility.py) for a read within projects: the
     # vector arm's exact ranking and both arms' counts of what the search may see read
-    # the index only, not a heap page for each of the project's memories.
+    # the index only, not a heap page for each of the project's memories. (With the
+    # validity window's: one made before them is made again, _index_lacks_the_window.)
     "CREATE INDEX IF NOT EXISTS ix_memories_project_visible ON memories (project) "
-    "INCLUDE (scope, agent_id, session_id, expires_at, task, archived_at, content_hash, id)",
+    "INCLUDE (scope, agent_id, session_id, expires_at, task, archived_at, content_hash, id, "
+    "valid_from, valid_to, created_at)",
 )
 
 
@@ -60,8 +62,22 @@ def hnsw_index_ddl(dimension: int) -> str:
 
 async def create_postgres_objects(conn: AsyncConnection) -> None:
     await _drop_search_text_without_context(conn)
+    await _index_lacks_the_window(conn)
     for ddl in PG_DDL:
         await conn.exec_driver_sql(ddl)
+
+
+async def _index_lacks_the_window(conn: AsyncConnection) -> None:
+    """The covering index made before validity windows (rules/validity.py) is dropped, and
+    made again by PG_DDL with their columns: a read would otherwise visit the heap."""
+    definition = await conn.scalar(
+        text(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memories_project_visible' "
+            "AND schemaname = current_schema()"
+        )
+    )
+    if definition is not None and "valid_to" not in definition:
+        await conn.exec_driver_sql("DROP INDEX ix_memories_project_visible")
 
 
 async def _drop_search_text_without_context(conn: AsyncConnection) -> None:
