@@ -4,7 +4,10 @@ the tool's `outputSchema` and validates every result against it before sending i
 `structuredContent`.
 
 Optional extras (flags, about_agent, file_path, truncated...) are left out of a result
-when they are empty, as clients have always seen them; the schema lists them as optional."""
+when they are empty, as clients have always seen them; the schema lists them as optional.
+
+Over 500 lines: one model per answer of every memory tool, and the shared fields (the
+window, the trust marks) each declared once here beside them."""
 
 from __future__ import annotations
 
