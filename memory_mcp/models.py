@@ -35,10 +35,32 @@ def seen_wherever(shown: tuple[Scope, str, str], wherever: tuple[Scope, str, str
 
 
 class Source(StrEnum):
+    """Where a memory came from. The first four say how it was written; the provenance
+    levels after them say how far it can be trusted (rules/trust.py gives each a default
+    confidence)."""
+
     MANUAL = "manual"
     TASK_COMPLETION = "task_completion"
     SESSION_SUMMARY = "session_summary"
     FILE_INDEX = "file_index"
+    USER_STATED = "user_stated"  # the user said it directly
+    TOOL_VERIFIED = "tool_verified"  # confirmed by a tool against an authoritative source
+    AGENT_INFERRED = "agent_inferred"  # the model derived it: a hypothesis, not a fact
+    RECALLED = "recalled"  # retrieved from past memory: may be stale
+    EXTERNAL = "external"  # copied from outside (a web page, a document): untrusted
+
+
+# The sources that say how far a memory can be trusted (rules/trust.py): storing a memory
+# again with one of them, without a confidence, gives it that source's.
+PROVENANCE_LEVELS = frozenset(
+    {
+        Source.USER_STATED,
+        Source.TOOL_VERIFIED,
+        Source.AGENT_INFERRED,
+        Source.RECALLED,
+        Source.EXTERNAL,
+    }
+)
 
 
 # The kinds of memory the rules know (a memory's optional `kind`): what the write policy
@@ -161,6 +183,7 @@ class MemoryRecord:
     # not a string that happens to read as JSON.
     value_json: bool = False
     kind: str | None = None  # what kind of memory (KINDS), as its writer said; None: not said
+    quarantined: bool = False  # held for approval: never served (rules/quarantine.py)
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -189,6 +212,8 @@ class Ranked(Protocol):
     def last_accessed_at(self) -> float | None: ...
     @property
     def access_count(self) -> int: ...
+    @property
+    def confidence(self) -> float | None: ...
 
 
 class RankFacts(NamedTuple):
@@ -202,6 +227,7 @@ class RankFacts(NamedTuple):
     updated_at: float
     last_accessed_at: float | None
     access_count: int
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -254,7 +280,9 @@ class StoreRequest:
             "tags": self.tags is None,
             "metadata": self.metadata is None,
             "source": self.source is None,
-            "confidence": self.confidence is None,
+            # A provenance level without a confidence brings its own (rules/trust.py):
+            # storing a guess again as user_stated confirms it, whatever it was stored at.
+            "confidence": self.confidence is None and self.source not in PROVENANCE_LEVELS,
             "pinned": self.pinned is None,
             "expires_at": self.ttl_seconds is None and self.expires_at is None,
             "about_agent": self.about_agent is None,
@@ -372,6 +400,7 @@ class NewMemory:
     valid_to: float | None = None
     value_json: bool = False  # `value` is an object or array as compact JSON
     kind: str | None = None
+    quarantined: bool = False  # held for approval (rules/quarantine.py)
 
     @property
     def identity(self) -> str:

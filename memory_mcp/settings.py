@@ -218,7 +218,29 @@ class Settings(BaseModel):
     # line only. The agent-memory seeds' defaults.
     ttl_kind_days: dict[str, float] = Field(default_factory=lambda: dict(KIND_LIFETIME_DAYS))
     recency_half_life_days: float | None = Field(None, gt=0)
-    purge_interval_seconds: float = Field(3600, gt=0)
+    purge_interval_seconds: float = Field(3600, gt=0)  # expiry purge and confidence decay
+
+    # How far memories are trusted (memory_mcp/rules/trust.py). Each source's default
+    # confidence, where it differs from the built-in one: a JSON object such as
+    # {"external": 0.2, "agent_inferred": 0.5}. A memory read older than stale_after_days
+    # under stale_below_confidence is marked stale; under verify_below_confidence it needs
+    # verification. Unconfirmed agent_inferred and recalled memories lose
+    # confidence_decay_per_day and are archived under confidence_floor (rules/decay.py).
+    source_confidence: dict[str, float] = Field(default_factory=dict)
+    stale_after_days: float = Field(7, ge=0)
+    stale_below_confidence: float = Field(0.8, ge=0, le=1)
+    verify_below_confidence: float = Field(0.7, ge=0, le=1)
+    confidence_decay_per_day: float = Field(0.01, ge=0, le=1)
+    confidence_floor: float = Field(0.3, ge=0, le=1)
+    # A memory whose text gives orders (checks/injection.py) from a low-trust source
+    # (agent_inferred, recalled, external), and any memory from external: held for the
+    # lead's approval (quarantine), only flagged, or refused (rules/quarantine.py).
+    injection_policy: Literal["flag", "quarantine", "reject"] = "quarantine"
+    # Write criteria (memory_mcp/rules/write_policy.py): on, memory-store keeps only the kinds
+    # the table keeps (the built-in one, changed per kind by write_kinds, a JSON object such
+    # as {"conversation": false, "hypothesis": true}); a kind it does not list is refused.
+    write_policy: bool = False
+    write_kinds: dict[str, bool] = Field(default_factory=dict)
 
     # Durability and load (README, "Durability and concurrency").
     synchronous: Literal["full", "normal"] = "full"  # SQLite's fsync on every commit, or not
@@ -266,6 +288,50 @@ class Settings(BaseModel):
     @classmethod
     def _identifier(cls, value: str) -> str:
         return clean_identifier(value)
+
+    @field_validator("source_confidence", mode="before")
+    @classmethod
+    def _source_confidence(cls, value: Any) -> Any:
+        """A JSON object in a variable or flag; every key a source, every value 0-1."""
+        from memory_mcp.models import Source
+
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"must be a JSON object: {exc}") from None
+        if not isinstance(value, dict):
+            raise ValueError('must be an object such as {"external": 0.2}')
+        known = {source.value for source in Source}
+        for name, confidence in value.items():
+            if name not in known:
+                raise ValueError(f"{name!r} is not a source (one of {', '.join(sorted(known))})")
+            number_like = isinstance(confidence, int | float) and not isinstance(confidence, bool)
+            if not number_like or not 0.0 <= confidence <= 1.0:
+                raise ValueError(f"{name}: {confidence!r} is not a confidence from 0 to 1")
+        return value
+
+    @field_validator("write_kinds", mode="before")
+    @classmethod
+    def _write_kinds(cls, value: Any) -> Any:
+        """A JSON object in a variable or flag: kind -> true (keep) or false (refuse)."""
+        from memory_mcp.checks.validation import clean_kind
+
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"must be a JSON object: {exc}") from None
+        if not isinstance(value, dict):
+            raise ValueError('must be an object such as {"conversation": false}')
+        for kind, keep in value.items():
+            try:
+                clean_kind(kind)
+            except InvalidInputError as exc:
+                raise ValueError(f"{kind!r}: {exc}") from None
+            if not isinstance(keep, bool):
+                raise ValueError(f"{kind}: {keep!r} is not true or false")
+        return value
 
     @field_validator("project")
     @classmethod

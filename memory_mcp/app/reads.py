@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from memory_mcp.app.startup import prepare_store_location
@@ -24,6 +25,7 @@ from memory_mcp.models import Caller, MemoryRecord, Source
 from memory_mcp.rules.memories_block import (
     POOL,
     BlockLimits,
+    Reading,
     by_priority,
     most_relevant,
     pool_view,
@@ -32,6 +34,8 @@ from memory_mcp.rules.memories_block import (
 from memory_mcp.rules.permissions import visible_or_not_found
 from memory_mcp.rules.policy import Policy
 from memory_mcp.rules.projects import current_project
+from memory_mcp.rules.trust import DEFAULT_CONFIDENCE, TrustMarks, TrustPolicy, marks
+from memory_mcp.rules.write_policy import write_kinds
 from memory_mcp.search.ranking_config import RankingConfig
 from memory_mcp.settings import Settings
 from memory_mcp.store.sqlite.file import LARGEST_ID
@@ -62,9 +66,35 @@ def policy_from(settings: Settings) -> Policy:
             Source.SESSION_SUMMARY: settings.ttl_session_summary_days,
             Source.FILE_INDEX: settings.ttl_file_index_days,
         },
-        ranking=RankingConfig().with_half_life(settings.recency_half_life_days),
+        ranking=replace(
+            RankingConfig().with_half_life(settings.recency_half_life_days),
+            trust=trust_from(settings),
+        ),
         search_model_wait_seconds=settings.search_model_wait_seconds,
+        injection_policy=settings.injection_policy,
+        write_kinds=write_kinds(settings.write_kinds) if settings.write_policy else None,
         kind_ttl_days=dict(settings.ttl_kind_days),
+    )
+
+
+def marks_of(settings: Settings, record: MemoryRecord, now: float) -> TrustMarks:
+    """The trust marks of a record read here (rules/trust.py), as the service gives them."""
+    policy = trust_from(settings)
+    return marks(policy, record.source, record.confidence, record.pinned, record.updated_at, now)
+
+
+def trust_from(settings: Settings) -> TrustPolicy:
+    """rules/trust.py's knobs: the built-in confidence of each source, overridden by the
+    settings' `source_confidence`."""
+    confidence = dict(DEFAULT_CONFIDENCE)
+    confidence.update({Source(name): value for name, value in settings.source_confidence.items()})
+    return TrustPolicy(
+        default_confidence=confidence,
+        stale_after_days=settings.stale_after_days,
+        stale_below=settings.stale_below_confidence,
+        verify_below=settings.verify_below_confidence,
+        decay_per_day=settings.confidence_decay_per_day,
+        floor=settings.confidence_floor,
     )
 
 
@@ -92,7 +122,8 @@ def memories_block(settings: Settings, limits: BlockLimits | None = None) -> str
         now = time.time()
         pool = reads.recent(pool_view(caller_of(settings), now), POOL)
     ranking = policy_from(settings).ranking
-    return render_block(most_relevant(pool, now, ranking, limits.max_items), limits)
+    chosen = most_relevant(pool, now, ranking, limits.max_items)
+    return render_block(chosen, limits, Reading(ranking.trust, now))
 
 
 def block_limits(settings: Settings, max_tokens: int | None = None) -> BlockLimits:
@@ -125,7 +156,8 @@ def prompt_block(settings: Settings, prompt: str) -> str | None:
         hits, shares = reads.keyword_hits(terms, vis, CANDIDATES, KEYWORD_COLUMN_WEIGHTS)
         chosen = relevant(hits, shares, settings.prompt_min_match)
         records = [r for r in map(reads.get, chosen) if r is not None and recalled_by_prompt(r)]
-    return render_block(by_priority(records[: limits.max_items]), limits)
+    reading = Reading(trust_from(settings), time.time())
+    return render_block(by_priority(records[: limits.max_items]), limits, reading)
 
 
 def get_memory(settings: Settings, given_id: object) -> MemoryRecord | None:

@@ -164,8 +164,14 @@ async def purge_worker(service: MemoryService, interval: float) -> None:
         try:
             with anyio.CancelScope(shield=True):  # see Vectors.keep_embedded
                 purged = await service.purge_expired()
+                faded = await service.decay()
             if purged:
                 log.info("purged %d expired memories", purged)
+            if faded:
+                ids = [f.record.id for f in faded]
+                log.info(
+                    "archived %d unconfirmed memories under the confidence floor: %s", len(ids), ids
+                )
         except Exception:  # a top-level loop: log and keep serving
             log.exception("purge failed; retrying later")
         await anyio.sleep(interval)

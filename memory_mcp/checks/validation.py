@@ -29,7 +29,16 @@ MAX_SEARCH_LIMIT = 50
 
 SCOPE_ALIASES = {"global": Scope.SWARM}
 # The sources an agent may give a memory through the tools (file_index is the notes').
-TOOL_SOURCES = (Source.MANUAL, Source.TASK_COMPLETION, Source.SESSION_SUMMARY)
+TOOL_SOURCES = (
+    Source.MANUAL,
+    Source.TASK_COMPLETION,
+    Source.SESSION_SUMMARY,
+    Source.USER_STATED,
+    Source.TOOL_VERIFIED,
+    Source.AGENT_INFERRED,
+    Source.RECALLED,
+    Source.EXTERNAL,
+)
 
 
 def refuse_unpaired_surrogates(text: str, field: str) -> None:

@@ -279,6 +279,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             SearchHit.of(
                 *(h.record, h.score, h.matched_by, max_chars),
                 ScoreExplanation.of(h) if explain else None,
+                app.service.trust_marks(h.record),
             )
             for h in result.hits
         ]
@@ -328,7 +329,8 @@ def cmd_get(args: argparse.Namespace) -> int:
         # as this process has no background worker to write it later.
         record = await app.service.get(app.caller, args.id)
         await app.service.flush_accesses()
-        return Memory.of(record, expired=app.service.is_expired(record))
+        marks = app.service.trust_marks(record)
+        return Memory.of(record, expired=app.service.is_expired(record), marks=marks)
 
     memory = _read_locally(args, _get_memory) or _answer(
         args, job, "memory-get", {"id": args.id}, Memory
@@ -345,7 +347,12 @@ def _get_memory(settings: Settings, args: argparse.Namespace) -> Memory | None:
     from memory_mcp.results.memories import Memory
 
     record = reads.get_memory(settings, args.id)
-    return None if record is None else Memory.of(record, expired=record.expired(time.time()))
+    if record is None:
+        return None
+    now = time.time()
+    return Memory.of(
+        record, expired=record.expired(now), marks=reads.marks_of(settings, record, now)
+    )
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -373,7 +380,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         max_chars = app.settings.search_value_chars
         return MemoryList(
-            memories=[ListedMemory.of(record, max_chars) for record in page.records],
+            memories=[
+                ListedMemory.of(record, max_chars, app.service.trust_marks(record))
+                for record in page.records
+            ],
             next_cursor=page.next_cursor,
         )
 
@@ -400,13 +410,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     from memory_mcp.cli import tables as cli_tables
-    from memory_mcp.results.memories import MemoryHistory, Version
+    from memory_mcp.results.memories import MemoryHistory, Version, trust_fields
 
     async def job(app: AppContext) -> MemoryHistory:
         page = await app.service.history(app.caller, args.id, args.limit, args.before)
         # Whole values: a person asked for this one memory (the tool cuts them).
         versions = [Version.of(entry, None) for entry in page.versions]
-        return MemoryHistory(id=args.id, versions=versions, earlier=page.earlier)
+        return MemoryHistory(
+            id=args.id, versions=versions, earlier=page.earlier, **trust_fields(page.marks)
+        )
 
     arguments = {"id": args.id, "limit": args.limit, "before": args.before}
     history = _answer(args, job, "memory-history", arguments, MemoryHistory)

@@ -372,6 +372,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_projects.add_commands(commands, _command)
 
+    from memory_mcp.cli import trust_commands as cli_trust  # decay, quarantine
+
+    cli_trust.add_commands(commands, _command)
+
     hook = _command(
         commands,
         "hook",

@@ -24,7 +24,14 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from memory_mcp.models import JsonValue
-    from memory_mcp.results.memories import Memory, MemoryHistory, MemoryList, SearchResults
+    from memory_mcp.results.memories import (
+        ListedMemory,
+        Memory,
+        MemoryHistory,
+        MemoryList,
+        SearchHit,
+        SearchResults,
+    )
     from memory_mcp.rules.stats import VisibleStats
 
 # rich is imported where a table is drawn: it is a fifth of `memory-mcp get`'s CPU, which
@@ -91,6 +98,12 @@ def day(timestamp: str | None) -> str:
     return timestamp[:10] if timestamp else ""
 
 
+def updated_cell(item: SearchHit | ListedMemory) -> str:
+    """The day it was last written, and its trust marks (rules/trust.py) in a word."""
+    marks = [m for m, on in (("stale", item.stale), ("verify", item.needs_verification)) if on]
+    return " ".join([day(item.updated_at), *marks])
+
+
 def show_search(results: SearchResults) -> None:
     out = console()
     for notice in results.notices or []:
@@ -109,7 +122,7 @@ def show_search(results: SearchResults) -> None:
             safe(hit.key),
             one_line(value_text(hit.value)),
             safe(", ".join(hit.tags)),
-            day(hit.updated_at),
+            updated_cell(hit),
             *why,
         )
     out.print(table)
@@ -158,6 +171,8 @@ def memory_fields(memory: Memory) -> list[tuple[str, str]]:
     optional: list[tuple[str, object]] = [
         ("kind", memory.kind),
         ("confidence", memory.confidence),
+        ("stale", memory.stale_reason),
+        ("verify", "needs verification before acting on it" if memory.needs_verification else None),
         ("pinned", "yes" if memory.pinned else None),
         ("about agent", memory.about_agent),
         ("file", memory.file_path),
@@ -287,7 +302,7 @@ def show_list(page: MemoryList) -> None:
                 safe(memory.key),
                 one_line(value_text(memory.value)),
                 safe(", ".join(memory.tags)),
-                day(memory.updated_at),
+                updated_cell(memory),
             )
         out.print(table)
     if page.next_cursor:
@@ -316,6 +331,10 @@ def show_history(history: MemoryHistory) -> None:
             safe(entry.value),
         )
     out.print(table)
+    if history.stale_reason:
+        out.print(f"stale: {history.stale_reason}", soft_wrap=True, markup=False)
+    if history.needs_verification:
+        out.print("needs verification before acting on it", soft_wrap=True)
     if history.earlier is not None:
         out.print(f"earlier: --before {history.earlier}", style="dim", soft_wrap=True)
 

@@ -16,6 +16,7 @@ from memory_mcp.mcp.tool_calls import (
     ARCHIVED_FILTER,
     AS_OF,
     PROJECT_FILTER,
+    SOURCE_FILTER,
     SUPERSEDED_FILTER,
     TASK_FILTER,
     app_of,
@@ -32,6 +33,7 @@ from memory_mcp.results.memories import (
     Reverted,
     Version,
     bulk_deleted,
+    trust_fields,
 )
 from memory_mcp.rules.browsing import (
     DEFAULT_DELETE_MANY_LIMIT,
@@ -55,7 +57,7 @@ async def memory_list(
     ctx: Context,
     scope: Annotated[str, one_of(*SCOPES)] = "all",
     tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
-    source: Annotated[str | None, one_of(*Source, optional=True)] = None,
+    source: Annotated[str | None, SOURCE_FILTER] = None,
     agent_id: Annotated[str | None, Field(description="Owned by this agent.")] = None,
     since: Annotated[str | None, Field(description=f"Changed since: {TIME_HELP}.")] = None,
     until: Annotated[str | None, Field(description="Changed until (as since).")] = None,
@@ -96,7 +98,10 @@ async def memory_list(
     page = await guard(app, listing())
     max_chars = app.settings.search_value_chars
     return MemoryList(
-        memories=[ListedMemory.of(record, max_chars) for record in page.records],
+        memories=[
+            ListedMemory.of(record, max_chars, app.service.trust_marks(record))
+            for record in page.records
+        ],
         next_cursor=page.next_cursor,
         notices=page.notices or None,
     )
@@ -130,6 +135,7 @@ async def memory_history(
             versions=[Version.of(e, app.settings.search_value_chars) for e in page.versions],
             earlier=page.earlier,
             links=[LinkRecord.of(event) for event in links] or None,
+            **trust_fields(page.marks),
         )
     entry = await guard(app, app.service.version_of(caller, id, version))
     return MemoryHistory(id=id, versions=[Version.of(entry, None)])
@@ -155,7 +161,7 @@ async def memory_revert(
 async def memory_delete_many(
     ctx: Context,
     tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
-    source: Annotated[str | None, one_of(*v.TOOL_SOURCES, optional=True)] = None,
+    source: Annotated[str | None, SOURCE_FILTER] = None,
     older_than: Annotated[str | None, Field(description=f"Not changed since: {TIME_HELP}.")] = None,
     scope: Annotated[str, one_of(*SCOPES)] = "all",
     dry_run: Annotated[bool, Field(strict=True, description="Only report.")] = False,

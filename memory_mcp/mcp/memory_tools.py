@@ -22,6 +22,7 @@ from memory_mcp.mcp.tool_calls import (
     AS_OF,
     PROJECT_ARGUMENT,
     PROJECT_FILTER,
+    SOURCE_FILTER,
     SUPERSEDED_FILTER,
     TASK_FILTER,
     app_of,
@@ -205,7 +206,7 @@ async def memory_search(
     limit: Annotated[int, Field(strict=True, description="1-50.")] = 10,
     scope: Annotated[str, one_of("all", *Scope)] = "all",
     tags: Annotated[list[str], Field(description="All of these tags.")] = [],  # noqa: B006
-    source: Annotated[str | None, one_of(*Source, optional=True)] = None,
+    source: Annotated[str | None, SOURCE_FILTER] = None,
     include_expired: Annotated[bool, Field(strict=True)] = False,
     since: Annotated[
         str | None, Field(description="Changed since: ISO time or age (7d, 12h).")
@@ -261,6 +262,7 @@ async def memory_search(
                 hit.matched_by,
                 max_chars,
                 ScoreExplanation.of(hit) if explain else None,
+                app.service.trust_marks(hit.record),
             )
             for hit in result.hits
         ],
@@ -297,7 +299,9 @@ async def memory_get(
         record = await app.service.as_of(record, as_of)
         links, more = await app.service.links.links_of(caller, record)
         shown = [MemoryLink.of(link) for link in links]
-        memory = Memory.of(record, app.service.is_expired(record), shown)
+        memory = Memory.of(
+            record, app.service.is_expired(record), shown, app.service.trust_marks(record)
+        )
         memory.more_links = more or None
         return memory
 

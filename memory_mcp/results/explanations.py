@@ -47,12 +47,14 @@ class ScoreExplanation(ToolResult):
     search/exact_match.py).
 
         relevance = search_confidence * (0.7 * vector + 0.3 * keyword)   (default weights)
-        prior     = recency * access * source_quality
+        prior     = recency * access * source_quality * trust
         score     = relevance * prior, then exact matches first:
                     (level + that) / (top level + 1), level 2 = exact key, 1 = identifier
 
     `keyword` and `vector` are scaled within this search (1.0: the best candidate);
     `bm25` and `cosine` are the raw arm scores; null: that arm did not find it.
+    `confidence`: the memory's, as read now (its own, else its source's, less an
+    unconfirmed inference's decay); `trust`: the factor it gives (1 at full confidence).
     `via` (expand): the link to a strong hit that lent it its relevance.
     `context_from`: the memories written just before it whose words (its context) hold
     query words; with matched_by "context" its own words hold none. `time`: the factor
@@ -69,6 +71,8 @@ class ScoreExplanation(ToolResult):
     recency: float
     access: float
     source_quality: float
+    confidence: float
+    trust: float
     pinned: bool
     prior: float
     exact: str | None  # "key": its key is the query; "identifier": holds one verbatim
@@ -93,6 +97,8 @@ class ScoreExplanation(ToolResult):
             recency=round(prior.recency, 4),
             access=round(prior.access, 4),
             source_quality=round(prior.source_quality, 4),
+            confidence=round(prior.confidence, 4),
+            trust=round(prior.trust, 4),
             pinned=hit.record.pinned,
             prior=round(prior.value, 4),
             exact=exact,
@@ -150,6 +156,8 @@ def _why(hit: RankedHit, exact: str | None) -> str:
             else f"stated outside the query's time range: x{hit.time_factor:.2f}"
         )
     reasons.append(f"source {record.source.value}: x{prior.source_quality:.2f}")
+    if prior.trust < 1.0:
+        reasons.append(f"confidence {prior.confidence:.2f}: trust x{prior.trust:.3f}")
     if record.access_count:
         reasons.append(f"read {record.access_count} times: x{prior.access:.2f}")
     return "; ".join(reasons)

@@ -32,6 +32,24 @@ from memory_mcp.results.links import LinkRecord, MemoryLink
 from memory_mcp.rules.browsing import DeleteManyResult, MemoryVersion
 from memory_mcp.semantic.similar_check import SimilarCheck
 
+if TYPE_CHECKING:
+    from memory_mcp.rules.trust import TrustMarks
+
+# The trust marks (rules/trust.py), left out when there is nothing to say.
+TRUST_MARKS = frozenset({"stale", "stale_reason", "needs_verification"})
+
+
+def trust_fields(marks: TrustMarks | None) -> dict[str, Any]:
+    """A result's trust marks: `stale` with its reason, `needs_verification`."""
+    if marks is None:
+        return {}
+    return {
+        "stale": True if marks.stale else None,
+        "stale_reason": marks.stale_reason,
+        "needs_verification": True if marks.needs_verification else None,
+    }
+
+
 if TYPE_CHECKING:  # annotations only: nothing more to import before the handshake
     from memory_mcp.search.hits import SearchResult
 
@@ -90,7 +108,9 @@ class StoredMemory(ToolResult):
     `redacted`: the secrets replaced before storing (checks/safety.py). `evicted`: the
     memories archived because this write took a cap past its limit (store/eviction.py)."""
 
-    omitted_when_empty = frozenset({"flags", "redacted", "task", "conflicts", "evicted"})
+    omitted_when_empty = frozenset(
+        {"flags", "redacted", "task", "quarantined", "conflicts", "evicted"}
+    )
 
     id: int
     key: str
@@ -104,6 +124,7 @@ class StoredMemory(ToolResult):
     task: str | None = None
     flags: list[str] | None = None
     redacted: list[RedactedSecret] | None = None
+    quarantined: bool | None = None  # held for the lead's approval (rules/quarantine.py)
     similar: list[SimilarMemory] = []
     similar_checked: bool = True
     conflicts: list[Conflict] | None = None
@@ -126,6 +147,7 @@ class StoredMemory(ToolResult):
             task=record.task,
             flags=record.flags or None,
             redacted=RedactedSecret.all_of(outcome.redactions),
+            quarantined=True if record.quarantined else None,
             similar=[SimilarMemory(id=m.id, key=m.key, score=m.score) for m in check.memories],
             similar_checked=check.checked,
             conflicts=[
@@ -155,6 +177,7 @@ class StoreAnswer(ToolResult):
     task: str | None = None
     flags: list[str] | None = None
     redacted: list[RedactedSecret] | None = None
+    quarantined: bool | None = None
     similar: list[SimilarMemory] | None = None
     similar_checked: bool | None = None
     conflicts: list[Conflict] | None = None
@@ -182,7 +205,9 @@ class ShownMemory(ToolResult):
     search's `SearchHit`, memory-list's `ListedMemory`), declared once: each of those adds
     its own, and `fields_of` fills these from a record."""
 
-    omitted_when_empty = frozenset({"task", "archived_at", "kind", "about_agent", "flags"}) | WINDOW
+    omitted_when_empty = (
+        frozenset({"task", "archived_at", "kind", "about_agent", "flags"}) | WINDOW | TRUST_MARKS
+    )
 
     id: int
     key: str
@@ -204,6 +229,10 @@ class ShownMemory(ToolResult):
     valid_from: str | None = None  # the window, when it says something (window_of)
     valid_to: str | None = None
     superseded_by: int | None = None
+    # How far to trust it now (rules/trust.py); left out when false.
+    stale: bool | None = None
+    stale_reason: str | None = None
+    needs_verification: bool | None = None
 
     @staticmethod
     def fields_of(record: MemoryRecord) -> dict[str, Any]:
@@ -249,10 +278,15 @@ class Memory(ShownMemory):
 
     @classmethod
     def of(
-        cls, record: MemoryRecord, expired: bool, links: list[MemoryLink] | None = None
+        cls,
+        record: MemoryRecord,
+        expired: bool,
+        links: list[MemoryLink] | None = None,
+        marks: TrustMarks | None = None,
     ) -> Memory:
         return cls(
             **cls.fields_of(record),
+            **trust_fields(marks),
             metadata=record.metadata,
             confidence=record.confidence,
             pinned=record.pinned,
@@ -269,22 +303,35 @@ class CutMemory(ShownMemory):
     """A memory with its value cut to the configured length (`truncated`, `full_length`
     when it was): a search hit's and a listed memory's."""
 
-    omitted_when_empty = ShownMemory.omitted_when_empty | {"truncated", "full_length"}
+    omitted_when_empty = ShownMemory.omitted_when_empty | {
+        "truncated",
+        "full_length",
+        "confidence",
+    }
 
     truncated: bool | None = None
     full_length: int | None = None
+    confidence: float | None = None  # as read now, where it is under 1 (rules/trust.py)
 
     @classmethod
-    def cut_fields_of(cls, record: MemoryRecord, max_chars: int) -> dict[str, Any]:
+    def cut_fields_of(
+        cls, record: MemoryRecord, max_chars: int, marks: TrustMarks | None = None
+    ) -> dict[str, Any]:
         cut = len(record.value) > max_chars
-        return cls.fields_of(record) | {
-            # A JSON value cut short is no longer JSON: its text, `truncated` says so.
-            "value": record.value[:max_chars]
-            if cut
-            else shown_value(record.value, record.value_json),
-            "truncated": True if cut else None,
-            "full_length": len(record.value) if cut else None,
-        }
+        below_full = marks is not None and marks.confidence < 1.0
+        return (
+            cls.fields_of(record)
+            | trust_fields(marks)
+            | {
+                "confidence": marks.confidence if marks is not None and below_full else None,
+                # A JSON value cut short is no longer JSON: its text, `truncated` says so.
+                "value": record.value[:max_chars]
+                if cut
+                else shown_value(record.value, record.value_json),
+                "truncated": True if cut else None,
+                "full_length": len(record.value) if cut else None,
+            }
+        )
 
 
 class SearchHit(CutMemory):
@@ -306,9 +353,10 @@ class SearchHit(CutMemory):
         matched_by: str,
         max_chars: int,
         explain: ScoreExplanation | None = None,
+        marks: TrustMarks | None = None,
     ) -> SearchHit:
         return cls(
-            **cls.cut_fields_of(record, max_chars),
+            **cls.cut_fields_of(record, max_chars, marks),
             score=round(score, 4),
             matched_by=matched_by,
             explain=explain,
@@ -409,9 +457,13 @@ class ListedMemory(CutMemory):
     pinned: bool
 
     @classmethod
-    def of(cls, record: MemoryRecord, max_chars: int) -> ListedMemory:
+    def of(
+        cls, record: MemoryRecord, max_chars: int, marks: TrustMarks | None = None
+    ) -> ListedMemory:
         return cls(
-            **cls.cut_fields_of(record, max_chars), version=record.version, pinned=record.pinned
+            **cls.cut_fields_of(record, max_chars, marks),
+            version=record.version,
+            pinned=record.pinned,
         )
 
 
@@ -469,12 +521,15 @@ class MemoryHistory(ToolResult):
     `links`: its links over time, current and removed, newest first (those whose other
     end the reader may see)."""
 
-    omitted_when_empty = frozenset({"earlier", "links"})
+    omitted_when_empty = frozenset({"earlier", "links"}) | TRUST_MARKS
 
     id: int
     versions: list[Version]
     earlier: int | None = None
     links: list[LinkRecord] | None = None
+    stale: bool | None = None  # the memory as it is now (see memory-get)
+    stale_reason: str | None = None
+    needs_verification: bool | None = None
 
 
 class Reverted(StoredMemory):

@@ -20,6 +20,7 @@ from typing import Any, get_args
 from memory_mcp.checks import validation as v
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import MemoryRecord, Order, Position, Scope, Source
+from memory_mcp.rules.trust import TrustMarks
 from memory_mcp.search.time_filters import parse_time, parse_time_range
 
 ORDERS: tuple[Order, ...] = get_args(Order)
@@ -124,6 +125,7 @@ class HistoryPage:
 
     versions: list[MemoryVersion]
     earlier: int | None
+    marks: TrustMarks | None = None  # the memory as it is now (rules/trust.py)
 
 
 def check_before(before: object) -> int | None:

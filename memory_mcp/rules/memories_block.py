@@ -13,7 +13,10 @@ ranking prior of source, recency and use) and each goes in whole or not at all: 
 mid-way reads as a different statement. Those that did not fit are named in a `<more>`
 line, so a reader knows there is more to fetch (memory-get) rather than seeing a cut text.
 Tokens are estimated as characters / 4 (no tokenizer is loaded where the block is built:
-a hook)."""
+a hook).
+
+Each item says how far it can be trusted (rules/trust.py) in attributes the model reads:
+`confidence` under full, `stale="true"` with `stale_reason`, `needs_verification="true"`."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from memory_mcp.limits import DEFAULT_BLOCK_TOKENS, MAX_BLOCK_ITEMS
 from memory_mcp.models import Caller, MemoryRecord, SearchRequest, Visibility
 from memory_mcp.rules.conversations import conversation_attributes
 from memory_mcp.rules.permissions import readable_projects
+from memory_mcp.rules.trust import TrustPolicy, marks_of
 from memory_mcp.search.ranking import prior
 from memory_mcp.search.ranking_config import RankingConfig
 
@@ -123,9 +127,31 @@ def _cut(text: str, size: int) -> str:
     return text if len(text) <= size else text[: max(size - 1, 0)] + "…"
 
 
-def render_item(record: MemoryRecord) -> str:
-    """One memory, whole, as a `<memory>` element."""
-    attrs = [
+@dataclass(frozen=True)
+class Reading:
+    """How the block's items are judged: the trust knobs, at this time."""
+
+    trust: TrustPolicy
+    now: float
+
+
+def _trust_attributes(record: MemoryRecord, reading: Reading | None) -> list[tuple[str, object]]:
+    if reading is None:
+        return []
+    seen = marks_of(reading.trust, record, reading.now)
+    attrs: list[tuple[str, object]] = []
+    if seen.confidence < 1.0:
+        attrs.append(("confidence", f"{seen.confidence:.2f}"))
+    if seen.stale:
+        attrs += [("stale", "true"), ("stale_reason", seen.stale_reason)]
+    if seen.needs_verification:
+        attrs.append(("needs_verification", "true"))
+    return attrs
+
+
+def render_item(record: MemoryRecord, reading: Reading | None = None) -> str:
+    """One memory, whole, as a `<memory>` element (with its trust marks, given `reading`)."""
+    attrs: list[tuple[str, object]] = [
         ("id", record.id),
         ("key", _cut(record.key, 160)),
         ("scope", record.scope.value),
@@ -141,6 +167,7 @@ def render_item(record: MemoryRecord) -> str:
     if record.flags:
         # Shown, not hidden: the reader should know this text tries to give orders.
         attrs.append(("flags", " ".join(record.flags)))
+    attrs += _trust_attributes(record, reading)
     head = " ".join(f'{name}="{_attr(value)}"' for name, value in attrs)
     shown = for_display(record.value)
     return f"<memory {head}>{escape(_clean(shown), quote=False)}</memory>"
@@ -155,10 +182,15 @@ def more_line(left_out: Sequence[int], limits: BlockLimits) -> str:
     )
 
 
-def render_block(records: Sequence[MemoryRecord], limits: BlockLimits | None = None) -> str:
+def render_block(
+    records: Sequence[MemoryRecord],
+    limits: BlockLimits | None = None,
+    reading: Reading | None = None,
+) -> str:
     """The block: the first `max_items` of `records` (in priority order) that fit in
     `max_tokens` whole, and a `<more>` line naming those that did not; "" when there is
-    nothing to show."""
+    nothing to show. `reading`: mark each item's trust (always, but in tests of the
+    rendering alone)."""
     limits = limits or BlockLimits()
     budget = limits.max_tokens * CHARS_PER_TOKEN
     used = len(OPEN) + len(CLOSE) + 1
@@ -172,7 +204,7 @@ def render_block(records: Sequence[MemoryRecord], limits: BlockLimits | None = N
         seen.add(identity)
         if len(items) >= limits.max_items:
             break
-        item = render_item(record)
+        item = render_item(record, reading)
         if used + len(item) + 1 > budget:
             left_out.append(record.id)  # a smaller one after it may still fit
             continue
@@ -198,4 +230,4 @@ async def memories_block(
 ) -> str:
     limits = limits or BlockLimits()
     records = await select_memories(service, caller, query, limits.max_items)
-    return render_block(records, limits)
+    return render_block(records, limits, Reading(service.policy.trust, service.clock()))

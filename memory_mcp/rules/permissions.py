@@ -69,7 +69,11 @@ def can_see(caller: Caller, record: MemoryRecord) -> bool:
     (a task's working memories too), its own agent memories and its own session's session
     memories. Every read path asks this: MemoryService's reads and links (rules/service.py),
     the knowledge graph (graph/profile.py), deletes. (By id: a memory of any project the
-    caller may read; searches and lists cover fewer, `readable_projects`.)"""
+    caller may read; searches and lists cover fewer, `readable_projects`.) A memory held
+    for approval (rules/quarantine.py) is seen by no one: the lead reviews it through the
+    quarantine's own list."""
+    if record.quarantined:
+        return False
     return can_see_memory_of(
         caller, record.scope, record.agent_id, record.session_id, record.project
     )
@@ -84,6 +88,24 @@ def visible_or_not_found(
     if record is None or not can_see(caller, record):
         raise MemoryNotFoundError(memory_id)
     return record
+
+
+def may_review(caller: Caller, record: MemoryRecord) -> bool:
+    """Whether `caller` may review `record`, held for approval (rules/quarantine.py): a
+    lead, the memories it could see were they served (never another agent's private
+    ones: the user reviews those acting as that agent with the lead's role)."""
+    return caller.is_lead and can_see_memory_of(
+        caller, record.scope, record.agent_id, record.session_id, record.project
+    )
+
+
+def check_reviewer(caller: Caller) -> None:
+    """The memories held for approval are listed to a lead only."""
+    if not caller.is_lead:
+        raise PermissionDeniedError(
+            f"only a lead may review the memories held for approval; {caller.agent_id!r} "
+            "is a worker"
+        )
 
 
 def can_see_memory_of(
@@ -185,6 +207,9 @@ class Change(StrEnum):
     NOTE = "change or remove"  # a note's memories, replaced as a set
     MOVE = "move"  # to another project (`memory-mcp projects move`)
     COMPLETE = "complete"  # a task: archive or hand off its working memories
+    # A memory held for approval (rules/quarantine.py): served, or deleted. A lead's only:
+    # a worker that could approve one could launder the text it was told to hold.
+    APPROVE = "approve or discard"
 
 
 @dataclass(frozen=True)
@@ -235,6 +260,11 @@ def decide(
         return PermissionDeniedError(
             f"{target.name} is in project {target.project!r}, which you may not change "
             f"({_granted(caller)})"
+        )
+    if change is Change.APPROVE and not caller.is_lead:
+        return PermissionDeniedError(
+            f"{target.name} is held for approval; only a lead may {change.value} it "
+            f"({caller.agent_id!r} is a worker)"
         )
     if target.owner != caller.agent_id and not _may_change_anothers(caller, target, origin):
         if change is Change.COMPLETE:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memory_mcp.models import Caps, Source
+from memory_mcp.rules.trust import TrustPolicy
 from memory_mcp.search.ranking_config import RankingConfig
 
 
@@ -21,6 +22,18 @@ class Policy:
     ranking: RankingConfig
     # A search while the model is still loading waits this long before going keyword-only.
     search_model_wait_seconds: float
+    # A memory whose text gives orders from a low-trust source, or any external one:
+    # "flag", "quarantine" or "reject" (rules/quarantine.py).
+    injection_policy: str = "quarantine"
+    # The kinds memory-store keeps, by kind (rules/write_policy.py); None: the policy is off.
+    write_kinds: dict[str, bool] | None = None
+
+    @property
+    def trust(self) -> TrustPolicy:
+        """Confidence by source, the stale and verification marks, decay (rules/trust.py):
+        held by the ranking, which weighs confidence."""
+        return self.ranking.trust
+
     # Lifetime by kind, in days, 0 permanent (Settings.ttl_kind_days).
     kind_ttl_days: dict[str, float] = field(default_factory=dict)
     max_entries_per_project: int = 0

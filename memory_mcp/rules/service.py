@@ -66,6 +66,7 @@ from memory_mcp.rules.browsing import (
     encode_cursor,
     parse_order,
 )
+from memory_mcp.rules.decay import Faded, archive_faded
 from memory_mcp.rules.gate import Gate
 from memory_mcp.rules.key_reads import one_by_key
 from memory_mcp.rules.learnings import learning_request
@@ -78,9 +79,12 @@ from memory_mcp.rules.note_memories import (
 )
 from memory_mcp.rules.permissions import Change, Target, can_see
 from memory_mcp.rules.policy import Policy
+from memory_mcp.rules.quarantine import Quarantine, held
 from memory_mcp.rules.scopes import change_scope
 from memory_mcp.rules.tasks import TaskService, task_argument
+from memory_mcp.rules.trust import TrustMarks, marks_of
 from memory_mcp.rules.versions import one_version, versions_page
+from memory_mcp.rules.write_policy import check_kind
 from memory_mcp.search import pipeline
 from memory_mcp.search.hits import SearchResult
 from memory_mcp.semantic.embeddings import Embedder
@@ -111,6 +115,7 @@ class MemoryService:
         self.links = LinkService(self.gate)
         self.tasks = TaskService(self.gate, self)
         self.note_memories = NoteMemoryService(self.gate)
+        self.quarantine = Quarantine(store)  # memories held for approval
 
     # What every subject shares is the gate's (a test sets the clock here, for all of them).
     @property
@@ -181,6 +186,8 @@ class MemoryService:
         """store_memory, and the near-duplicate check of the memory it wrote made on the
         way (Gate.write_and_check). The store_memory tool's call: the time read once, the
         permission decided once (by the gate)."""
+        # The write criteria judge an agent's own observations (rules/write_policy.py).
+        check_kind(v.clean_kind(request.kind), self.policy.write_kinds)
         now = self._written_at(request)
         new = self._memory_of(caller, request, now)
         version = _expected_version(request.expected_version)
@@ -247,6 +254,8 @@ class MemoryService:
             archived_at=request.archived_at,
             kind=request.kind,
         )
+        # Held for approval, or refused, by the injection policy (rules/quarantine.py).
+        new.quarantined = held(source, new.flags, self.policy.injection_policy)
         validity.window_of(new, request)
         # An update changes what the request gives and keeps the rest (the store takes
         # those columns from the row it updates: store/writes.py, update_values).
@@ -482,6 +491,10 @@ class MemoryService:
     async def purge_expired(self) -> int:
         return await self.store.purge_expired(self.clock())
 
+    async def decay(self, *, dry_run: bool = False) -> list[Faded]:
+        """Archive the faded guesses (rules/decay.py); `dry_run`: only say which."""
+        return await archive_faded(self.store, self.policy.trust, self.clock(), dry_run=dry_run)
+
     # -- reading ----------------------------------------------------------------------------
 
     async def visible_records(
@@ -601,7 +614,9 @@ class MemoryService:
         record = await self.gate.read(caller, memory_id)
         if limit is not None:
             limit = check_limit(limit, MAX_HISTORY_LIMIT)
-        return await versions_page(self.store, record, check_before(before), limit)
+        page = await versions_page(self.store, record, check_before(before), limit)
+        page.marks = self.trust_marks(record)
+        return page
 
     async def version_of(self, caller: Caller, memory_id: Any, version: Any) -> MemoryVersion:
         """One version of a memory `caller` may read (see history)."""
@@ -610,6 +625,10 @@ class MemoryService:
 
     def is_expired(self, record: MemoryRecord) -> bool:
         return record.expired(self.clock())
+
+    def trust_marks(self, record: MemoryRecord) -> TrustMarks:
+        """How far `record` can be trusted now (rules/trust.py): every read shows it."""
+        return marks_of(self.policy.trust, record, self.clock())
 
     async def search(self, caller: Caller, request: SearchRequest) -> SearchResult:
         """The memories `caller` may see that best answer `request`, ranked: the pipeline

@@ -7,7 +7,7 @@ The min-max span is at least half the best BM25 and at least 1 BM25 unit, and at
 of cosine, so that near-equal candidates (a small store; a query word in half of all
 memories, whose BM25 is ~0) do not become 1 and 0.
     relevance = confidence * (vector_weight * vector + keyword_weight * keyword)  (in [0, 1])
-    prior     = recency * access * source_quality                            (in (0, 1])
+    prior     = recency * access * source_quality * trust                    (in (0, 1])
     score     = relevance * prior
 
 Both arms are scaled within the search, so a score says how a memory compares with the
@@ -20,7 +20,12 @@ these weights: docs/RETRIEVAL.md.
 The prior follows Agent Swarm's reranker (recency half-life per source, an access boost,
 a quality weight per source), divided by its maximum so that it never lifts a score above
 1. Memories of equal age, access and source get equal priors, so the prior never reorders
-them."""
+them.
+
+The trust term is the memory's confidence (rules/trust.py: its own, else its source's,
+less an unconfirmed inference's decay) weighed lightly (RankingConfig.trust_weight): of
+two memories equally relevant the better attested ranks first, and relevance still leads.
+Memories at full confidence (every memory of the writing sources, by default) get 1."""
 
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ import math
 from dataclasses import dataclass
 
 from memory_mcp.models import Ranked
+from memory_mcp.rules.trust import trust_factor
 from memory_mcp.search.ranking_config import RankingConfig
 
 DAY = 86_400.0
@@ -141,19 +147,22 @@ def is_unrelated(item: Relevance) -> bool:
 @dataclass(frozen=True)
 class PriorParts:
     """The factors of a memory's prior, each in (0, 1]; `value` is their product.
-    `recency` is 1 for a pinned memory or a source without a half-life."""
+    `recency` is 1 for a pinned memory or a source without a half-life; `trust` is the
+    trust term of `confidence` (the memory's, as a reader sees it now)."""
 
     recency: float
     access: float
     source_quality: float
+    trust: float = 1.0
+    confidence: float = 1.0
 
     @property
     def value(self) -> float:
-        return self.recency * self.access * self.source_quality
+        return self.recency * self.access * self.source_quality * self.trust
 
 
 def prior_parts(record: Ranked, now: float, config: RankingConfig) -> PriorParts:
-    """recency, access and source quality, each scaled into (0, 1]."""
+    """recency, access, source quality and trust, each scaled into (0, 1]."""
     half_life = config.half_life_days.get(record.source)
     recency = 1.0
     if half_life and not record.pinned:
@@ -163,9 +172,13 @@ def prior_parts(record: Ranked, now: float, config: RankingConfig) -> PriorParts
     access = 1.0 + min(record.access_count / 10.0, 0.5) * (1.0 if recent_access else 0.5)
     quality = config.source_quality.get(record.source, 1.0)
     best_quality = max(config.source_quality.values())
-    return PriorParts(recency, access / MAX_ACCESS_BOOST, quality / best_quality)
+    confidence = config.trust.confidence(
+        record.source, record.confidence, record.pinned, record.updated_at, now
+    )
+    trust = trust_factor(confidence, config.trust_weight)
+    return PriorParts(recency, access / MAX_ACCESS_BOOST, quality / best_quality, trust, confidence)
 
 
 def prior(record: Ranked, now: float, config: RankingConfig) -> float:
-    """recency x access x source quality, scaled into (0, 1]."""
+    """recency x access x source quality x trust, scaled into (0, 1]."""
     return prior_parts(record, now, config).value

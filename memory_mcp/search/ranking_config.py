@@ -7,18 +7,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from memory_mcp.models import Source
+from memory_mcp.rules.trust import TrustPolicy
 
 DEFAULT_HALF_LIFE_DAYS: dict[Source, float | None] = {
     Source.MANUAL: None,
     Source.FILE_INDEX: 180.0,
     Source.TASK_COMPLETION: 14.0,
     Source.SESSION_SUMMARY: 7.0,
+    # The provenance levels: written as deliberately as `manual`; how far each is trusted
+    # is the trust term's (confidence, rules/trust.py), and an inference's age its decay.
+    Source.USER_STATED: None,
+    Source.TOOL_VERIFIED: None,
+    Source.AGENT_INFERRED: None,
+    Source.RECALLED: None,
+    Source.EXTERNAL: None,
 }
 DEFAULT_SOURCE_QUALITY: dict[Source, float] = {
     Source.MANUAL: 1.5,
     Source.FILE_INDEX: 1.0,
     Source.TASK_COMPLETION: 0.7,
     Source.SESSION_SUMMARY: 0.5,
+    Source.USER_STATED: 1.5,
+    Source.TOOL_VERIFIED: 1.5,
+    Source.AGENT_INFERRED: 1.5,
+    Source.RECALLED: 1.5,
+    Source.EXTERNAL: 1.5,
 }
 
 
@@ -42,6 +55,11 @@ class RankingConfig:
     source_quality: dict[Source, float] = field(
         default_factory=lambda: dict(DEFAULT_SOURCE_QUALITY)
     )
+    # The trust term of the prior: a memory at confidence c is weighed 1 - weight x (1 - c)
+    # (rules/trust.py, trust_factor), so an inference at 0.6 ranks 4% below a stated fact
+    # equally relevant; `trust` gives each memory its confidence (its source's by default).
+    trust_weight: float = 0.1
+    trust: TrustPolicy = field(default_factory=TrustPolicy)
     # Each arm returns this many candidates per requested result before fusion.
     candidate_multiplier: int = 5
     min_candidates: int = 50

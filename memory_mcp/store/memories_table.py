@@ -67,7 +67,15 @@ def readable_records(rows: Iterable[Any]) -> list[MemoryRecord]:
     return readable_from_columns(map(_by_name, rows))
 
 
-RANK_COLUMNS = (M.id, M.source, M.pinned, M.updated_at, M.last_accessed_at, M.access_count)
+RANK_COLUMNS = (
+    M.id,
+    M.source,
+    M.pinned,
+    M.updated_at,
+    M.last_accessed_at,
+    M.access_count,
+    M.confidence,
+)
 
 
 def rank_facts_from_row(row: Any) -> RankFacts | None:
@@ -75,13 +83,17 @@ def rank_facts_from_row(row: Any) -> RankFacts | None:
     skipped and logged by readable_records). The same checks as record_from_row's, written
     out on the unpacked tuple: a search converts dozens of these, and this way costs ~2
     microseconds a row where named access and the shared helpers cost ~10."""
-    memory_id, source, pinned, updated_at, last_accessed_at, access_count = row
+    memory_id, source, pinned, updated_at, last_accessed_at, access_count, confidence = row
     member = SOURCES.get(source) if isinstance(source, str) else None
     if (
         member is None
         or not _readable_time(updated_at)
         or (last_accessed_at is not None and not _readable_time(last_accessed_at))
         or type(access_count) is not int  # not bool, which is an int too
+        or (
+            confidence is not None
+            and (type(confidence) not in (int, float) or not 0.0 <= confidence <= 1.0)
+        )
     ):
         return None
     return RankFacts(
@@ -91,6 +103,7 @@ def rank_facts_from_row(row: Any) -> RankFacts | None:
         float(updated_at),
         None if last_accessed_at is None else float(last_accessed_at),
         access_count,
+        None if confidence is None else float(confidence),
     )
 
 
@@ -115,7 +128,10 @@ def index_row(row: Any) -> IndexRow | None:
         valid_to = timestamp(row, "valid_to", optional=True)
     except ValueError:
         return None
-    vector = np.frombuffer(row.vector, dtype=np.float32) if row.vector else None
+    # A quarantined memory is never served (rules/quarantine.py): the index leaves it out
+    # as it does a memory whose vector is not ready, and takes it in once approved.
+    served = row.vector and not row.quarantined
+    vector = np.frombuffer(row.vector, dtype=np.float32) if served else None
     return IndexRow(
         row.id,
         row.agent_id,

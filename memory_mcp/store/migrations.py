@@ -63,6 +63,7 @@ ADDED_COLUMNS = (
     ("memories", "value_json", "BOOLEAN NOT NULL DEFAULT FALSE"),
     ("memory_history", "value_json", "BOOLEAN NOT NULL DEFAULT FALSE"),
     ("memories", "kind", "VARCHAR(40)"),  # NULL: not said, as every memory before kinds
+    ("memories", "quarantined", "BOOLEAN NOT NULL DEFAULT FALSE"),
 )
 # store_meta's row naming the rule the stored write-time contexts were made by.
 CONTEXT_RECIPE = "context_recipe"

@@ -64,6 +64,7 @@ RECORD_COLUMNS = (
     "superseded_by",
     "value_json",
     "kind",
+    "quarantined",
 )
 # A row of RECORD_COLUMNS by name, at the cost of an index lookup (see rows.MemoryColumns).
 RecordColumns = namedtuple("RecordColumns", RECORD_COLUMNS)  # type: ignore[misc]
@@ -185,6 +186,7 @@ def record_from_columns(row: Any) -> MemoryRecord:
             superseded_by=row.superseded_by if type(row.superseded_by) is int else None,
             value_json=bool(row.value_json),
             kind=row.kind if isinstance(row.kind, str) else None,
+            quarantined=bool(row.quarantined),
         )
     except ValueError as exc:  # enum values raise ValueError too
         raise DamagedMemoryError(row.id, str(exc)) from None

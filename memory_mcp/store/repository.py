@@ -336,6 +336,44 @@ class MemoryStore:
             )
             return sorted(rows.all())
 
+    async def quarantined_records(self, limit: int) -> list[MemoryRecord]:
+        """The memories held for approval (rules/quarantine.py), oldest first: every
+        agent's, for the lead's review (no Visibility lets them through)."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MEMORIES).where(M.quarantined).order_by(M.id).limit(limit)
+            )
+            return readable_records(rows)
+
+    async def release(self, memory_ids: Sequence[int]) -> None:
+        """Serve the quarantined memories `memory_ids` from now on (approved); their
+        versions and history stay as they are."""
+        if not memory_ids:
+            return
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            await conn.execute(
+                update(MEMORIES)
+                .where(M.id.in_(list(memory_ids)), M.quarantined)
+                .values(quarantined=False, revision=revision)
+            )
+
+    async def unconfirmed(self, sources: Collection[str]) -> list[MemoryRecord]:
+        """The memories of `sources` that decay could archive (rules/decay.py): not
+        pinned, not archived, not held for approval; every agent's."""
+        async with self._engines.reader.connect() as conn:
+            rows = await conn.execute(
+                select(MEMORIES)
+                .where(
+                    M.source.in_(list(sources)),
+                    M.pinned.is_(False),
+                    M.archived_at.is_(None),
+                    M.quarantined.is_(False),
+                )
+                .order_by(M.id)
+            )
+            return readable_records(rows)
+
     async def project_counts(self, vis: Visibility) -> dict[str, int]:
         """How many memories `vis` shows in each project."""
         async with self._engines.reader.connect() as conn:

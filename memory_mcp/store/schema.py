@@ -85,6 +85,8 @@ class MemoryRow(Base):
     # What kind of memory it is (models.KINDS: preference, fact, decision...), given by its
     # writer; the write policy and the lifetime per kind read it. NULL: not said.
     kind: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    # Held for the lead's approval (rules/quarantine.py): stored, never served.
+    quarantined: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("FALSE"))
 
 
 class MemoryTagRow(Base):

@@ -239,6 +239,7 @@ def _index_columns(model: str) -> Any:
         M.project,
         M.task,
         M.archived_at,
+        M.quarantined,
         M.valid_from,
         M.valid_to,
     ).outerjoin(

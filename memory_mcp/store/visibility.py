@@ -128,6 +128,8 @@ def condition_sql(shape: VisibilityShape) -> str:
         conditions.append(f"(memories.task IS NULL OR memories.task = :vis_task{archived})")
     if not shape.include_archived:
         conditions.append("memories.archived_at IS NULL")
+    # Held for approval (rules/quarantine.py): served to no one, by no read.
+    conditions.append("NOT memories.quarantined")
     if shape.tags:
         tags = ", ".join(f":vis_tag_{i}" for i in range(shape.tags))
         conditions.append(

@@ -78,6 +78,8 @@ def content_values(new: NewMemory) -> dict[str, Any]:
         "archived_at": new.archived_at,
         "value_json": new.value_json,
         "kind": new.kind,
+        # Each write decides it anew: a trusted rewrite releases it, an untrusted one holds it.
+        "quarantined": new.quarantined,
     }
 
 

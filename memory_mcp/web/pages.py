@@ -2,7 +2,9 @@
 
 Every page is a GET that only reads, answered for the caller the token stands for
 (access.py) through the service, whose rules decide what that agent may see: the same
-answers as its MCP tools. Templates are Jinja2 with autoescape on for every template."""
+answers as its MCP tools. Templates are Jinja2 with autoescape on for every template.
+One change: a lead approves a memory held for approval (rules/quarantine.py), a POST
+from this site's own page (its Origin checked, as the login's), decided by the service."""
 
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ from memory_mcp.web.access import (
     with_security_headers,
 )
 from memory_mcp.web.logins import WebLogins
-from memory_mcp.web.views import memory_page, memory_row, version_row, when
+from memory_mcp.web.views import memory_page, memory_row, quarantined_row, version_row, when
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +160,12 @@ class WebPages:
             WebRoute(PREFIX, ["GET"], self._guarded(self.index)),
             WebRoute(f"{PREFIX}/", ["GET"], self._guarded(self.index)),
             WebRoute(f"{PREFIX}/memory/{{memory_id:int}}", ["GET"], self._guarded(self.memory)),
+            WebRoute(f"{PREFIX}/quarantine", ["GET"], self._guarded(self.quarantine)),
+            WebRoute(
+                f"{PREFIX}/quarantine/{{memory_id:int}}/approve",
+                ["POST"],
+                self._guarded(self.approve),
+            ),
             WebRoute(f"{PREFIX}/login", ["GET"], self._open(self.login_form)),
             WebRoute(f"{PREFIX}/login", ["POST"], self._open(self.login)),
             WebRoute(f"{PREFIX}/logout", ["POST"], self._open(self.logout)),
@@ -190,7 +198,10 @@ class WebPages:
             caller,
             filters=filters,
             projects=projects,
-            rows=[memory_row(record, now) for record in page.records],
+            rows=[
+                memory_row(record, now, marks=self.app.service.trust_marks(record))
+                for record in page.records
+            ],
             next_page=filters.link(cursor=page.next_cursor) if page.next_cursor else None,
         )
 
@@ -223,7 +234,7 @@ class WebPages:
                 "leave the query empty to list every memory of that agent"
             )
         now = service.clock()
-        rows = [memory_row(hit.record, now, hit) for hit in hits]
+        rows = [memory_row(hit.record, now, hit, service.trust_marks(hit.record)) for hit in hits]
         return self._render(
             "index.html", caller, filters=filters, projects=projects, rows=rows, notices=notices
         )
@@ -237,11 +248,22 @@ class WebPages:
         return self._render(
             "memory.html",
             caller,
-            memory=memory_page(record, now),
+            memory=memory_page(record, now, self.app.service.trust_marks(record)),
             versions=[version_row(version) for version in reversed(history.versions)],
             earlier=history.earlier,
             paged_back=before is not None,
         )
+
+    async def quarantine(self, request: Request, caller: Caller) -> Response:
+        """The memories held for approval, every agent's (the lead only: the service)."""
+        records = await self.app.service.quarantine.held(caller)
+        return self._render("quarantine.html", caller, rows=[quarantined_row(r) for r in records])
+
+    async def approve(self, request: Request, caller: Caller) -> Response:
+        if not same_origin(request):
+            return PlainTextResponse("cross-site approval refused", 403)
+        await self.app.service.quarantine.approve(caller, request.path_params["memory_id"])
+        return RedirectResponse(f"{PREFIX}/quarantine", 303)
 
     async def login_form(self, request: Request) -> Response:
         return self._login_page(200)

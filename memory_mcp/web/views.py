@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from memory_mcp.checks.validation import iso
 from memory_mcp.models import MemoryRecord
 from memory_mcp.rules.browsing import MemoryVersion
+from memory_mcp.rules.trust import TrustMarks
 from memory_mcp.search.hits import RankedHit
 
 PREVIEW_CHARS = 280  # a list row shows this much of a value; the memory's page shows it all
@@ -35,6 +36,9 @@ class MemoryRow:
     score: float | None = None
     matched_by: str | None = None
     project: str = "*"
+    # rules/trust.py: the reason it is stale (None: it is not); under the threshold to act on.
+    stale_reason: str | None = None
+    needs_verification: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,31 @@ class VersionRow:
     current: bool
 
 
+@dataclass(frozen=True)
+class QuarantinedRow:
+    """A memory held for approval, shown whole to the lead who decides."""
+
+    id: int
+    key: str
+    value: str
+    agent_id: str
+    source: str
+    flags: list[str]
+    updated_at: str
+
+
+def quarantined_row(record: MemoryRecord) -> QuarantinedRow:
+    return QuarantinedRow(
+        id=record.id,
+        key=record.key,
+        value=record.value,
+        agent_id=record.agent_id,
+        source=record.source.value,
+        flags=list(record.flags),
+        updated_at=iso(record.updated_at) or "",
+    )
+
+
 def version_row(version: MemoryVersion) -> VersionRow:
     return VersionRow(
         version=version.version,
@@ -99,7 +128,12 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def memory_row(record: MemoryRecord, now: float, hit: RankedHit | None = None) -> MemoryRow:
+def memory_row(
+    record: MemoryRecord,
+    now: float,
+    hit: RankedHit | None = None,
+    marks: TrustMarks | None = None,
+) -> MemoryRow:
     preview = _one_line(record.value)
     return MemoryRow(
         id=record.id,
@@ -117,12 +151,14 @@ def memory_row(record: MemoryRecord, now: float, hit: RankedHit | None = None) -
         score=round(hit.score, 3) if hit is not None else None,
         matched_by=hit.matched_by if hit is not None else None,
         project=record.project,
+        stale_reason=marks.stale_reason if marks is not None else None,
+        needs_verification=marks is not None and marks.needs_verification,
     )
 
 
-def memory_page(record: MemoryRecord, now: float) -> MemoryPage:
+def memory_page(record: MemoryRecord, now: float, marks: TrustMarks | None = None) -> MemoryPage:
     return MemoryPage(
-        row=memory_row(record, now),
+        row=memory_row(record, now, marks=marks),
         value=record.value,
         metadata=_pretty(record.metadata),
         flags=list(record.flags),

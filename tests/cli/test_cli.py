@@ -94,6 +94,9 @@ def test_no_flag_given_overrides_nothing() -> None:
         ["list"],
         ["history", "1"],
         ["import", "--from", "memory-json", "memory.json"],
+        ["decay", "--dry-run"],
+        ["quarantine"],
+        ["quarantine", "approve", "1"],
     ],
 )
 def test_every_command_has_a_handler(argv: list[str]) -> None:

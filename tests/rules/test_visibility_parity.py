@@ -6,7 +6,8 @@ SQL text (`visible_sql`) on the driver's cursor, and the hooks' reads on the sta
 library's sqlite3 run it too (store/sqlite/stdlib_reads.py, no SQLAlchemy). This holds them
 against each other on one real SQLite file (and PostgreSQL), over every scope (a private
 memory, a session memory, a swarm memory, a learning) x owner x session x tags x source x
-expiry, asked by every kind of caller with every filter a search can carry; and over every
+expiry x held for approval (rules/quarantine.py: served to no one), asked by every kind of
+caller with every filter a search can carry; and over every
 project x task x archived, asked by callers with and without a current project and
 grants, with every project, task and archive filter a read can carry
 (`test_the_project_rules_agree`)."""
@@ -101,6 +102,9 @@ def rows_to_write() -> list[NewMemory]:
                 expires_at=expires_at,
                 file_path=f"/notes/{n}.md" if source is Source.FILE_INDEX else None,
                 about_agent=about,
+                # Every fifth row is held for approval: can_see hides it, and so must the
+                # others (it never reaches the vector index).
+                quarantined=n % 5 == 2,
             )
         )
     return rows

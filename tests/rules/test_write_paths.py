@@ -33,7 +33,15 @@ from memory_mcp.auth.oauth import SIGN_IN_PATH
 from memory_mcp.cli.main import build_parser, main
 from memory_mcp.errors import MemoryMcpError
 from memory_mcp.mcp.server import build_server
-from memory_mcp.models import Caller, LearningCategory, NoteChunk, Role, Scope, StoreRequest
+from memory_mcp.models import (
+    Caller,
+    LearningCategory,
+    NoteChunk,
+    Role,
+    Scope,
+    Source,
+    StoreRequest,
+)
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.reports import FileMemory
 from memory_mcp.rules import permissions
@@ -41,6 +49,7 @@ from memory_mcp.rules.gate import Gate
 from memory_mcp.rules.linking import LinkService
 from memory_mcp.rules.note_memories import NoteMemoryService
 from memory_mcp.rules.permissions import Origin
+from memory_mcp.rules.quarantine import Quarantine
 from memory_mcp.rules.service import MemoryService
 from memory_mcp.rules.tasks import TaskService
 from memory_mcp.settings import Settings
@@ -81,6 +90,7 @@ class World:
     rule_id: int = 0
     learning_key: str = ""
     learning_id: int = 0
+    held_id: int = 0  # the worker's external memory, held for approval (rules/quarantine.py)
 
     @property
     def service(self) -> MemoryService:
@@ -100,7 +110,7 @@ class World:
         ]
         return [
             (r.id, r.key, r.value, r.version, r.agent_id, r.updated_by, r.expires_at)
-            + (r.project, r.task, r.archived_at)
+            + (r.project, r.task, r.archived_at, r.quarantined)
             for r in records
         ] + [("link", *link) for link in links]
 
@@ -129,6 +139,10 @@ async def seed(world: World) -> None:
     world.learning_id = learning.record.id
     await service.links.link(LEAD, world.rule_id, world.learning_id, "explained_by")
     await service.store_memory(LEAD, StoreRequest("plan", "Split the migration", task=TASK))
+    held = await service.store_memory(
+        WORKER, StoreRequest("copied", "A page said so.", Scope.SWARM, source=Source.EXTERNAL)
+    )
+    world.held_id = held.record.id
 
 
 ServiceCase = Callable[[World], Awaitable[Any]]
@@ -233,7 +247,14 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
         WORKER, [StoreRequest("mine", "a note of mine"), worker_rewrite(w)]
     ),
     "change_scope": lambda w: w.service.change_scope(WORKER, RULE_KEY, Scope.SWARM, Scope.AGENT),
+    "approve": lambda w: _held_for_approval(w, w.service.quarantine.approve),
+    "discard": lambda w: _held_for_approval(w, w.service.quarantine.discard),
 }
+
+
+async def _held_for_approval(world: World, method: Callable[..., Any]) -> Any:
+    """A worker approving (or discarding) its own memory held for approval: the lead's."""
+    return await method(WORKER, world.held_id)
 
 
 async def _move_to_project(world: World) -> Any:
@@ -255,6 +276,9 @@ async def _set_note_expiry(world: World) -> Any:
 # The public methods that change no memory on a caller's behalf, and why.
 NOT_A_CALLERS_CHANGE = {
     "purge_expired": "deletes what has expired, whoever owns it: time decides, not a caller",
+    "decay": "archives faded guesses, whoever owns them: confidence and time decide",
+    "held": "reads (a lead's review; permissions.check_reviewer)",
+    "trust_marks": "reads",
     "flush_accesses": "writes read counts, not memories",
     "expiry_for": "computes a date",
     "get": "reads (and counts the read)",
@@ -297,7 +321,7 @@ def public_methods(cls: type) -> set[str]:
 
 
 def test_every_public_method_of_the_service_is_a_write_path_or_says_why_not() -> None:
-    subjects = (MemoryService, Gate, LinkService, TaskService, NoteMemoryService)
+    subjects = (MemoryService, Gate, LinkService, TaskService, NoteMemoryService, Quarantine)
     methods = set().union(*map(public_methods, subjects)) | public_methods(FileIndexService)
     unlisted = methods - set(SERVICE_WRITES) - set(NOT_A_CALLERS_CHANGE)
     assert not unlisted, (
@@ -570,7 +594,8 @@ CLI_WRITES = {
     "hook": "store_memory (SessionEnd), the notes indexer or index-note (PostToolUse)",
     "serve": "the tools (above)",
     "projects": "projects move: MemoryService.move_to_project (the decision for each)",
-    "ui": "none: the web view only reads (its routes are checked below)",
+    "quarantine": "approve / discard: Quarantine.approve, discard (Change.APPROVE)",
+    "ui": "the web view reads, and a lead approves held memories (routes checked below)",
 }
 CLI_OTHERS = {
     "search": "reads",
@@ -583,6 +608,7 @@ CLI_OTHERS = {
     "context": "reads",
     "doctor": "reads",
     "purge": "purge_expired: time decides, not a caller",
+    "decay": "MemoryService.decay: confidence and time decide, not a caller",
     "copy": "an operator copies a whole store row for row into an empty one",
     "token": "bearer tokens and OAuth grants, not memories",
     "model": "the model export",
@@ -606,7 +632,9 @@ async def test_the_web_view_changes_nothing_but_its_login(
     async with opened(make_settings(watch=False)) as app:
         routes = WebPages(app, None).routes()
     changing = {route.path for route in routes if set(route.methods) - {"GET", "HEAD"}}
-    assert changing == {"/ui/login", "/ui/logout"}  # a session cookie, never a memory
+    # a session cookie; and a lead's approval of a held memory: Quarantine.approve
+    # (Change.APPROVE, SERVICE_WRITES above)
+    assert changing == {"/ui/login", "/ui/logout", "/ui/quarantine/{memory_id:int}/approve"}
 
 
 @pytest.mark.anyio
@@ -618,7 +646,8 @@ async def test_the_oauth_sign_in_page_changes_grants_never_memories(
         routes = web_routes(settings, app, sign_in=True)
     changing = {route.path for route in routes if set(route.methods) - {"GET", "HEAD"}}
     # its POST answers an authorization request (auth/oauth.py): a code, never a memory
-    assert changing == {"/ui/login", "/ui/logout", SIGN_IN_PATH}
+    approve = "/ui/quarantine/{memory_id:int}/approve"  # Quarantine.approve
+    assert changing == {"/ui/login", "/ui/logout", approve, SIGN_IN_PATH}
 
 
 @pytest.fixture

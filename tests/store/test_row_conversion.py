@@ -36,6 +36,8 @@ DAMAGE = {
     "last_accessed_at before year 1": "last_accessed_at = -1e12",
     "access_count is fractional": "access_count = 1.5",
     "access_count is text": "access_count = 'many'",
+    "confidence over 1": "confidence = 7",
+    "confidence is text": "confidence = 'sure'",
 }
 
 
@@ -73,6 +75,7 @@ async def test_a_good_row_gives_the_same_facts_both_ways(
         record.updated_at,
         record.last_accessed_at,
         record.access_count,
+        record.confidence,
     )
 
 
@@ -114,4 +117,5 @@ def test_rank_columns_are_in_the_order_the_conversion_unpacks() -> None:
         "updated_at",
         "last_accessed_at",
         "access_count",
+        "confidence",
     ]
