@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -74,11 +75,22 @@ async def block_of(client: Client) -> str:
     return "".join(getattr(part, "text", "") for part in contents)
 
 
+async def model_loaded(client: Client) -> None:
+    """Until the model is loaded a store is not embedded at once (it is later, in the
+    background): two memories stored either side of that moment differ in relevance by
+    more than trust does. A search says `semantic: true` once it is loaded."""
+    deadline = time.monotonic() + 120
+    while not (await call(client, "memory-search", query="is the model loaded"))["semantic"]:
+        assert time.monotonic() < deadline, "the model did not load within 120 s"
+        await anyio.sleep(0.2)
+
+
 async def test_the_better_attested_of_two_equally_relevant_memories_ranks_first(
     tmp_path: Path,
 ) -> None:
     text = "The staging database is rebuilt from the nightly snapshot."
     async with serving(tmp_path, "w1") as client:
+        await model_loaded(client)
         # The stated fact is written first and the guess after four unrelated memories:
         # the guess is the one a memory written just before could lend words to, so if
         # either is the more relevant it is the guess, and only trust puts the fact first.
