@@ -114,8 +114,8 @@ async def named(pairs: list[Pair], cache: Path) -> list[bool]:
                     caller, StoreRequest(f"new-{number}", new)
                 )
                 found.append(any(c.id == first.record.id for c in check.conflicts))
-                await service.delete(caller, second.record.id)
-                await service.delete(caller, first.record.id)
+                await service.deletes.delete(caller, second.record.id)
+                await service.deletes.delete(caller, first.record.id)
         embedder.save()
     return found
 

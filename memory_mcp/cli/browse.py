@@ -502,7 +502,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     from memory_mcp.results.memories import DeleteResult
 
     async def job(app: AppContext) -> DeleteResult:
-        return DeleteResult(deleted=True, id=await app.service.delete(app.caller, args.id))
+        return DeleteResult(deleted=True, id=await app.service.deletes.delete(app.caller, args.id))
 
     result = _answer(args, job, "memory-delete", {"id": args.id}, DeleteResult)
     if args.json:

@@ -251,7 +251,7 @@ class KnowledgeGraph:
         for record in records:
             permissions.check(self.caller, Target.of(record), Change.DELETE)
         for record_id in dict.fromkeys(record.id for record in records):
-            await self.service.delete(self.caller, record_id)
+            await self.service.deletes.delete(self.caller, record_id)
 
     async def create_relations(self, relations: Sequence[Relation]) -> list[Relation]:
         """The relations not in the graph yet, made as links; returns those made."""
@@ -282,7 +282,7 @@ class KnowledgeGraph:
         for source, _, _ in unlinks:
             permissions.check(self.caller, Target.of(source), Change.LINK)
         for record in kept:
-            await self.service.delete(self.caller, record.id)
+            await self.service.deletes.delete(self.caller, record.id)
         for source, target, relation_type in unlinks:
             await self.service.links.change_links(
                 self.caller, source.id, [], [(target.id, relation_type)]
@@ -321,7 +321,7 @@ class KnowledgeGraph:
                 made += len(await self.create_relations([relation]))
                 old = await self.service.by_key(self.caller, relation_key(relation), self.scope)
                 if old is not None:
-                    await self.service.delete(self.caller, old.id)
+                    await self.service.deletes.delete(self.caller, old.id)
             except MemoryMcpError as exc:
                 problems.append(f"{relation_key(relation)}: {exc}")
         return made, problems

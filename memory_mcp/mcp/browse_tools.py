@@ -177,7 +177,7 @@ async def memory_delete_many(
 
     async def delete_many() -> DeleteManyResult:
         service = app.service
-        return await service.delete_many(
+        return await service.deletes.delete_many(
             caller_of(app),
             tags=tags,
             source=None if source is None else v.parse_source(source, tuple(Source)),

@@ -323,8 +323,8 @@ async def memory_delete(
         if (id is None) == (key is None):
             raise InvalidInputError("id", "give id or key (with scope), not both or neither")
         if key is not None:
-            return await app.service.delete_by_key(caller, key, v.parse_store_scope(scope))
-        return await app.service.delete(caller, id)
+            return await app.service.deletes.delete_by_key(caller, key, v.parse_store_scope(scope))
+        return await app.service.deletes.delete(caller, id)
 
     deleted = await guard(app, delete())
     return DeleteResult(deleted=True, id=deleted)

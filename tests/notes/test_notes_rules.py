@@ -152,7 +152,7 @@ async def test_deleting_a_notes_memory_points_at_the_file(
         await app.notes.index_path(note)
         deploy = next(r for r in await records(app, note) if r.key.endswith("#deploy"))
         with pytest.raises(PermissionDeniedError) as refused:
-            await app.service.delete(app.caller, deploy.id)
+            await app.service.deletes.delete(app.caller, deploy.id)
         assert str(refused.value) == (
             f"memory {deploy.id} mirrors note {note.resolve()} lines 3-5; edit or delete "
             "the file instead (its memories follow it)"
@@ -161,7 +161,7 @@ async def test_deleting_a_notes_memory_points_at_the_file(
 
         # The file gone (and no watcher to notice): the leftover memory may be deleted.
         note.unlink()
-        assert await app.service.delete(app.caller, deploy.id) == deploy.id
+        assert await app.service.deletes.delete(app.caller, deploy.id) == deploy.id
         assert len(await records(app, note)) == 1
 
 

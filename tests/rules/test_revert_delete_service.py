@@ -98,7 +98,7 @@ async def test_delete_by_key_deletes_the_memory_store_memory_would_update(
         s = app.service
         private = await put(s, W1, "editor", "vim")
         shared = await put(s, W1, "editor", "emacs", scope=Scope.SWARM)
-        deleted = await s.delete_by_key(W1, "editor", Scope.SWARM)
+        deleted = await s.deletes.delete_by_key(W1, "editor", Scope.SWARM)
         left = await s.get(W1, private)
     assert (deleted, left.value) == (shared, "vim")
 
@@ -109,7 +109,7 @@ async def test_delete_by_key_never_reaches_another_agents_private_memory(
     async with opened(make_settings()) as app:
         await put(app.service, W2, "editor", "vim")
         with pytest.raises(NotFoundError, match="no agent memory with key 'editor'"):
-            await app.service.delete_by_key(W1, "editor")
+            await app.service.deletes.delete_by_key(W1, "editor")
 
 
 async def test_delete_by_key_of_another_agents_swarm_memory_needs_the_lead(
@@ -119,8 +119,8 @@ async def test_delete_by_key_of_another_agents_swarm_memory_needs_the_lead(
         s = app.service
         memory_id = await put(s, W2, "rule", "x", scope=Scope.SWARM)
         with pytest.raises(PermissionDeniedError):
-            await s.delete_by_key(W1, "rule", Scope.SWARM)
-        assert await s.delete_by_key(LEAD, "rule", Scope.SWARM) == memory_id
+            await s.deletes.delete_by_key(W1, "rule", Scope.SWARM)
+        assert await s.deletes.delete_by_key(LEAD, "rule", Scope.SWARM) == memory_id
 
 
 async def test_delete_many_dry_run_deletes_nothing(
@@ -131,7 +131,7 @@ async def test_delete_many_dry_run_deletes_nothing(
         for n in range(3):
             await put(s, W1, f"tmp-{n}", "scratch", T0 + n, tags=["scratch"])
         await put(s, W1, "keep", "important")
-        preview = await s.delete_many(W1, tags=["scratch"], dry_run=True)
+        preview = await s.deletes.delete_many(W1, tags=["scratch"], dry_run=True)
         still = await s.list_memories(W1, limit=10)
     assert [r.key for r in preview.records] == ["tmp-0", "tmp-1", "tmp-2"]
     assert (preview.deleted, len(still.records)) == (0, 4)
@@ -145,8 +145,8 @@ async def test_delete_many_deletes_what_the_dry_run_showed(
         for n in range(3):
             await put(s, W1, f"tmp-{n}", "scratch", T0 + n, tags=["scratch"])
         await put(s, W1, "keep", "important", tags=["other"])
-        preview = await s.delete_many(W1, tags=["scratch"], dry_run=True)
-        done = await s.delete_many(W1, tags=["scratch"])
+        preview = await s.deletes.delete_many(W1, tags=["scratch"], dry_run=True)
+        done = await s.deletes.delete_many(W1, tags=["scratch"])
         left = await s.list_memories(W1, limit=10)
     assert [r.id for r in done.records] == [r.id for r in preview.records]
     assert done.deleted == 3
@@ -159,7 +159,7 @@ async def test_delete_many_stops_at_its_limit_and_says_what_remains(
     async with opened(make_settings()) as app:
         for n in range(5):
             await put(app.service, W1, f"k{n}", "v", T0 + n, source=Source.TASK_COMPLETION)
-        first = await app.service.delete_many(W1, source=Source.TASK_COMPLETION, limit=2)
+        first = await app.service.deletes.delete_many(W1, source=Source.TASK_COMPLETION, limit=2)
     assert (first.deleted, first.matched, first.remaining) == (2, 5, 3)
     assert [r.key for r in first.records] == ["k0", "k1"]
 
@@ -171,7 +171,7 @@ async def test_delete_many_older_than_keeps_newer_memories(
         s = app.service
         await put(s, W1, "old", "v", T0)
         await put(s, W1, "new", "v", T0 + 1_000)
-        done = await s.delete_many(W1, older_than=T0 + 500)
+        done = await s.deletes.delete_many(W1, older_than=T0 + 500)
         left = await s.list_memories(W1)
     assert [r.key for r in done.records] == ["old"]
     assert [r.key for r in left.records] == ["new"]
@@ -183,7 +183,7 @@ async def test_a_worker_bulk_deletes_only_its_own(make_settings: Callable[..., S
         await put(s, W1, "mine", "v", tags=["old"], scope=Scope.SWARM)
         await put(s, W2, "theirs", "v", tags=["old"], scope=Scope.SWARM)
         await put(s, W2, "their-private", "v", tags=["old"])
-        done = await s.delete_many(W1, tags=["old"])
+        done = await s.deletes.delete_many(W1, tags=["old"])
         theirs = await s.list_memories(W2)
     assert [r.key for r in done.records] == ["mine"]
     assert done.not_allowed == 1, "the other's swarm memory is seen but not deletable"
@@ -197,7 +197,7 @@ async def test_the_lead_bulk_deletes_swarm_memories_but_no_private_ones(
         s = app.service
         await put(s, W2, "theirs", "v", tags=["old"], scope=Scope.SWARM)
         await put(s, W2, "their-private", "v", tags=["old"])
-        done = await s.delete_many(LEAD, tags=["old"])
+        done = await s.deletes.delete_many(LEAD, tags=["old"])
         left = await s.list_memories(W2)
     assert [r.key for r in done.records] == ["theirs"]
     assert [r.key for r in left.records] == ["their-private"]
@@ -206,7 +206,7 @@ async def test_the_lead_bulk_deletes_swarm_memories_but_no_private_ones(
 async def test_delete_many_needs_a_criterion(make_settings: Callable[..., Settings]) -> None:
     async with opened(make_settings()) as app:
         with pytest.raises(InvalidInputError, match="at least one of tags, source and older_than"):
-            await app.service.delete_many(W1)
+            await app.service.deletes.delete_many(W1)
 
 
 async def test_delete_many_leaves_notes_to_their_files(
@@ -214,4 +214,4 @@ async def test_delete_many_leaves_notes_to_their_files(
 ) -> None:
     async with opened(make_settings()) as app:
         with pytest.raises(InvalidInputError, match="notes follow their files"):
-            await app.service.delete_many(W1, source=Source.FILE_INDEX)
+            await app.service.deletes.delete_many(W1, source=Source.FILE_INDEX)

@@ -45,6 +45,7 @@ from memory_mcp.models import (
 from memory_mcp.notes.file_memories import FileIndexService
 from memory_mcp.notes.reports import FileMemory
 from memory_mcp.rules import permissions
+from memory_mcp.rules.deletes import DeleteService
 from memory_mcp.rules.gate import Gate
 from memory_mcp.rules.linking import LinkService
 from memory_mcp.rules.note_memories import NoteMemoryService
@@ -182,7 +183,7 @@ async def _store_note_chunk(world: World) -> Any:
 
 
 async def _delete_many(world: World) -> Any:
-    result = await world.service.delete_many(WORKER, tags=["process"])
+    result = await world.service.deletes.delete_many(WORKER, tags=["process"])
     assert (result.deleted, result.not_allowed) == (0, 1), result
     return result
 
@@ -220,8 +221,8 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     "write_batch": _write_batch,
     "ownership_refusals": _ownership_refusals,
     "inject_learning": _inject_learning,
-    "delete": lambda w: w.service.delete(WORKER, w.rule_id),
-    "delete_by_key": lambda w: w.service.delete_by_key(WORKER, RULE_KEY, Scope.SWARM),
+    "delete": lambda w: w.service.deletes.delete(WORKER, w.rule_id),
+    "delete_by_key": lambda w: w.service.deletes.delete_by_key(WORKER, RULE_KEY, Scope.SWARM),
     "delete_many": _delete_many,
     "revert": lambda w: w.service.revert(WORKER, w.rule_id, 1),
     "store_note_chunk": _store_note_chunk,
@@ -321,7 +322,15 @@ def public_methods(cls: type) -> set[str]:
 
 
 def test_every_public_method_of_the_service_is_a_write_path_or_says_why_not() -> None:
-    subjects = (MemoryService, Gate, LinkService, TaskService, NoteMemoryService, Quarantine)
+    subjects = (
+        MemoryService,
+        Gate,
+        LinkService,
+        TaskService,
+        NoteMemoryService,
+        Quarantine,
+        DeleteService,
+    )
     methods = set().union(*map(public_methods, subjects)) | public_methods(FileIndexService)
     unlisted = methods - set(SERVICE_WRITES) - set(NOT_A_CALLERS_CHANGE)
     assert not unlisted, (

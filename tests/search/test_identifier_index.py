@@ -109,7 +109,7 @@ async def test_the_identifiers_index_follows_every_write(
         for key, value in (("whole", "no identifier now"), ("tool", "Install gcloud_cli first")):
             writer = Caller("w1", Role.WORKER, f"own-{key}")
             await app.service.store_memory(writer, StoreRequest(key, value))
-        await app.service.delete(W1, ids["longer"])
+        await app.service.deletes.delete(W1, ids["longer"])
         assert await _read(app, check) == [ids["tool"]]
         assert await _keyword_ids(app, "gcloud_cli") == {ids["tool"]}
         assert await _keyword_ids(app, "gcloud_alpha_compute_instances_create") == set()

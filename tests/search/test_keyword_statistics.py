@@ -86,7 +86,7 @@ async def test_another_agents_private_memories_change_nothing_a_search_reports(
         assert await _reports(app) == before
 
         for memory_id in ids:
-            await app.service.delete(W1, memory_id)
+            await app.service.deletes.delete(W1, memory_id)
         assert await _reports(app) == before
 
 
@@ -132,7 +132,7 @@ async def test_the_counters_follow_every_write(make_settings: Callable[..., Sett
         await _store(app, W1, "moved", "from agent to swarm", Scope.AGENT)
         totals = await recount(app)
         assert set(totals) == {"", "w1", "w2"} and totals["w2"][0] == 3
-        await app.service.delete(W1, first)
+        await app.service.deletes.delete(W1, first)
         assert (await recount(app))["w1"][0] == 1
 
         def drop(conn: Connection) -> None:

@@ -102,7 +102,7 @@ async def test_a_stale_index_catches_up_and_is_rewritten(
     # The store moves on while no server holds the index (another process, the CLI).
     async with opened(settings) as app:
         search_of(app)._opened = True  # this one does not look at the file at all
-        await app.service.delete(app.caller, ids["k3"])
+        await app.service.deletes.delete(app.caller, ids["k3"])
         new = await app.service.store_memory(app.caller, StoreRequest("new", "zebra quartz"))
         await app.service.vectors.embed_pending()
     written = index_file.folder_of(tmp_path / "memory.db") / "meta.json"
@@ -209,7 +209,7 @@ async def test_a_shortlist_made_before_a_delta_is_not_used(
         prepared = await vectors.search.prepare(query, vis, 3, None)
         assert prepared is not None
         assert ids["k3"] in prepared.listed.ids
-        await app.service.delete(app.caller, ids["k3"])
+        await app.service.deletes.delete(app.caller, ids["k3"])
         new = await app.service.store_memory(
             app.caller, StoreRequest("again", "topic3 detail3 remark3")
         )

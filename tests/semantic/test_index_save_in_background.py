@@ -186,7 +186,7 @@ async def test_searches_and_catch_ups_go_on_while_the_arrays_are_written(
             assert await anyio.to_thread.run_sync(held_save.started.wait, 10)
             with anyio.fail_after(20):  # with the lock held by the save: never
                 new = await store(app, "new", "zebra quartz")
-                await app.service.delete(app.caller, ids["k3"])
+                await app.service.deletes.delete(app.caller, ids["k3"])
                 during = await answers(app)
             assert search.index.revision > written_revision  # applied during the write
             assert max(during[3], key=during[3].__getitem__) == new
@@ -232,7 +232,7 @@ async def test_slots_changed_during_the_write_are_right_once_read_back(
                 assert await store(app, "k6", "topic6 detail6 remark6", ["red"]) == ids["k6"]
                 freed = index._slot_of[ids["k9"]]
                 for key in ("k8", "k9"):  # one delta each: k9's slot is the one reused
-                    await app.service.delete(app.caller, ids[key])
+                    await app.service.deletes.delete(app.caller, ids[key])
                     await app.service.vectors.search.catch_up()
                 reused = await store(app, "reused", "topic17 remark17 again")
                 assert index._slot_of[reused] == freed < size

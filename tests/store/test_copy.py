@@ -38,7 +38,7 @@ async def fill(settings: Settings) -> str:
         for value in ("v1", "v2", "v3"):
             await service.store_memory(app.caller, StoreRequest("changing", f"cherry {value}"))
         gone = await service.store_memory(app.caller, StoreRequest("gone", "damson"))
-        await service.delete(app.caller, gone.record.id)
+        await service.deletes.delete(app.caller, gone.record.id)
         await service.vectors.embed_pending()
         return await app.tokens.issue("bob", "worker")
 

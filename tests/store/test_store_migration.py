@@ -161,7 +161,7 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
         service = app.service
         # The rules hold on migrated rows: worker-2 no longer owns the learning about it.
         with pytest.raises(PermissionDeniedError, match="'lead'"):
-            await service.delete(worker, 2)
+            await service.deletes.delete(worker, 2)
         with pytest.raises(PermissionDeniedError, match="agent 'w1'"):
             await service.store_memory(
                 worker, StoreRequest("release-day", "Any day", scope=Scope.SWARM)
@@ -172,7 +172,7 @@ async def test_an_old_store_gains_the_ownership_columns_in_place(tmp_path: Path)
         )
         assert (updated.record.version, updated.record.updated_by) == (3, "w1")
         lead = Caller("lead", Role.LEAD, "s")
-        assert await service.delete(lead, 2) == 2
+        assert await service.deletes.delete(lead, 2) == 2
 
 
 async def test_older_session_memories_gain_their_context(tmp_path: Path) -> None:
@@ -223,6 +223,6 @@ async def test_an_old_store_gains_the_links_table(tmp_path: Path) -> None:
     async with opened(settings) as app:  # a second open keeps it, and deletes still work
         [shown], _ = await app.service.links.links_of(lead, await app.service.get(lead, 2))
         assert (shown.direction, shown.far.id, shown.link.relation) == ("in", 1, "follows")
-        assert await app.service.delete(lead, 1) == 1
+        assert await app.service.deletes.delete(lead, 1) == 1
         assert (await app.service.links.links_of(lead, await app.service.get(lead, 2)))[0] == []
     assert "target_owner" in columns(path, "memory_links")

@@ -123,7 +123,7 @@ async def test_a_deleted_memory_leaves_no_words_in_its_neighbours(
         await store_all(service, ALICE, SESSION)
         pottery = await service.store.get_by_identity("agent\x1falice\x1fpottery")
         assert pottery is not None
-        await service.delete(ALICE, pottery.id)
+        await service.deletes.delete(ALICE, pottery.id)
         found = await keys_found_by_words(service, ALICE, "classes thursdays")
         assert found == []
         # The followers' windows close up: "bye" now reaches back to the sailboat.
@@ -180,7 +180,7 @@ async def test_expired_memories_purged_and_bulk_deleted_ones_leave_no_words(
         service.clock = lambda: 1e12
         assert await service.purge_expired() == 1
         assert await keys_found_by_words(service, ALICE, "quetzal") == []
-        deleted = await service.delete_many(ALICE, tags=["drop"])
+        deleted = await service.deletes.delete_many(ALICE, tags=["drop"])
         assert deleted.deleted == 1
         assert await keys_found_by_words(service, ALICE, "okapi") == []
 
