@@ -236,7 +236,7 @@ class Settings(BaseModel):
     # (agent_inferred, recalled, external), and any memory from external: held for the
     # lead's approval (quarantine), only flagged, or refused (rules/quarantine.py).
     injection_policy: Literal["flag", "quarantine", "reject"] = "quarantine"
-    # Write criteria (memory_mcp/rules/write_policy.py): on, memory-store keeps only the kinds
+    # Write criteria (memory_mcp/rules/write_policy.py): on, store_memory keeps only the kinds
     # the table keeps (the built-in one, changed per kind by write_kinds, a JSON object such
     # as {"conversation": false, "hypothesis": true}); a kind it does not list is refused.
     write_policy: bool = False

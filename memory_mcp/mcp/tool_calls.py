@@ -29,10 +29,10 @@ log = logging.getLogger(__name__)
 PROJECT_FILTER = Field()
 TASK_FILTER = Field(description="Plus its working memories.")
 ARCHIVED_FILTER = Field(strict=True)
-# A filter by source names the values memory-store lists, not its enum again: nine sources
+# A filter by source names the values store_memory lists, not its enum again: nine sources
 # in three more schemas cost every session ~350 characters (tests/mcp/test_tool_list_cost.py);
 # a wrong one is answered with the list.
-SOURCE_FILTER = Field(description="As memory-store's source.")
+SOURCE_FILTER = Field(description="As store_memory's source.")
 # Facts that changed (rules/validity.py).
 SUPERSEDED_FILTER = Field(strict=True)
 AS_OF = Field(description="What held then (as since).")

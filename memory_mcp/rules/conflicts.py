@@ -17,7 +17,7 @@ A number or a date counts only between statements of one subject: mostly the sam
 and no name changed on both sides ("PostgreSQL runs on 5433" and "Redis runs on 6380" are
 two facts).
 
-Each is named in memory-store's answer under `conflicts`, with the call that would close
+Each is named in store_memory's answer under `conflicts`, with the call that would close
 the old one's window (rules/validity.py): a `supersedes` link from the new memory. A
 wrong candidate costs the agent tokens and a look, so the rules keep to plain differences
 and stay quiet otherwise (precision and recall on a labelled set of pairs:

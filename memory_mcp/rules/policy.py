@@ -25,7 +25,7 @@ class Policy:
     # A memory whose text gives orders from a low-trust source, or any external one:
     # "flag", "quarantine" or "reject" (rules/quarantine.py).
     injection_policy: str = "quarantine"
-    # The kinds memory-store keeps, by kind (rules/write_policy.py); None: the policy is off.
+    # The kinds store_memory keeps, by kind (rules/write_policy.py); None: the policy is off.
     write_kinds: dict[str, bool] | None = None
 
     @property

@@ -4,7 +4,7 @@ lead: writing into a task does not make it yours.
 
 - The agent that writes first in a task is its first agent. A task from before agents were
   named has the owners of its memories as its agents.
-- An agent of the task, or a lead, names others (`memory-store` with `task_agents`): they
+- An agent of the task, or a lead, names others (`store_memory` with `task_agents`): they
   may then write in it and update any of its working memories (shared progress).
 - Another agent's store into the task is refused, naming the task's agents; so is its
   `memory-complete-task` (rules/permissions.py's `check_task`, asked with the answer here).

@@ -4,13 +4,13 @@ Every memory has a window: it holds from `valid_from` (when it was stated, unles
 writer says from when) until `valid_to` (open while it is current). Two ways to say a
 fact changed, and how each maps onto the store:
 
-- **The same key, a new value** (memory-store on the key again): a new *version* of the
+- **The same key, a new value** (store_memory on the key again): a new *version* of the
   same memory, as always (rules/versions.py). Its versions are windows inside the
   memory's: version k held from when it was written until version k+1 replaced it
   (memory_history's `replaced_at`). The memory stays current; only the replaced version
   is past. That is the right shape when the key names the slot ("deploy-target"): one
   memory, its history the record of the change.
-- **A correction of another memory** (memory-store with `supersedes: <id>`): two
+- **A correction of another memory** (store_memory with `supersedes: <id>`): two
   memories, the new one current and the old one *closed*: its `valid_to` is when the
   correction holds from, `superseded_by` names it, and a `supersedes` link goes from the
   new one to it (memory-get shows it). That is the shape when the two were stated under
@@ -61,7 +61,7 @@ def window_of(new: NewMemory, request: StoreRequest) -> None:
 async def corrected(
     store: MemoryStore, caller: Caller, new: NewMemory, given: Any
 ) -> MemoryRecord | None:
-    """The memory `given` (memory-store's `supersedes`; None: none) names, checked before
+    """The memory `given` (store_memory's `supersedes`; None: none) names, checked before
     anything is written (a correction that cannot be made stores nothing): one `caller`
     may see and change, current, and not the one being stored."""
     if given is None:

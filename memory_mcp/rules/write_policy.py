@@ -1,7 +1,7 @@
 """Write criteria: which kinds of memory an agent's store keeps (off unless turned on).
 
 Not everything an agent observes deserves to be stored long-term. With `write_policy` on,
-a memory-store call (the tool, or `memory-mcp store`) must say its `kind`, and the policy
+a store_memory call (the tool, or `memory-mcp store`) must say its `kind`, and the policy
 table decides: kinds it lists as true are stored, kinds it lists as false are refused, and
 kinds it does not list are refused too (default deny), the error naming the rule. The
 table is the agent-memory design's (`WRITE_KINDS`: preferences, facts, decisions,
