@@ -1,9 +1,9 @@
-"""`python -m bench store DIR`: what one `memory-store` costs an agent that stores after
+"""`python -m bench store DIR`: what one `store_memory` costs an agent that stores after
 every step, beside what a search costs.
 
 Over stdio (the number an agent sees): a real `memory-mcp serve` on a new SQLite file with
 the default settings (synchronous=FULL: a store is on disk before it is acknowledged) and
-the model loaded; every turn of one LoCoMo conversation stored by one `memory-store` call,
+the model loaded; every turn of one LoCoMo conversation stored by one `store_memory` call,
 in order (key = its dia_id, value = "{speaker}: {text}"), then `--searches` of its
 questions by `memory-search` (limit 10). Prints store and search p50/p95, and how many
 stores came back with the near-duplicate hint checked and with a similar memory named.
@@ -122,7 +122,7 @@ class StoreRun:
             ["over stdio", "calls", "p50 ms", "p95 ms", "server CPU ms/call"],
             [
                 [
-                    "memory-store",
+                    "store_memory",
                     len(self.store_seconds),
                     *s["store_ms"].values(),
                     s["server_cpu_ms_per_store"],
@@ -151,7 +151,7 @@ class StoreRun:
         return "\n".join(
             [
                 f"LoCoMo conversation {self.conversation}: {self.turns} turns stored one "
-                f"memory-store call each, in order, then {len(self.search_seconds)} searches",
+                f"store_memory call each, in order, then {len(self.search_seconds)} searches",
                 f"machine: {s['machine']}",
                 f"load average {s['load_average']} at start, {s['load_average_after']} at end",
                 "",
@@ -232,7 +232,7 @@ def passage_modes_over_stdio(
                     ids[mode] += 1
                     arguments = {"key": turn.key, "value": turn.value}
                     began = time.perf_counter()
-                    stored = _call(procs[mode], ids[mode], "memory-store", arguments)
+                    stored = _call(procs[mode], ids[mode], "store_memory", arguments)
                     run = runs[mode]
                     run.store_seconds.append(time.perf_counter() - began)
                     run.turns += 1
@@ -289,7 +289,7 @@ def _drive(
     for turn in conversation.turns:
         request_id += 1
         began = time.perf_counter()
-        stored = _call(proc, request_id, "memory-store", {"key": turn.key, "value": turn.value})
+        stored = _call(proc, request_id, "store_memory", {"key": turn.key, "value": turn.value})
         run.store_seconds.append(time.perf_counter() - began)
         run.similar_checked += bool(stored.get("similar_checked", True))
         run.similar_named += bool(stored.get("similar"))

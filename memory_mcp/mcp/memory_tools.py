@@ -226,8 +226,8 @@ async def memory_search(
     as_of: Annotated[str | None, AS_OF] = None,
 ) -> SearchResults:
     """Search memories by meaning and exact words, best first. Search before starting a
-    task and whenever past work may help. Exact keys and identifiers rank first. Long
-    values are cut: memory-get reads one.
+    task and whenever past work may help. Exact keys and identifiers rank first; a narrow
+    filter may return fewer or none. Long values are cut: memory-get reads one.
     Example: memory-search(query="how do we deploy?", limit=5)"""
     app = await app_of(ctx)
 

@@ -84,14 +84,14 @@ def test_the_default_location_is_created_by_a_writing_command(
     assert (tmp_path / "xdg-data" / "memory-mcp" / "memory.db").is_file()
 
 
-@pytest.mark.parametrize("limit", ["0", "13", "99", "-1", "three"])
-def test_context_limit_is_1_to_12(
+@pytest.mark.parametrize("limit", ["0", "201", "999", "-1", "three"])
+def test_context_limit_is_1_to_200(
     limit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["context", "--limit", limit, "--db", str(tmp_path / "m.db")])
     assert exit_info.value.code == 2
-    assert "not a whole number from 1 to 12" in capsys.readouterr().err
+    assert "not a whole number from 1 to 200" in capsys.readouterr().err
 
 
 def test_context_query_searches_by_meaning(

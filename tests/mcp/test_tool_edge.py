@@ -108,7 +108,8 @@ WRONG_TYPES: list[tuple[str, dict[str, Any], str]] = [
     (
         "store_memory",
         {"key": "k", "value": "v", "source": "rumour"},
-        "invalid source: 'rumour' is not one of manual, task_completion, session_summary",
+        "invalid source: 'rumour' is not one of manual, task_completion, session_summary, "
+        "user_stated, tool_verified, agent_inferred, recalled, external",
     ),
     (
         "memory-search",

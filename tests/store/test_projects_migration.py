@@ -61,7 +61,12 @@ async def test_a_store_of_todays_release_opens_with_every_memory_in_every_projec
     db.executescript(OLD_STORE.read_text())
     db.close()
     before = rows(path, MEMORIES)
-    history = rows(path, "SELECT * FROM memory_history ORDER BY id")
+    # The columns a store of that release has (later releases add their own, with defaults).
+    history_sql = (
+        "SELECT id, memory_id, version, value, tags, metadata, source, replaced_at, updated_by "
+        "FROM memory_history ORDER BY id"
+    )
+    history = rows(path, history_sql)
     links = rows(path, "SELECT id, source_id, target_id, relation FROM memory_links")
     vectors = rows(path, "SELECT count(*) FROM embeddings")
     assert len(before) == 5 and links and vectors[0][0] >= 5
@@ -77,7 +82,7 @@ async def test_a_store_of_todays_release_opens_with_every_memory_in_every_projec
             assert found.hits[0].record.key == "deploy"
             assert (await app.tokens.listing())[0].projects is None
     assert rows(path, MEMORIES) == before  # ids, identities, versions: as they were
-    assert rows(path, "SELECT * FROM memory_history ORDER BY id") == history
+    assert rows(path, history_sql) == history
     assert rows(path, "SELECT id, source_id, target_id, relation FROM memory_links") == links
     assert rows(path, "SELECT count(*) FROM embeddings") == vectors
     assert rows(path, "SELECT DISTINCT target_project FROM memory_links") == [("*",)]
