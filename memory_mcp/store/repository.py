@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import AsyncIterator, Collection, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import (
     MemoryMcpError,
+    StoreBusyError,
     StoreUnavailableError,
 )
 from memory_mcp.models import (
@@ -68,6 +70,7 @@ from memory_mcp.store.schema import (
     MemoryRow,
     StoreMetaRow,
 )
+from memory_mcp.store.sqlite.file import BUSY_TIMEOUT_MS
 from memory_mcp.store.task_agent_rows import TaskAgentRows
 
 log = logging.getLogger(__name__)
@@ -113,7 +116,7 @@ class MemoryStore:
 
     async def init_schema(self) -> None:
         try:
-            await self._init_schema()
+            await self._init_schema_when_free()
         except (DBAPIError, StoreUnavailableError) as exc:
             # Opening is the operator's business (CLI, server start): name the file and the
             # driver's reason, which the engine's error hook keeps out of tool errors.
@@ -124,6 +127,21 @@ class MemoryStore:
             raise StoreUnavailableError(
                 f"cannot open the memory store {url}: {cause.orig}"
             ) from exc
+
+    async def _init_schema_when_free(self) -> None:
+        """_init_schema, again while the store is busy, up to the busy timeout. Opening a
+        file another process is making this moment can be refused at once: a connection's
+        `PRAGMA journal_mode = WAL` does not wait in SQLite's busy handler as statements
+        do. Every step of opening checks first and is one transaction, so a retry is safe."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                await self._init_schema()
+                return
+            except StoreBusyError:
+                if time.monotonic() > deadline:
+                    raise
+                await anyio.sleep(0.05)
 
     async def _init_schema(self) -> None:
         # Read first, without the write lock: a store this code stamped needs nothing, and
