@@ -5,13 +5,13 @@ that key there already stops the move: two memories are never merged."""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, select, update
 
 from memory_mcp.errors import InvalidInputError, MemoryNotFoundError
 from memory_mcp.models import MemoryRecord, Scope, memory_identity
 from memory_mcp.store.memories_table import MEMORIES, M, next_revision
-from memory_mcp.store.schema import MemoryHistoryRow, MemoryLinkRow
-from memory_mcp.store.writes import fetch
+from memory_mcp.store.schema import MemoryLinkRow
+from memory_mcp.store.writes import fetch, keep_version
 
 LINKS = MemoryLinkRow.__table__.c
 
@@ -43,19 +43,7 @@ def rescope(
             "delete it, or store this one under another key",
         )
     revision = next_revision(conn)
-    conn.execute(
-        insert(MemoryHistoryRow).values(
-            memory_id=row.id,
-            version=row.version,
-            value=row.value,
-            tags=row.tags,
-            meta=row.metadata,
-            source=row.source,
-            replaced_at=now,
-            updated_by=row.updated_by or row.agent_id,
-            value_json=row.value_json,
-        )
-    )
+    keep_version(conn, row, now)
     conn.execute(
         update(MEMORIES)
         .where(M.id == row.id)

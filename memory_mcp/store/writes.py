@@ -226,19 +226,7 @@ def update_memory(
     around = write_context.neighbours(conn, [existing.id])
     owner = values.get("agent_id", existing.agent_id)
     context = write_context.context_for(conn, new, owner, but=existing.id)
-    conn.execute(
-        insert(MemoryHistoryRow).values(
-            memory_id=existing.id,
-            version=existing.version,
-            value=existing.value,
-            tags=existing.tags,
-            meta=existing.metadata,
-            source=existing.source,
-            replaced_at=now,
-            updated_by=existing.updated_by or existing.agent_id,
-            value_json=existing.value_json,
-        )
-    )
+    keep_version(conn, existing, now)
     conn.execute(
         update(MEMORIES)
         .where(M.id == existing.id)
@@ -404,18 +392,7 @@ def _places(
 def _moved_version(conn: Connection, row: Any, moved_by: str, now: float) -> dict[str, Any]:
     """A move's new version: the one before kept in the history, the new one's metadata
     naming the project it came from (and when), written by `moved_by`."""
-    conn.execute(
-        insert(MemoryHistoryRow).values(
-            memory_id=row.id,
-            version=row.version,
-            value=row.value,
-            tags=row.tags,
-            meta=row.metadata,
-            source=row.source,
-            replaced_at=now,
-            updated_by=row.updated_by or row.agent_id,
-        )
-    )
+    keep_version(conn, row, now)
     try:
         metadata = json.loads(row.metadata or "{}")
     except ValueError:
@@ -442,6 +419,24 @@ def archive(conn: Connection, ids: list[int], now: float | None, revision: int) 
             .values(archived_at=now, revision=revision)
         )
     write_context.refresh(conn, write_context.neighbours(conn, ids))
+
+
+def keep_version(conn: Connection, row: Any, now: float) -> None:
+    """Keep `row`'s current version in the history before a write replaces it at `now`
+    (an update, a move to another project, a move to another scope)."""
+    conn.execute(
+        insert(MemoryHistoryRow).values(
+            memory_id=row.id,
+            version=row.version,
+            value=row.value,
+            tags=row.tags,
+            meta=row.metadata,
+            source=row.source,
+            replaced_at=now,
+            updated_by=row.updated_by or row.agent_id,
+            value_json=row.value_json,
+        )
+    )
 
 
 def upsert_row(
