@@ -107,6 +107,18 @@ def sqlite_file(url: str) -> Path | None:
     return Path(name) if name and name != ":memory:" else None
 
 
+def _json_object(value: Any, example: str) -> dict[Any, Any]:
+    """A setting that is a JSON object, given as text (a variable or flag) or parsed."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"must be a JSON object: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"must be an object such as {example}")
+    return value
+
+
 class Settings(BaseModel):
     """`Settings(**flags)`: flags (these arguments) > MEMORY_MCP_* variables > the settings
     file > defaults, as the CLI, the servers and the hooks read them.
@@ -295,13 +307,7 @@ class Settings(BaseModel):
         """A JSON object in a variable or flag; every key a source, every value 0-1."""
         from memory_mcp.models import Source
 
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"must be a JSON object: {exc}") from None
-        if not isinstance(value, dict):
-            raise ValueError('must be an object such as {"external": 0.2}')
+        value = _json_object(value, '{"external": 0.2}')
         known = {source.value for source in Source}
         for name, confidence in value.items():
             if name not in known:
@@ -317,13 +323,7 @@ class Settings(BaseModel):
         """A JSON object in a variable or flag: kind -> true (keep) or false (refuse)."""
         from memory_mcp.checks.validation import clean_kind
 
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"must be a JSON object: {exc}") from None
-        if not isinstance(value, dict):
-            raise ValueError('must be an object such as {"conversation": false}')
+        value = _json_object(value, '{"conversation": false}')
         for kind, keep in value.items():
             try:
                 clean_kind(kind)
