@@ -223,11 +223,11 @@ def _show_project(server: Side, problems: list[str]) -> None:
     tree = work_tree_of(here)
     if server.settings.project is None and tree is not None and project is not None:
         counts = _project_counts(server.settings)
-        for earlier in earlier_names(tree):
+        for earlier, why in earlier_names(tree):
             if counts.get(earlier):
                 problems.append(
                     f"{counts[earlier]} memories are in project {earlier}, this work tree's "
-                    f"name before it had an origin remote; move them: memory-mcp projects "
+                    f"name {why}; move them: memory-mcp projects "
                     f"move --from {earlier} --to {project} --all"
                 )
     print()
