@@ -22,8 +22,9 @@ Each item says its project where it is not the current one: the block opens with
 `project="<current>"`, and an item of `*` (what holds everywhere) or, with no current
 project (outside a repository, Claude Desktop), of any project carries `project="..."`.
 Labelled only where it differs, as the block is paid for in tokens: in a repository most
-items are its own, and a label on each would cost some 5 tokens an item for nothing;
-grouping by project instead would break the priority order the budget is filled in.
+items are its own, and a label on each would cost 6 tokens an item for nothing
+(` project="acme/payments"`: 24 characters, 4 a token); grouping by project instead
+would break the priority order the budget is filled in.
 Two memories are one item when scope, key and project agree (the same memory found
 twice): memories of different projects that share a key (`deploy` of three
 repositories) are all shown."""
