@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from memory_mcp.cli.earlier_agent import unseen_default_notice
 from memory_mcp.errors import MemoryMcpError, StoreMissingError
 from memory_mcp.settings import (
     CONFIG_ENV,
@@ -309,6 +310,9 @@ def run(
             )
 
     _show_project(server, problems)
+    unseen = unseen_default_notice(server.settings, path)
+    if unseen is not None:
+        print(f"note: {unseen}\n")
 
     checks = [("store (server)", _check_store(server.settings))]
     if hooks.settings.database_url != server.settings.database_url:

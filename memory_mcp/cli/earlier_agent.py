@@ -1,5 +1,6 @@
 """The agent this machine has been until `memory-mcp setup` writes its first settings file,
-and the memories only that agent sees.
+and the memories only that agent sees (`setup`, and `doctor` after a setup that named
+another agent).
 
 Before any setup, the CLI, Claude Desktop and a hand-configured Claude Code are agent
 `default` (or MEMORY_MCP_AGENT_ID's): the memories they stored in scope `agent` are that
@@ -40,17 +41,40 @@ def earlier_agent() -> EarlierAgent:
     from memory_mcp.settings import Settings
 
     settings = Settings()
+    return EarlierAgent(settings.agent_id, own_memories(settings, settings.agent_id))
+
+
+def own_memories(settings: Settings, agent: str) -> int:
+    """How many memories in scope `agent` (unarchived, every project) `agent` owns in the
+    store `settings` open; 0 when there is none or it cannot be read."""
     try:
-        own = _own_memories(settings)
+        return _own_memories(settings, agent)
     except MemoryMcpError:
-        own = 0
-    return EarlierAgent(settings.agent_id, own)
+        return 0
 
 
-def _own_memories(settings: Settings) -> int:
+def unseen_default_notice(settings: Settings, path: object) -> str | None:
+    """For `doctor`: the memories of agent `default` (what memory-mcp was before a
+    settings file named another agent) that the agent in effect does not see, and the
+    line that reads them; None when there are none. A note, not a problem: the agent may
+    be another on purpose."""
+    from memory_mcp.settings import Settings
+
+    default = str(Settings.model_fields["agent_id"].default)
+    if settings.agent_id == default:
+        return None
+    own = own_memories(settings, default)
+    if own == 0:
+        return None
+    return (
+        f"the store holds {own} memories of agent {default!r}, which agent "
+        f"{settings.agent_id!r} does not see; to read them, set agent_id = "
+        f'"{default}" in {path}'
+    )
+
+
+def _own_memories(settings: Settings, agent: str) -> int:
     from memory_mcp.app.root import run_with_app
-
-    agent = settings.agent_id
 
     async def job(app: AppContext) -> int:
         # Read as that agent, in no project: its view is what it would lose.
@@ -83,4 +107,11 @@ def left_behind_notice(earlier: EarlierAgent, agent: str, path: object) -> str:
     )
 
 
-__all__ = ["EarlierAgent", "earlier_agent", "kept_notice", "left_behind_notice"]
+__all__ = [
+    "EarlierAgent",
+    "earlier_agent",
+    "kept_notice",
+    "left_behind_notice",
+    "own_memories",
+    "unseen_default_notice",
+]

@@ -2,8 +2,9 @@
 so far as agent `default` stay in sight. Without `--agent-id` the new settings file keeps
 the agent those memories belong to and says so; with `--agent-id` naming another, setup
 does as told and says how many memories that leaves behind and the line that brings them
-back. Real processes throughout (`memory-mcp store`, `setup`, `list`, `search`), in a real
-git work tree, a temp HOME (conftest, hermetic) and a real SQLite store."""
+back, and `doctor` says it again later. Real processes throughout (`memory-mcp import`,
+`store`, `setup`, `list`, `search`, `doctor`), in a real git work tree, a temp HOME
+(conftest, hermetic) and a real SQLite store."""
 
 from __future__ import annotations
 
@@ -79,6 +80,12 @@ def test_setup_told_another_agent_says_what_it_leaves_and_how_to_return(
     assert "the store holds 6 memories of agent 'default'" in done.stderr
     assert told in done.stderr
     assert keys_listed(repo) == ["shared"]  # as asked: an agent of its own
+    # `doctor` keeps saying it, for whoever set up before setup said so.
+    doctor = subprocess.run(
+        [EXE, "doctor"], cwd=repo, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert "note: the store holds 6 memories of agent 'default'" in doctor.stdout
+    assert told in doctor.stdout
     # Doing what it said brings them back.
     path.write_text(path.read_text().replace('"claude-code"', '"default"'))
     assert len(keys_listed(repo)) == 7
