@@ -243,7 +243,8 @@ class StoreRequest:
     None is "not given": a new memory gets the default (no tags, no metadata, manual,
     unpinned, no confidence, the source's lifetime), and an update of a stored one keeps
     what it has (NewMemory.kept; expiry kept unless ttl_seconds or expires_at is given).
-    An empty list or object is given, and empties the field. `replace`: the call is the
+    An empty list or object is given, and empties the field; so is `expires_at` math.inf
+    (store_memory's "never"), which removes the expiry. `replace`: the call is the
     whole memory, what it leaves out gets the default as for a new one."""
 
     key: str
