@@ -385,8 +385,8 @@ class NewMemory:
     about_agent: str | None = None
     redactions: list[Redaction] = field(default_factory=list)  # what was taken out
     # The session the writer was in, whatever the scope (session_id above is the scope's):
-    # the memories it wrote just before this one there lend it their words
-    # (store/write_context.py). Empty: none (notes; a write with no session).
+    # the 3 memories it wrote just before this one there and the 4 just after lend it
+    # their words (store/write_context.py). Empty: none (notes; a write with no session).
     written_session: str = ""
     # Columns (KEEPABLE) an update takes from the stored memory instead of from this one:
     # what the write was not given. The store reads them under its write lock, so a
@@ -506,7 +506,7 @@ class KeywordFinds:
     records: dict[int, MemoryRecord]
     facts: dict[int, RankFacts]
     # The hits whose own words (key, value, tags) hold a query word; the others matched
-    # only the words of the memories written before them (store/write_context.py).
+    # only their context's words (store/write_context.py).
     own_words: set[int] = field(default_factory=set)
 
 
