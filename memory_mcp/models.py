@@ -329,6 +329,9 @@ class SearchRequest:
     expand: bool | None = None
     explain: bool = False
     project: str | None = None
+    # `project` alone, without `*`'s memories; `*` alone: the shared ones only, not every
+    # project's (permissions.readable_projects).
+    project_alone: bool = False
     task: str | None = None
     include_archived: bool = False
     # Corrected memories and replaced versions too, marked (rules/validity.py); `as_of`

@@ -57,8 +57,9 @@ class ScoreExplanation(ToolResult):
     unconfirmed inference's decay); `trust`: the factor it gives (1 at full confidence).
     `via` (expand): the link to a strong hit that lent it its relevance.
     `context_from`: the memories of its context (the 3 memories written just before it
-    and the 4 just after it in its session) whose words hold query words; with matched_by "context" its own words hold none. `time`: the factor
-    of the query's time expression (1.0: stated in its range; the search's `time_cue`)."""
+    and the 4 just after it in its session) whose words hold query words; with
+    matched_by "context" its own words hold none. `time`: the factor of the query's time
+    expression (1.0: stated in its range; the search's `time_cue`)."""
 
     omitted_when_empty = frozenset({"via", "context_from", "time"})
 
