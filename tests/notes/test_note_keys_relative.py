@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -24,7 +24,7 @@ from memory_mcp.notes.paths import NoteFolder, NotePath
 from memory_mcp.rules.permissions import Origin
 from memory_mcp.settings import Settings
 from tests.cli.test_cli import EXE
-from tests.conftest import call, opened
+from tests.conftest import BOTH_BACKENDS, call, opened
 from tests.mcp.test_stdio_e2e import server_env
 
 pytestmark = pytest.mark.anyio
@@ -131,3 +131,39 @@ async def test_notes_keyed_by_their_absolute_path_are_renamed_in_place(tmp_path:
         assert sorted((m["id"], m["version"]) for m in again) == sorted(
             (m["id"], m["version"]) for m in found
         )
+
+
+@BOTH_BACKENDS
+async def test_the_rename_keeps_ids_on_both_stores(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """The rename itself on SQLite and PostgreSQL: the indexer's own path, in process."""
+    notes = tmp_path / "memory"
+    (notes / "ops").mkdir(parents=True)
+    note = notes / "ops" / "deploy.md"
+    note.write_text(NOTE)
+    async with opened(make_settings(agent_id="w1", watch=False)) as app:
+        folder = NoteFolder(notes.resolve(), Scope.AGENT, "personal")
+        before = NotePath(folder, note.resolve(), PurePosixPath())
+        await app.notes.files.sync_file(
+            app.caller,
+            Scope.AGENT,
+            str(note.resolve()),
+            note_memories(before, NOTE),
+            2e9,
+            origin=Origin.FOLDER,
+        )
+        old = await app.service.note_memories.note_records(
+            app.caller, Scope.AGENT, str(note.resolve())
+        )
+        outcome = await app.notes.index_path(note)
+        assert outcome.report is not None
+        assert (outcome.report.created, outcome.report.removed) == (0, 0)
+        assert outcome.report.updated == 2  # the metadata's path: a new version each
+        now = await app.service.note_memories.note_records(
+            app.caller, Scope.AGENT, str(note.resolve())
+        )
+    assert [r.id for r in now] == [r.id for r in old]
+    assert {r.key for r in now} == KEYS
+    found = {r.key for r in now}
+    assert all(str(tmp_path) not in key for key in found)
