@@ -54,7 +54,7 @@ async def indexed(client: Client, wanted: set[str]) -> list[dict[str, Any]]:
     deadline = time.monotonic() + DEADLINE_SECONDS
     while True:
         found = await call(client, "memory-list", source="file_index", limit=50)
-        notes = found["memories"]
+        notes: list[dict[str, Any]] = found["memories"]
         if {m["key"] for m in notes} == wanted or time.monotonic() > deadline:
             return notes
         await anyio.sleep(0.2)
