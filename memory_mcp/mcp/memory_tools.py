@@ -84,7 +84,7 @@ async def store_memory(
     ] = None,
     ttl_seconds: Annotated[float | None, Field(strict=True, description="Expire after.")] = None,
     expires_at: Annotated[
-        str | None, Field(description='Expire at (ISO 8601); "never" removes an expiry.')
+        str | None, Field(description='Expire at (ISO 8601), or "never".')
     ] = None,
     source: Annotated[
         str | None,
