@@ -434,11 +434,13 @@ def memory_identity(
 @dataclass
 class Placement:
     """What memory-complete-task or `projects move` did in `project`: the ids of the
-    memories archived, and of those moved (to another task or project)."""
+    memories archived, and of those moved (to another task or project); `merged`: a
+    note memory's stale copy's id, and the id of the copy in `project` it went into."""
 
     project: str
     archived: list[int] = field(default_factory=list)
     moved: list[int] = field(default_factory=list)
+    merged: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import argparse
 
     from memory_mcp.app.context import AppContext
-    from memory_mcp.models import MemoryRecord
+    from memory_mcp.models import MemoryRecord, Placement
 
 SOURCES = ("manual", "task_completion", "session_summary", "file_index")
 
@@ -187,7 +187,7 @@ def _move(args: argparse.Namespace) -> int:
         raise InvalidInputError("from", "give --from NAME or --every-project, not both")
     under = None if args.cwd_under is None else args.cwd_under.expanduser().resolve()
 
-    async def job(app: AppContext) -> tuple[list[MemoryRecord], list[int], str]:
+    async def job(app: AppContext) -> tuple[list[MemoryRecord], Placement, str]:
         source = _source_project(args, app.caller.project)
         matching = [
             record
@@ -200,14 +200,24 @@ def _move(args: argparse.Namespace) -> int:
         placed = await app.service.tasks.move_to_project(
             app.caller, chosen, args.to, dry_run=args.dry_run
         )
-        return chosen, placed.moved, "every project" if source is None else f"project {source}"
+        return chosen, placed, "every project" if source is None else f"project {source}"
 
-    chosen, moved, where = run_with_app(settings_from(args), job, create=False)
+    chosen, placed, where = run_with_app(settings_from(args), job, create=False)
     verb = "would move" if args.dry_run else "moved"
     for record in chosen:
-        if record.id in moved:
+        if record.id in placed.moved:
             print(f"{record.id}\t{record.project} -> {args.to}\t{record.key}")
-    print(f"{verb} {len(moved)} memories of {where} to project {args.to}", file=sys.stderr)
+        elif record.id in placed.merged:
+            kept = placed.merged[record.id]
+            print(f"{record.id}\t{record.project} -> {args.to}\t{record.key}\tinto {kept}")
+    print(f"{verb} {len(placed.moved)} memories of {where} to project {args.to}", file=sys.stderr)
+    if placed.merged:
+        print(
+            f"{'would drop' if args.dry_run else 'dropped'} {len(placed.merged)} stale copies of "
+            f"notes project {args.to} holds already (indexed there from the same files): each "
+            "into the memory there (\"into ID\"), its links carried over",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -44,6 +44,17 @@ def _same_text(old: MemoryRecord, memory: FileMemory) -> bool:
     return old.value == memory.value or old.value == redact_text(memory.value)[0]
 
 
+# What a move to another project adds to a memory's metadata (store/writes.py): a note
+# brought to its folder's project is not re-stored for it (one version for the move).
+MOVE_STAMPS = ("moved_from", "moved_at")
+
+
+def _same_place(old: MemoryRecord, memory: FileMemory) -> bool:
+    """The stored chunk's metadata is the file's (a move's stamps aside)."""
+    kept = {k: v for k, v in old.metadata.items() if k not in MOVE_STAMPS}
+    return kept == memory.metadata
+
+
 class FileIndexService:
     def __init__(self, memories: NoteMemoryService) -> None:
         self.memories = memories  # the rules of a note's memories
@@ -71,8 +82,12 @@ class FileIndexService:
         a note `caller` may not change is refused whole (PermissionDeniedError naming
         its owner), nothing written."""
         report = FileIndexReport(file_path)
-        existing = {r.key: r for r in await self.memories.note_records(caller, scope, file_path)}
-        self.memories.check_note_change(caller, list(existing.values()), origin)
+        records = await self.memories.note_records(caller, scope, file_path)
+        self.memories.check_note_change(caller, records, origin)
+        # Under another project than the folder's (the work tree was renamed): brought here.
+        if await self.memories.bring_to_project(caller, records, project, origin):
+            records = await self.memories.note_records(caller, scope, file_path)
+        existing = {r.key: r for r in records}
         # Indexed when keys held the absolute path: renamed in place, then compared.
         renames = [
             (existing[earlier], m.key)
@@ -103,7 +118,7 @@ class FileIndexService:
         refresh: list[MemoryRecord] = []
         for memory in memories:
             old = existing.get(memory.key)
-            if old is not None and old.metadata == memory.metadata and _same_text(old, memory):
+            if old is not None and _same_place(old, memory) and _same_text(old, memory):
                 kept.add(memory.key)
                 report.unchanged += 1
                 if old.expires_at != expires_at:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memory_mcp.checks.new_memory import checked_memory
@@ -21,7 +22,7 @@ from memory_mcp.models import (
     Source,
     UpsertOutcome,
 )
-from memory_mcp.rules import permissions
+from memory_mcp.rules import note_arrivals, permissions
 from memory_mcp.rules.permissions import Change, Origin, Target
 
 if TYPE_CHECKING:
@@ -102,6 +103,31 @@ class NoteMemoryService:
         notes = [(r, key) for r, key in renames if r.source is Source.FILE_INDEX]
         self.check_note_change(caller, [r for r, _ in notes], origin)
         return await self.gate.store.rename_keys([(r.id, key) for r, key in notes])
+
+    async def bring_to_project(
+        self, caller: Caller, records: Sequence[MemoryRecord], project: str, origin: Origin
+    ) -> int:
+        """Carry a note's memories (from note_records) that are in another project than
+        its folder's (`project`: the work tree was renamed) there, in place, the move a new
+        version of each; a chunk held there already is kept and the stale copy dropped into
+        it (rules/note_arrivals.py). Checked whole before anything is written. How many."""
+        notes = [r for r in records if r.source is Source.FILE_INDEX and r.project != project]
+        if not notes:
+            return 0
+        self.check_note_change(caller, notes, origin)
+        for record in notes:
+            there = replace(Target.of(record), project=project)
+            permissions.check(caller, there, Change.NOTE, origin)
+        landing = await note_arrivals.arrival(self.gate.store, notes, project)
+        moved = await self.gate.store.place(
+            [r.id for r in landing.moves],
+            project=project,
+            field="project",
+            moved_by=caller.agent_id,
+            now=self.gate.clock(),
+        )
+        merges = [(gone.id, kept.id) for gone, kept in landing.merges]
+        return len(moved) + len(await self.gate.store.merge_note_copies(merges))
 
     async def set_note_expiry(
         self,

@@ -16,7 +16,10 @@ its links, its history, the write-time context around it), and about 3 s at load
 cores. A key that clashes only after the check (another writer stored it meanwhile) stops
 the move at its batch: what moved before stays moved and the error says how many. Each
 memory moved to another project gets a new version (its history keeps the one before; the
-new one's metadata names `moved_from` and `moved_at`: store/writes.py)."""
+new one's metadata names `moved_from` and `moved_at`: store/writes.py). A note's memory
+whose chunk the project it goes to holds already (indexed there after the work tree was
+renamed) is not a clash: it is a stale copy, dropped into the one there, its links carried
+over (rules/note_arrivals.py)."""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ import anyio
 
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.models import Caller, MemoryRecord, Placement
-from memory_mcp.rules import permissions
+from memory_mcp.rules import note_arrivals, permissions
 from memory_mcp.rules.permissions import Change, Target
 from memory_mcp.store.repository import MemoryStore
 
@@ -54,15 +57,16 @@ async def move_to_project(
     for record in records:
         permissions.check(caller, Target.of(record), Change.MOVE)
         permissions.check(caller, replace(Target.of(record), project=target), Change.MOVE)
-    ids = [record.id for record in records if record.project != target]
-    clashes = await store.place_clashes(ids, project=target)
-    if clashes:
-        keys = ", ".join(repr(key) for key in sorted(set(clashes))[:20])
+    landing = await note_arrivals.arrival(store, records, target)
+    if landing.clashes:
+        keys = ", ".join(repr(key) for key in sorted(set(landing.clashes))[:20])
         raise InvalidInputError(
             "to", f"a memory in project {target!r} has the same key already: {keys}"
         )
+    ids = [record.id for record in landing.moves]
+    merges = [(gone.id, kept.id) for gone, kept in landing.merges]
     if dry_run:
-        return Placement(target, moved=ids)
+        return Placement(target, moved=ids, merged=dict(merges))
     moved: list[int] = []
     for start in range(0, len(ids), batch):
         if start:
@@ -81,7 +85,13 @@ async def move_to_project(
             raise InvalidInputError(
                 "to", f"{exc.problem}; {len(moved)} of {len(ids)} had moved before it"
             ) from None
-    return Placement(target, moved=moved)
+    merged: list[int] = []
+    for start in range(0, len(merges), batch):
+        if moved or start:
+            await anyio.sleep(PAUSE_BETWEEN_BATCHES)
+        merged += await store.merge_note_copies(merges[start : start + batch])
+    kept = dict(merges)
+    return Placement(target, moved=moved, merged={gone: kept[gone] for gone in merged})
 
 
 __all__ = ["MOVE_BATCH", "move_to_project"]

@@ -44,6 +44,7 @@ from memory_mcp.store import (
     batch_writes,
     eviction,
     migrations,
+    note_copies,
     note_keys,
     rescope,
     validity_rows,
@@ -515,6 +516,14 @@ class MemoryStore:
         if not renames:
             return 0
         return await self._engines.run_write(note_keys.rename_keys, list(renames))
+
+    async def merge_note_copies(self, pairs: Sequence[tuple[int, int]]) -> list[int]:
+        """Each (gone, kept) pair of one note chunk's memories made one (store/note_copies.py)."""
+        if not pairs:
+            return []
+        async with self._engines.write() as conn:
+            revision = await conn.run_sync(next_revision)
+            return await conn.run_sync(note_copies.merge_note_copies, list(pairs), revision)
 
     async def set_expiry(self, memory_ids: Sequence[int], expires_at: float | None) -> None:
         """Move the expiry of these memories without a new version (their content is the

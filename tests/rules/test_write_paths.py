@@ -238,6 +238,7 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
     ),
     "set_note_expiry": lambda w: _set_note_expiry(w),
     "rename_note_keys": lambda w: _rename_note_keys(w),
+    "bring_to_project": lambda w: _bring_to_project(w),
     "sync_file": _sync_file,
     "remove_file": lambda w: w.files.remove_file(
         WORKER, Scope.SWARM, NOTE_PATH, origin=Origin.CALLER
@@ -272,6 +273,14 @@ async def _with_note(world: World, method: Callable[..., Any], origin: Origin) -
 async def _rename_note_keys(world: World) -> Any:
     renames = [(record, f"{record.key}-renamed") for record in await world.note()]
     return await world.service.note_memories.rename_note_keys(WORKER, renames, Origin.CALLER)
+
+
+async def _bring_to_project(world: World) -> Any:
+    """A worker carrying the lead's note to another project (a work tree renamed), with
+    text it sent: the lead's to change."""
+    return await world.service.note_memories.bring_to_project(
+        WORKER, await world.note(), "acme/renamed", Origin.CALLER
+    )
 
 
 async def _set_note_expiry(world: World) -> Any:
