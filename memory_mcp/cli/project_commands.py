@@ -214,8 +214,8 @@ def _move(args: argparse.Namespace) -> int:
     if placed.merged:
         print(
             f"{'would drop' if args.dry_run else 'dropped'} {len(placed.merged)} stale copies of "
-            f"notes project {args.to} holds already (indexed there from the same files): each "
-            "into the memory there (\"into ID\"), its links carried over",
+            f"notes project {args.to} holds already (indexed there from the same notes): each "
+            'into the memory there ("into ID"), its links carried over',
             file=sys.stderr,
         )
     return 0

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, select, update
 
 from memory_mcp.models import Source
-from memory_mcp.store.memories_table import M
+from memory_mcp.store.memories_table import MEMORIES, M
 from memory_mcp.store.schema import MemoryLinkRow
 from memory_mcp.store.writes import delete_ids
 
@@ -34,13 +34,8 @@ def merge_note_copies(
     at = time.time() if now is None else now
     gone: list[int] = []
     for stale, kept in pairs:
-        rows = {
-            row.id: row
-            for row in conn.execute(
-                select(M.id, M.source, M.scope, M.agent_id, M.session_id, M.project).where(
-                    M.id.in_([stale, kept])
-                )
-            )
+        rows: dict[int, Row[Any]] = {
+            row.id: row for row in conn.execute(select(MEMORIES).where(M.id.in_([stale, kept])))
         }
         if stale == kept or len(rows) != 2:
             continue
