@@ -378,6 +378,54 @@ def speaker_lift_aliased(weight: float) -> After:
     return after
 
 
+# -- the question's meaning without its names ----------------------------------------------------
+
+
+def without_names(question: str) -> str | None:
+    """The question with the names rule_entities finds in it taken out (with a possessive
+    "'s"), or None when it names nobody: "What foods does Nebraas like?" -> "What foods
+    does like?"."""
+    names = rule_entities(question.replace("’", "'"))
+    text = question.replace("’", "'")
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(rf"\b{re.escape(name)}(?:'s)?\b", " ", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+", " ", text).strip()
+    return None if text == question.replace("’", "'").strip() or not text.strip(" ?.!") else text
+
+
+_UNNAMED: dict[str, np.ndarray] = {}
+
+
+def unnamed_queries(lab: Lab, c: Conv) -> np.ndarray:
+    """Per question, the vector of the question without its names (its own vector when
+    it names nobody)."""
+    if c.name not in _UNNAMED:
+        texts = [without_names(q) for q in c.p.questions]
+        todo = [t for t in texts if t is not None]
+        vectors = lab.encoder.vectors(todo) if todo else np.zeros((0, c.p.queries.shape[1]))
+        out = c.p.queries.copy()
+        k = 0
+        for i, t in enumerate(texts):
+            if t is not None:
+                out[i] = vectors[k]
+                k += 1
+        _UNNAMED[c.name] = out
+    return _UNNAMED[c.name]
+
+
+def mixed_queries(lab: Lab, alpha: float) -> Callable[[Conv], np.ndarray]:
+    """The query vector as unit(question + alpha x question without its names)."""
+    mixed: dict[str, np.ndarray] = {}
+
+    def queries(c: Conv) -> np.ndarray:
+        if c.name not in mixed:
+            v = c.p.queries + alpha * unnamed_queries(lab, c)
+            mixed[c.name] = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return mixed[c.name]
+
+    return queries
+
+
 def chain(*steps: After) -> After:
     def after(
         c: Conv, qi: int, rows: np.ndarray, rel: np.ndarray, v: np.ndarray
@@ -489,13 +537,14 @@ def _ranker(lab: Lab, make: Callable[[Any], After | None]) -> Callable[[Any], An
     return lambda g: lab.ranker(SHIPPED, after=make(g))
 
 
-def final_check(lab: Lab, outcomes: list[SetOutcome], chosen: list[Variant]) -> str:
+def final_check(lab: Lab, outcomes: list[SetOutcome], rankers: list[Callable[[Any], Any]]) -> str:
     lines = ["variant | setting | " + " | ".join(f"{s} R@5 / R@10" for s in lab.sets)]
     lines.append(" | ".join("---" for _ in range(2 + len(lab.sets))))
     tables: list[dict[str, Scores]] = []
-    for o, (name, _, make) in zip(outcomes, chosen, strict=True):
+    for o, ranker_for in zip(outcomes, rankers, strict=True):
         g = o.in_sample_params
-        rank = _ranker(lab, make)(g)
+        name = o.name
+        rank = ranker_for(g)
         per_set: dict[str, list[Scores]] = {}
         for c in lab.convs.values():
             per_set.setdefault(c.dataset, []).append(lab.scores(c, rank))
@@ -516,14 +565,19 @@ def main(argv: list[str]) -> None:
     held = {n: c for n, c in lab.convs.items() if n in FINAL}
     lab.convs = iterate
     chosen = variants(names)
-    outcomes = [lab.run(name, grid, _ranker(lab, make)) for name, grid, make in chosen]
+    rankers = [_ranker(lab, make) for _, _, make in chosen]
+    outcomes = [lab.run(name, grid, r) for (name, grid, _), r in zip(chosen, rankers, strict=True)]
+    if "unnamed" in names:
+        label = "query vector + alpha x the query without its names (alpha)"
+        rankers.append(lambda a: lab.ranker(SHIPPED, queries=mixed_queries(lab, a)))
+        outcomes.append(lab.run(label, [0.25, 0.5, 0.75, 1.0, 1.5], rankers[-1]))
     print(render(outcomes, outcomes[0]))
     for o in outcomes:
         print(f"{o.name}: chosen on all iterate-on conversations: {o.in_sample_params}")
     if final:
         lab.convs = held
         print("\nFINAL CHECK (setting chosen on the iterate-on conversations)")
-        print(final_check(lab, outcomes, chosen))
+        print(final_check(lab, outcomes, rankers))
     sys.stdout.flush()
 
 
