@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 FILL_TEXTS = 32
 FILL_CHARS = 12_000
 
+
 async def embed_unembedded(
     store: SearchStore,
     vectors: QueryVectors[ScanT, PreparedT],
@@ -51,12 +52,14 @@ async def embed_unembedded(
         record = read.get(memory_id)
         if record is None:  # deleted meanwhile
             continue
-        if texts and (len(texts) >= FILL_TEXTS or chars + len(record.value) > FILL_CHARS):
+        # The first always fits (a long memory is one model call), unless FILL_TEXTS is 0.
+        if len(texts) >= FILL_TEXTS or (texts and chars + len(record.value) > FILL_CHARS):
             break
         texts.append(record.value)
         chars += len(record.value)
     try:
-        await vectors.embed_texts(texts)
+        if texts:
+            await vectors.embed_texts(texts)
         await vectors.search.catch_up()
         found = await vectors.search.nearest(query, vis, 0, missing)
     except Exception:  # the search goes on with their words; the worker embeds them later
@@ -67,10 +70,14 @@ async def embed_unembedded(
 
 def unembedded_notice(count: int) -> str:
     """What a search says of the keyword candidates it could not embed in time."""
-    noun = "memory" if count == 1 else "memories"
+    some = (
+        "1 memory matching the query's words has"
+        if count == 1
+        else (f"{count} memories matching the query's words have")
+    )
     return (
-        f"{count} {noun} matching the query's words have no vector yet: ranked by their "
-        "words alone (a server embeds them in the background; searching again embeds more)"
+        f"{some} no vector yet: ranked by their words alone (a server embeds them in the "
+        "background; searching again embeds more)"
     )
 
 
