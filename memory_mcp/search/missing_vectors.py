@@ -81,4 +81,23 @@ def unembedded_notice(count: int) -> str:
     )
 
 
-__all__ = ["FILL_CHARS", "FILL_TEXTS", "embed_unembedded", "unembedded_notice"]
+# What a command with no background worker embeds of the whole store before it searches
+# (the CLI's `search` and `context --query`: Vectors.embed_a_few_pending).
+CATCH_UP_TEXTS = 64
+CATCH_UP_CHARS = 16_000
+PENDING_NOTICE = (
+    "some memories have no vector yet (notes just indexed, hooks' memories): they are "
+    "found by their words only until embedded; each search embeds a few, a running "
+    "server all of them"
+)
+
+
+__all__ = [
+    "CATCH_UP_CHARS",
+    "CATCH_UP_TEXTS",
+    "FILL_CHARS",
+    "FILL_TEXTS",
+    "PENDING_NOTICE",
+    "embed_unembedded",
+    "unembedded_notice",
+]

@@ -4,7 +4,8 @@ which the CLI does not run), and `memory-mcp search` ranked it as if its meaning
 "how do I undo a bad release" put the rollback note, its one real answer, last at 0.133,
 under a memory about pull requests (cosine 0.15) and one about a bad coffee machine
 (cosine ~0.07). Now the search embeds its keyword candidates that have no vector
-(search/missing_vectors.py), ranks any it could not on their words (search/arm_mix.py),
+(search/missing_vectors.py; before that the CLI embeds a few of the store's waiting texts),
+ranks any it could not on their words (search/arm_mix.py),
 caps weak cosines beside keyword hits, and a note weighs as a manual memory."""
 
 from __future__ import annotations
@@ -60,11 +61,11 @@ def run(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def cli(*argv: str) -> str:
-    """`memory-mcp ARGV` in this process (the same `main`); its stdout."""
+def cli(*argv: str) -> tuple[str, str]:
+    """`memory-mcp ARGV` in this process (the same `main`); its stdout and stderr."""
     code, out, err = in_process(lambda: main(list(argv)))
     assert code == 0, err
-    return out
+    return out, err
 
 
 def test_the_cli_search_embeds_the_note_and_ranks_it_first(
@@ -92,17 +93,25 @@ def test_the_cli_search_embeds_the_note_and_ranks_it_first(
 def test_a_note_the_search_did_not_embed_ranks_on_its_words_and_is_named(
     env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past the bound of what one search embeds (here none), the note is ranked on its
-    words alone, still first, and the search says it had no vector."""
+    """Past the bound of what one command embeds (here none: neither the store's catch-up
+    before the search nor the search's own), the note is ranked on its words alone, still
+    first, and the command says it had no vector."""
+    monkeypatch.setattr(missing_vectors, "CATCH_UP_TEXTS", 0)
     monkeypatch.setattr(missing_vectors, "FILL_TEXTS", 0)
     cli("index", str(tmp_path / "notes"))
     for key, value in MEMORIES.items():
         cli("store", key, value)
 
-    found = json.loads(cli("search", QUESTION, "--json"))
+    found = json.loads(cli("search", QUESTION, "--json")[0])
 
     first = found["results"][0]
     assert first["key"].endswith("#rolling-back-a-release")
     assert first["matched_by"] == "keyword"
-    assert found["notices"] == [missing_vectors.unembedded_notice(1)]
+    assert found["notices"] == [
+        missing_vectors.unembedded_notice(1),
+        missing_vectors.PENDING_NOTICE,
+    ]
     assert "1 memory matching the query's words has no vector yet" in found["notices"][0]
+    block, said = cli("context", "--query", QUESTION)
+    assert block.index("rollback") < block.index("pull requests")
+    assert missing_vectors.PENDING_NOTICE in said
