@@ -45,7 +45,7 @@ async def _capture(
 
     days = settings.ttl_kind_days.get(CONVERSATION, 0)
     # The writer's session is the conversation's: the write-time context links each
-    # message to those said just before it (store/write_context.py).
+    # message to the 3 said just before it and the 4 just after (store/write_context.py).
     caller = replace(app.caller, session_id=session)
     metadata = {"cwd": transcript.cwd} if transcript.cwd else {}
     report = await capture(
