@@ -3,7 +3,8 @@ the product's query terms and column weights, pool of 50), the vector arm (cosin
 50, plus the cosine of every keyword candidate), and ranking.fuse (min-max with span
 floors, weak cosines capped beside keyword hits, 0.7 / 0.3). The prior is one constant in
 LoCoMo (every memory manual, never read) and no dev question has an exact match that
-changes its top 10 (docs/RETRIEVAL.md), so both are left out. `check` in experiments.py holds this against the product's numbers."""
+changes its top 10 (docs/RETRIEVAL.md), so both are left out. `check` in experiments.py
+holds this against the product's numbers."""
 
 from __future__ import annotations
 
