@@ -135,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                 line = next((x for x in listed.splitlines() if "memory-mcp" in x), listed)
                 label = "first start" if run == 0 else "later start"
                 print(f"{label}: {seconds:.1f} s  {line.strip()}", flush=True)
-                for started in _read_stamps(stamps):
-                    print(f"  server start, seconds after uvx's spawn: {started}", flush=True)
+                for start in _read_stamps(stamps):
+                    print(f"  server start, seconds after uvx's spawn: {start}", flush=True)
             load = os.getloadavg()[0]
         finally:
             for process in busy:

@@ -244,9 +244,7 @@ def _ready(server: Server) -> None:
         time.sleep(0.2)
 
 
-def side_by_side(
-    exe: str, peer_root: Path, conversation: Conversation, searches: int
-) -> PeerRun:
+def side_by_side(exe: str, peer_root: Path, conversation: Conversation, searches: int) -> PeerRun:
     run = PeerRun(conversation=conversation.name)
     with tempfile.TemporaryDirectory(prefix="bench-store-peer-") as scratch:
         folder = Path(scratch)
@@ -289,7 +287,7 @@ def _each_call(
     each once both servers are idle; every call timed, and each server's CPU over them."""
     cpu = [_cpu_seconds(proc.pid) for _, _, proc in sides]
     for n, item in enumerate(items):
-        for server, side, proc in sides if n % 2 == 0 else sides[::-1]:
+        for server, side, _ in sides if n % 2 == 0 else sides[::-1]:
             _settle(p for _, _, p in sides)
             began = time.perf_counter()
             call(server, item)

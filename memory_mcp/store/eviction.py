@@ -76,7 +76,7 @@ def evict_over_caps(
 
 def _evict(
     conn: Connection,
-    count: tuple[Select[tuple[int]], str],
+    count: tuple[Select[int], str],
     counted: tuple[ColumnElement[bool], ...],
     cap: int,
     keep_id: int,
