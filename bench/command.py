@@ -366,6 +366,13 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         "../shared/tools/peer/setup_peer.sh (default $PEER_ROOT, else peer/ in the temp "
         "dir), in one run (bench/store_peer.py)",
     )
+    store.add_argument(
+        "--peer-threads",
+        type=int,
+        metavar="N",
+        help="with --peer: the peer's torch threads (default: its own, one spinning thread "
+        "per core, which a busy machine starves)",
+    )
 
     from bench.batch_store import add_arguments as batch_store_arguments
 
@@ -743,7 +750,7 @@ def run_store(args: argparse.Namespace) -> int:
 
         root = default_peer_root() if args.peer is True else args.peer
         _say(f"ours ({args.exe}) beside the peer ({root}), every call alternating")
-        beside = side_by_side(args.exe, root, conversation, args.searches)
+        beside = side_by_side(args.exe, root, conversation, args.searches, args.peer_threads)
         print(beside.render())
         _write_json(args.json, beside.summary())
         return 0

@@ -79,6 +79,7 @@ class PeerRun:
     peer: Side = field(default_factory=Side)
     load: tuple[float, float, float] = field(default_factory=os.getloadavg)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    peer_threads: int | None = None  # torch's threads in the peer (None: its default)
 
     def ratios(self) -> dict[str, float]:
         """Our p50 over the peer's: below 1 is faster."""
@@ -98,6 +99,7 @@ class PeerRun:
             "load_average": [round(x, 2) for x in self.load],
             "load_average_after": [round(x, 2) for x in self.load_after],
             "conversation": self.conversation,
+            "peer_threads": self.peer_threads or "default",
             "ours": self.ours.summary(),
             "peer": self.peer.summary(),
             "p50_ratio_ours_over_peer": self.ratios(),
@@ -119,7 +121,7 @@ class PeerRun:
                 f"LoCoMo conversation {self.conversation}: {len(self.ours.store_seconds)} turns "
                 f"stored in both servers, then {len(self.ours.search_seconds)} searches, "
                 "alternating, each call sent once both servers were idle",
-                f"machine: {s['machine']}",
+                f"machine: {s['machine']}; the peer's torch threads: {s['peer_threads']}",
                 f"load average {s['load_average']} at start, {s['load_average_after']} at end",
                 "",
                 table(["over stdio", "p50 ms", "p95 ms", "server CPU ms/call"], rows),
@@ -198,8 +200,10 @@ class Server:
         self.client.tool(self.search_tool, arguments)
 
 
-def spawn_peer(root: Path, work: Path) -> subprocess.Popen[str]:
-    """The peer as peer_locomo.py starts it: sqlite_vec, offline, its model from ROOT."""
+def spawn_peer(root: Path, work: Path, threads: int | None = None) -> subprocess.Popen[str]:
+    """The peer as peer_locomo.py starts it: sqlite_vec, offline, its model from ROOT.
+    `threads`: torch's threads (OMP_NUM_THREADS); None leaves its default, one spinning
+    thread per core, which on a busy machine burns ~10x the CPU of one thread."""
     python = root / "venv" / "bin" / "python"
     if not python.exists():
         raise SystemExit(
@@ -218,6 +222,8 @@ def spawn_peer(root: Path, work: Path) -> subprocess.Popen[str]:
         "MCP_MEMORY_OFFLINE": "1",
         "MCP_MEMORY_USE_ONNX": "0",
     }
+    if threads is not None:
+        env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
     return subprocess.Popen(
         [str(python), "-m", "mcp_memory_service.server"],
         stdin=subprocess.PIPE,
@@ -244,13 +250,19 @@ def _ready(server: Server) -> None:
         time.sleep(0.2)
 
 
-def side_by_side(exe: str, peer_root: Path, conversation: Conversation, searches: int) -> PeerRun:
-    run = PeerRun(conversation=conversation.name)
+def side_by_side(
+    exe: str,
+    peer_root: Path,
+    conversation: Conversation,
+    searches: int,
+    peer_threads: int | None = None,
+) -> PeerRun:
+    run = PeerRun(conversation=conversation.name, peer_threads=peer_threads)
     with tempfile.TemporaryDirectory(prefix="bench-store-peer-") as scratch:
         folder = Path(scratch)
         procs = [
             spawn_server(exe, folder / "ours" / "memory.db", server_env(folder / "ours")),
-            spawn_peer(peer_root, folder / "peer"),
+            spawn_peer(peer_root, folder / "peer", peer_threads),
         ]
         try:
             ours = Server(JsonLinesClient(procs[0]), "store_memory", "memory-search", {})
