@@ -200,16 +200,22 @@ class Server:
         self.client.tool(self.search_tool, arguments)
 
 
-def spawn_peer(root: Path, work: Path, threads: int | None = None) -> subprocess.Popen[str]:
-    """The peer as peer_locomo.py starts it: sqlite_vec, offline, its model from ROOT.
-    `threads`: torch's threads (OMP_NUM_THREADS); None leaves its default, one spinning
-    thread per core, which on a busy machine burns ~10x the CPU of one thread."""
+def peer_python(root: Path) -> Path:
+    """The peer's Python under `root`, or a SystemExit saying how to build it."""
     python = root / "venv" / "bin" / "python"
     if not python.exists():
         raise SystemExit(
             f"bench store --peer: no peer under {root} "
             "(build it: bash ../shared/tools/peer/setup_peer.sh, PEER_ROOT to choose where)"
         )
+    return python
+
+
+def spawn_peer(root: Path, work: Path, threads: int | None = None) -> subprocess.Popen[str]:
+    """The peer as peer_locomo.py starts it: sqlite_vec, offline, its model from ROOT.
+    `threads`: torch's threads (OMP_NUM_THREADS); None leaves its default, one spinning
+    thread per core, which on a busy machine burns ~10x the CPU of one thread."""
+    python = peer_python(root)
     (work / "base").mkdir(parents=True)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("MCP_")},
@@ -224,15 +230,16 @@ def spawn_peer(root: Path, work: Path, threads: int | None = None) -> subprocess
     }
     if threads is not None:
         env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
-    return subprocess.Popen(
-        [str(python), "-m", "mcp_memory_service.server"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=(work / "server_stderr.log").open("w"),
-        text=True,
-        env=env,
-        cwd=work,
-    )
+    with (work / "server_stderr.log").open("w") as log:  # the child keeps its own copy
+        return subprocess.Popen(
+            [str(python), "-m", "mcp_memory_service.server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=env,
+            cwd=work,
+        )
 
 
 def _ready(server: Server) -> None:
@@ -257,6 +264,7 @@ def side_by_side(
     searches: int,
     peer_threads: int | None = None,
 ) -> PeerRun:
+    peer_python(peer_root)  # before anything is spawned
     run = PeerRun(conversation=conversation.name, peer_threads=peer_threads)
     with tempfile.TemporaryDirectory(prefix="bench-store-peer-") as scratch:
         folder = Path(scratch)
@@ -285,6 +293,9 @@ def side_by_side(
             for proc in procs:
                 proc.kill()
                 proc.wait()
+                for pipe in (proc.stdin, proc.stdout):
+                    if pipe is not None:
+                        pipe.close()
     run.load_after = os.getloadavg()
     return run
 
