@@ -12,6 +12,8 @@ brings it back. Archived memories do not count toward a cap."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import Connection, Select, String, bindparam, func, select, update
 from sqlalchemy.sql import ColumnElement
 
@@ -54,7 +56,7 @@ def evict_over_caps(
     archived = _evict(
         conn,
         (_COUNT_AGENT, agent_id),
-        counted_toward_cap(agent_id),
+        lambda: counted_toward_cap(agent_id),
         cap.per_agent,
         keep_id,
         revision,
@@ -64,7 +66,7 @@ def evict_over_caps(
     archived += _evict(
         conn,
         (_COUNT_PROJECT, project),
-        (M.project == project, *_live()),
+        lambda: (M.project == project, *_live()),
         cap.per_project,
         keep_id,
         revision,
@@ -77,7 +79,7 @@ def evict_over_caps(
 def _evict(
     conn: Connection,
     count: tuple[Select[int], str],
-    counted: tuple[ColumnElement[bool], ...],
+    counted: Callable[[], tuple[ColumnElement[bool], ...]],
     cap: int,
     keep_id: int,
     revision: int,
@@ -86,7 +88,9 @@ def _evict(
 ) -> list[int]:
     if cap <= 0:
         return []
-    statement, owner = count  # counts `counted`, built once
+    # `count` counts what `counted` selects, built once; `counted` is built only when a
+    # write goes over the cap.
+    statement, owner = count
     excess = int(conn.scalar(statement, {"owner": owner}) or 0) - cap
     if excess <= 0:
         return []
@@ -94,7 +98,7 @@ def _evict(
         conn.scalars(
             select(M.id)
             .where(
-                *counted,
+                *counted(),
                 M.pinned.is_(False),
                 ~M.key.startswith(LEARNING_KEY_PREFIX, autoescape=True),
                 M.id != keep_id,
