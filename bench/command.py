@@ -525,7 +525,7 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
 def _embedder_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--embedder",
-        choices=["onnx", "sentence-transformers"],
+        choices=["onnx", "sentence-transformers", "e5-multilingual"],
         default="onnx",
         help="embedding runtime measured (default onnx; MEMORY_MCP_EMBEDDER is not read)",
     )
@@ -613,7 +613,12 @@ def run(args: argparse.Namespace) -> int:
         from bench.locomo import load_conversations, run_locomo
         from bench.vector_cache import CachingEmbedder
 
-        cached = CachingEmbedder(embedder, args.cache_vectors) if args.cache_vectors else None
+        cache_name = "e5" if args.embedder == "e5-multilingual" else "minilm"
+        cached = (
+            CachingEmbedder(embedder, args.cache_vectors, cache_name)
+            if args.cache_vectors
+            else None
+        )
         reports = {}
         for directory in args.dir:
             try:

@@ -6,13 +6,16 @@ for the same text, and only texts never seen are sent to it."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from bench.lab.encoders import CachedEncoder
 from memory_mcp.semantic.embeddings import Embedder
 
+QUERY_KEY = "\x00query: "  # no stored text starts with a NUL
 # Written to disk after this many new vectors, and at the end of a run.
 SAVE_EVERY = 5_000
 
@@ -35,13 +38,30 @@ class CachingEmbedder:
         await self._inner.wait_ready()
 
     async def embed(self, texts: list[str]) -> np.ndarray:
-        missing = self._cache.missing(texts)
+        return await self._embed(texts, self._inner.embed, "")
+
+    def __getattr__(self, name: str) -> Any:
+        # A model that embeds questions apart (e5's "query: "): cached under that prefix.
+        if name == "embed_queries" and hasattr(self._inner, "embed_queries"):
+
+            async def embed_queries(texts: list[str]) -> np.ndarray:
+                inner = self._inner.embed_queries  # type: ignore[attr-defined]
+                return await self._embed(texts, inner, QUERY_KEY)
+
+            return embed_queries
+        raise AttributeError(name)
+
+    async def _embed(
+        self, texts: list[str], embed: Callable[[list[str]], Awaitable[np.ndarray]], key: str
+    ) -> np.ndarray:
+        keyed = [key + text for text in texts]
+        missing = self._cache.missing(keyed)
         if missing:
-            self._cache.add(missing, await self._inner.embed(missing))
+            self._cache.add(missing, await embed([text[len(key) :] for text in missing]))
             self._unsaved += len(missing)
             if self._unsaved >= SAVE_EVERY:
                 self.save()
-        return self._cache.known(texts)
+        return self._cache.known(keyed)
 
     def save(self) -> None:
         self._cache.save()

@@ -278,7 +278,9 @@ class Settings(BaseModel):
 
     # The embedding runtime: ONNX Runtime (default, no torch in the server) or the
     # reference sentence-transformers. Both give the same vectors (to 2e-7).
-    embedder: Literal["onnx", "sentence-transformers"] = "onnx"
+    # "e5-multilingual": the opt-in second model (semantic/e5_embedder.py), other
+    # vectors, for memories in other languages than English.
+    embedder: Literal["onnx", "sentence-transformers", "e5-multilingual"] = "onnx"
     # A folder for a graph built from the weights; default: the model package's own graph.
     model_dir: Path | None = None
     # How long a search waits for a model still loading before answering keyword-only.

@@ -126,9 +126,56 @@ def _check(query: Encode, passage: Encode) -> dict[str, float]:
     return out
 
 
+async def pipeline(embedder: Any) -> dict[str, float]:
+    """The same check through the product's search (keyword and meaning, fused), one fresh
+    SQLite store per case: a language's ten facts alone, all thirty together, and the
+    English ten asked in German and Portuguese. Recall@1 of the fact's key."""
+    import tempfile
+    from pathlib import Path
+
+    from bench.settings import BenchSettings
+    from memory_mcp.app.root import open_app
+    from memory_mcp.models import SearchRequest, StoreRequest
+
+    async def case(facts: list[str], asked: str) -> float:
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = BenchSettings(db=str(Path(tmp) / "m.db"), data_dir=Path(tmp), watch=False)
+            async with open_app(settings, embedder, background=False) as app:
+                for lang in facts:
+                    for i, fact in enumerate(FACTS[lang]):
+                        await app.service.store_memory(app.caller, StoreRequest(f"{lang}{i}", fact))
+                hits = 0
+                for i, question in enumerate(QUESTIONS[asked]):
+                    found = await app.service.search(app.caller, SearchRequest(question, limit=1))
+                    top = found.hits[0].record.key if found.hits else ""
+                    hits += top[2:] == str(i)  # the fact in any language counts
+                return hits / 10
+
+    out: dict[str, float] = {}
+    await embedder.wait_ready()
+    for lang in FACTS:
+        out[f"{lang} R@1"] = await case([lang], lang)
+    for lang in FACTS:
+        out[f"{lang} mixed R@1"] = await case(list(FACTS), lang)
+    for lang in ("de", "pt"):
+        out[f"{lang}->en R@1"] = await case(["en"], lang)
+    return out
+
+
 def main(argv: list[str]) -> None:
     from bench.lab.encoders import minilm_onnx
 
+    if argv[:1] == ["pipeline"]:  # `pipeline onnx e5-multilingual`: the product's search
+        import anyio
+
+        from bench.settings import BenchSettings
+        from memory_mcp.app.root import embedder_from
+
+        for name in argv[1:]:
+            embedder = embedder_from(BenchSettings(embedder=name))
+            result, took = _timed(lambda e=embedder: anyio.run(pipeline, e))
+            _show(f"pipeline {name}", result, took)
+        return
     for name in argv or ["minilm"]:
         if name == "minilm":
             result, took = _timed(check, minilm_onnx())

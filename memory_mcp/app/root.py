@@ -42,6 +42,10 @@ def embedder_from(settings: Settings) -> Embedder:
     """The configured runtime, not yet loading (`wait_ready` or `start` begins that)."""
     if settings.embedder == "sentence-transformers":
         return SentenceTransformerEmbedder()
+    if settings.embedder == "e5-multilingual":
+        from memory_mcp.semantic.e5_embedder import E5Embedder
+
+        return E5Embedder()
     from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
     from memory_mcp.semantic.onnx_model import ensure_in_child
 

@@ -177,6 +177,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_model(args: argparse.Namespace) -> int:
+    if args.model_command == "use":
+        from memory_mcp.cli import model_choice
+        from memory_mcp.settings import config_file
+
+        return model_choice.run(args, config_file())
     from memory_mcp.cli import model_commands as cli_model
 
     return cli_model.run(args, settings_from(args))
@@ -457,7 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
         "model",
         cmd_model,
         ("data_dir", "model_dir"),
-        help="check the embedding model's graph (or build one from the weights)",
+        help="check the embedding model's graph (or build one from the weights); switch "
+        "the model (`model use`)",
     )
     kinds = model.add_subparsers(dest="model_command", required=True)
     prepare = kinds.add_parser(
@@ -468,6 +474,9 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument(
         "--force", action="store_true", help="build the graph from the weights even if present"
     )
+    from memory_mcp.cli import model_choice
+
+    model_choice.add_arguments(kinds)
     return parser
 
 

@@ -195,7 +195,10 @@ class Vectors:
             return cached
         self._queries_waiting += 1
         try:
-            query: np.ndarray = (await self.embedder.embed([text]))[0]
+            # A model that embeds a question apart from a passage (e5) says so.
+            queries = getattr(self.embedder, "embed_queries", None)
+            embed = queries if queries is not None else self.embedder.embed
+            query: np.ndarray = (await embed([text]))[0]
         finally:
             self._queries_waiting -= 1
         query.setflags(write=False)  # shared by every search with this text
