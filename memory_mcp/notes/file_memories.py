@@ -55,6 +55,14 @@ def _same_place(old: MemoryRecord, memory: FileMemory) -> bool:
     return kept == memory.metadata
 
 
+def _other_clone_stands(copy: MemoryRecord, memory: FileMemory, modified_at: float) -> bool:
+    """Another clone's copy of the chunk (copies_elsewhere) is left as it is when it says
+    what this file says, or when this file has not changed since the copy was written:
+    a clone's server starting again does not take the note back, and an edit does."""
+    same = _same_place(copy, memory) and _same_text(copy, memory)
+    return same or modified_at <= copy.updated_at
+
+
 class FileIndexService:
     def __init__(self, memories: NoteMemoryService) -> None:
         self.memories = memories  # the rules of a note's memories
@@ -116,8 +124,16 @@ class FileIndexService:
 
         kept: set[str] = set()
         refresh: list[MemoryRecord] = []
+        elsewhere = await self.memories.copies_elsewhere(
+            caller, scope, file_path, [m.key for m in memories if m.key not in existing], project
+        )
         for memory in memories:
             old = existing.get(memory.key)
+            copy = elsewhere.get(memory.key)
+            if copy is not None and _other_clone_stands(copy, memory, modified_at):
+                kept.add(memory.key)
+                report.unchanged += 1
+                continue
             if old is not None and _same_place(old, memory) and _same_text(old, memory):
                 kept.add(memory.key)
                 report.unchanged += 1

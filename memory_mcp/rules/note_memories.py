@@ -21,6 +21,7 @@ from memory_mcp.models import (
     Scope,
     Source,
     UpsertOutcome,
+    memory_identity,
 )
 from memory_mcp.rules import note_arrivals, permissions
 from memory_mcp.rules.permissions import Change, Origin, Target
@@ -74,6 +75,26 @@ class NoteMemoryService:
         return await self.gate.store.file_paths(
             prefix, scope, self._note_owner(caller, scope), Source.FILE_INDEX
         )
+
+    async def copies_elsewhere(
+        self, caller: Caller, scope: Scope, file_path: str, keys: Sequence[str], project: str
+    ) -> dict[str, MemoryRecord]:
+        """The note memories holding `keys` in `project` but read from another file than
+        `file_path`: the same note in another clone (or work tree) of the repository, one
+        project, so one memory per chunk (docs/GUIDE.md, "Clones and work trees")."""
+        owner = caller.agent_id
+        identity = {
+            memory_identity(key, scope, owner, caller.session_id, project, None): key
+            for key in keys
+        }
+        held = await self.gate.store.owners(identity)
+        records = await self.gate.store.fetch_many([memory_id for memory_id, _ in held.values()])
+        found = {identity[i]: records[memory_id] for i, (memory_id, _) in held.items()}
+        return {
+            key: r
+            for key, r in found.items()
+            if r.source is Source.FILE_INDEX and r.file_path not in (None, file_path)
+        }
 
     def check_note_change(
         self, caller: Caller, records: Sequence[MemoryRecord], origin: Origin
