@@ -70,8 +70,11 @@ def test_two_work_trees_keep_one_memory_per_note_without_churn(tmp_path: Path) -
     a, b = two_trees(tmp_path)
     cli(tmp_path, a, "index", ".memory")
     first = notes(tmp_path, a)
-    assert set(first) == {"file:ops/deploy.md#deploy", "file:ops/only-a.md#only-a",
-                          "file:ops/owner.md#owner"}
+    assert set(first) == {
+        "file:ops/deploy.md#deploy",
+        "file:ops/only-a.md#only-a",
+        "file:ops/owner.md#owner",
+    }
     # The other tree, and each again (a server restarting in it): nothing rewritten,
     # nothing removed; the note only tree A holds stays.
     for tree in (b, a, b):
