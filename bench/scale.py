@@ -54,7 +54,7 @@ from bench.settings import BenchSettings, server_env, store_settings
 from bench.startup import _initialize, _peak_rss_mb, _search, machine, spawn_server
 from bench.stats import percentile_ms
 from memory_mcp.app.root import open_app
-from memory_mcp.models import SearchRequest, StoreRequest, Visibility
+from memory_mcp.models import EVERY_PROJECT, SearchRequest, StoreRequest, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store.memories_table import content_hash
 
@@ -251,16 +251,17 @@ async def recall_at_10(
     settings: Settings, data: ScaleData, truth: np.ndarray, model_name: str
 ) -> float:
     """The store's own vector search (the in-process index as the server loads it, or
-    pgvector's HNSW) against the exact scan's top 10, per query."""
+    pgvector's HNSW) against the exact scan's top 10, per query, over what a default
+    search sees: the settings' project and `*`."""
     queries = np.ascontiguousarray(data.query_vectors, dtype=np.float32)
     found = 0
     async with open_app(settings, SyntheticDocumentEmbedder(model_name), background=False) as app:
         vectors, caller = app.service.vectors, app.caller
+        shown = frozenset({str(settings.project), EVERY_PROJECT})
         await vectors.search.catch_up()
         for query, best in zip(queries, truth, strict=True):
-            hits = await vectors.search.nearest(
-                query, Visibility(caller=caller, now=time.time()), 10
-            )
+            vis = Visibility(caller=caller, now=time.time(), projects=shown)
+            hits = await vectors.search.nearest(query, vis, 10)
             found += len({memory_id for memory_id, _ in hits} & set(best.tolist()))
     return round(found / (10 * len(queries)), 4)
 
