@@ -370,7 +370,7 @@ async def _on_postgres(
             marker.unlink(missing_ok=True)
             if projects > 1:  # the one-project database was made or found just before
                 say(f"splitting {database_name(memories, 1)} into {projects} projects")
-                loaded = await split_database(
+                loaded = split_database(
                     server, database_name(memories, 1), name, base, projects, say
                 )
             else:
