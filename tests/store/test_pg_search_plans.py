@@ -159,4 +159,3 @@ async def test_the_counts_of_a_read_within_a_project_read_its_index_alone(
             ("Index Only Scan", "ix_memories_project_visible")
         ]
     assert len(hits) == 50 and all(h[0] <= MINE for h in hits)  # the first ids are mine
-
