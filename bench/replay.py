@@ -18,7 +18,7 @@ calls, in this process (a process per prompt, per budget and per threshold would
 hour on the shared machine); a sample of prompts is also run as whole processes
 (hooks/user-prompt, JSON on stdin) for the hook's wall time, beside the least the other
 road would cost: a process that loads the embedding model and embeds the prompt.
-Messages never expire here (`ttl_conversation_days` 0: the sets' dates are years old)."""
+Messages never expire here (kind `conversation` kept for good: the sets' dates are years old)."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def hook_environment(home: Path, **settings: str) -> Iterator[dict[str, str]]:
         MEMORY_MCP_MEMORY_DIR=str(home / "notes"),
         MEMORY_MCP_WATCH="false",
         MEMORY_MCP_MAX_MEMORIES_PER_AGENT="0",
-        MEMORY_MCP_TTL_CONVERSATION_DAYS="0",
+        MEMORY_MCP_TTL_KIND_DAYS='{"conversation": 0}',
         MEMORY_MCP_CAPTURE_MAX_MESSAGES="100000",
     )
     env.update({f"MEMORY_MCP_{name.upper()}": value for name, value in settings.items()})

@@ -243,7 +243,8 @@ class StoreRequest:
     None is "not given": a new memory gets the default (no tags, no metadata, manual,
     unpinned, no confidence, the source's lifetime), and an update of a stored one keeps
     what it has (NewMemory.kept; expiry kept unless ttl_seconds or expires_at is given).
-    An empty list or object is given, and empties the field. `replace`: the call is the
+    An empty list or object is given, and empties the field; so is `expires_at` math.inf
+    (store_memory's "never"), which removes the expiry. `replace`: the call is the
     whole memory, what it leaves out gets the default as for a new one."""
 
     key: str
@@ -328,6 +329,9 @@ class SearchRequest:
     expand: bool | None = None
     explain: bool = False
     project: str | None = None
+    # `project` alone, without `*`'s memories; `*` alone: the shared ones only, not every
+    # project's (permissions.readable_projects).
+    project_alone: bool = False
     task: str | None = None
     include_archived: bool = False
     # Corrected memories and replaced versions too, marked (rules/validity.py); `as_of`
@@ -384,8 +388,8 @@ class NewMemory:
     about_agent: str | None = None
     redactions: list[Redaction] = field(default_factory=list)  # what was taken out
     # The session the writer was in, whatever the scope (session_id above is the scope's):
-    # the memories it wrote just before this one there lend it their words
-    # (store/write_context.py). Empty: none (notes; a write with no session).
+    # the 3 memories it wrote just before this one there and the 4 just after lend it
+    # their words (store/write_context.py). Empty: none (notes; a write with no session).
     written_session: str = ""
     # Columns (KEEPABLE) an update takes from the stored memory instead of from this one:
     # what the write was not given. The store reads them under its write lock, so a
@@ -505,7 +509,7 @@ class KeywordFinds:
     records: dict[int, MemoryRecord]
     facts: dict[int, RankFacts]
     # The hits whose own words (key, value, tags) hold a query word; the others matched
-    # only the words of the memories written before them (store/write_context.py).
+    # only their context's words (store/write_context.py).
     own_words: set[int] = field(default_factory=set)
 
 

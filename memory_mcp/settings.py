@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from memory_mcp.checks.secret_scan import find_secrets
 from memory_mcp.errors import InvalidInputError
@@ -26,6 +26,9 @@ from memory_mcp.limits import (
     PROMPT_MIN_MATCH,
 )
 from memory_mcp.models import KIND_LIFETIME_DAYS, KIND_PATTERN, Role, Scope
+
+# The kind of a captured conversation's messages (rules/conversations.py).
+CONVERSATION_KIND = "conversation"
 
 WORKSPACE_PERSONAL_MEMORY = "/workspace/personal/memory"
 
@@ -214,10 +217,14 @@ class Settings(BaseModel):
     prompt_min_match: float = Field(PROMPT_MIN_MATCH, ge=0, le=1)
     # Conversations captured (hooks/session_end.py): the Claude Code hooks store each user
     # and assistant message of a session (SessionEnd, PreCompact) as a memory of its
-    # project, at most capture_max_messages a session, kept ttl_conversation_days.
+    # project, at most capture_max_messages a session, kept as long as ttl_kind_days
+    # says of the kind `conversation` (30 days), counted from when each was said.
     capture_conversations: bool = True
     capture_max_messages: int = Field(1_000, ge=1, le=100_000)
-    ttl_conversation_days: float = Field(30, ge=0)
+    # The older name of ttl_kind_days' `conversation` line, still read so that settings
+    # written before keep their meaning: given, it sets that line (0: kept for good),
+    # unless ttl_kind_days gives the line another value too (the newer name wins).
+    ttl_conversation_days: float | None = Field(None, ge=0)
 
     # Time to live by source, in days (0 = never expires).
     ttl_task_completion_days: float = Field(7, ge=0)
@@ -295,6 +302,16 @@ class Settings(BaseModel):
                 raise ValueError(f"{kind}: {days!r} is not a number of days (0: permanent)")
             table[kind] = float(days)
         return table
+
+    @model_validator(mode="after")
+    def _conversation_lifetime(self) -> Settings:
+        """One owner for how long a captured conversation is kept: ttl_kind_days."""
+        given = self.ttl_conversation_days
+        table = self.ttl_kind_days
+        line_given = table.get(CONVERSATION_KIND) != KIND_LIFETIME_DAYS.get(CONVERSATION_KIND)
+        if given is not None and not line_given:
+            self.ttl_kind_days = {**table, CONVERSATION_KIND: float(given)}
+        return self
 
     @field_validator("agent_id", "session_id")
     @classmethod

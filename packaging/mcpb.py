@@ -62,15 +62,21 @@ USER_CONFIG = {
 
 def tool_summaries() -> list[dict[str, str]]:
     """The worker's tools as the manifest lists them: name and the description's first
-    sentence (the server itself is the source; nothing is opened to list them)."""
+    sentence (the server itself is the source; nothing is opened to list them). Exactly
+    what tools/list shows the bundle's server (a worker, the settings' defaults): the
+    registered tools less those its list leaves out (tool_names.unlisted: the aliases of
+    earlier names, the lead's own)."""
     import anyio
 
     from memory_mcp.app.root import open_app
     from memory_mcp.mcp.server import build_server
+    from memory_mcp.mcp.tool_names import unlisted
     from memory_mcp.settings import Settings
 
-    server = build_server(Settings(role="worker", watch=False), open_app=open_app)
-    tools = anyio.run(server.list_tools)
+    settings = Settings(role="worker", watch=False)
+    server = build_server(settings, open_app=open_app)
+    hidden = unlisted(lead=False, list_aliases=settings.legacy_tool_names)
+    tools = [tool for tool in anyio.run(server.list_tools) if tool.name not in hidden]
     summaries = []
     for tool in tools:
         text = " ".join((tool.description or "").split("Example:")[0].split())

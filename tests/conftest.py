@@ -26,6 +26,7 @@ from mcp.types import CallToolResult, TextContent
 
 from memory_mcp.app.context import AppContext
 from memory_mcp.app.root import open_app
+from memory_mcp.mcp.server import build_server
 from memory_mcp.semantic.embeddings import Embedder
 from memory_mcp.semantic.onnx_embedder import OnnxEmbedder
 from memory_mcp.semantic.onnx_model import ensure_in_child
@@ -319,6 +320,18 @@ async def opened(settings: Settings, embedder: Embedder | None = None) -> AsyncI
     """An app without background workers: tests drive embedding explicitly."""
     async with open_app(settings, embedder or FakeEmbedder(), background=False) as app:
         yield app
+
+
+def client_of(settings: Settings) -> Client:
+    """An in-process MCP client of a server on `settings` with the FakeEmbedder: for the
+    tests of what the tools do, not of what they find by meaning."""
+    return Client(build_server(settings, FakeEmbedder(), open_app=open_app))
+
+
+@pytest.fixture
+def settings(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
+    """make_settings without the notes watcher (a module may define its own `settings`)."""
+    return lambda **overrides: make_settings(**{"watch": False, **overrides})
 
 
 def in_process(

@@ -120,10 +120,11 @@ def memories_block(settings: Settings, limits: BlockLimits | None = None) -> str
         if reads is None:
             return None
         now = time.time()
-        pool = reads.recent(pool_view(caller_of(settings), now), POOL)
+        caller = caller_of(settings)
+        pool = reads.recent(pool_view(caller, now), POOL)
     ranking = policy_from(settings).ranking
     chosen = most_relevant(pool, now, ranking, limits.max_items)
-    return render_block(chosen, limits, Reading(ranking.trust, now))
+    return render_block(chosen, limits, Reading(ranking.trust, now), caller.project)
 
 
 def block_limits(settings: Settings, max_tokens: int | None = None) -> BlockLimits:
@@ -152,12 +153,13 @@ def prompt_block(settings: Settings, prompt: str) -> str | None:
     with store_reads(settings) as reads:
         if reads is None:
             return None
-        vis = pool_view(caller_of(settings), time.time())
+        caller = caller_of(settings)
+        vis = pool_view(caller, time.time())
         hits, shares = reads.keyword_hits(terms, vis, CANDIDATES, KEYWORD_COLUMN_WEIGHTS)
         chosen = relevant(hits, shares, settings.prompt_min_match)
         records = [r for r in map(reads.get, chosen) if r is not None and recalled_by_prompt(r)]
     reading = Reading(trust_from(settings), time.time())
-    return render_block(by_priority(records[: limits.max_items]), limits, reading)
+    return render_block(by_priority(records[: limits.max_items]), limits, reading, caller.project)
 
 
 def get_memory(settings: Settings, given_id: object) -> MemoryRecord | None:

@@ -144,6 +144,19 @@ def parse_optional_datetime(value: str | None, field: str) -> float | None:
     return None if value is None else parse_datetime(value, field)
 
 
+# What `expires_at` takes to say "never expires": an update of a memory that expires then
+# keeps it for good (StoreRequest: `expires_at` math.inf).
+NEVER = "never"
+
+
+def parse_expires_at(value: str | None, field: str = "expires_at") -> float | None:
+    """An expiry as store_memory takes it: an ISO 8601 time, or "never" (math.inf: no
+    expiry, and an update removes the one it had); None: not given."""
+    if value is not None and value.strip().lower() == NEVER:
+        return math.inf
+    return parse_optional_datetime(value, field)
+
+
 def clean_tags(tags: list[str]) -> list[str]:
     # Sizes first: a huge list is refused before any per-tag work.
     if len(tags) > MAX_TAGS:
@@ -295,13 +308,20 @@ def resolve_expiry(
     default_ttl_seconds: float | None,
     now: float,
 ) -> float | None:
-    """Explicit ttl_seconds or expires_at win; otherwise the source's default TTL."""
+    """Explicit ttl_seconds or expires_at win; otherwise the source's default TTL.
+    `expires_at` math.inf (parse_expires_at's "never"): no expiry, not even the default."""
     if ttl_seconds is not None and expires_at is not None:
         raise InvalidInputError("ttl_seconds", "give ttl_seconds or expires_at, not both")
     if ttl_seconds is not None:
         if not math.isfinite(ttl_seconds) or not 0 < ttl_seconds <= MAX_FUTURE_SECONDS:
-            raise InvalidInputError("ttl_seconds", f"{ttl_seconds} must be > 0 and < 100 years")
+            raise InvalidInputError(
+                "ttl_seconds",
+                f"{ttl_seconds} must be > 0 and < 100 years "
+                f'(expires_at "{NEVER}" removes an expiry)',
+            )
         return now + float(ttl_seconds)
+    if expires_at == math.inf:
+        return None
     if expires_at is not None:
         if expires_at <= now:
             raise InvalidInputError("expires_at", f"{iso(expires_at)!r} is already in the past")

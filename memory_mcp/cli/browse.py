@@ -105,7 +105,9 @@ def add_commands(commands: Any, command: AddCommand) -> None:
         "--pinned", action=_boolean_flag(), help="never evicted (--no-pinned: unpin)"
     )
     store.add_argument("--ttl-seconds", type=float, help="expire after this many seconds")
-    store.add_argument("--expires-at", help="expire at this ISO 8601 time")
+    store.add_argument(
+        "--expires-at", help='expire at this ISO 8601 time ("never": remove an expiry)'
+    )
     store.add_argument(
         "--replace",
         action="store_true",
@@ -467,7 +469,7 @@ def cmd_store(args: argparse.Namespace) -> int:
             tags=args.tags,
             metadata=metadata,
             ttl_seconds=args.ttl_seconds,
-            expires_at=v.parse_optional_datetime(args.expires_at, "expires_at"),
+            expires_at=v.parse_expires_at(args.expires_at),
             source=None if args.source is None else v.parse_source(args.source, v.TOOL_SOURCES),
             confidence=args.confidence,
             kind=args.kind,

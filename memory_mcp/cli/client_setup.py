@@ -16,8 +16,10 @@ kept beside it as `<name>.bak` (a JSON file that already holds all of it, howeve
 out, is left alone). A file that is not a JSON object (or a TOML document) is refused
 before anything is written. Every client started here reads the one settings file and so
 is the agent it names, which setup says; a client without hooks (all but Claude Code)
-given another `--agent-id` gets it in its server's arguments instead. `--print` writes
-nothing and prints, as one JSON object, what each file would get."""
+given another `--agent-id` gets it in its server's arguments instead. A first settings
+file keeps the agent used so far when the store holds its memories
+(cli/earlier_agent.py). `--print` writes nothing and prints, as one JSON object, what
+each file would get."""
 
 from __future__ import annotations
 
@@ -71,8 +73,9 @@ def add_arguments(setup: argparse.ArgumentParser) -> None:
     )
     setup.add_argument(
         "--agent-id",
-        help="the agent id for a new settings file (default: the client's name); an "
-        "existing settings file is kept, and must say the same",
+        help="the agent id for a new settings file (default: the client's name, or the "
+        "agent used here so far when the store holds its memories); an existing settings "
+        "file is kept, and must say the same",
     )
     setup.add_argument(
         "--client-config",
@@ -314,16 +317,23 @@ def _same_content(path: Path, text: str) -> bool:
         return False
 
 
-def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None, str]:
+def settings_agent(
+    requested: str | None, client: str, local: bool = True
+) -> tuple[Path, str | None, str]:
     """The settings file, the text to create it with (None: it exists and is kept), and
     the agent id it holds. For Claude Code an existing file that names another agent
     than the one asked for is refused: its server and its hooks both read the file. The
-    other clients have no hooks: another agent id goes into their server's arguments."""
+    other clients have no hooks: another agent id goes into their server's arguments.
+    A new file (`local`: the client opens this machine's store) names the agent used so
+    far when the store holds memories only it sees (cli/earlier_agent.py), unless
+    another is asked for, which is said."""
     from memory_mcp.settings import config_file, read_config_file
 
     path = config_file()
     if not path.exists():
         agent = requested or client
+        if local:
+            agent = _earlier_or(agent, requested, client, path)
         quoted = json.dumps(agent, ensure_ascii=False)  # a TOML basic string too
         text = f"# memory-mcp settings (see `memory-mcp doctor`)\nagent_id = {quoted}\n"
         return path, text, agent
@@ -337,6 +347,21 @@ def settings_agent(requested: str | None, client: str) -> tuple[Path, str | None
     return path, None, current
 
 
+def _earlier_or(agent: str, requested: str | None, client: str, path: Path) -> str:
+    """`agent`, or the earlier agent when it has memories of its own and none was asked
+    for; either way said on stderr when memories would drop out of sight."""
+    from memory_mcp.cli.earlier_agent import earlier_agent, kept_notice, left_behind_notice
+
+    earlier = earlier_agent()
+    if earlier.own == 0 or earlier.agent_id == agent:
+        return agent
+    if requested is None:
+        print(kept_notice(earlier, client, path), file=sys.stderr)
+        return earlier.agent_id
+    print(left_behind_notice(earlier, agent, path), file=sys.stderr)
+    return agent
+
+
 def run(args: argparse.Namespace) -> int:
     from memory_mcp.settings import clean_identifier
 
@@ -345,7 +370,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InvalidInputError("agent-id", str(exc)) from exc
     token_env = checked_token_env(args.token_env)
-    settings_path, settings_text, agent = settings_agent(requested, args.client)
+    settings_path, settings_text, agent = settings_agent(
+        requested, args.client, local=args.url is None
+    )
     home = Path.home()
     planned: dict[Path, tuple[dict[str, Any], str]] = {}  # file -> (part, whole text)
     entry = server_entry(args.client, args.url, token_env)

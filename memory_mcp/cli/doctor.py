@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from memory_mcp.cli.earlier_agent import unseen_default_notice
 from memory_mcp.errors import MemoryMcpError, StoreMissingError
 from memory_mcp.settings import (
     CONFIG_ENV,
@@ -223,11 +224,11 @@ def _show_project(server: Side, problems: list[str]) -> None:
     tree = work_tree_of(here)
     if server.settings.project is None and tree is not None and project is not None:
         counts = _project_counts(server.settings)
-        for earlier in earlier_names(tree):
+        for earlier, why in earlier_names(tree):
             if counts.get(earlier):
                 problems.append(
                     f"{counts[earlier]} memories are in project {earlier}, this work tree's "
-                    f"name before it had an origin remote; move them: memory-mcp projects "
+                    f"name {why}; move them: memory-mcp projects "
                     f"move --from {earlier} --to {project} --all"
                 )
     print()
@@ -309,6 +310,9 @@ def run(
             )
 
     _show_project(server, problems)
+    unseen = unseen_default_notice(server.settings, path)
+    if unseen is not None:
+        print(f"note: {unseen}\n")
 
     checks = [("store (server)", _check_store(server.settings))]
     if hooks.settings.database_url != server.settings.database_url:

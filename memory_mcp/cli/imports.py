@@ -49,13 +49,16 @@ def cmd_import(
         texts_to_embed,
         write_batches,
     )
-    from memory_mcp.transfer.jsonl import check_cap, prepare_lines
+    from memory_mcp.transfer.jsonl import check_cap, others_swarm_lines, prepare_lines
 
     try:
         source = read_file(path, file_format, scope)
     except (OSError, UnicodeDecodeError) as exc:
         raise SystemExit(f"memory-mcp: cannot read {path}: {exc}") from exc
     lines, errors, unit = source.lines, source.errors, source.unit
+    others: dict[str, int] = {}
+    if not keep_owners:
+        lines, others = others_swarm_lines(lines, settings.agent_id)
     report = ImportReport()
     skipped = 0
     owners: dict[str, int] = {}
@@ -162,6 +165,13 @@ def cmd_import(
             f"store), embedded {report.embedded} texts; {_owners(owners)}",
             file=sys.stderr,
         )
+    if others and code != 130:
+        print(
+            f"left out {sum(others.values())} swarm memories of other agents "
+            f"({_counts(others)}): they are theirs, not {settings.agent_id!r}'s; "
+            "--keep-owners imports them as theirs",
+            file=sys.stderr,
+        )
     return code
 
 
@@ -169,7 +179,11 @@ def _owners(counts: dict[str, int]) -> str:
     """Whose memories the file's lines are ("owner me", "owners lead 1, me 2")."""
     if len(counts) <= 1:
         return f"owner {next(iter(counts), '-')}"
-    return "owners " + ", ".join(f"{agent} {n}" for agent, n in sorted(counts.items()))
+    return f"owners {_counts(counts)}"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{agent} {n}" for agent, n in sorted(counts.items()))
 
 
 def _graph(app: AppContext, scope: str) -> KnowledgeGraph:

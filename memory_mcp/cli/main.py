@@ -290,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep the owner each line names (agent_id), as in `export --all`: restoring "
         "or moving a whole store. Without it the memories are the importing agent's "
-        "(--agent-id) and a line owned by another agent is a bad line",
+        "(--agent-id): another agent's swarm memories are left out (counted) and its "
+        "private ones are bad lines",
     )
 
     exp = _command(

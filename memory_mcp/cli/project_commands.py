@@ -111,17 +111,18 @@ def cmd_projects(args: argparse.Namespace) -> int:
 
 
 def left_behind(counts: dict[str, int], current: str | None) -> list[str]:
-    """Memories under a name this work tree had before it had an origin remote: a line
-    for each, with the command that moves them (they are out of this project's sight)."""
+    """Memories under a name this work tree had before (without an origin remote, or
+    without the remote's host): a line for each, with the command that moves them (they
+    are out of this project's sight)."""
     from memory_mcp.rules.projects import earlier_names, project_of_work_tree, work_tree_of
 
     tree = work_tree_of(Path.cwd())
     if tree is None or current is None or current != project_of_work_tree(tree):
         return []  # no work tree, or a project named by a setting
     return [
-        f"{counts[earlier]} memories are in project {earlier}, this work tree's name before "
-        f"it had an origin remote: memory-mcp projects move --from {earlier} --to {current} --all"
-        for earlier in earlier_names(tree)
+        f"{counts[earlier]} memories are in project {earlier}, this work tree's name {why}: "
+        f"memory-mcp projects move --from {earlier} --to {current} --all"
+        for earlier, why in earlier_names(tree)
         if counts.get(earlier)
     ]
 

@@ -119,6 +119,7 @@ def show_search(results: SearchResults) -> None:
             str(hit.id),
             f"{hit.score:.3f}",
             hit.scope.value,
+            safe(hit.project),
             safe(hit.key),
             one_line(value_text(hit.value)),
             safe(", ".join(hit.tags)),
@@ -136,13 +137,14 @@ def memory_table(measure: str, terminal: bool, *extra: str) -> Table:
 
     if not terminal:
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-        for name in ("id", measure, "scope", "key", "value", "tags", "updated", *extra):
+        for name in ("id", measure, "scope", "project", "key", "value", "tags", "updated", *extra):
             table.add_column(name, no_wrap=True, justify="right" if name == "id" else "left")
         return table
     table = Table(expand=True, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("id", no_wrap=True, justify="right", min_width=2)
     table.add_column(measure, no_wrap=True, min_width=5)
     table.add_column("scope", no_wrap=True, min_width=5)
+    table.add_column("project", ratio=1, min_width=7, max_width=24, overflow="fold")
     table.add_column("key", ratio=2, min_width=16, max_width=40, overflow="fold")
     table.add_column("value", ratio=4, overflow="fold")
     table.add_column("tags", ratio=1, min_width=10, max_width=20, overflow="fold")
@@ -158,6 +160,7 @@ def memory_fields(memory: Memory) -> list[tuple[str, str]]:
         ("id", memory.id),
         ("key", memory.key),
         ("scope", memory.scope.value),
+        ("project", memory.project),
         ("owner", memory.agent_id),
         ("written by", memory.updated_by),
         ("source", memory.source.value),
@@ -299,6 +302,7 @@ def show_list(page: MemoryList) -> None:
                 str(memory.id),
                 safe(memory.agent_id),
                 memory.scope.value,
+                safe(memory.project),
                 safe(memory.key),
                 one_line(value_text(memory.value)),
                 safe(", ".join(memory.tags)),

@@ -5,7 +5,8 @@ in place.
 
 And the conversation itself (`capture_conversations`, on by default): each user and
 assistant message of the transcript becomes a memory of the session's project
-(rules/conversations.py), kept `ttl_conversation_days` (30) from when it was said. PreCompact
+(rules/conversations.py), kept as long as `ttl_kind_days` says of `conversation` (30
+days) from when it was said. PreCompact
 captures a long session before Claude Code compacts it; the messages stored by an earlier
 run of the same session are left as they are."""
 
@@ -40,11 +41,11 @@ def _session_id(payload: dict[str, Any], transcript_path: Path) -> str:
 async def _capture(
     app: AppContext, settings: Settings, session: str, transcript: Transcript
 ) -> None:
-    from memory_mcp.rules.conversations import capture
+    from memory_mcp.rules.conversations import CONVERSATION, capture
 
-    days = settings.ttl_conversation_days
+    days = settings.ttl_kind_days.get(CONVERSATION, 0)
     # The writer's session is the conversation's: the write-time context links each
-    # message to those said just before it (store/write_context.py).
+    # message to the 3 said just before it and the 4 just after (store/write_context.py).
     caller = replace(app.caller, session_id=session)
     metadata = {"cwd": transcript.cwd} if transcript.cwd else {}
     report = await capture(

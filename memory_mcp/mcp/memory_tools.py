@@ -83,7 +83,9 @@ async def store_memory(
         dict[str, Any] | None, Field(description="JSON object ({} removes it).")
     ] = None,
     ttl_seconds: Annotated[float | None, Field(strict=True, description="Expire after.")] = None,
-    expires_at: Annotated[str | None, Field(description="Expire at (ISO 8601).")] = None,
+    expires_at: Annotated[
+        str | None, Field(description='Expire at (ISO 8601), or "never".')
+    ] = None,
     source: Annotated[
         str | None,
         one_of(*v.TOOL_SOURCES, optional=True),
@@ -174,7 +176,7 @@ async def store_memory(
             tags=tags,
             metadata=metadata,
             ttl_seconds=ttl_seconds,
-            expires_at=v.parse_optional_datetime(expires_at, "expires_at"),
+            expires_at=v.parse_expires_at(expires_at),
             source=None if source is None else v.parse_source(source, v.TOOL_SOURCES),
             confidence=confidence,
             pinned=pinned,

@@ -45,12 +45,7 @@ from memory_mcp.checks.validation import check_arguments
 from memory_mcp.errors import InvalidInputError
 from memory_mcp.mcp.argument_names import argument_problems
 from memory_mcp.mcp.identity import ROLE_CLAIM
-from memory_mcp.mcp.tool_names import (
-    ALIASES,
-    LEAD_ONLY,
-    alias_description,
-    aliases_of,
-)
+from memory_mcp.mcp.tool_names import alias_description, aliases_of, unlisted
 from memory_mcp.models import Role
 
 log = logging.getLogger(__name__)
@@ -190,7 +185,6 @@ def filter_tool_list(stdio_lead: bool, list_aliases: bool) -> Callable[..., Any]
     (`stdio_lead`), so each connection sees its own list; and without the aliases unless
     `list_aliases` (clients that pick tools from the list by an earlier name). Decided
     without the store, so the list is answered while the store is still opening."""
-    aliases = frozenset() if list_aliases else frozenset(ALIASES)
 
     async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
@@ -201,7 +195,7 @@ def filter_tool_list(stdio_lead: bool, list_aliases: bool) -> Callable[..., Any]
             lead = stdio_lead
         else:
             lead = (access.claims or {}).get(ROLE_CLAIM) == Role.LEAD.value
-        hidden = aliases if lead else aliases | LEAD_ONLY
+        hidden = unlisted(lead, list_aliases)
         tools = [tool for tool in result.get("tools", []) if tool.get("name") not in hidden]
         return {**result, "tools": tools}
 

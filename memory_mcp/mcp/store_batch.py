@@ -59,7 +59,7 @@ def _request(index: int, item: Any) -> StoreRequest:
             tags=memory.tags,
             metadata=memory.metadata,
             ttl_seconds=memory.ttl_seconds,
-            expires_at=v.parse_optional_datetime(memory.expires_at, "expires_at"),
+            expires_at=v.parse_expires_at(memory.expires_at),
             source=None if memory.source is None else v.parse_source(memory.source, v.TOOL_SOURCES),
             confidence=memory.confidence,
             pinned=memory.pinned,

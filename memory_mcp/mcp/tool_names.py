@@ -24,6 +24,14 @@ ALIASES: dict[str, str] = {
 LEAD_ONLY = frozenset({INJECT_LEARNING, "memory-inject-learning"})
 
 
+def unlisted(lead: bool, list_aliases: bool) -> frozenset[str]:
+    """The registered names tools/list leaves out: the aliases unless `list_aliases`, and
+    the lead-only tools unless the caller is the `lead` (the one rule: the server's list
+    and the Claude Desktop bundle's manifest, packaging/mcpb.py, both ask it)."""
+    hidden = frozenset() if list_aliases else frozenset(ALIASES)
+    return hidden if lead else hidden | LEAD_ONLY
+
+
 def aliases_of(name: str) -> list[str]:
     """The other names that also call the tool `name`."""
     return [alias for alias, current in ALIASES.items() if current == name]
@@ -38,4 +46,12 @@ def alias_description(alias: str, name: str, description: str) -> str:
     )
 
 
-__all__ = ["ALIASES", "INJECT_LEARNING", "LEAD_ONLY", "STORE", "alias_description", "aliases_of"]
+__all__ = [
+    "ALIASES",
+    "INJECT_LEARNING",
+    "LEAD_ONLY",
+    "STORE",
+    "alias_description",
+    "aliases_of",
+    "unlisted",
+]

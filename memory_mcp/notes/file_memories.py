@@ -73,6 +73,17 @@ class FileIndexService:
         report = FileIndexReport(file_path)
         existing = {r.key: r for r in await self.memories.note_records(caller, scope, file_path)}
         self.memories.check_note_change(caller, list(existing.values()), origin)
+        # Indexed when keys held the absolute path: renamed in place, then compared.
+        renames = [
+            (existing[earlier], m.key)
+            for m in memories
+            if (earlier := m.earlier_key) is not None
+            and earlier in existing
+            and m.key not in existing
+        ]
+        if renames and await self.memories.rename_note_keys(caller, renames, origin):
+            records = await self.memories.note_records(caller, scope, file_path)
+            existing = {r.key: r for r in records}
         # Lifetime counts from the last change we know of: the file's mtime, or when we
         # first indexed it if that is later. A note copied in with an old mtime (cp -p, a
         # restore) is therefore indexed, not born expired; restarts stay repeatable because

@@ -3,7 +3,12 @@
 The mapping from a note to its memories lives here (keys, values, metadata); the rules
 (replace as a set, expiry, who owns what) live in FileIndexService. A chunk's key is
 `file:<path>#<heading anchor>[~n][:part]`, so it stays the same while its section keeps
-its heading: an edit elsewhere in the file leaves it alone."""
+its heading: an edit elsewhere in the file leaves it alone. `<path>` is the note's path
+inside its memory folder (`deploy/checklist.md`), never where the folder is: no home
+folder in keys or exports, and the same note keyed alike on every machine. (A note sent
+by the team server's index-note comes with only the sender's absolute path: that one.)
+Keys held the absolute path before; such memories are renamed when their file is next
+indexed (FileMemory.earlier_key)."""
 
 from __future__ import annotations
 
@@ -62,9 +67,9 @@ def _slug(heading: str) -> str:
     return re.sub(r"[^\w]+", "-", title).strip("-") or "_"
 
 
-def chunk_keys(path: Path, chunks: list[Chunk]) -> list[str]:
-    """Stable, unique keys: the heading path as an anchor, numbered when a heading path
-    repeats (~2) or a section spans several chunks (:2)."""
+def chunk_keys(path: str, chunks: list[Chunk]) -> list[str]:
+    """Stable, unique keys of the note at `path`: the heading path as an anchor, numbered
+    when a heading path repeats (~2) or a section spans several chunks (:2)."""
     seen: dict[str, int] = {}
     keys: list[str] = []
     for chunk in chunks:
@@ -83,21 +88,34 @@ def chunk_keys(path: Path, chunks: list[Chunk]) -> list[str]:
     return keys
 
 
+def note_name(note: NotePath) -> str:
+    """What a note's keys and metadata name it by: its path inside its memory folder, or
+    its absolute path when no folder is known (index-note)."""
+    return note.relative.as_posix() if note.relative.parts else str(note.path)
+
+
 def note_memories(note: NotePath, text: str) -> list[FileMemory]:
     chunks = chunk_note(text, markdown=note.markdown)
+    name = note_name(note)
+    keys = chunk_keys(name, chunks)
+    absolute = str(note.path)
+    earlier: list[str | None] = [None] * len(chunks)
+    if name != absolute:
+        earlier = list(chunk_keys(absolute, chunks))
     return [
         FileMemory(
             key=key,
             value=chunk.text,
             metadata={
-                "file_path": str(note.path),
+                "file_path": name,
                 "start_line": chunk.start_line,
                 "end_line": chunk.end_line,
                 "heading_path": chunk.heading_path,
                 "folder": note.folder.label,
             },
+            earlier_key=earlier_key,
         )
-        for key, chunk in zip(chunk_keys(note.path, chunks), chunks, strict=True)
+        for key, earlier_key, chunk in zip(keys, earlier, chunks, strict=True)
     ]
 
 

@@ -10,11 +10,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class FileMemory:
-    """One chunk of a file, as the indexer derives it: `key` is stable for the chunk."""
+    """One chunk of a file, as the indexer derives it: `key` is stable for the chunk.
+    `earlier_key`: the key the chunk had when keys held the file's absolute path (a store
+    indexed before then renames that memory to `key`: notes/file_memories.py)."""
 
     key: str
     value: str
     metadata: dict[str, Any]
+    earlier_key: str | None = None
 
 
 @dataclass

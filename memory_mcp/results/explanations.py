@@ -35,8 +35,8 @@ class LinkVia(ToolResult):
 
 
 class ContextLender(ToolResult):
-    """A memory written just before a result, in the same session, whose words the result
-    borrows as its context (store/write_context.py) and that holds query words."""
+    """A memory of a result's context (the 3 memories written just before it and the 4
+    just after it in its session, store/write_context.py) that holds query words."""
 
     id: int
     key: str
@@ -56,9 +56,10 @@ class ScoreExplanation(ToolResult):
     `confidence`: the memory's, as read now (its own, else its source's, less an
     unconfirmed inference's decay); `trust`: the factor it gives (1 at full confidence).
     `via` (expand): the link to a strong hit that lent it its relevance.
-    `context_from`: the memories written just before it whose words (its context) hold
-    query words; with matched_by "context" its own words hold none. `time`: the factor
-    of the query's time expression (1.0: stated in its range; the search's `time_cue`)."""
+    `context_from`: the memories of its context (the 3 memories written just before it
+    and the 4 just after it in its session) whose words hold query words; with
+    matched_by "context" its own words hold none. `time`: the factor of the query's time
+    expression (1.0: stated in its range; the search's `time_cue`)."""
 
     omitted_when_empty = frozenset({"via", "context_from", "time"})
 
@@ -133,7 +134,8 @@ def _why(hit: RankedHit, exact: str | None) -> str:
     lenders = ", ".join(str(memory_id) for memory_id, _ in hit.context_from)
     if rel.keyword is not None and not rel.own_words:
         reasons.append(
-            f"query words only in its context, the memories written just before it"
+            "query words only in its context (the 3 memories written just before it "
+            f"and the 4 just after it in its session)"
             f"{f' ({lenders})' if lenders else ''}, not in itself "
             f"(keyword {rel.keyword:.2f} of this search's best)"
         )

@@ -18,12 +18,13 @@ Direction = Literal["out", "in"]
 
 class MemoryLink(ToolResult):
     """One link of a memory, seen from it: `out` = this memory -[relation]-> `id`;
-    `in` = `id` -[relation]-> this memory."""
+    `in` = `id` -[relation]-> this memory. `project`: the far memory's (a name, or `*`)."""
 
     relation: str
     direction: Direction
     id: int
     key: str
+    project: str
     created_by: str
     created_at: str | None
 
@@ -34,6 +35,7 @@ class MemoryLink(ToolResult):
             direction=shown.direction,
             id=shown.far.id,
             key=shown.far.key,
+            project=shown.far.project,
             created_by=shown.link.created_by,
             created_at=iso(shown.link.created_at),
         )
@@ -67,6 +69,7 @@ class RelatedMemory(ToolResult):
     key: str
     value: str
     scope: Scope
+    project: str  # a name, or `*`
     agent_id: str
     source: Source
     tags: list[str]
@@ -84,6 +87,7 @@ class RelatedMemories(ToolResult):
 
     id: int
     key: str
+    project: str
     neighbours: list[RelatedMemory]
     truncated: bool
 
@@ -98,6 +102,7 @@ class RelatedMemories(ToolResult):
                     key=record.key,
                     value=record.value[:max_chars],
                     scope=record.scope,
+                    project=record.project,
                     agent_id=record.agent_id,
                     source=record.source,
                     tags=record.tags,
@@ -112,6 +117,7 @@ class RelatedMemories(ToolResult):
         return cls(
             id=related.start.id,
             key=related.start.key,
+            project=related.start.project,
             neighbours=neighbours,
             truncated=related.truncated,
         )

@@ -49,6 +49,7 @@ class ListFilters:
     until: float | None = None
     include_expired: bool = False
     project: str | None = None  # asked (permissions.readable_projects); None: the default
+    project_alone: bool = False  # `project` without `*`'s; `*` alone: the shared ones only
     task: str | None = None  # also this task's working memories
     include_archived: bool = False
     include_superseded: bool = False  # corrected memories too (rules/validity.py)
@@ -71,6 +72,7 @@ class ListFilters:
         include_archived: bool = False,
         include_superseded: bool = False,
         as_of: str | None = None,
+        project_alone: bool = False,
     ) -> ListFilters:
         """From arguments as people and models give them: scope names, source names, ISO
         dates or ages ("7d"). Each bad one raises InvalidInputError naming it."""
@@ -84,6 +86,7 @@ class ListFilters:
             until=bounds.until,
             include_expired=include_expired,
             project=project,
+            project_alone=project_alone,
             task=None if task in (None, "") else v.clean_key(task, "task"),
             include_archived=include_archived,
             include_superseded=include_superseded,

@@ -155,7 +155,8 @@ async def capture(
 ) -> CaptureReport:
     """Store the messages of `session` not stored yet (the last `max_messages` of them),
     as `caller` (whose session should be `session`: the write-time context links a
-    message to those written just before it in the writer's session), in its current
+    message to the 3 written just before it and the 4 just after it in the writer's
+    session), in its current
     project, agent scope, expiring `ttl_seconds` after each was said (None: never)."""
     report = CaptureReport()
     kept = [m for m in messages if len(m.text.strip()) >= MIN_CHARS]

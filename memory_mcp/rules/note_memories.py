@@ -91,6 +91,18 @@ class NoteMemoryService:
         self.check_note_change(caller, notes, origin)
         return await self.gate.store.delete([r.id for r in notes])
 
+    async def rename_note_keys(
+        self,
+        caller: Caller,
+        renames: Sequence[tuple[MemoryRecord, str]],
+        origin: Origin,
+    ) -> int:
+        """Give a note's memories (from note_records) the keys the indexer makes now, in
+        place (store/note_keys.py): the same ids, history, links and vectors."""
+        notes = [(r, key) for r, key in renames if r.source is Source.FILE_INDEX]
+        self.check_note_change(caller, [r for r, _ in notes], origin)
+        return await self.gate.store.rename_keys([(r.id, key) for r, key in notes])
+
     async def set_note_expiry(
         self,
         caller: Caller,

@@ -138,11 +138,22 @@ def _project_argument(project: object) -> str:
         raise InvalidInputError("project", str(exc)) from None
 
 
-def readable_projects(caller: Caller, asked: str | None = None) -> frozenset[str] | None:
+def readable_projects(
+    caller: Caller, asked: str | None = None, alone: bool = False
+) -> frozenset[str] | None:
     """The projects a search, list, context block or export of `caller` covers (None: no
     project filter). `asked` None: its current project and `*`, or with no current project
     every project it may read; a name: that project and `*` (refused, naming `project`,
-    if not granted); `*`: every project it may read."""
+    if not granted); `*`: every project it may read. `alone` (with `asked`): that project
+    only, without `*`'s memories; `*` alone: the shared memories only (the web view's
+    "shared only", beside "every project")."""
+    if alone and asked is not None:
+        name = _project_argument(asked)
+        if name != EVERY_PROJECT and not may_read_project(caller, name):
+            raise PermissionDeniedError(
+                f"project {name!r} is not one of yours ({_granted(caller)})"
+            )
+        return frozenset({name})
     if asked is None:
         if caller.project is not None:
             return frozenset({caller.project, EVERY_PROJECT})

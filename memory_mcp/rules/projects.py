@@ -8,10 +8,20 @@ payload's `cwd`), else none. This module is the standard library only: the hooks
 imports it before anything heavy.
 
 The name of a work tree, read from its files without running `git`:
-- its `origin` remote's repository path, host and `.git` dropped (`git@github.com:acme/
+- its `origin` remote's repository path, `.git` dropped (`git@github.com:acme/
   payments.git` and `https://github.com/acme/payments` are both `acme/payments`): two
   clones of one repository share a project, and two repositories with the same folder
-  name but different remotes stay apart;
+  name but different remotes stay apart. The host stays in the name where it tells two
+  repositories apart: a remote on any host but GitHub is `host/owner/repo`
+  (`gitlab.com/acme/payments`), so GitHub's and GitLab's `acme/payments` are two projects.
+  GitHub keeps `owner/repo`, the name every store has held its memories under since
+  projects began (most remotes are GitHub's): prefixing it too would have moved every
+  existing user's memories out of sight. A host with no dot (`git@work:acme/x`, an ssh
+  config alias, often GitHub's under another key) names no host anyone else shares and
+  is left out too. Memories stored under another host's remote before the host was kept
+  are still under `owner/repo`: `earlier_names` says so, and `doctor` and `projects`
+  print the command that moves them (not moved unasked: `owner/repo` may as well hold
+  GitHub's repository of that name, whose memories shared that project);
 - no origin: the folder's name, `-`, and the first 6 hex digits of the SHA-256 of its real
   path (`scratch-3fa2c1`): two local repositories with the same folder name stay apart. It
   is stable while the folder stays where it is; `--project` names it otherwise."""
@@ -152,27 +162,82 @@ def _config_value(value: str) -> str:
 
 
 def project_of_remote(url: str, tree: Path) -> str | None:
-    """`owner/repo` of a remote URL (https, ssh, git, scp-like `git@host:owner/repo.git`);
-    a local path (no host) is named like a work tree without a remote, by the real path
-    of the repository it names. None when nothing usable is left."""
-    url = url.strip()
+    """The project of a remote URL (https, ssh, git, scp-like `git@host:owner/repo.git`):
+    `owner/repo`, prefixed by its host unless that is GitHub's or an alias (module
+    docstring); a local path (no host) is named like a work tree without a remote, by the
+    real path of the repository it names. None when nothing usable is left."""
+    split = _host_and_path(url.strip())
+    if split is None:
+        local = Path(url.strip()).expanduser()
+        return _local_name(local if local.is_absolute() else tree / local)
+    host, path = split
+    if host == "file":
+        return _local_name(Path(path))
+    name = _path_name(path)
+    if name is None:
+        return None
+    shown_host = _distinct_host(host)
+    if shown_host is not None:
+        name = _path_name(f"{shown_host}/{name}") or name
+    return name
+
+
+def _host_and_path(url: str) -> tuple[str, str] | None:
+    """(host, path) of a URL or scp-like address, the host lowercased without user or
+    port ("file" for a file:// URL, its path whole); None for a local path."""
     if "://" in url:
         scheme, _, rest = url.partition("://")
         if scheme.lower() == "file":
-            return _local_name(Path(rest))
-        host_and_path = rest.split("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest
-        path = host_and_path.partition("/")[2]
+            return "file", rest
+        authority, _, path = rest.partition("/")
     elif re.match(r"^[^/\\]+:", url) and not re.match(r"^[A-Za-z]:[\\/]", url):
-        path = url.partition(":")[2]  # scp-like: [user@]host:path
+        authority, _, path = url.partition(":")  # scp-like: [user@]host:path
     else:
-        local = Path(url).expanduser()
-        return _local_name(local if local.is_absolute() else tree / local)
+        return None
+    host = authority.rpartition("@")[2]
+    if not host.startswith("["):  # an IPv6 literal keeps its colons
+        host = host.partition(":")[0]
+    return host.lower(), path
+
+
+def _path_name(path: str) -> str | None:
+    """A repository path as a project name: `.git`, query and fragment dropped, each part
+    made of name characters, lowercased; None when nothing usable is left."""
     path = path.split("?", 1)[0].split("#", 1)[0].strip("/")
     path = path.removesuffix(".git").removesuffix("/")
     parts = [_NOT_IN_NAME.sub("-", part).strip("-.") for part in path.split("/")]
     name = "/".join(part for part in parts if part).lower()
     name = re.sub(r"^[^a-z0-9]+", "", name)[:MAX_PROJECT_CHARS].rstrip("/")
     return name if name and PROJECT_NAME.fullmatch(name) else None
+
+
+# GitHub's hosts (https, ssh, ssh over port 443): their remotes are `owner/repo`.
+GITHUB_HOSTS = frozenset({"github.com", "ssh.github.com"})
+
+
+def _distinct_host(host: str) -> str | None:
+    """The host as a project name shows it, or None where it stays out of the name:
+    GitHub's, or an alias (no dot)."""
+    host = host.strip("[]").removeprefix("www.")
+    if host in GITHUB_HOSTS or "." not in host:
+        return None
+    return host
+
+
+def shared_note(hostless: str) -> str:
+    """Why moving `hostless`'s memories wants a look first: GitHub's repository of that
+    name shared the project."""
+    return f"GitHub's {hostless} had that name too: --dry-run lists what would move"
+
+
+def hostless_name(url: str, tree: Path) -> str | None:
+    """The name a remote gave before hosts other than GitHub's were kept (`owner/repo`),
+    where it differs from today's; else None."""
+    split = _host_and_path(url.strip())
+    if split is None or split[0] == "file":
+        return None
+    before = _path_name(split[1])
+    return before if before is not None and before != project_of_remote(url, tree) else None
 
 
 def _local_name(folder: Path) -> str:
@@ -223,13 +288,21 @@ def how_chosen(named: str | None, source: str, cwd: Path) -> tuple[str | None, l
     return project, [f"project: {project}  [{why}]", moves]
 
 
-def earlier_names(tree: Path) -> list[str]:
-    """Names this work tree's project had before, that its memories may still be under:
-    with an origin remote, the name it had without one (folder name and path hash)."""
-    if origin_url(tree) is None:
+def earlier_names(tree: Path) -> list[tuple[str, str]]:
+    """Names this work tree's project had before, that its memories may still be under,
+    each with why, in words: with an origin remote, the name it had without one (folder
+    name and path hash), and for a host other than GitHub's the name without the host
+    (`owner/repo`, as every remote was named before hosts were kept)."""
+    url = origin_url(tree)
+    if url is None:
         return []
+    current = project_of_work_tree(tree)
     local = _local_name(tree)
-    return [local] if local != project_of_work_tree(tree) else []
+    names = [(local, "before it had an origin remote")] if local != current else []
+    hostless = hostless_name(url, tree)
+    if hostless is not None and hostless != current:
+        names.append((hostless, f"before project names kept the host ({shared_note(hostless)})"))
+    return names
 
 
 def notes_folder_of(cwd: Path | None) -> Path | None:
@@ -267,6 +340,7 @@ __all__ = [
     "current_project",
     "earlier_names",
     "foreign_notes_folder",
+    "hostless_name",
     "how_chosen",
     "notes_folder_of",
     "origin_url",

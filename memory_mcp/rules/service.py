@@ -490,7 +490,7 @@ class MemoryService:
             source=filters.source,
             include_expired=filters.include_expired,
             now=self.clock(),
-            projects=permissions.readable_projects(caller, filters.project),
+            projects=permissions.readable_projects(caller, filters.project, filters.project_alone),
             task=filters.task,
             include_archived=filters.include_archived,
             include_superseded=filters.include_superseded,
@@ -537,7 +537,7 @@ class MemoryService:
         """The memories `caller` may see that best answer `request`, ranked: the pipeline
         is search/pipeline.py; the rule of who may see what is applied inside both arms,
         over the projects `request.project` covers (permissions.readable_projects)."""
-        projects = permissions.readable_projects(caller, request.project)
+        projects = permissions.readable_projects(caller, request.project, request.project_alone)
         await self.store.forget_expired(self.clock())  # before the index is read
         result = await pipeline.search(
             self.store, self.vectors, self.policy, self.clock, caller, request, projects

@@ -62,13 +62,15 @@ class Relevance:
     search_confidence: float = 1.0  # the whole search's factor (search_confidence)
     relevance: float = 0.0
     # False: no query word is in the memory itself, only in its context (the words of the
-    # memories written just before it, store/write_context.py).
+    # 3 memories written just before it and the 4 just after it in its session,
+    # store/write_context.py).
     own_words: bool = True
 
     @property
     def matched_by(self) -> str:
-        """keyword: it contains query words; context: only the memories written just before
-        it do; vector: it is close in meaning; both: keyword and vector."""
+        """keyword: it contains query words; context: only its context does (the 3
+        memories written just before it and the 4 just after it in its session); vector:
+        it is close in meaning; both: keyword and vector."""
         if self.keyword is not None and not self.own_words:
             return "context+vector" if self.vector is not None else "context"
         if self.keyword is not None and self.vector is not None:

@@ -30,11 +30,12 @@ STOPWORDS = frozenset(
 )
 
 # A memory's own columns in the keyword index; its fourth, `context`, holds the words of
-# the memories written just before it (store/write_context.py).
+# the 3 memories written just before it and the 4 just after it in its session
+# (store/write_context.py).
 OWN_COLUMNS = ("key", "value", "tags")
 # BM25 column weights for (key, value, tags, context): a hit in the key or a tag says more
-# than one word somewhere in a long value; one in the words of the memories written just
-# before it (store/write_context.py) says less (LOO on the LoCoMo dev split chose 0.7 in
+# than one word somewhere in a long value; one in its context (store/write_context.py)
+# says less (LOO on the LoCoMo dev split chose 0.7 in
 # four folds, 1.0 in one, of 0.5-2: docs/RETRIEVAL.md, "write-time context").
 KEYWORD_COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.7)
 

@@ -44,6 +44,7 @@ from memory_mcp.store import (
     batch_writes,
     eviction,
     migrations,
+    note_keys,
     rescope,
     validity_rows,
     write_context,
@@ -508,6 +509,12 @@ class MemoryStore:
                 .distinct()
             )
             return {p for p in paths if p is not None}
+
+    async def rename_keys(self, renames: Sequence[tuple[int, str]]) -> int:
+        """Give memories new keys in place (store/note_keys.py): a note's older keys."""
+        if not renames:
+            return 0
+        return await self._engines.run_write(note_keys.rename_keys, list(renames))
 
     async def set_expiry(self, memory_ids: Sequence[int], expires_at: float | None) -> None:
         """Move the expiry of these memories without a new version (their content is the

@@ -62,8 +62,9 @@ class MemoryRow(Base):
     file_path: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
     revision: Mapped[int] = mapped_column(Integer, index=True)
     # The writer's session (any scope), when in it this version was written (the write's
-    # revision; `revision` above also moves when a vector is stored), and the words of
-    # what the writer wrote just before it there: a fourth, lighter column of the keyword
+    # revision; `revision` above also moves when a vector is stored), and its context, the
+    # words of the 3 memories written just before it and the 4 just after it in its
+    # session: a fourth, lighter column of the keyword
     # index (store/write_context.py). Nullable: older stores gain them by ALTER TABLE.
     written_session: Mapped[str | None] = mapped_column(String(128), nullable=True)
     written_order: Mapped[int | None] = mapped_column(Integer, nullable=True)

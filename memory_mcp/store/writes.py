@@ -150,7 +150,8 @@ def insert_memory(
     if expected_version not in (None, 0):
         raise KeyNotFoundError(new.key, expected_version)
     revision = next_revision(conn)
-    # Those written just before it borrow its words (store/write_context.py).
+    # The last CONTEXT_AFTER before it take its words into their context
+    # (store/write_context.py).
     context, followed = write_context.written_last(conn, new)
     result = conn.execute(
         insert(MEMORIES)

@@ -22,7 +22,15 @@ from memory_mcp.checks.validation import (
     shown,
 )
 from memory_mcp.errors import CapExceededError, InvalidInputError, MemoryMcpError
-from memory_mcp.models import EVERY_PROJECT, Caller, MemoryRecord, NewMemory, Source, StoreRequest
+from memory_mcp.models import (
+    EVERY_PROJECT,
+    Caller,
+    MemoryRecord,
+    NewMemory,
+    Scope,
+    Source,
+    StoreRequest,
+)
 
 if TYPE_CHECKING:
     from memory_mcp.rules.service import MemoryService
@@ -149,6 +157,34 @@ def read_lines(path: Path) -> tuple[list[tuple[int, MemoryLine]], list[str]]:
     return parsed, errors
 
 
+def _is_swarm(scope: str) -> bool:
+    try:
+        return parse_store_scope(scope) is Scope.SWARM
+    except InvalidInputError:  # a bad line: prepare_lines names it
+        return False
+
+
+def others_swarm_lines(
+    lines: list[tuple[int, MemoryLine]], importer: str
+) -> tuple[list[tuple[int, MemoryLine]], dict[str, int]]:
+    """The lines to import and, by owner, the swarm memories of other agents left out.
+
+    An agent's own export holds every swarm memory it may read, other agents' too: they
+    are the team's, not the importer's, so importing that file again (a restore, a copy to
+    another store) leaves them out, counted, rather than refusing the whole file or making
+    them the importer's. Another agent's private memory in a file stays a bad line (the
+    file is not the importer's export); `--keep-owners` keeps every line's owner."""
+    kept: list[tuple[int, MemoryLine]] = []
+    skipped: dict[str, int] = {}
+    for number, line in lines:
+        owner = line.agent_id or importer
+        if owner != importer and _is_swarm(line.scope):
+            skipped[owner] = skipped.get(owner, 0) + 1
+            continue
+        kept.append((number, line))
+    return kept, skipped
+
+
 def prepare_lines(
     service: MemoryService,
     lines: list[tuple[int, MemoryLine]],
@@ -172,8 +208,8 @@ def prepare_lines(
         owner = line.agent_id or default.agent_id
         if owner != default.agent_id and not keep_owners:
             errors.append(
-                f"{unit} {number}: agent {shown(owner, 80)}'s memory (its agent_id), and this "
-                f"import writes as {default.agent_id!r}: use --keep-owners to keep the "
+                f"{unit} {number}: a memory of agent {shown(owner, 80)} (its agent_id), and "
+                f"this import writes as {default.agent_id!r}: use --keep-owners to keep the "
                 "file's owners, or remove agent_id to make it yours"
             )
             continue

@@ -77,7 +77,9 @@ class Filters:
     as in a tool's arguments."""
 
     query: str = ""
-    project: str = ""  # a project (with `*`'s memories); empty: every one the caller reads
+    # A project (with `*`'s memories); `*`: the shared memories alone; empty: every
+    # project the caller reads.
+    project: str = ""
     scope: str = "all"
     tag: str = ""  # comma-separated
     source: str = ""
@@ -119,6 +121,7 @@ class Filters:
             until=self.until or None,
             include_expired=self.expired,
             project=self.project or "*",
+            project_alone=self.project == "*",
         )
 
     def link(self, **changes: Any) -> str:
@@ -222,6 +225,7 @@ class WebPages:
             since=filters.since or None,
             until=filters.until or None,
             project=listing.project,
+            project_alone=listing.project_alone,
         )
         result = await service.search(caller, request)
         hits = result.hits

@@ -126,7 +126,7 @@ def test_an_import_is_the_importing_agents_or_keeps_owners_when_asked(
     db = str(tmp_path / "a.db")
     refused = run("import", str(source), "--db", db, "--agent-id", "w9")
     assert refused.returncode == 1
-    assert "line 2: agent 'w1'" in refused.stderr and "--keep-owners" in refused.stderr
+    assert "line 2: a memory of agent 'w1'" in refused.stderr and "--keep-owners" in refused.stderr
     assert "nothing imported" in refused.stderr
 
     skipped = run("import", str(source), "--db", db, "--agent-id", "w9", "--skip-invalid")

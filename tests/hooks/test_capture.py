@@ -226,6 +226,33 @@ def test_capture_is_off_with_one_setting(world: dict[str, Any]) -> None:
     assert len(conversation(stored(world))) == len(SAID)
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "days"),
+    [
+        ("MEMORY_MCP_TTL_KIND_DAYS", '{"conversation": 14}', 14.0),
+        # The older name still sets the line; 0 keeps them for good (it fell back to the
+        # table's 30 days while two settings owned the lifetime).
+        ("MEMORY_MCP_TTL_CONVERSATION_DAYS", "0", None),
+    ],
+)
+def test_how_long_a_conversation_is_kept_is_the_kind_table_s(
+    world: dict[str, Any], setting: str, value: str, days: float | None
+) -> None:
+    repo = world["repos"]["ledger-app"]
+    write_transcript(world["transcript"], repo, SAID[:2])
+    world["env"][setting] = value
+    end_of_session(world)
+    messages = conversation(stored(world))
+    assert len(messages) == 2
+    for message in messages:
+        if days is None:
+            assert message.expires_at is None
+        else:
+            assert message.expires_at is not None
+            kept = message.expires_at - message.created_at
+            assert days * 86_400 - 5 < kept < days * 86_400 + 5, kept
+
+
 def test_the_prompt_hook_searches_without_the_app(tmp_path: Path) -> None:
     """At every prompt: the keyword index on the standard library, as SessionStart reads
     its block (app/reads.py), none of SQLAlchemy, the service or the model loaded."""

@@ -7,23 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from mcp import Client
 
-from memory_mcp.app.root import open_app
-from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call, call_error
+from tests.conftest import call, call_error, client_of
 
 pytestmark = pytest.mark.anyio
-
-
-def client_of(settings: Settings) -> Client:
-    return Client(build_server(settings, FakeEmbedder(), open_app=open_app))
-
-
-@pytest.fixture
-def settings(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
-    return lambda **overrides: make_settings(**{"watch": False, **overrides})
 
 
 async def test_one_memory_under_the_key_is_read_whole(settings: Callable[..., Settings]) -> None:

@@ -12,25 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from mcp import Client
 
-from memory_mcp.app.root import open_app
-from memory_mcp.mcp.server import build_server
 from memory_mcp.settings import Settings
-from tests.conftest import FakeEmbedder, call, call_error, first_text
+from tests.conftest import call, call_error, client_of, first_text
 
 pytestmark = pytest.mark.anyio
 
 SERVICE = {"owner": "Ann", "tools": ["pytest", "ruff"], "port": 8080, "live": True, "x": None}
-
-
-def client_of(settings: Settings) -> Client:
-    return Client(build_server(settings, FakeEmbedder(), open_app=open_app))
-
-
-@pytest.fixture
-def settings(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
-    return lambda **overrides: make_settings(**{"watch": False, **overrides})
 
 
 async def test_an_object_and_an_array_come_back_as_given(

@@ -47,14 +47,14 @@ def test_headings_give_each_chunk_its_path_and_lines() -> None:
 
 
 def test_keys_are_unique_and_stable_per_section() -> None:
-    path = Path("/notes/deploy.md")
+    path = "ops/deploy.md"  # the note's path inside its memory folder
     keys = chunk_keys(path, chunk_note(NOTE))
     assert keys == [
-        "file:/notes/deploy.md#top",
-        "file:/notes/deploy.md#deploy",
-        "file:/notes/deploy.md#deploy/staging",
-        "file:/notes/deploy.md#deploy/rollback",
-        "file:/notes/deploy.md#deploy~2",
+        "file:ops/deploy.md#top",
+        "file:ops/deploy.md#deploy",
+        "file:ops/deploy.md#deploy/staging",
+        "file:ops/deploy.md#deploy/rollback",
+        "file:ops/deploy.md#deploy~2",
     ]
     edited = NOTE.replace("Deploys go through staging.", "Deploys go through QA, then staging.")
     assert chunk_keys(path, chunk_note(edited)) == keys

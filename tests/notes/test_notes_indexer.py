@@ -55,17 +55,14 @@ async def test_a_note_becomes_file_index_memories_with_path_lines_and_ttl(
         assert outcome.report is not None
         assert outcome.report.created == 2
         stored = await records(app, note)
-    assert [r.key for r in stored] == [
-        f"file:{note.resolve()}#deploy",
-        f"file:{note.resolve()}#deploy/staging",
-    ]
+    assert [r.key for r in stored] == ["file:deploy.md#deploy", "file:deploy.md#deploy/staging"]
     first, second = stored
     assert first.source is Source.FILE_INDEX
     assert first.scope is Scope.AGENT
     assert first.agent_id == "a1"
     assert first.file_path == str(note.resolve())
     assert first.metadata == {
-        "file_path": str(note.resolve()),
+        "file_path": "deploy.md",
         "start_line": 1,
         "end_line": 2,
         "heading_path": "# Deploy",

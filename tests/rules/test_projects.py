@@ -159,7 +159,7 @@ def test_a_linked_work_tree_is_its_repository(tmp_path: Path) -> None:
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x", cwd=main)
     git("worktree", "add", "-q", str(tmp_path / "linked"), cwd=main)
     assert (tmp_path / "linked" / ".git").is_file()
-    assert current_project(None, tmp_path / "linked") == "team/app"
+    assert current_project(None, tmp_path / "linked") == "example.com/team/app"
 
 
 def test_a_submodule_reads_its_own_config(tmp_path: Path) -> None:
@@ -173,9 +173,13 @@ def test_a_submodule_reads_its_own_config(tmp_path: Path) -> None:
     assert current_project(None, lib) == "acme/lib"
 
 
-def test_remote_urls_lose_their_host_credentials_and_suffix(tmp_path: Path) -> None:
+def test_remote_urls_lose_credentials_port_suffix_and_githubs_host(tmp_path: Path) -> None:
     assert project_of_remote("https://user:ghp_secret@github.com/acme/x.git", tmp_path) == "acme/x"
-    assert project_of_remote("https://gitlab.com/group/sub/repo/", tmp_path) == "group/sub/repo"
+    assert project_of_remote("ssh://git@ssh.github.com:443/acme/x.git", tmp_path) == "acme/x"
+    assert project_of_remote("git@work-key:acme/x.git", tmp_path) == "acme/x"  # an ssh alias
+    gitlab = "gitlab.com/group/sub/repo"
+    assert project_of_remote("https://GitLab.com/group/sub/repo/", tmp_path) == gitlab
+    assert project_of_remote("ssh://git@gitlab.com:2222/group/sub/repo.git", tmp_path) == gitlab
     local = project_of_remote("/srv/git/repo.git", tmp_path)
     assert local is not None and local.startswith("repo-")
 

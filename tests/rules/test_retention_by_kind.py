@@ -86,3 +86,11 @@ def test_the_table_as_a_variable_and_its_refusals(monkeypatch: pytest.MonkeyPatc
     for bad in ({"Fact": 1}, {"fact": -1}, {"fact": "soon"}):
         with pytest.raises(ValueError):
             Settings(ttl_kind_days=bad)
+
+
+def test_the_older_conversation_setting_sets_the_kind_line_unless_the_table_does() -> None:
+    """One owner for a captured conversation's lifetime (hooks/session_end.py)."""
+    assert Settings().ttl_kind_days["conversation"] == KIND_LIFETIME_DAYS["conversation"]
+    assert Settings(ttl_conversation_days=0).ttl_kind_days["conversation"] == 0
+    both = Settings(ttl_conversation_days=5, ttl_kind_days={"conversation": 14})
+    assert both.ttl_kind_days["conversation"] == 14, "the newer name wins"

@@ -237,6 +237,7 @@ SERVICE_WRITES: dict[str, ServiceCase] = {
         w, w.service.note_memories.forget_note_records, Origin.CALLER
     ),
     "set_note_expiry": lambda w: _set_note_expiry(w),
+    "rename_note_keys": lambda w: _rename_note_keys(w),
     "sync_file": _sync_file,
     "remove_file": lambda w: w.files.remove_file(
         WORKER, Scope.SWARM, NOTE_PATH, origin=Origin.CALLER
@@ -266,6 +267,11 @@ async def _move_to_project(world: World) -> Any:
 async def _with_note(world: World, method: Callable[..., Any], origin: Origin) -> Any:
     result = method(WORKER, await world.note(), origin)
     return await result if inspect.isawaitable(result) else result
+
+
+async def _rename_note_keys(world: World) -> Any:
+    renames = [(record, f"{record.key}-renamed") for record in await world.note()]
+    return await world.service.note_memories.rename_note_keys(WORKER, renames, Origin.CALLER)
 
 
 async def _set_note_expiry(world: World) -> Any:

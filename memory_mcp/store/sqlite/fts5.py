@@ -430,7 +430,7 @@ def holding_phrase(conn: SqlConnection, words: str, vis: Visibility, limit: int)
     its other words are in every memory, and an identifier with `_` is one token of the
     identifiers' index (`user_id`: "user_id", not "user" then "id")."""
     # A memory's own words only: an identifier in its context (store/write_context.py) is
-    # one the memory written before it holds, and counting it would make it look common.
+    # one a memory of its window holds, and counting it would make it look common.
     table = _index(words)
     match = Population.of(conn, vis).filtered(f"{{key value tags}} : {phrase(words)}", table)
     return _visible_matches(conn, match, visible_sql(vis), limit, table=table)
