@@ -23,8 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memory_mcp.store.postgres.ddl import PG_DDL
-
 SCALE_PROJECT = "scale"
 
 
@@ -52,7 +50,7 @@ def split_database(
 ) -> dict[str, float]:
     """Database `name`: a copy of `source` (one project) with its memories in `projects`
     projects. No connection may be open to `source` (CREATE DATABASE ... TEMPLATE)."""
-    from bench.scale_postgres import FULLTEXT_INDEX, has_database
+    from bench.scale_postgres import FULLTEXT_INDEX, fulltext_index_ddl, has_database
 
     began = time.perf_counter()
     if has_database(server, name):
@@ -68,8 +66,7 @@ def split_database(
         f"lpad(((id - 1) % {projects})::text, 2, '0');"
     )
     # The product's own GIN index (its schema is current: opening the store makes nothing).
-    (fulltext,) = [ddl for ddl in PG_DDL if FULLTEXT_INDEX in ddl]
-    server.psql(f"\\c {name}\n{fulltext};\nVACUUM ANALYZE;")
+    server.psql(f"\\c {name}\n{fulltext_index_ddl()};\nVACUUM ANALYZE;")
     split_s = time.perf_counter() - began
     say(f"  projects, full-text index and statistics in {split_s:.0f} s")
     return {"template_copy_s": round(copied_s, 1), "split_s": round(split_s, 1)}
