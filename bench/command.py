@@ -356,6 +356,23 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         help="the memory-mcp to spawn (default: this environment's)",
     )
     store.add_argument("--json", type=Path, help="also write every number to this file")
+    store.add_argument(
+        "--peer",
+        type=Path,
+        nargs="?",
+        const=True,
+        metavar="ROOT",
+        help="instead: ours beside mcp-memory-service built under ROOT by "
+        "../shared/tools/peer/setup_peer.sh (default $PEER_ROOT, else peer/ in the temp "
+        "dir), in one run (bench/store_peer.py)",
+    )
+    store.add_argument(
+        "--peer-threads",
+        type=int,
+        metavar="N",
+        help="with --peer: the peer's torch threads (default: its own, one spinning thread "
+        "per core, which a busy machine starves)",
+    )
 
     from bench.batch_store import add_arguments as batch_store_arguments
 
@@ -735,6 +752,15 @@ def run_store(args: argparse.Namespace) -> int:
     from bench.store_turns import run_store as measure
 
     conversation = _conversation(args)
+    if args.peer is not None:
+        from bench.store_peer import default_peer_root, side_by_side
+
+        root = default_peer_root() if args.peer is True else args.peer
+        _say(f"ours ({args.exe}) beside the peer ({root}), every call alternating")
+        beside = side_by_side(args.exe, root, conversation, args.searches, args.peer_threads)
+        print(beside.render())
+        _write_json(args.json, beside.summary())
+        return 0
     report = anyio.run(measure, args.exe, conversation, args.searches, _say)
     print(report.render())
     _write_json(args.json, report.summary())

@@ -12,7 +12,9 @@ brings it back. Archived memories do not count toward a cap."""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, func, select, update
+from collections.abc import Callable
+
+from sqlalchemy import Connection, Select, String, bindparam, func, select, update
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.errors import CapExceededError
@@ -26,11 +28,17 @@ def _live() -> tuple[ColumnElement[bool], ...]:
     return (M.source != Source.FILE_INDEX.value, M.archived_at.is_(None))
 
 
-def counted_toward_cap(agent_id: str) -> tuple[ColumnElement[bool], ...]:
+def counted_toward_cap(agent_id: str | ColumnElement[str]) -> tuple[ColumnElement[bool], ...]:
     """The memories an agent's cap counts: its live ones. Notes indexed from memory folders
     do not count: they mirror files the user keeps (bounded by the folder), and an evicted
     note would be re-indexed by the next reconcile anyway."""
     return (M.agent_id == agent_id, *_live())
+
+
+# What a write counts toward its caps, built once (every store_memory counts both; see
+# store/writes.py for why a statement built once costs less).
+_COUNT_AGENT = select(func.count()).where(*counted_toward_cap(bindparam("owner", type_=String)))
+_COUNT_PROJECT = select(func.count()).where(M.project == bindparam("owner"), *_live())
 
 
 def evict_over_caps(
@@ -47,7 +55,8 @@ def evict_over_caps(
     evicted; the write is rolled back with it)."""
     archived = _evict(
         conn,
-        counted_toward_cap(agent_id),
+        (_COUNT_AGENT, agent_id),
+        lambda: counted_toward_cap(agent_id),
         cap.per_agent,
         keep_id,
         revision,
@@ -56,7 +65,8 @@ def evict_over_caps(
     )
     archived += _evict(
         conn,
-        (M.project == project, *_live()),
+        (_COUNT_PROJECT, project),
+        lambda: (M.project == project, *_live()),
         cap.per_project,
         keep_id,
         revision,
@@ -68,7 +78,8 @@ def evict_over_caps(
 
 def _evict(
     conn: Connection,
-    counted: tuple[ColumnElement[bool], ...],
+    count: tuple[Select[int], str],
+    counted: Callable[[], tuple[ColumnElement[bool], ...]],
     cap: int,
     keep_id: int,
     revision: int,
@@ -77,14 +88,17 @@ def _evict(
 ) -> list[int]:
     if cap <= 0:
         return []
-    excess = int(conn.scalar(select(func.count()).where(*counted)) or 0) - cap
+    # `count` counts what `counted` selects, built once; `counted` is built only when a
+    # write goes over the cap.
+    statement, owner = count
+    excess = int(conn.scalar(statement, {"owner": owner}) or 0) - cap
     if excess <= 0:
         return []
     victims = list(
         conn.scalars(
             select(M.id)
             .where(
-                *counted,
+                *counted(),
                 M.pinned.is_(False),
                 ~M.key.startswith(LEARNING_KEY_PREFIX, autoescape=True),
                 M.id != keep_id,

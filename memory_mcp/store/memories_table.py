@@ -168,13 +168,16 @@ def content_hash(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
+# Built once: every write runs it (store/writes.py says why that matters).
+_NEXT_REVISION = (
+    update(StoreMetaRow)
+    .where(StoreMetaRow.name == "revision")
+    .values(value=StoreMetaRow.value + 1)
+    .returning(StoreMetaRow.value)
+)
+
+
 def next_revision(conn: Connection) -> int:
     """Move the store's revision counter on, inside the write transaction of `conn` (run
     in a worker thread: `conn.run_sync(next_revision)` from async code)."""
-    result = conn.execute(
-        update(StoreMetaRow)
-        .where(StoreMetaRow.name == "revision")
-        .values(value=StoreMetaRow.value + 1)
-        .returning(StoreMetaRow.value)
-    )
-    return int(result.scalar_one())
+    return int(conn.execute(_NEXT_REVISION).scalar_one())

@@ -10,7 +10,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, and_, case, exists, func, insert, select, true, update
+from sqlalchemy import (
+    Connection,
+    String,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    insert,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import Visibility
 from memory_mcp.store.index_rows import IndexDelta, IndexRow
@@ -70,18 +83,12 @@ class StoredVectors:
     ) -> list[tuple[str, np.ndarray]]:
         """`save` inside the caller's write transaction: the vectors it wrote (inserted,
         or put in place of a whole text's alone)."""
-        stored = dict(
-            conn.execute(
-                select(EmbeddingRow.content_hash, EmbeddingRow.whole_only).where(
-                    EmbeddingRow.model == model,
-                    EmbeddingRow.content_hash.in_([h for h, _ in items]),
-                )
-            ).all()
-        )
+        digests = [h for h, _ in items]
+        stored = dict(conn.execute(_SAVED, {"model": model, "digests": digests}).all())
         fresh = [(h, v) for h, v in items if h not in stored]
         if fresh:
             conn.execute(
-                insert(EmbeddingRow),
+                _INSERT_VECTORS,
                 [
                     {
                         "content_hash": h,
@@ -107,11 +114,7 @@ class StoredVectors:
                 )
             )
         revision = next_revision(conn)
-        conn.execute(
-            update(MEMORIES)
-            .where(M.content_hash.in_([h for h, _ in items]))
-            .values(revision=revision)
-        )
+        conn.execute(_BUMP_USERS, {"revision": revision, "digests": digests})
         return fresh + completed
 
     async def embedded(self, model: str, digests: Collection[str]) -> set[str]:
@@ -225,7 +228,7 @@ class StoredVectors:
         return await self._engines.read(_changes_since, revision, model)
 
 
-def _index_columns(model: str) -> Any:
+def _index_columns(model: str | ColumnElement[str]) -> Any:
     return select(
         M.id,
         M.agent_id,
@@ -248,13 +251,31 @@ def _index_columns(model: str) -> Any:
     )
 
 
+# The statements of every store_memory's vector, built once (store/writes.py says why).
+_SAVED = select(EmbeddingRow.content_hash, EmbeddingRow.whole_only).where(
+    EmbeddingRow.model == bindparam("model"),
+    EmbeddingRow.content_hash.in_(bindparam("digests", expanding=True)),
+)
+_INSERT_VECTORS = insert(EmbeddingRow)
+_BUMP_USERS = (
+    update(MEMORIES)
+    .where(M.content_hash.in_(bindparam("digests", expanding=True)))
+    .values(revision=bindparam("revision"))
+)
+_HAS_COMPLETE = select(EmbeddingRow.content_hash).where(
+    EmbeddingRow.model == bindparam("model"),
+    EmbeddingRow.content_hash == bindparam("digest"),
+    COMPLETE,
+)
+_REVISION = select(StoreMetaRow.value).where(StoreMetaRow.name == "revision")
+_CHANGED_SINCE = _index_columns(bindparam("model", type_=String)).where(
+    M.revision > bindparam("revision")
+)
+_DELETED_SINCE = select(TombstoneRow.memory_id).where(TombstoneRow.revision > bindparam("revision"))
+
+
 def _complete(conn: Connection, model: str, digest: str) -> bool:
-    found = conn.scalar(
-        select(EmbeddingRow.content_hash).where(
-            EmbeddingRow.model == model, EmbeddingRow.content_hash == digest, COMPLETE
-        )
-    )
-    return found is not None
+    return conn.scalar(_HAS_COMPLETE, {"model": model, "digest": digest}) is not None
 
 
 def _vector_blob(conn: Connection, model: str, digest: str) -> bytes | None:
@@ -313,11 +334,11 @@ def _vectors_of(
 
 
 def _changes_since(conn: Connection, revision: int, model: str) -> IndexDelta:
-    current = conn.scalar(select(StoreMetaRow.value).where(StoreMetaRow.name == "revision"))
+    current = conn.scalar(_REVISION)
     delta = IndexDelta(revision=int(current or 0))
     if delta.revision == revision:
         return delta
-    rows = conn.execute(_index_columns(model).where(M.revision > revision))
+    rows = conn.execute(_CHANGED_SINCE, {"model": model, "revision": revision})
     damaged = []
     for row in rows:
         entry = index_row(row)
@@ -325,7 +346,5 @@ def _changes_since(conn: Connection, revision: int, model: str) -> IndexDelta:
             damaged.append(row.id)
         else:
             delta.upserted.append(entry)
-    delta.deleted = damaged + list(
-        conn.scalars(select(TombstoneRow.memory_id).where(TombstoneRow.revision > revision)).all()
-    )
+    delta.deleted = damaged + list(conn.scalars(_DELETED_SINCE, {"revision": revision}).all())
     return delta

@@ -46,7 +46,7 @@ import time
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, tuple_, update
+from sqlalchemy import Connection, String, bindparam, select, tuple_, update
 from sqlalchemy.sql import ColumnElement
 
 from memory_mcp.models import NewMemory, Scope, Source, seen_wherever
@@ -137,12 +137,26 @@ def _borrowed(
     return context_text(lent(before), lent(after)) or None
 
 
-def _session_of(writer: str, session: str) -> tuple[ColumnElement[bool], ...]:
+def _session_of(
+    writer: str | ColumnElement[str], session: str | ColumnElement[str]
+) -> tuple[ColumnElement[bool], ...]:
     return (
         M.updated_by == writer,
         M.written_session == session,
         M.source != Source.FILE_INDEX.value,
     )
+
+
+# Built once, as every store_memory runs them (store/writes.py says why that matters).
+_LAST_OF_SESSION = (
+    select(*_PLACE)
+    .where(*_session_of(bindparam("writer", type_=String), bindparam("session", type_=String)))
+    .order_by(M.written_order.desc(), M.id.desc())
+    .limit(CONTEXT_BEFORE + CONTEXT_AFTER)
+)
+_SET_CONTEXT = (
+    update(MEMORIES).where(M.id == bindparam("row_id")).values(context=bindparam("new_context"))
+)
 
 
 def _borrows(row: Any) -> bool:
@@ -175,12 +189,7 @@ def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dic
     if not new.written_session or new.source is Source.FILE_INDEX:
         return None, []
     rows = list(
-        conn.execute(
-            select(*_PLACE)
-            .where(*_session_of(new.agent_id, new.written_session))
-            .order_by(M.written_order.desc(), M.id.desc())
-            .limit(CONTEXT_BEFORE + CONTEXT_AFTER)
-        )
+        conn.execute(_LAST_OF_SESSION, {"writer": new.agent_id, "session": new.written_session})
     )
     rows.reverse()
     sequence = [*map(_lender, rows), _new_lender(new)]
@@ -211,12 +220,7 @@ def written_last(conn: Connection, new: NewMemory) -> tuple[str | None, list[dic
 def store_contexts(conn: Connection, changed: list[dict[str, Any]]) -> None:
     """Write the contexts `written_last` or `refresh` computed ({row_id, new_context})."""
     if changed:
-        conn.execute(
-            update(MEMORIES)
-            .where(M.id == bindparam("row_id"))
-            .values(context=bindparam("new_context")),
-            changed,
-        )
+        conn.execute(_SET_CONTEXT, changed)
 
 
 def batch_contexts(

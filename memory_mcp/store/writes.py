@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, delete, insert, select, text, update
+from sqlalchemy import Connection, Table, bindparam, delete, insert, select, text, update
 
 from memory_mcp.errors import (
     InvalidInputError,
@@ -54,6 +54,15 @@ LINKS = cast(Table, MemoryLinkRow.__table__)
 
 
 NO_CAPS = Caps()
+
+# The statements every store_memory runs, built once with their values as parameters:
+# SQLAlchemy finds a statement's compiled SQL by a key it computes once per statement
+# object, where a statement built per call (`.values(**row)`, `.where(M.id == 5)`) is
+# walked again for it, most of a store's Python time in its transaction.
+_BY_IDENTITY = select(MEMORIES).where(M.identity == bindparam("identity")).with_for_update()
+_INSERT_MEMORY = insert(MEMORIES).returning(M.id)
+_BY_ID = select(MEMORIES).where(M.id == bindparam("memory_id"))
+_INSERT_TAGS = insert(MemoryTagRow)
 
 
 def content_values(new: NewMemory) -> dict[str, Any]:
@@ -154,25 +163,24 @@ def insert_memory(
     # (store/write_context.py).
     context, followed = write_context.written_last(conn, new)
     result = conn.execute(
-        insert(MEMORIES)
-        .values(
-            identity=new.identity,
-            scope=new.scope.value,
-            agent_id=new.agent_id,
-            session_id=new.session_id,
-            updated_by=new.agent_id,
-            version=1,
-            created_at=now,
-            updated_at=now,
-            last_used_at=now,
-            access_count=0,
-            revision=revision,
-            valid_from=now if new.valid_from is None else new.valid_from,
-            valid_to=new.valid_to,
+        _INSERT_MEMORY,
+        {
+            "identity": new.identity,
+            "scope": new.scope.value,
+            "agent_id": new.agent_id,
+            "session_id": new.session_id,
+            "updated_by": new.agent_id,
+            "version": 1,
+            "created_at": now,
+            "updated_at": now,
+            "last_used_at": now,
+            "access_count": 0,
+            "revision": revision,
+            "valid_from": now if new.valid_from is None else new.valid_from,
+            "valid_to": new.valid_to,
             **content_values(new),
             **write_context.written_values(new, revision, context),
-        )
-        .returning(M.id)
+        },
     )
     memory_id = result.scalar_one()
     write_context.store_contexts(conn, followed)
@@ -263,13 +271,13 @@ def update_memory(
 
 
 def fetch(conn: Connection, memory_id: int) -> MemoryRecord:
-    row = (conn.execute(select(MEMORIES).where(M.id == memory_id))).one()
+    row = conn.execute(_BY_ID, {"memory_id": memory_id}).one()
     return record_from_row(row)
 
 
 def write_tags(conn: Connection, memory_id: int, tags: list[str]) -> None:
     if tags:
-        conn.execute(insert(MemoryTagRow), [{"memory_id": memory_id, "tag": t} for t in set(tags)])
+        conn.execute(_INSERT_TAGS, [{"memory_id": memory_id, "tag": t} for t in set(tags)])
 
 
 def forget_links(conn: Connection, memory_ids: list[int], now: float) -> None:
@@ -450,9 +458,7 @@ def upsert_row(
     take_over: bool = False,
 ) -> UpsertOutcome:
     """Read the row by identity, locked for this transaction, then insert or update."""
-    existing = (
-        conn.execute(select(MEMORIES).where(M.identity == new.identity).with_for_update())
-    ).first()
+    existing = conn.execute(_BY_IDENTITY, {"identity": new.identity}).first()
     if existing is None:
         return insert_memory(conn, new, expected_version, now, cap)
     return update_memory(
