@@ -1,9 +1,10 @@
 """The product's search path replayed on cached vectors: the keyword arm (FTS5 BM25, porter,
 the product's query terms and column weights, pool of 50), the vector arm (cosine, pool of
 50, plus the cosine of every keyword candidate), and ranking.fuse (min-max with span
-floors, 0.7 / 0.3). The prior is one constant in LoCoMo (every memory manual, never read)
-and no dev question has an exact match that changes its top 10 (docs/RETRIEVAL.md), so
-both are left out. `check` in experiments.py holds this against the product's numbers."""
+floors, weak cosines capped beside keyword hits, 0.7 / 0.3). The prior is one constant in
+LoCoMo (every memory manual, never read) and no dev question has an exact match that
+changes its top 10 (docs/RETRIEVAL.md), so both are left out. `check` in experiments.py
+holds this against the product's numbers."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory_mcp.search.arm_mix import CLEAR_COSINE, WEAK_COSINE
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
 from memory_mcp.search.ranking import KEYWORD_MIN_SPAN, KEYWORD_MIN_SPAN_SHARE, VECTOR_MIN_SPAN
 from memory_mcp.store.keyword import query_terms
@@ -114,6 +116,9 @@ def fuse(
     rows = np.unique(np.concatenate([top, kw_rows]))
     cos = cosines[rows].astype(np.float64)
     vec = min_max(cos, VECTOR_MIN_SPAN)
+    if kw_rows.size:  # search/arm_mix.py: a weak cosine is capped beside keyword hits
+        ceiling = (cos - WEAK_COSINE) / (CLEAR_COSINE - WEAK_COSINE)
+        vec = np.minimum(vec, np.clip(ceiling, 0.0, 1.0))
     keyword = np.zeros(rows.size)
     bm25 = np.zeros(rows.size)
     in_kw = np.zeros(rows.size, dtype=bool)

@@ -292,9 +292,11 @@ class Lab:
         vectors: Callable[[Conv], np.ndarray] | None = None,
         vector_weight: float = 0.7,
         after: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None,
+        queries: Callable[[Conv], np.ndarray] | None = None,
     ) -> Ranker:
         """The product's search: fusion, then exact matches first; `after` may re-order
-        (rows best first, their relevance, the memory vectors) -> rows."""
+        (rows best first, their relevance, the memory vectors) -> rows; `queries` gives
+        other query vectors (one row per question) for the vector arm."""
 
         def rank(c: Conv, qi: int) -> np.ndarray:
             hits = self.hits(c.name, ctx)[qi]
@@ -303,7 +305,7 @@ class Lab:
                 lowest = min((s for _, s in hits), default=0.0)
                 hits = hits + [(r, lowest) for r in extra]
             v = c.p.base if vectors is None else vectors(c)
-            cos = v @ c.p.queries[qi]
+            cos = v @ (c.p.queries if queries is None else queries(c))[qi]
             fused = fuse(hits, cos, vector_weight)
             keep = fused.in_keyword | (fused.cosine > 0.0)
             rows, rel = fused.rows[keep], fused.relevance[keep]

@@ -275,7 +275,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     async def job(app: AppContext) -> SearchResults:
         await _wait_for_model(app)
+        waiting = await catch_up_a_little(app)
         result = await app.service.search(app.caller, request)
+        result.notices += waiting
         max_chars = app.settings.search_value_chars
         hits = [
             SearchHit.of(
@@ -320,6 +322,19 @@ async def _wait_for_model(app: AppContext) -> None:
             await app.service.embedder.wait_ready()
     except EmbeddingUnavailableError as exc:
         print(f"memory-mcp: {exc}", file=sys.stderr)
+
+
+async def catch_up_a_little(app: AppContext) -> list[str]:
+    """No background worker embeds what a note's indexing or a hook wrote here: a search
+    embeds a few such texts first (search/missing_vectors.py), and says if more wait."""
+    from memory_mcp.search import missing_vectors as missing
+
+    if not app.service.embedder.is_ready():
+        return []  # the search says it is by words only
+    vectors = app.service.vectors
+    if await vectors.embed_a_few_pending(missing.CATCH_UP_TEXTS, missing.CATCH_UP_CHARS):
+        return [missing.PENDING_NOTICE]
+    return []
 
 
 def cmd_get(args: argparse.Namespace) -> int:

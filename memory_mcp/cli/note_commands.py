@@ -89,6 +89,7 @@ def _context_block(settings: Settings, query: str | None, limits: BlockLimits) -
     import anyio
 
     from memory_mcp.app.root import run_with_app
+    from memory_mcp.cli.browse import catch_up_a_little
     from memory_mcp.errors import EmbeddingUnavailableError
     from memory_mcp.rules.memories_block import memories_block
 
@@ -102,6 +103,8 @@ def _context_block(settings: Settings, query: str | None, limits: BlockLimits) -
                 problem = str(exc)
             if not app.service.embedder.is_ready():
                 print(f"memory-mcp: {problem}; matching by words only", file=sys.stderr)
+            for notice in await catch_up_a_little(app):
+                print(f"memory-mcp: {notice}", file=sys.stderr)
         return await memories_block(app.service, app.caller, query, limits)
 
     return run_with_app(settings, job, create=False)

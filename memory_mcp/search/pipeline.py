@@ -32,6 +32,7 @@ from memory_mcp.search.exact_match import (
 )
 from memory_mcp.search.expansion import LinkedFrom, linked_neighbours, seeds_of
 from memory_mcp.search.hits import RankedHit, SearchResult
+from memory_mcp.search.missing_vectors import embed_unembedded, unembedded_notice
 from memory_mcp.search.past_versions import with_past_versions
 from memory_mcp.search.ports import PreparedT, QueryVectors, ScanT, SearchStore
 from memory_mcp.search.ranking import (
@@ -187,6 +188,13 @@ async def search(
             prepared[0],
             keyword_vectors[0] if keyword_vectors else None,
         )
+        # Keyword candidates nobody embedded yet (a note, a hook's or the CLI's memory).
+        filled, unembedded = await embed_unembedded(
+            store, vectors, vis, query_vector, keyword_hits, vector_hits, records
+        )
+        vector_hits += filled
+        if unembedded:
+            notices.append(unembedded_notice(unembedded))
     else:
         notices.append(
             "semantic search is warming up (embedding model loading): "

@@ -133,5 +133,7 @@ class QueryVectors(Protocol[ScanT, PreparedT]):
 
     async def embed_stored_while_loading(self) -> int: ...
 
+    async def embed_texts(self, texts: Sequence[str]) -> int: ...
+
 
 __all__ = ["PreparedT", "QueryVectors", "ScanT", "SearchStore", "VectorSearch"]

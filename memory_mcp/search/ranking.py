@@ -7,6 +7,8 @@ The min-max span is at least half the best BM25 and at least 1 BM25 unit, and at
 of cosine, so that near-equal candidates (a small store; a query word in half of all
 memories, whose BM25 is ~0) do not become 1 and 0.
     relevance = confidence * (vector_weight * vector + keyword_weight * keyword)  (in [0, 1])
+(search/arm_mix.py: a candidate with no vector yet is ranked on its keyword score, and a
+weak cosine's scaled value is capped where some candidate holds a query word.)
     prior     = recency * access * source_quality * trust                    (in (0, 1])
     score     = relevance * prior
 
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 
 from memory_mcp.models import Ranked
 from memory_mcp.rules.trust import trust_factor
+from memory_mcp.search.arm_mix import ArmWeights, capped_vector
 from memory_mcp.search.ranking_config import RankingConfig
 
 DAY = 86_400.0
@@ -56,7 +59,7 @@ MEANING_ONLY_MIN_CONFIDENCE = 0.05
 class Relevance:
     memory_id: int
     keyword: float | None = None  # min-max scaled BM25, None when no query word matched
-    vector: float | None = None  # min-max scaled cosine, None without a vector
+    vector: float | None = None  # min-max scaled cosine (arm_mix.py's cap), None: no vector
     cosine: float | None = None  # the raw cosine similarity
     bm25: float | None = None  # the raw keyword score (BM25; ts_rank on PostgreSQL)
     search_confidence: float = 1.0  # the whole search's factor (search_confidence)
@@ -112,20 +115,19 @@ def fuse(
         vector_hits, min_max(cosines, VECTOR_MIN_SPAN), strict=True
     ):
         item = fused.setdefault(memory_id, Relevance(memory_id))
-        item.vector, item.cosine = scaled, cosine
+        # A weak cosine does not outrank a keyword hit for being the search's best.
+        item.vector, item.cosine = capped_vector(scaled, cosine, bool(keyword_hits)), cosine
     # Without a vector arm (model still loading) the keyword arm carries all the weight,
-    # so scores keep their range rather than being cut to keyword_weight.
-    vector_weight = config.vector_weight if vector_hits else 0.0
-    keyword_weight = config.keyword_weight if keyword_hits else 0.0
-    total = vector_weight + keyword_weight or 1.0
+    # so scores keep their range rather than being cut to keyword_weight; a candidate
+    # with no vector yet is ranked on its words alone (search/arm_mix.py).
+    weights = ArmWeights(
+        config.vector_weight if vector_hits else 0.0,
+        config.keyword_weight if keyword_hits else 0.0,
+    )
     confidence = search_confidence(keyword_hits, cosines)
     for item in fused.values():
         item.search_confidence = confidence
-        item.relevance = (
-            confidence
-            * (vector_weight * (item.vector or 0.0) + keyword_weight * (item.keyword or 0.0))
-            / total
-        )
+        item.relevance = confidence * weights.relevance(item.keyword, item.vector)
     return fused
 
 

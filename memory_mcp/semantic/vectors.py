@@ -379,6 +379,27 @@ class Vectors:
                     progress(len(missing))
         return done
 
+    async def embed_a_few_pending(self, max_texts: int, max_chars: int) -> bool:
+        """For a command with no background worker (the CLI's search): embed at most
+        `max_texts` of the stored texts with no vector (about `max_chars`, at least one), in
+        the store's fair order, so each such command catches the store up a little. Whether
+        some are still waiting after them."""
+        async with self._embed_lock:
+            missing = [
+                (digest, text)
+                for digest, text in await self.rows.missing(self.model, max_texts + 1)
+                if digest not in self._embedding_now
+            ]
+            batch = _first_within(missing[:max_texts], max_chars) if max_texts > 0 else []
+            if batch:
+                vectors = await embed_memories(self.embedder, [text for _, text in batch])
+                await self.rows.save(
+                    self.model,
+                    [(digest, vectors[i]) for i, (digest, _) in enumerate(batch)],
+                    self.clock(),
+                )
+        return len(missing) > len(batch)
+
     async def unembedded(self, texts: Sequence[str]) -> list[str]:
         """The distinct `texts` (memory values) with no vector from the current model, in
         their order."""

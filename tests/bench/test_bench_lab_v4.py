@@ -1,6 +1,8 @@
 """bench/lab/v4.py (issue 52's experiments): the entity hop lifts the holders of a seed's
 rare name and only those, feedback words are the results' distinctive words and not the
-query's, and the multilingual check scores a perfect and a blind encoder apart."""
+query's, a speaker's other name is learnt from being called by it, a memory that only asks
+steps down, a question loses its names and nothing else, and the multilingual check scores
+a perfect and a blind encoder apart."""
 
 from __future__ import annotations
 
@@ -11,7 +13,14 @@ import numpy as np
 
 from bench.lab import multilingual
 from bench.lab.replica import KeywordIndex
-from bench.lab.v4 import entity_hop, feedback_words
+from bench.lab.v4 import (
+    aliases,
+    entity_hop,
+    feedback_words,
+    only_asks,
+    question_down,
+    without_names,
+)
 
 VALUES = [
     "Kate: We flew to Miami for the weekend",
@@ -32,6 +41,7 @@ def _fake_conv(name: str, question: str, values: list[str] = VALUES) -> Any:
         values=values,
         questions=[question],
         n=len(values),
+        session=np.ones(len(values), dtype=np.int64),  # one session
         keyword=KeywordIndex([t.key for t in turns], values),
     )
     return SimpleNamespace(name=name, p=prepared, speakers=[v.split(":")[0] for v in values])
@@ -72,3 +82,32 @@ def test_the_multilingual_check_tells_a_perfect_encoder_from_a_blind_one() -> No
 
     assert set(multilingual.check(perfect).values()) == {1.0}
     assert multilingual.check(blind)["de->en R@1"] == 0.1
+
+
+def test_a_speaker_is_known_by_the_name_the_other_calls_them_and_not_by_a_place() -> None:
+    values = []
+    for day in ("today", "again", "now"):
+        values += [
+            f"elise: How are you doing {day} Kate?",
+            "Emi: Great, back from New York!",
+            "elise: I love New York!",
+            "Emi: New York is the best",
+        ]
+    conv = _fake_conv("alias-a", "What are Kate's hobbies?", values)
+    assert aliases(conv) == {"kate": "Emi"}  # "York" is written by both: no one's name
+
+
+def test_a_memory_that_only_asks_steps_down_and_one_that_tells_does_not() -> None:
+    assert only_asks("Nebraas: What do you do for fun?", "Nebraas")
+    assert only_asks("elise: Hey Kate! How was it?", "elise")  # a greeting states nothing
+    assert not only_asks("Paola: I study law in Orlando. What about you?", "Paola")
+    values = ["Emi: What do you cook?", "elise: I cook pasta every Sunday"]
+    conv = _fake_conv("asks-a", "What does elise cook?", values)
+    rows, rel = question_down(0.5)(conv, 0, np.array([0, 1]), np.array([0.9, 0.6]), None)
+    assert rows.tolist() == [1, 0] and rel.tolist() == [0.6, 0.45]
+
+
+def test_a_question_loses_its_names_and_keeps_its_topic() -> None:
+    assert without_names("What foods does Nebraas like?") == "What foods does like?"
+    assert without_names("What are Kate’s hobbies?") == "What are hobbies?"
+    assert without_names("How do I deploy the site?") is None  # names nobody: unchanged
