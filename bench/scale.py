@@ -43,11 +43,18 @@ import numpy as np
 
 from bench.latency import SyntheticDocumentEmbedder
 from bench.scale_postgres import database_url, has_database, load_from_sqlite, postgres_server
+from bench.scale_projects import (
+    SCALE_PROJECT,
+    database_name,
+    project_of,
+    split_database,
+    stored_project,
+)
 from bench.settings import BenchSettings, server_env, store_settings
 from bench.startup import _initialize, _peak_rss_mb, _search, machine, spawn_server
 from bench.stats import percentile_ms
 from memory_mcp.app.root import open_app
-from memory_mcp.models import SearchRequest, StoreRequest, Visibility
+from memory_mcp.models import EVERY_PROJECT, SearchRequest, StoreRequest, Visibility
 from memory_mcp.settings import Settings
 from memory_mcp.store.memories_table import content_hash
 
@@ -111,7 +118,7 @@ async def build_store(
             stale.unlink()
     started = time.perf_counter()
     vector_seconds = 0.0
-    settings = store_settings(directory)
+    settings = store_settings(directory, project=SCALE_PROJECT)
     async with open_app(settings, SyntheticDocumentEmbedder(model_name), background=False) as app:
         service, caller, vectors = app.service, app.caller, app.service.vectors
         for start in range(0, memories, BATCH):
@@ -156,7 +163,9 @@ async def build_coarse(directory: Path, model_name: str) -> float | None:
     first (and written beside the store) so the timed server starts with it; None when
     the store has one already (or is too small for one)."""
     async with open_app(
-        store_settings(directory), SyntheticDocumentEmbedder(model_name), background=False
+        store_settings(directory, project=SCALE_PROJECT),
+        SyntheticDocumentEmbedder(model_name),
+        background=False,
     ) as app:
         vectors = app.service.vectors
         await vectors.search.catch_up()
@@ -168,11 +177,17 @@ async def build_coarse(directory: Path, model_name: str) -> float | None:
 
 
 def serve_and_search(
-    exe: str, db: str, queries: list[str], scratch: Path, say: Callable[[str], None]
+    exe: str,
+    db: str,
+    queries: list[str],
+    scratch: Path,
+    say: Callable[[str], None],
+    project: str,
 ) -> dict[str, float]:
-    """Spawn -> the first search by meaning; then each query once, one at a time."""
+    """Spawn (its current project the store's, `project`) -> the first search by meaning;
+    then each query once, one at a time."""
     started = time.perf_counter()
-    proc = spawn_server(exe, db, server_env(scratch, embedder="onnx"))
+    proc = spawn_server(exe, db, server_env(scratch, embedder="onnx", project=project))
     try:
         _initialize(proc)
         request_id = 1
@@ -206,19 +221,23 @@ def serve_and_search(
                 pipe.close()
 
 
-def exact_top10(data: ScaleData, memories: int) -> np.ndarray:
-    """The memory ids of each query's 10 nearest among the first `memories` rows, by
-    the exact float32 scan (row r is memory r + 1)."""
+def exact_top10(data: ScaleData, memories: int, every: int = 1) -> np.ndarray:
+    """The memory ids of each query's 10 nearest among the first `memories` rows (those
+    whose row is a multiple of `every`: one project of a split store), by the exact
+    float32 scan (row r is memory r + 1)."""
     queries = np.ascontiguousarray(data.query_vectors, dtype=np.float32)
     best = np.full((len(queries), 10), -np.inf, dtype=np.float32)
     best_rows = np.zeros((len(queries), 10), dtype=np.int64)
     for start in range(0, memories, 100_000):
-        block = np.asarray(data.vectors[start : min(start + 100_000, memories)])
+        first = start + (-start % every)
+        block = np.asarray(data.vectors[first : min(start + 100_000, memories) : every])
         scores = np.concatenate([best, queries @ block.T], axis=1)
         rows = np.concatenate(
             [
                 best_rows,
-                np.broadcast_to(np.arange(start, start + len(block)), (len(queries), len(block))),
+                np.broadcast_to(
+                    np.arange(first, first + every * len(block), every), (len(queries), len(block))
+                ),
             ],
             axis=1,
         )
@@ -232,16 +251,17 @@ async def recall_at_10(
     settings: Settings, data: ScaleData, truth: np.ndarray, model_name: str
 ) -> float:
     """The store's own vector search (the in-process index as the server loads it, or
-    pgvector's HNSW) against the exact scan's top 10, per query."""
+    pgvector's HNSW) against the exact scan's top 10, per query, over what a default
+    search sees: the settings' project and `*`."""
     queries = np.ascontiguousarray(data.query_vectors, dtype=np.float32)
     found = 0
     async with open_app(settings, SyntheticDocumentEmbedder(model_name), background=False) as app:
         vectors, caller = app.service.vectors, app.caller
+        shown = frozenset({str(settings.project), EVERY_PROJECT})
         await vectors.search.catch_up()
         for query, best in zip(queries, truth, strict=True):
-            hits = await vectors.search.nearest(
-                query, Visibility(caller=caller, now=time.time()), 10
-            )
+            vis = Visibility(caller=caller, now=time.time(), projects=shown)
+            hits = await vectors.search.nearest(query, vis, 10)
             found += len({memory_id for memory_id, _ in hits} & set(best.tolist()))
     return round(found / (10 * len(queries)), 4)
 
@@ -267,6 +287,7 @@ async def run_scale(
     searches: int,
     say: Callable[[str], None],
     backends: Sequence[str] = ("sqlite",),
+    projects: int = 1,
 ) -> dict[str, Any]:
     data = load_data(data_dir, memories)
     directory = workdir / str(memories)
@@ -287,14 +308,19 @@ async def run_scale(
         "benchmark": "scale",
         "memories": memories,
         "machine": machine(),
+        "load_before": [round(x, 2) for x in os.getloadavg()],
     }
+    if projects > 1:
+        result["projects"] = projects
     if "sqlite" in backends:
         # Recall first: it also reads the store's pages into memory, as a server that has
         # been running would find them; the server spawned after is new (its start timed).
         say("recall@10 against the exact scan")
-        recall = await recall_at_10(store_settings(directory), data, truth, model_name)
-        await warm_keyword_arm(store_settings(directory), queries, model_name)
-        served = _served(str(directory / "memory.db"), queries, say)
+        project = stored_project(directory / "memory.db")
+        settings = store_settings(directory, project=project)
+        recall = await recall_at_10(settings, data, truth, model_name)
+        await warm_keyword_arm(settings, queries, model_name)
+        served = _served(str(directory / "memory.db"), queries, say, project)
         result["sqlite"] = {**served, "recall_at_10": recall, **(built or {})}
         if coarse_seconds is not None:
             result["sqlite"]["coarse_build_s"] = coarse_seconds
@@ -302,14 +328,22 @@ async def run_scale(
         result["postgres"] = await _on_postgres(
             workdir, directory, memories, built is not None, queries, data, truth, model_name, say
         )
+        if projects > 1:
+            remade = built is not None or "copy_s" in result["postgres"]
+            result[f"postgres_{projects}_projects"] = await _on_postgres(
+                workdir, directory, memories, remade, queries, data,
+                exact_top10(data, memories, every=projects), model_name, say, projects,
+            )  # fmt: skip
     result["load"] = [round(x, 2) for x in os.getloadavg()]
     return result
 
 
-def _served(db: str, queries: list[str], say: Callable[[str], None]) -> dict[str, float]:
+def _served(
+    db: str, queries: list[str], say: Callable[[str], None], project: str
+) -> dict[str, float]:
     exe = str(Path(sys.executable).with_name("memory-mcp"))
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
-        return serve_and_search(exe, db, queries, Path(scratch), say)
+        return serve_and_search(exe, db, queries, Path(scratch), say, project)
 
 
 async def _on_postgres(
@@ -322,34 +356,49 @@ async def _on_postgres(
     truth: np.ndarray,
     model_name: str,
     say: Callable[[str], None],
+    projects: int = 1,
 ) -> dict[str, Any]:
     """The SQLite store copied into PostgreSQL once (bench/scale_postgres.py), then the same
-    measures on it."""
-    name = f"scale_{memories}"
+    measures on it; with `projects` > 1, on its copy split into that many projects
+    (bench/scale_projects.py), searched from the first."""
+    name = database_name(memories, projects)
+    base = stored_project(directory / "memory.db")
     marker = workdir / "postgres" / f"{name}.built"
     with postgres_server(workdir / "postgres") as server:
         loaded: dict[str, float] = {}
         if rebuilt or not marker.exists() or not has_database(server, name):
             marker.unlink(missing_ok=True)
-            say(f"copying the store into PostgreSQL database {name}")
-            loaded = await load_from_sqlite(server, name, directory / "memory.db", say)
+            if projects > 1:  # the one-project database was made or found just before
+                say(f"splitting {database_name(memories, 1)} into {projects} projects")
+                loaded = split_database(
+                    server, database_name(memories, 1), name, base, projects, say
+                )
+            else:
+                say(f"copying the store into PostgreSQL database {name}")
+                loaded = await load_from_sqlite(server, name, directory / "memory.db", say)
             marker.write_text(f"{memories}\n")
+        project = project_of(base, 0, projects)
         url = database_url(server, name)
         # Recall first, as on SQLite: PostgreSQL's shared buffers then hold what a team's
         # long-running database would (the HNSW index's pages); the memory server is new.
         say("recall@10 of pgvector against the exact scan")
         settings = BenchSettings(
-            db=url, data_dir=directory, agent_id="bench", max_memories_per_agent=0
+            db=url, data_dir=directory, agent_id="bench", max_memories_per_agent=0, project=project
         )
         recall = await recall_at_10(settings, data, truth, model_name)
         await warm_keyword_arm(settings, queries, model_name)
-        served = _served(url, queries, say)
+        served = _served(url, queries, say, project)
     return {**served, "recall_at_10": recall, **loaded}
 
 
 def render(result: dict[str, Any]) -> str:
     lines = []
-    for backend, label in (("sqlite", "SQLite"), ("postgres", "PostgreSQL + pgvector")):
+    split = f"postgres_{result.get('projects')}_projects"
+    for backend, label in (
+        ("sqlite", "SQLite"),
+        ("postgres", "PostgreSQL + pgvector"),
+        (split, f"PostgreSQL + pgvector, {result.get('projects')} projects, searched from one"),
+    ):
         if backend not in result:
             continue
         got = result[backend]

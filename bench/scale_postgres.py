@@ -29,7 +29,7 @@ from sqlalchemy import Boolean, Table
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from memory_mcp.store.engine import create_engines
-from memory_mcp.store.postgres.ddl import hnsw_index_ddl
+from memory_mcp.store.postgres.ddl import PG_DDL, hnsw_index_ddl
 from memory_mcp.store.postgres.dialect import SEQUENCED
 from memory_mcp.store.repository import MemoryStore
 from memory_mcp.store.table_copy import tables
@@ -73,6 +73,12 @@ def postgres_server(folder: Path) -> Iterator[Any]:
         yield server
     finally:
         server.cleanup()
+
+
+def fulltext_index_ddl() -> str:
+    """The product's own statement making the full-text GIN index."""
+    (ddl,) = [ddl for ddl in PG_DDL if FULLTEXT_INDEX in ddl and "CREATE INDEX" in ddl]
+    return ddl
 
 
 def database_url(server: Any, name: str) -> str:
@@ -131,11 +137,10 @@ async def load_from_sqlite(
         hnsw_s = time.perf_counter() - began
         say(f"HNSW index in {hnsw_s:.0f} s; full-text index")
         began = time.perf_counter()
-        store = MemoryStore(create_engines(url))
-        try:
-            await store.init_schema()  # makes the GIN index again (store/postgres/ddl.py)
-        finally:
-            await store.close()
+        # The product's GIN index (store/postgres/ddl.py), made here: opening the store does
+        # not make it when the copied store_meta says its schema is current (the SQLite
+        # store was built by this code), and a store without it scans every row.
+        await conn.execute(fulltext_index_ddl())
         # ANALYZE: the keyword arm's word counts (postgres/tsvector.py); VACUUM: the
         # visibility map, without which a read within a project visits every one of its
         # rows' heap pages instead of ix_memories_project_visible alone (autovacuum sets it

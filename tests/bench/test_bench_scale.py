@@ -78,6 +78,9 @@ def test_bench_scale_reports_every_number_and_builds_once(
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM memories").fetchone() == (MEMORIES,)
         assert conn.execute("SELECT count(*) FROM embeddings").fetchone() == (MEMORIES,)
+        # One project, whichever working tree the benchmark runs from (the server is
+        # spawned with the store's: another would see none of it).
+        assert conn.execute("SELECT DISTINCT project FROM memories").fetchall() == [("scale",)]
     assert bench_main(args) == 0
     second = json.loads(out.read_text())["sqlite"]
     assert "import_rows_per_s" not in second  # the store was kept, not built again
@@ -112,3 +115,40 @@ def test_bench_fast_scale_part_prints_p50_p95_against_the_target(
     met = scale["p95_ms"] / scale["p50_ms"] <= SCALE_TARGET_RATIO
     assert row.endswith("  met" if met else "not met")
     assert f"{MEMORIES:,} memories, SQLite" in report.render()
+
+
+def test_bench_scale_splits_the_postgres_store_into_projects_searched_from_one(
+    scale_data: Path, tmp_path: Path, pg_server: object
+) -> None:
+    """`--projects 2`: a copy of the PostgreSQL database with its memories dealt into two
+    projects, measured as the whole one is, recall against the first project's rows."""
+    from bench.scale_postgres import database_url, postgres_server
+    from tests.conftest import pg_query
+
+    out = tmp_path / "scale.json"
+    args = ["scale", "--memories", str(MEMORIES), "--searches", "3", "--data", str(scale_data)]
+    args += ["--workdir", str(tmp_path / "work"), "--json", str(out), "--backend", "postgres"]
+    assert bench_main([*args, "--projects", "2"]) == 0
+    result = json.loads(out.read_text())
+    split = result["postgres_2_projects"]
+    for key in ("startup_s", "p50_ms", "p95_ms", "rss_mb", "split_s"):
+        assert split[key] > 0, key
+    assert split["recall_at_10"] == 1.0 and result["postgres"]["recall_at_10"] == 1.0
+    with postgres_server(tmp_path / "work" / "postgres") as server:
+        rows = pg_query(
+            server,
+            database_url(server, f"scale_{MEMORIES}_p2"),
+            "SELECT string_agg(concat_ws(':', project, n, first), ',' ORDER BY project) "
+            "FROM (SELECT project, count(*) n, min(id) first FROM memories GROUP BY 1) p;",
+        )
+        indexes = [
+            pg_query(
+                server,
+                database_url(server, name),
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memories';",
+            )
+            for name in (f"scale_{MEMORIES}", f"scale_{MEMORIES}_p2")
+        ]
+    assert "scale-00:20:1,scale-01:20:2" in rows
+    # Both made by the benchmark: opening a store whose schema is current makes none.
+    assert all("ix_memories_search_text" in found for found in indexes)
