@@ -313,6 +313,7 @@ NOT_A_CALLERS_CHANGE = {
     "is_expired": "reads",
     "note_records": "reads",
     "note_paths": "reads",
+    "copies_elsewhere": "reads",
     "links_of": "reads",
     "related": "reads",
     "link_history": "reads",
