@@ -105,6 +105,29 @@ def is_unchanged(row: Any, values: dict[str, Any]) -> bool:
     return all(getattr(row, name) == value for name, value in values.items())
 
 
+def _first_version(
+    new: NewMemory, now: float, revision: int, context: str | None
+) -> dict[str, Any]:
+    """The row of a memory's first version, written at `now` (one insert or a batch's)."""
+    return {
+        "identity": new.identity,
+        "scope": new.scope.value,
+        "agent_id": new.agent_id,
+        "session_id": new.session_id,
+        "updated_by": new.agent_id,
+        "version": 1,
+        "created_at": now,
+        "updated_at": now,
+        "last_used_at": now,
+        "access_count": 0,
+        "revision": revision,
+        "valid_from": now if new.valid_from is None else new.valid_from,
+        "valid_to": new.valid_to,
+        **content_values(new),
+        **write_context.written_values(new, revision, context),
+    }
+
+
 def insert_new(
     conn: Connection, items: Sequence[tuple[NewMemory, float]], revision: int
 ) -> dict[str, int]:
@@ -115,23 +138,7 @@ def insert_new(
     conn.execute(
         insert(MEMORIES),
         [
-            {
-                "identity": new.identity,
-                "scope": new.scope.value,
-                "agent_id": new.agent_id,
-                "session_id": new.session_id,
-                "updated_by": new.agent_id,
-                "version": 1,
-                "created_at": now,
-                "updated_at": now,
-                "last_used_at": now,
-                "access_count": 0,
-                "revision": revision,
-                "valid_from": now if new.valid_from is None else new.valid_from,
-                "valid_to": new.valid_to,
-                **content_values(new),
-                **write_context.written_values(new, revision, context),
-            }
+            _first_version(new, now, revision, context)
             for (new, now), context in zip(items, contexts, strict=True)
         ],
     )
@@ -162,26 +169,7 @@ def insert_memory(
     # The last CONTEXT_AFTER before it take its words into their context
     # (store/write_context.py).
     context, followed = write_context.written_last(conn, new)
-    result = conn.execute(
-        _INSERT_MEMORY,
-        {
-            "identity": new.identity,
-            "scope": new.scope.value,
-            "agent_id": new.agent_id,
-            "session_id": new.session_id,
-            "updated_by": new.agent_id,
-            "version": 1,
-            "created_at": now,
-            "updated_at": now,
-            "last_used_at": now,
-            "access_count": 0,
-            "revision": revision,
-            "valid_from": now if new.valid_from is None else new.valid_from,
-            "valid_to": new.valid_to,
-            **content_values(new),
-            **write_context.written_values(new, revision, context),
-        },
-    )
+    result = conn.execute(_INSERT_MEMORY, _first_version(new, now, revision, context))
     memory_id = result.scalar_one()
     write_context.store_contexts(conn, followed)
     write_tags(conn, memory_id, new.tags)
