@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from bench.settings import store_settings
-from bench.stats import percentile_ms, table
+from bench.stats import p50_p95_ms, percentile_ms, table
 from memory_mcp.app.root import open_app
 from memory_mcp.models import SearchRequest, StoreRequest, Visibility
 from memory_mcp.search.pipeline import KEYWORD_COLUMN_WEIGHTS
@@ -125,8 +125,7 @@ class SizeResult:
             "build_seconds": None if self.build_seconds is None else round(self.build_seconds, 1),
             "index_load_seconds": round(self.index_load_seconds, 2),
             "search_ms": {
-                kind: {"p50": round(percentile_ms(v, 50), 2), "p95": round(percentile_ms(v, 95), 2)}
-                for kind, v in {"all": every, **self.seconds}.items()
+                kind: p50_p95_ms(v) for kind, v in {"all": every, **self.seconds}.items()
             },
             "part_ms_p50": {
                 kind: {name: round(percentile_ms(v, 50), 2) for name, v in parts.items()}

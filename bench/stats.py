@@ -14,6 +14,14 @@ def percentile_ms(seconds: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(seconds, dtype=np.float64), q) * 1000.0)
 
 
+def p50_p95_ms(seconds: Sequence[float]) -> dict[str, float]:
+    """A run's median and 95th percentile, in milliseconds to 2 decimals."""
+    return {
+        "p50": round(percentile_ms(seconds, 50), 2),
+        "p95": round(percentile_ms(seconds, 95), 2),
+    }
+
+
 def mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values)) if values else 0.0
 

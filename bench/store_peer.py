@@ -29,7 +29,7 @@ from typing import IO, Any
 from bench.locomo import Conversation
 from bench.settings import server_env
 from bench.startup import machine, spawn_server
-from bench.stats import percentile_ms, table
+from bench.stats import p50_p95_ms, percentile_ms, table
 from bench.store_turns import _cpu_seconds, _settle
 
 PEER_GIVE_UP_SECONDS = 300.0
@@ -54,15 +54,9 @@ class Side:
         return round(percentile_ms(values, 50), 2)
 
     def summary(self) -> dict[str, Any]:
-        def ms(values: list[float]) -> dict[str, float]:
-            return {
-                "p50": round(percentile_ms(values, 50), 2),
-                "p95": round(percentile_ms(values, 95), 2),
-            }
-
         return {
-            "store_ms": ms(self.store_seconds),
-            "search_ms": ms(self.search_seconds),
+            "store_ms": p50_p95_ms(self.store_seconds),
+            "search_ms": p50_p95_ms(self.search_seconds),
             "cpu_ms_per_store": round(
                 self.store_cpu_seconds * 1000 / max(1, len(self.store_seconds)), 2
             ),

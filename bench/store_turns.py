@@ -40,7 +40,7 @@ from typing import IO, Any
 from bench.locomo import Conversation
 from bench.settings import server_env, store_settings
 from bench.startup import machine, spawn_server
-from bench.stats import percentile_ms, table
+from bench.stats import p50_p95_ms, percentile_ms, table
 from memory_mcp.app.root import open_app
 from memory_mcp.models import StoreRequest
 from memory_mcp.semantic import vectors as vectors_module
@@ -80,12 +80,6 @@ class StoreRun:
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def summary(self) -> dict[str, Any]:
-        def ms(values: list[float]) -> dict[str, float]:
-            return {
-                "p50": round(percentile_ms(values, 50), 2),
-                "p95": round(percentile_ms(values, 95), 2),
-            }
-
         return {
             "benchmark": "store",
             "machine": machine(),
@@ -93,8 +87,8 @@ class StoreRun:
             "load_average_after": [round(x, 2) for x in self.load_after],
             "conversation": self.conversation,
             "turns": self.turns,
-            "store_ms": ms(self.store_seconds),
-            "search_ms": ms(self.search_seconds),
+            "store_ms": p50_p95_ms(self.store_seconds),
+            "search_ms": p50_p95_ms(self.search_seconds),
             "server_cpu_ms_per_store": round(
                 self.store_cpu_seconds * 1000 / max(1, len(self.store_seconds)), 2
             ),
@@ -106,14 +100,14 @@ class StoreRun:
             else 0.0,
             "similar_checked": self.similar_checked,
             "similar_named": self.similar_named,
-            "in_process_store_ms": ms(self.in_process_seconds),
+            "in_process_store_ms": p50_p95_ms(self.in_process_seconds),
             "in_process_cpu_ms_per_store": round(
                 self.in_process_cpu_seconds * 1000 / max(1, len(self.in_process_seconds)), 2
             ),
             "parts_ms_p50": {
                 name: round(percentile_ms(values, 50), 2) for name, values in self.parts.items()
             },
-            "fsync_ms": ms(self.fsync_seconds),
+            "fsync_ms": p50_p95_ms(self.fsync_seconds),
         }
 
     def render(self) -> str:
