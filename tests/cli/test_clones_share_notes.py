@@ -7,27 +7,15 @@ holds is never removed by the other's reconcile. Real `git worktree`, the real
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.cli.test_cli import EXE
+from tests.cli.test_renamed_work_tree import variables
 from tests.rules.test_projects import git, repository
 
 SAME, ONLY_A, APART = "ops/deploy.md", "ops/only-a.md", "ops/owner.md"
-
-
-def variables(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "xdg"),
-        "MEMORY_MCP_DB": str(tmp_path / "store.db"),
-        "MEMORY_MCP_AGENT_ID": "me",
-        "MEMORY_MCP_MEMORY_DIR": str(tmp_path / "personal"),
-        "HF_HUB_OFFLINE": "1",
-    }
 
 
 def cli(tmp_path: Path, tree: Path, *args: str) -> str:
